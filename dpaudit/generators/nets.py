@@ -1,0 +1,197 @@
+"""Batched network ensembles: many small networks as one tensor program.
+
+Every network here is a stack of weight tensors with a leading member axis: a layer
+holds ``weight[E, in, out]`` and ``bias[E, 1, out]`` and maps ``x[E, B, in]`` to
+``[E, B, out]`` with one batched matmul. PATE-GAN's ``k`` teachers of ``M`` models are
+one ensemble of ``E = M * k`` members; the students and generators of ``M`` models are
+ensembles of ``E = M``. Members are independent: the training loss is the *sum* of
+the members' losses, so each member's gradient is exactly its own, and element-wise
+optimisers (Adam, RMSProp) update each member as if it were trained alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+Activation = Literal["relu", "leaky_relu", "tanh", "sigmoid", "linear"]
+
+
+def activate(x: Tensor, name: Activation, *, slope: float = 0.2) -> Tensor:
+    if name == "relu":
+        return torch.relu(x)
+    if name == "leaky_relu":
+        return nn.functional.leaky_relu(x, slope)
+    if name == "tanh":
+        return torch.tanh(x)
+    if name == "sigmoid":
+        return torch.sigmoid(x)
+    return x
+
+
+class BatchedLinear(nn.Module):
+    """``E`` independent linear layers ``in -> out`` applied with one ``baddbmm``.
+
+    Initialised like :class:`torch.nn.Linear` (uniform in +-1/sqrt(in)), from an
+    explicit generator.
+    """
+
+    def __init__(
+        self, members: int, n_in: int, n_out: int, *, generator: torch.Generator,
+        device: torch.device | str = "cpu",
+    ) -> None:
+        super().__init__()
+        bound = 1.0 / math.sqrt(n_in)
+        w = torch.empty(members, n_in, n_out, device=device)
+        b = torch.empty(members, 1, n_out, device=device)
+        w.uniform_(-bound, bound, generator=generator)
+        b.uniform_(-bound, bound, generator=generator)
+        self.weight = nn.Parameter(w)
+        self.bias = nn.Parameter(b)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.baddbmm(self.bias, x, self.weight)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MLPSpec:
+    """Architecture of one member of an ensemble.
+
+    Args:
+        n_in: input width.
+        hidden: hidden layer widths.
+        n_out: output width.
+        activation: hidden activation.
+        out_activation: output activation (``linear`` leaves logits).
+        slope: leaky-ReLU slope.
+        dropout: dropout rate after each hidden activation (training only).
+        layer_norm: LayerNorm (no affine) before each hidden activation.
+        residual: add each hidden layer's input to its output where widths match.
+    """
+
+    n_in: int
+    hidden: tuple[int, ...]
+    n_out: int
+    activation: Activation = "relu"
+    out_activation: Activation = "sigmoid"
+    slope: float = 0.2
+    dropout: float = 0.0
+    layer_norm: bool = False
+    residual: bool = False
+
+
+class BatchedMLP(nn.Module):
+    """An ensemble of ``members`` MLPs of the same :class:`MLPSpec`."""
+
+    def __init__(
+        self, members: int, spec: MLPSpec, *, generator: torch.Generator,
+        device: torch.device | str = "cpu",
+    ) -> None:
+        super().__init__()
+        self.members = members
+        self.spec = spec
+        sizes = [spec.n_in, *spec.hidden, spec.n_out]
+        self.layers = nn.ModuleList(
+            BatchedLinear(members, a, b, generator=generator, device=device)
+            for a, b in zip(sizes[:-1], sizes[1:])
+        )
+
+    def forward(
+        self, x: Tensor, *, logits: bool = False, generator: torch.Generator | None = None
+    ) -> Tensor:
+        """Maps ``x[E, B, n_in]`` to ``[E, B, n_out]``.
+
+        Args:
+            logits: return the pre-activation output (for numerically stable losses).
+            generator: draws the dropout masks; dropout is applied only when given.
+        """
+        spec = self.spec
+        h = x
+        for layer in self.layers[:-1]:
+            z = layer(h)
+            if spec.layer_norm:
+                z = nn.functional.layer_norm(z, z.shape[-1:])
+            z = activate(z, spec.activation, slope=spec.slope)
+            if spec.dropout > 0 and generator is not None:
+                keep = torch.rand(z.shape, generator=generator, device=z.device) >= spec.dropout
+                z = z * keep / (1.0 - spec.dropout)
+            h = h + z if spec.residual and z.shape == h.shape else z
+        out = self.layers[-1](h)
+        if logits:
+            return out
+        return activate(out, spec.out_activation, slope=spec.slope)
+
+    def clamp_(self, limit: float) -> None:
+        """Clips every weight to ``[-limit, limit]`` (WGAN-style weight clipping)."""
+        with torch.no_grad():
+            for p in self.parameters():
+                p.clamp_(-limit, limit)
+
+
+def make_optimizer(
+    params: Iterable[nn.Parameter], *, name: Literal["adam", "rmsprop"], lr: float,
+    betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
+) -> torch.optim.Optimizer:
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr, weight_decay=weight_decay)
+    return torch.optim.Adam(params, lr=lr, betas=betas, weight_decay=weight_decay)
+
+
+class MaskedStep:
+    """Runs an optimiser step and keeps the parameters of inactive members unchanged.
+
+    Members that reached their privacy budget stop updating while the others go on, so
+    a batch of models needs no common stopping time. (Adam's moments of a frozen member
+    still move; its parameters do not, and it is never trained again.)
+    """
+
+    def __init__(self, module: nn.Module, optimizer: torch.optim.Optimizer) -> None:
+        self.params = [p for p in module.parameters() if p.requires_grad]
+        self.optimizer = optimizer
+
+    def step(self, active: Tensor | None) -> None:
+        if active is None or bool(active.all()):
+            self.optimizer.step()
+            return
+        saved = [p.detach().clone() for p in self.params]
+        self.optimizer.step()
+        with torch.no_grad():
+            for p, old in zip(self.params, saved):
+                mask = active.view(-1, *([1] * (p.dim() - 1)))
+                p.copy_(torch.where(mask, p, old))
+
+
+def member_losses(per_element: Tensor) -> Tensor:
+    """Mean over all axes but the first: one loss per member."""
+    return per_element.reshape(per_element.shape[0], -1).mean(dim=1)
+
+
+def train_step(
+    step: MaskedStep, loss_fn: Callable[[], Tensor], active: Tensor | None
+) -> Tensor:
+    """One masked update: zero grads, backward the summed member losses, step.
+
+    ``loss_fn`` returns one loss per member; inactive members contribute nothing.
+    Returns the detached per-member losses.
+    """
+    step.optimizer.zero_grad(set_to_none=True)
+    losses = loss_fn()
+    total = losses.sum() if active is None else (losses * active.to(losses.dtype)).sum()
+    total.backward()
+    step.step(active)
+    return losses.detach()
+
+
+def gather_rows(table: Tensor, index: Tensor) -> Tensor:
+    """``table[E, N, d]`` gathered at ``index[E, B]`` -> ``[E, B, d]``."""
+    return torch.gather(table, 1, index.unsqueeze(-1).expand(-1, -1, table.shape[-1]))
+
+
+def split_members(x: Tensor, groups: int) -> Sequence[Tensor]:
+    """``[G * n, ...]`` -> ``G`` views of ``[n, ...]`` (for tests and traces)."""
+    return x.reshape(groups, -1, *x.shape[1:]).unbind(0)

@@ -1,0 +1,72 @@
+"""Seeding: one root seed, spawned streams, explicit generators.
+
+Library code never touches global random state. Every function that draws random
+numbers takes ``rng: Rngs`` as a keyword argument; the audit derives every round's
+stream from one root seed with :meth:`Rngs.spawn` (NumPy ``SeedSequence`` spawning).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from dpaudit.errors import InvalidParameterError
+
+
+@dataclass(frozen=True)
+class Rngs:
+    """A NumPy generator and the seed sequence it came from.
+
+    Torch generators are made on demand, on the device whose tensors they draw, from
+    the same seed sequence (:meth:`torch`), so a CPU and a CUDA run of the same code
+    draw from streams with the same seed.
+    """
+
+    seed_sequence: np.random.SeedSequence
+    numpy: np.random.Generator = field(repr=False)
+
+    @classmethod
+    def from_seed(cls, seed: int | np.random.SeedSequence) -> Rngs:
+        """Builds the streams of a root seed (a non-negative int or a SeedSequence)."""
+        if isinstance(seed, np.random.SeedSequence):
+            seq = seed
+        elif isinstance(seed, int | np.integer) and not isinstance(seed, bool) and seed >= 0:
+            seq = np.random.SeedSequence(int(seed))
+        else:
+            raise InvalidParameterError(
+                f"`seed` must be a non-negative integer. Got {seed!r}."
+            )
+        return cls(seed_sequence=seq, numpy=np.random.default_rng(seq))
+
+    def spawn(self, n: int) -> list[Rngs]:
+        """Returns ``n`` independent child streams (deterministic in the parent seed)."""
+        return [Rngs.from_seed(child) for child in self.seed_sequence.spawn(n)]
+
+    def torch(self, device: torch.device | str = "cpu") -> torch.Generator:
+        """A fresh torch generator on ``device`` seeded from this stream's seed."""
+        gen = torch.Generator(device=torch.device(device))
+        gen.manual_seed(self.int_seed())
+        return gen
+
+    def int_seed(self) -> int:
+        """A 63-bit integer derived from the seed sequence (for plug-ins taking ints)."""
+        state = self.seed_sequence.generate_state(2, dtype=np.uint32)
+        return (int(state[0]) << 31) ^ int(state[1])
+
+    @property
+    def entropy(self) -> int | None:
+        """The root entropy, recorded in results so a run can be repeated."""
+        ent = self.seed_sequence.entropy
+        return int(ent) if isinstance(ent, int) else None
+
+    @property
+    def spawn_key(self) -> tuple[int, ...]:
+        """Where this stream sits in the spawn tree of its root seed."""
+        return tuple(int(k) for k in self.seed_sequence.spawn_key)
+
+
+def round_rngs(root_seed: int, n_rounds: int) -> list[Rngs]:
+    """The per-round streams of an audit: ``Rngs.from_seed(root).spawn(n_rounds)``."""
+    return Rngs.from_seed(root_seed).spawn(n_rounds)

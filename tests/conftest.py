@@ -1,0 +1,27 @@
+"""Shared fixtures: the statistical-test seed and small datasets."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from dpaudit.rng import Rngs
+
+
+def _seeds() -> list[int]:
+    raw = os.environ.get("AUDIT_TEST_SEED", "0")
+    if raw == "all":
+        return list(range(20))
+    return [int(raw)]
+
+
+@pytest.fixture(params=_seeds())
+def seed(request: pytest.FixtureRequest) -> int:
+    """Seed of statistical tests: ``AUDIT_TEST_SEED`` (default 0; ``all`` -> 0..19)."""
+    return int(request.param)
+
+
+@pytest.fixture
+def rngs(seed: int) -> Rngs:
+    return Rngs.from_seed(seed)
