@@ -16,8 +16,8 @@ import gzip
 import json
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -278,16 +278,14 @@ class Domain:
 
         This is the ``data_bounds`` defect of BUGS.md: a record that sets a column's
         extreme leaks through the released range. Binary columns become integer
-        columns bounded by the data's min and max.
+        columns bounded by the data's min and max. Categorical columns keep their
+        public categories (so every model keeps one encoded layout).
         """
         cols = []
         for col in self.columns:
             series = data[col.name]
             if col.kind == "categorical":
-                assert col.categories is not None
-                seen = set(series.tolist())
-                cats = tuple(c for c in col.categories if c in seen) or col.categories[:1]
-                cols.append(replace(col, categories=cats))
+                cols.append(col)
             else:
                 values = pd.to_numeric(series).to_numpy(dtype=float)
                 kind: ColumnKind = "integer" if col.kind == "binary" else col.kind
@@ -590,7 +588,3 @@ def read_records(records: Iterable[Mapping[str, Any]], domain: Domain) -> pd.Dat
     table = pd.DataFrame(list(records))
     domain.validate(table, name="record")
     return domain.cast(table)
-
-
-def column_names(domain: Domain) -> Sequence[str]:
-    return domain.names

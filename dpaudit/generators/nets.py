@@ -11,6 +11,7 @@ optimisers (Adam, RMSProp) update each member as if it were trained alone.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -54,8 +55,11 @@ class BatchedLinear(nn.Module):
         self.weight = nn.Parameter(w)
         self.bias = nn.Parameter(b)
 
-    def forward(self, x: Tensor) -> Tensor:
-        return torch.baddbmm(self.bias, x, self.weight)
+    def forward(self, x: Tensor, *, member: int | None = None) -> Tensor:
+        if member is None:
+            return torch.baddbmm(self.bias, x, self.weight)
+        return torch.baddbmm(self.bias[member:member + 1], x,
+                             self.weight[member:member + 1])
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -98,22 +102,24 @@ class BatchedMLP(nn.Module):
         sizes = [spec.n_in, *spec.hidden, spec.n_out]
         self.layers = nn.ModuleList(
             BatchedLinear(members, a, b, generator=generator, device=device)
-            for a, b in zip(sizes[:-1], sizes[1:])
+            for a, b in itertools.pairwise(sizes)
         )
 
     def forward(
-        self, x: Tensor, *, logits: bool = False, generator: torch.Generator | None = None
+        self, x: Tensor, *, logits: bool = False, generator: torch.Generator | None = None,
+        member: int | None = None,
     ) -> Tensor:
         """Maps ``x[E, B, n_in]`` to ``[E, B, n_out]``.
 
         Args:
             logits: return the pre-activation output (for numerically stable losses).
             generator: draws the dropout masks; dropout is applied only when given.
+            member: run only this member on ``x[1, B, n_in]``.
         """
         spec = self.spec
         h = x
         for layer in self.layers[:-1]:
-            z = layer(h)
+            z = layer(h, member=member)
             if spec.layer_norm:
                 z = nn.functional.layer_norm(z, z.shape[-1:])
             z = activate(z, spec.activation, slope=spec.slope)
@@ -121,7 +127,7 @@ class BatchedMLP(nn.Module):
                 keep = torch.rand(z.shape, generator=generator, device=z.device) >= spec.dropout
                 z = z * keep / (1.0 - spec.dropout)
             h = h + z if spec.residual and z.shape == h.shape else z
-        out = self.layers[-1](h)
+        out = self.layers[-1](h, member=member)
         if logits:
             return out
         return activate(out, spec.out_activation, slope=spec.slope)
