@@ -127,6 +127,7 @@ def generator_factory(name: str) -> GeneratorFactory:
 
 def _load_builtin() -> None:
     # Importing the modules registers them (once).
-    import dpaudit.generators.g_pate
-    import dpaudit.generators.pate_gan
-    import dpaudit.generators.toy  # noqa: F401
+    import importlib
+
+    for module in ("pate_gan", "g_pate", "toy"):
+        importlib.import_module(f"dpaudit.generators.{module}")

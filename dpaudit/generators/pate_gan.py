@@ -525,6 +525,7 @@ class _Trainer:
         self.seen = torch.zeros(m * k, n_max, dtype=torch.bool, device=self.device)
         self.trace_eps: list[list[float]] = []
         self.trace_eps_di: list[list[float]] = []
+        self.trace_moment1: list[list[float]] = []
         self.trace_losses: list[tuple[int, list[float], list[float]]] = []
         self.perm = perm = self._permutation()
         start, size = self._partitions()
@@ -719,6 +720,7 @@ class _Trainer:
 
     def _record(self, it: int) -> None:
         self.trace_eps.append(self._epsilon(self.gap_counts).cpu().tolist())
+        self.trace_moment1.append((self.gap_counts @ self.own_table[:, 0]).cpu().tolist())
         di = acc.data_independent_increment(lam=self.cfg.lam, orders=self.cfg.orders)
         queries = self.gap_counts.sum(dim=1).cpu().numpy()
         self.trace_eps_di.append(acc.epsilon_from_moments(
@@ -791,6 +793,7 @@ class _Trainer:
             if cfg.record_trace:
                 trace["epsilon"] = [row[i] for row in self.trace_eps]
                 trace["epsilon_data_independent"] = [row[i] for row in self.trace_eps_di]
+                trace["moment1"] = [row[i] for row in self.trace_moment1]
                 trace["teacher_losses"] = [
                     {"iteration": it, "own": own[i * k:(i + 1) * k],
                      "other": other[i * k:(i + 1) * k]}

@@ -1,0 +1,93 @@
+"""The distinguishing game's plan: rounds, membership bits, seeds and the split.
+
+Soundness rules (DESIGN.md) enforced here:
+
+1. Every round has a membership bit ``b`` (1: train on ``D ∪ {target}``, 0: on ``D``)
+   and its own random stream spawned from one root seed. Bits are a random balanced
+   assignment (exactly ``rounds`` rounds per world), drawn from the root seed.
+4. Rounds are split, per world, into attack-training, threshold-selection
+   (validation) and test rounds; the three sets are disjoint by construction, and
+   :meth:`GamePlan.indices` is the only way the analysis reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpaudit.errors import InvalidParameterError
+from dpaudit.rng import Rngs
+
+Split = Literal["train", "validation", "test"]
+SPLITS: tuple[Split, ...] = ("train", "validation", "test")
+SPLIT_CODES = {"train": 0, "validation": 1, "test": 2}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GamePlan:
+    """The rounds of one audit.
+
+    Attributes:
+        bits: membership bit of each round, shape ``[2 * rounds]``.
+        splits: split code of each round (0 train, 1 validation, 2 test).
+        root_seed: the root seed; round ``i``'s streams are ``root.spawn(...)[i]``.
+    """
+
+    bits: NDArray[np.int64]
+    splits: NDArray[np.int64]
+    root_seed: int
+
+    @classmethod
+    def create(cls, *, rounds: int, split: tuple[float, float, float] = (0.4, 0.2, 0.4),
+               seed: int) -> GamePlan:
+        """A plan of ``rounds`` rounds per world (``2 * rounds`` in all).
+
+        Args:
+            rounds: rounds per world (the study: 1,000, split 400/200/400).
+            split: fractions of each world's rounds for train, validation, test.
+            seed: the root seed.
+        """
+        if not (isinstance(rounds, int) and rounds >= 5):
+            raise InvalidParameterError(f"`rounds` must be an integer >= 5. Got {rounds!r}.")
+        if len(split) != 3 or any(f <= 0 for f in split) or abs(sum(split) - 1) > 1e-9:
+            raise InvalidParameterError(
+                f"`split` must be three positive fractions summing to 1. Got {split!r}."
+            )
+        plan_rng = Rngs.from_seed(seed).spawn(2)[1].numpy
+        n_train = int(round(split[0] * rounds))
+        n_val = int(round(split[1] * rounds))
+        n_test = rounds - n_train - n_val
+        if min(n_train, n_val, n_test) < 1:
+            raise InvalidParameterError(
+                f"`rounds` = {rounds} leaves an empty split with {split!r}; use more rounds."
+            )
+        world_splits = np.array([0] * n_train + [1] * n_val + [2] * n_test, dtype=np.int64)
+        bits = np.array([0] * rounds + [1] * rounds, dtype=np.int64)
+        splits = np.concatenate([world_splits, world_splits])
+        order = plan_rng.permutation(2 * rounds)
+        return cls(bits=bits[order], splits=splits[order], root_seed=int(seed))
+
+    @property
+    def n_rounds(self) -> int:
+        return int(self.bits.shape[0])
+
+    def round_rngs(self) -> list[Rngs]:
+        """One independent stream per round, spawned from the root seed."""
+        return Rngs.from_seed(self.root_seed).spawn(2)[0].spawn(self.n_rounds)
+
+    def attack_rngs(self, n: int) -> list[Rngs]:
+        """Streams for the attacks (queries, classifiers), disjoint from the rounds'."""
+        return Rngs.from_seed(self.root_seed).spawn(3)[2].spawn(n)
+
+    def indices(self, split: Split) -> NDArray[np.int64]:
+        """Round indices of one split (both worlds)."""
+        return np.flatnonzero(self.splits == SPLIT_CODES[split])
+
+    def world_sizes(self, split: Split) -> tuple[int, int]:
+        """(non-members, members) in a split."""
+        idx = self.indices(split)
+        members = int(self.bits[idx].sum())
+        return len(idx) - members, members
