@@ -57,8 +57,8 @@ class GamePlan:
                 f"`split` must be three positive fractions summing to 1. Got {split!r}."
             )
         plan_rng = Rngs.from_seed(seed).spawn(2)[1].numpy
-        n_train = int(round(split[0] * rounds))
-        n_val = int(round(split[1] * rounds))
+        n_train = round(split[0] * rounds)
+        n_val = round(split[1] * rounds)
         n_test = rounds - n_train - n_val
         if min(n_train, n_val, n_test) < 1:
             raise InvalidParameterError(

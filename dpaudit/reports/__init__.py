@@ -1,0 +1,99 @@
+"""Reports of audit results: HTML, Markdown, JSON and JUnit XML.
+
+Load an audit directory (or a parent of several) with :func:`load_results`, then
+render it with :func:`render`. Renderers restate what the audit computed; they
+estimate nothing. Reports contain no training data except the one target record.
+
+Example:
+    >>> from dpaudit.reports import load_results, render  # doctest: +SKIP
+    >>> html = render(load_results("runs/pategan"), "html")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal, get_args
+
+from dpaudit.errors import InvalidParameterError
+from dpaudit.reports.html import render_html
+from dpaudit.reports.io import write_atomic
+from dpaudit.reports.jsonreport import render_json
+from dpaudit.reports.junit import JunitCase, case_from_result, render_junit
+from dpaudit.reports.markdown import render_markdown
+from dpaudit.reports.model import AuditResult, load_result, load_results
+
+__all__ = [
+    "DEFAULT_FILENAMES",
+    "FORMATS",
+    "AuditResult",
+    "JunitCase",
+    "ReportFormat",
+    "case_from_result",
+    "load_result",
+    "load_results",
+    "render",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "render_markdown",
+    "write_atomic",
+]
+
+ReportFormat = Literal["html", "md", "json", "junit"]
+FORMATS: tuple[str, ...] = get_args(ReportFormat)
+
+#: The file a format is written to inside the audit directory by default.
+DEFAULT_FILENAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "html": "report.html",
+        "md": "report.md",
+        "json": "report.json",
+        "junit": "junit.xml",
+    }
+)
+
+
+def render(
+    results: Sequence[AuditResult],
+    fmt: str,
+    *,
+    base: Path | None = None,
+    compare: bool | None = None,
+) -> str:
+    """Renders one audit (or a comparison of several) in format ``fmt``.
+
+    Args:
+        results: The audits (at least one).
+        fmt: ``html``, ``md``, ``json`` or ``junit``.
+        base: The directory the results were loaded from (relative paths).
+        compare: Force a comparison or a single report; default: a comparison when
+            there are several results.
+
+    Returns:
+        The report's text.
+
+    Raises:
+        InvalidParameterError: On an unknown format or no results.
+    """
+    if not results:
+        raise InvalidParameterError("`results` must hold at least one audit. Got none.")
+    if fmt == "html":
+        return render_html(results, base=base, compare=compare)
+    if fmt == "md":
+        return render_markdown(results, compare=compare)
+    if fmt == "json":
+        return render_json(results, base=base, compare=compare)
+    if fmt == "junit":
+        cases = []
+        for r in results:
+            directory = r.source.parent if r.source.suffix == ".json" else r.source
+            report = directory / DEFAULT_FILENAMES["html"]
+            cases.append(
+                case_from_result(r, report_path=report if report.is_file() else None)
+            )
+        return render_junit(cases)
+    raise InvalidParameterError(
+        f"`--format` must be one of {', '.join(FORMATS)}. Got {fmt!r}."
+    )
