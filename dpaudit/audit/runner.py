@@ -313,7 +313,8 @@ def compact_claim(claim: Mapping[str, Any]) -> dict[str, Any]:
     """A round's claim without its per-iteration trace (kept small in the store)."""
     out = {k: v for k, v in claim.items() if k != "trace"}
     trace = claim.get("trace", {})
-    out["trace"] = {k: trace[k] for k in ("records_seen", "reference_note", "ledger",
+    out["trace"] = {k: trace[k] for k in ("records_seen", "records_unused",
+                                           "reference_note", "ledger",
                                            "delta_used") if k in trace}
     return out
 

@@ -71,7 +71,8 @@ def error_bound(gap: ArrayLike, *, lam: float) -> FloatArray:
     0.5
     """
     g = np.asarray(gap, dtype=np.float64)
-    return (2.0 + lam * g) / (4.0 * np.exp(lam * g))
+    with np.errstate(over="ignore"):
+        return (2.0 + lam * g) / (4.0 * np.exp(lam * g))
 
 
 def data_independent_increment(*, lam: float, orders: int) -> FloatArray:

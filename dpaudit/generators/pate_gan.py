@@ -421,10 +421,11 @@ class _Trainer:
     def _partitions(self) -> tuple[Tensor, Tensor]:
         """Start and size of each teacher's slice of the permutation: [M, k] each."""
         k = self.k
-        n = self.batch.n_rows[:, None].to(torch.float64)
-        idx = torch.arange(k + 1, device=self.device, dtype=torch.float64)[None, :]
-        bounds = torch.floor(idx * n / k).to(torch.long)
-        start, size = bounds[:, :-1], bounds[:, 1:] - bounds[:, :-1]
+        n = self.batch.n_rows[:, None]
+        # numpy.array_split's sizes: the first n % k partitions get one row more.
+        idx = torch.arange(k, device=self.device)[None, :]
+        size = n // k + (idx < n % k).to(torch.long)
+        start = torch.cumsum(size, dim=1) - size
         if self.cfg.partition_last_only:
             # An index bug: every teacher trains on the last partition.
             start = start[:, -1:].expand(-1, k).clone()
@@ -761,7 +762,9 @@ class _Trainer:
         di = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
             lam=cfg.lam, orders=cfg.orders, data_dependent=False), delta=cfg.delta)
         ref, note = reference_epsilon(cfg, k, all_counts)
-        seen = self.seen.reshape(self.m, k, -1).sum(dim=2).cpu().numpy()
+        seen_rows = self.seen.reshape(self.m, k, -1)
+        seen = seen_rows.sum(dim=2).cpu().numpy()
+        unused = (self.batch.n_rows - seen_rows.any(dim=1).sum(dim=1)).cpu().numpy()
         iterations = self.iterations.cpu().numpy()
         models = []
         for i in range(self.m):
@@ -783,6 +786,7 @@ class _Trainer:
             claimed = float(eps_own[i]) if uses_accountant else cfg.epsilon
             trace: dict[str, Any] = {
                 "records_seen": seen[i].tolist(),
+                "records_unused": int(unused[i]),
                 "rows": len(original),
                 "ledger": acc.ledger_summary(counts[i]),
                 "queries_including_skipped": int(all_counts[i].sum()),

@@ -1,0 +1,88 @@
+"""The PATE-GAN moments accountant."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpaudit.generators import accountants as acc
+
+
+def test_hand_computed_small_case() -> None:
+    # lambda = 1, gap = 4 (k = 4 unanimous): q = (2 + 4) / (4 e^4) = 0.02747...
+    lam, gap = 1.0, 4
+    q = 6.0 / (4.0 * math.exp(4.0))
+    assert float(acc.error_bound(gap, lam=lam)) == pytest.approx(q)
+    spec = acc.MomentsAccountantSpec(lam=lam, orders=3)
+    inc = acc.moments_increment(gap, spec)
+    for i, l in enumerate((1, 2, 3)):
+        dd = math.log((1 - q) * ((1 - q) / (1 - math.exp(2 * lam) * q)) ** l
+                      + q * math.exp(2 * lam * l))
+        assert inc[i] == pytest.approx(min(2 * lam**2 * l * (l + 1), dd))
+    # Two such queries, delta = 1e-5: epsilon = min_l (2 inc_l + log 1e5) / l.
+    eps = acc.pate_gan_epsilon([0, 0, 0, 0, 2], spec, delta=1e-5)
+    expected = min((2 * inc[i] + math.log(1e5)) / (i + 1) for i in range(3))
+    assert float(eps) == pytest.approx(expected)
+
+
+def test_validity_fallback_to_data_independent() -> None:
+    # gap 0: q = 1/2 >= 1 / (1 + e^{2 lambda}): the data-dependent term is invalid.
+    spec = acc.MomentsAccountantSpec(lam=0.5, orders=10)
+    inc = acc.moments_increment(0, spec)
+    np.testing.assert_allclose(inc, acc.data_independent_increment(lam=0.5, orders=10))
+    # Between 1/(1+e^{2l}) and e^{-2l} the naive formula is finite but no bound, and
+    # beyond e^{-2 lambda} it is NaN/negative: the accountant never returns either.
+    for lam in (1e-4, 1e-3, 0.1, 1.0, 5.0):
+        spec = acc.MomentsAccountantSpec(lam=lam, orders=50)
+        inc = acc.moments_increment(np.arange(0, 200), spec)
+        assert np.isfinite(inc).all()
+        assert (inc >= 0).all()
+        assert (inc <= acc.data_independent_increment(lam=lam, orders=50) + 1e-12).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 50), min_size=6, max_size=6), st.integers(0, 5),
+       st.floats(1e-4, 3.0))
+def test_monotone_in_queries(counts: list[int], extra_gap: int, lam: float) -> None:
+    spec = acc.MomentsAccountantSpec(lam=lam, orders=30)
+    more = list(counts)
+    more[extra_gap] += 1
+    assert acc.pate_gan_epsilon(more, spec, delta=1e-5) >= acc.pate_gan_epsilon(
+        counts, spec, delta=1e-5) - 1e-12
+
+
+def test_data_independent_never_below_data_dependent() -> None:
+    counts = [3, 0, 10, 0, 40, 0]
+    for lam in (0.01, 0.3, 1.0):
+        dd = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(lam=lam), delta=1e-5)
+        di = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
+            lam=lam, data_dependent=False), delta=1e-5)
+        assert dd <= di + 1e-12
+
+
+def test_index_bug_underestimates_above_half() -> None:
+    counts = [0, 0, 0, 0, 0, 100]  # unanimous votes, where the data-dependent term binds
+    for lam, lower in ((1.0, True), (2.0, True), (0.3, False)):
+        right = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(lam=lam), delta=1e-5)
+        bug = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
+            lam=lam, index_bug=True), delta=1e-5)
+        assert (bug < right) if lower else (bug >= right)
+
+
+def test_missing_log_overestimates() -> None:
+    counts = [0, 0, 0, 0, 0, 100]
+    right = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(lam=1.0), delta=1e-5)
+    bug = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
+        lam=1.0, missing_log=True), delta=1e-5)
+    assert bug > right
+
+
+def test_max_queries_matches_epsilon() -> None:
+    n = acc.max_queries_data_independent(lam=1e-3, orders=100, epsilon=1.0, delta=1e-5)
+    spec = acc.MomentsAccountantSpec(lam=1e-3, orders=100, data_dependent=False)
+    assert acc.pate_gan_epsilon([n], spec, delta=1e-5) <= 1.0
+    assert acc.pate_gan_epsilon([n + 1], spec, delta=1e-5) > 1.0
