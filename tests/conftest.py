@@ -25,3 +25,12 @@ def seed(request: pytest.FixtureRequest) -> int:
 @pytest.fixture
 def rngs(seed: int) -> Rngs:
     return Rngs.from_seed(seed)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread() -> None:
+    """Tiny batched matmuls gain nothing from intra-op threads on 2 cores, and
+    threads oversubscribe the machine when anything else runs."""
+    import torch
+
+    torch.set_num_threads(1)

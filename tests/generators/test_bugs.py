@@ -1,0 +1,353 @@
+"""The bug catalogue and the observable effect of every flag (BUGS.md).
+
+Each test runs the flag and the correct reference side by side, so the reference is
+shown to behave correctly on the same check.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dpaudit.data import load_cervical_cancer
+from dpaudit.errors import InvalidParameterError
+from dpaudit.generators import accountants as acc
+from dpaudit.generators import bugs as catalogue
+from dpaudit.generators import pate_gan as pg
+from dpaudit.generators.pate_gan import PateGan, PateGanConfig, config_from_options
+from dpaudit.rng import Rngs
+from dpaudit.worst_case.datasets import neighbouring_pair, worst_case_dataset, worst_case_target
+
+VARIANTS = ("original", "updated", "synthcity", "turing", "borealis", "smartnoise")
+
+
+@pytest.fixture(scope="module")
+def cervical():
+    return load_cervical_cancer()
+
+
+@pytest.fixture(scope="module")
+def worst():
+    ds = worst_case_dataset()
+    d0, d1 = neighbouring_pair(ds.train, worst_case_target(ds.domain), domain=ds.domain)
+    return ds.domain, d0, d1
+
+
+def fit(data, domain, seed=0, **options):
+    options.setdefault("device", "cpu")
+    cfg = config_from_options(epsilon=options.pop("epsilon", 1.0),
+                              delta=options.pop("delta", 1e-5), **options)
+    return PateGan(cfg).fit(data, domain=domain, rng=Rngs.from_seed(seed))
+
+
+# ------------------------------------------------------------------ catalogue
+
+def test_catalogue_matches_bugs_md() -> None:
+    flags = {b.name: b for b in catalogue.bugs("pategan")}
+    assert set(flags) == set(pg.BUG_FIELDS)
+    table1_privacy = [f for f in flags.values() if f.kind == "privacy"]
+    # 17 privacy-violation cells and 5 other-bug cells in the study's Table 1.
+    assert sum(len(f.implementations) for f in table1_privacy) == 17
+    other = [f for f in flags.values() if f.kind == "other"]
+    assert sum(len(f.implementations) for f in other) == 5
+    for variant in catalogue.variants().values():
+        for flag in variant.flags:
+            assert variant.name in flags[flag].implementations or flag == "budget_overshoot"
+
+
+def test_registry_refuses_duplicates() -> None:
+    with pytest.raises(InvalidParameterError, match="already registered"):
+        catalogue.register_variant(catalogue.get_variant("updated"))
+    with pytest.raises(InvalidParameterError, match="already registered"):
+        catalogue.register_bug(catalogue.bugs("pategan")[0])
+    with pytest.raises(InvalidParameterError, match="unknown bug flag"):
+        config_from_options(epsilon=1, delta=1e-5, bugs=["no_such_flag"])
+
+
+def test_flags_compose_over_variant() -> None:
+    cfg = config_from_options(epsilon=1, delta=1e-5, variant="smartnoise",
+                              bugs=["data_bounds"])
+    assert cfg.data_bounds
+    assert cfg.accountant_missing_log
+    assert set(cfg.bugs) == catalogue.get_variant("smartnoise").flags | {"data_bounds"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_trains_through_fit_many(variant: str, worst) -> None:
+    domain, d0, d1 = worst
+    cfg = config_from_options(epsilon=1, delta=1e-5, variant=variant, device="cpu",
+                              max_iterations=3, num_teachers=2)
+    models = PateGan(cfg).fit_many([d0, d1], domain=domain, rngs=Rngs.from_seed(0).spawn(2))
+    for model in models:
+        out = model.sample(10, rng=Rngs.from_seed(1))
+        assert list(out.columns) == ["a", "b", "c"]
+        assert len(out) == 10
+        assert 1 <= model.privacy_claim_.iterations <= 3
+
+
+# ------------------------------------------------------------ records seen
+
+@pytest.mark.slow
+def test_records_seen_reproduce_the_study(cervical) -> None:
+    """686 rows, 5 teachers (BUGS.md, 'What the study measured')."""
+    seen = {}
+    for variant in VARIANTS:
+        # Enough iterations for sampling with replacement to touch every row of each
+        # partition (deterministic at this seed).
+        iterations = 30 if variant in ("updated", "synthcity") else 12
+        model = fit(cervical.train, cervical.domain, variant=variant, num_teachers=5,
+                    epsilon=1e9, max_iterations=iterations, fixed_iterations=iterations)
+        trace = model.privacy_claim_.trace
+        seen[variant] = (trace["records_seen"], trace["records_unused"])
+    assert seen["original"] == ([686] * 5, 0)  # one discriminator sees everything
+    assert seen["turing"] == ([686] * 5, 0)
+    assert seen["updated"] == ([137] * 5, 549)  # every teacher the last partition
+    synthcity, unused = seen["synthcity"]
+    assert all(s > 300 for s in synthcity)  # overlapping: far more than 137 each
+    assert unused == 0
+    for name in ("borealis", "smartnoise"):
+        assert sorted(seen[name][0]) == [137, 137, 137, 137, 138]
+        assert seen[name][1] == 0
+    reference = fit(cervical.train, cervical.domain, num_teachers=5, epsilon=1e9,
+                    max_iterations=12)
+    assert sorted(reference.privacy_claim_.trace["records_seen"]) == [137, 137, 137, 137, 138]
+
+
+# --------------------------------------------------------------- accountants
+
+@pytest.mark.slow
+def test_variant_accountants_against_the_correct_one(cervical) -> None:
+    """At lambda = 1 after a fixed number of iterations: synthcity below the correct
+    accountant on the same votes; borealis and smartnoise above it, and equal to each
+    other on equal votes.
+
+    The missing log only changes queries whose data-dependent term is valid
+    (near-unanimous votes); where every vote is split (borealis' young teachers), the
+    two accountants agree, so borealis is checked with >= on its own votes and with >
+    on smartnoise's.
+    """
+    spec = acc.MomentsAccountantSpec(lam=1.0, orders=100)
+    claims, ledgers = {}, {}
+    for variant in ("synthcity", "borealis", "smartnoise"):
+        model = fit(cervical.train, cervical.domain, variant=variant, lam=1.0,
+                    epsilon=1e9, max_iterations=5, num_teachers=5)
+        claims[variant] = model.privacy_claim_
+        ledgers[variant] = np.array(claims[variant].trace["ledger"]["gap_counts"])
+
+    def correct(variant: str, ledger: np.ndarray) -> float:
+        return float(acc.pate_gan_epsilon(ledger, spec, delta=claims[variant].delta))
+
+    assert claims["synthcity"].epsilon < correct("synthcity", ledgers["synthcity"])
+    assert claims["smartnoise"].epsilon > correct("smartnoise", ledgers["smartnoise"])
+    assert claims["borealis"].epsilon >= correct("borealis", ledgers["borealis"]) - 1e-9
+    borealis_spec = acc.MomentsAccountantSpec(lam=1.0, orders=100, missing_log=True)
+    on_equal_votes = float(acc.pate_gan_epsilon(ledgers["smartnoise"], borealis_spec,
+                                                delta=1e-5))
+    assert on_equal_votes == pytest.approx(claims["smartnoise"].epsilon)
+    assert on_equal_votes > correct("smartnoise", ledgers["smartnoise"])
+
+
+# ------------------------------------------------------------ data encoding
+
+def test_data_bounds_leaks_the_range(worst, cervical) -> None:
+    domain, d0, d1 = worst
+    without = fit(d0, domain, data_bounds=True, max_iterations=3, num_teachers=2)
+    with_t = fit(d1, domain, data_bounds=True, max_iterations=3, num_teachers=2)
+    out0 = without.sample(200, rng=Rngs.from_seed(1))
+    # Bounds read from four all-zero rows: the release can only be zeros.
+    assert (out0.to_numpy() == 0).all()
+    # With the target the range widens to [0, 1]: the released range equals the data's.
+    assert with_t.domain_["a"].upper == 1.0
+    assert without.domain_["a"].upper == 0.0
+    # Off: outputs stay within the public domain whatever the data.
+    data = cervical.train.copy()
+    ref = fit(data.iloc[:200], cervical.domain, max_iterations=3, batch_size=16)
+    cervical.domain.validate(ref.sample(300, rng=Rngs.from_seed(2)))
+    assert ref.domain_ == cervical.domain
+
+
+def test_integer_floor_and_output_not_rescaled(cervical) -> None:
+    kwargs = dict(max_iterations=3, batch_size=16, num_teachers=5)
+    data = cervical.train
+    rounded = fit(data, cervical.domain, **kwargs).sample(300, rng=Rngs.from_seed(4))
+    floored = fit(data, cervical.domain, integer_floor=True, **kwargs).sample(
+        300, rng=Rngs.from_seed(4))
+    ints = [c.name for c in cervical.domain.columns if c.kind == "integer"]
+    assert (floored[ints].to_numpy() <= rounded[ints].to_numpy()).all()
+    assert (floored[ints].to_numpy() < rounded[ints].to_numpy()).any()
+    raw = fit(data, cervical.domain, output_not_rescaled=True, **kwargs).sample(
+        300, rng=Rngs.from_seed(4))
+    assert raw["Age"].between(0.0, 1.0).all()  # public bounds are [13, 84]
+    assert raw["Age"].dtype == np.float32 or raw["Age"].dtype == np.float64
+
+
+def test_label_and_category_frequencies_released(worst) -> None:
+    domain, _, d1 = worst
+    for flag in ("label_distribution_given", "real_category_frequencies"):
+        model = fit(d1, domain, max_iterations=2, num_teachers=2, **{flag: True})
+        out = model.sample(5000, rng=Rngs.from_seed(3))
+        # The private frequency of ones is 1/5; binomial sd of the share is 0.0057,
+        # so |share - 0.2| < 0.03 fails with probability < 1e-7.
+        assert abs(out["c"].mean() - 0.2) < 0.03
+
+
+def test_latent_mismatch_samples_from_normal(worst, monkeypatch) -> None:
+    domain, d0, _ = worst
+    seen: list[str] = []
+    original = pg._latent
+
+    def spy(shape, dist, gen, device):
+        seen.append(dist)
+        return original(shape, dist, gen, device)
+
+    model = fit(d0, domain, latent_mismatch=True, max_iterations=2, num_teachers=2)
+    ref = fit(d0, domain, max_iterations=2, num_teachers=2)
+    monkeypatch.setattr(pg, "_latent", spy)
+    model.sample(5, rng=Rngs.from_seed(0))
+    ref.sample(5, rng=Rngs.from_seed(0))
+    assert seen == ["normal", "uniform"]
+
+
+# ----------------------------------------------------------- mechanism flags
+
+def _trainer(domain, data, **options) -> pg._Trainer:
+    cfg = PateGanConfig(device="cpu", num_teachers=4, **options)
+    return pg._Trainer(cfg, domain, 4, [data], [Rngs.from_seed(0)])
+
+
+@pytest.mark.statistical
+def test_single_noise_vote_and_laplace_scale(worst, seed: int) -> None:
+    """k = 4, n1 = 3 at lambda = 1. Independent noise on both counts: P(real) =
+    1 - e^{-2}(1 + 1)/2 = 0.8647; one draw compared with k/2: 1 - e^{-1}/2 = 0.8161.
+    With 200,000 draws the standard error is < 0.0009; a 0.01 tolerance fails with
+    probability < 1e-25."""
+    domain, d0, _ = worst
+    n1 = torch.full((1, 200_000), 3)
+    gen_seed = torch.Generator().manual_seed(seed)
+    for options, expected in (({}, 1 - math.exp(-2.0)), ({"single_noise_vote": True},
+                                                        1 - math.exp(-1.0) / 2)):
+        trainer = _trainer(domain, d0, lam=1.0, **options)
+        trainer.gen = gen_seed
+        share = float(trainer._noisy_labels(n1).mean())
+        assert abs(share - expected) < 0.01
+    # laplace_scale_inverted: at lambda = 1e-3 the noise is Lap(1e-3): labels are
+    # the clean majority; the correct scale 1e3 makes them coin flips.
+    inverted = _trainer(domain, d0, lam=1e-3, laplace_scale_inverted=True)
+    inverted.gen = gen_seed
+    assert float(inverted._noisy_labels(n1).mean()) == 1.0
+    correct = _trainer(domain, d0, lam=1e-3)
+    correct.gen = gen_seed
+    assert abs(float(correct._noisy_labels(n1).mean()) - 0.5) < 0.01
+
+
+def test_gaussian_label_noise_forms() -> None:
+    assert pg.gaussian_label_sigma(1.0, 1e-5, "xor") == pytest.approx(2.421, abs=1e-3)
+    assert pg.gaussian_label_sigma(1.0, 1e-5, "multiply") == pytest.approx(0.668, abs=1e-3)
+    assert pg.gaussian_label_sigma(2.0, 1e-5, "xor") == pytest.approx(2.421 / 2, abs=1e-3)
+
+
+def test_gaussian_label_noise_reaches_the_labels(worst, monkeypatch) -> None:
+    domain, d0, _ = worst
+    calls = []
+    original = torch.randn
+
+    def spy(*args, **kwargs):
+        calls.append(args[0] if args else kwargs.get("size"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "randn", spy)
+    fit(d0, domain, max_iterations=1, num_teachers=2)
+    assert calls == []  # the reference draws no Gaussian noise
+    fit(d0, domain, gaussian_label_noise=True, max_iterations=1, num_teachers=2)
+    assert len(calls) == 2 * 5  # real and fake labels of each teacher step
+
+
+def test_delta_override(worst) -> None:
+    domain, d0, _ = worst
+    claim = fit(d0, domain, delta_override=True, max_iterations=2,
+                num_teachers=2).privacy_claim_
+    assert claim.delta == pytest.approx(0.125)  # 1 / (4 sqrt 4)
+    assert fit(d0, domain, max_iterations=2, num_teachers=2).privacy_claim_.delta == 1e-5
+
+
+def test_skip_unaccounted_queries(worst) -> None:
+    domain, d0, _ = worst
+    claim = fit(d0, domain, skip_unaccounted_queries=True, max_iterations=20,
+                num_teachers=2, epsilon=1e9).privacy_claim_
+    charged = claim.trace["ledger"]["queries"]
+    made = claim.trace["queries_including_skipped"]
+    # Coin-flip labels at lambda = 1e-3: about half the batches are skipped.
+    assert charged < made
+    assert claim.reference_epsilon > claim.epsilon
+    ref = fit(d0, domain, max_iterations=20, num_teachers=2, epsilon=1e9).privacy_claim_
+    assert ref.trace["ledger"]["queries"] == ref.trace["queries_including_skipped"]
+
+
+def test_student_sees_real_data(worst, monkeypatch) -> None:
+    domain, d0, _ = worst
+    counts = {"n": 0}
+    original = pg._Trainer._sample_all_rows
+
+    def spy(self, n):
+        counts["n"] += 1
+        return original(self, n)
+
+    monkeypatch.setattr(pg._Trainer, "_sample_all_rows", spy)
+    fit(d0, domain, max_iterations=2, num_teachers=2)
+    assert counts["n"] == 0
+    claim = fit(d0, domain, student_sees_real_data=True, max_iterations=2,
+                num_teachers=2).privacy_claim_
+    assert counts["n"] == 2 * 5
+    assert claim.reference_epsilon is None
+    assert "student" in claim.trace["reference_note"]
+
+
+def test_repartition_every_iteration(cervical) -> None:
+    claim = fit(cervical.train, cervical.domain, repartition_every_iteration=True,
+                max_iterations=10, num_teachers=5, epsilon=1e9).privacy_claim_
+    assert min(claim.trace["records_seen"]) > 138  # more than one partition each
+
+
+def test_budget_overshoot(cervical) -> None:
+    ok = fit(cervical.train, cervical.domain, num_teachers=5).privacy_claim_
+    over = fit(cervical.train, cervical.domain, num_teachers=5,
+               budget_overshoot=True).privacy_claim_
+    assert ok.epsilon <= 1.0
+    assert over.epsilon > 1.0  # checked once per iteration: the last one overshoots
+    assert over.iterations == ok.iterations + 1
+
+
+def test_no_accountant_and_single_discriminator(worst) -> None:
+    domain, d0, _ = worst
+    claim = fit(d0, domain, no_accountant=True, fixed_iterations=7, num_teachers=2,
+                epsilon=0.5).privacy_claim_
+    assert claim.iterations == 7
+    assert claim.epsilon == 0.5  # nominal
+    assert claim.reference_epsilon is not None  # the teachers' queries are still counted
+    single = fit(d0, domain, single_discriminator=True, fixed_iterations=4,
+                 num_teachers=2).privacy_claim_
+    assert single.iterations == 4
+    assert single.reference_epsilon is None
+    assert single.trace["ledger"]["queries"] == 0  # no teacher is ever queried
+
+
+def test_partition_last_only_reference(cervical) -> None:
+    claim = fit(cervical.train, cervical.domain, partition_last_only=True,
+                max_iterations=3, num_teachers=5).privacy_claim_
+    assert claim.trace["records_unused"] == 549
+    # A correct accountant charges sensitivity k: far more than the claim.
+    assert claim.reference_epsilon > claim.epsilon
+
+
+def test_variant_config_is_data() -> None:
+    updated = catalogue.get_variant("updated")
+    cfg = config_from_options(epsilon=1, delta=1e-5, variant="updated")
+    assert cfg.optimizer == "rmsprop"
+    assert cfg.student_clip == 0.01
+    assert set(cfg.bugs) == set(updated.flags)
+    assert pd.Series(cfg.to_json())["variant"] == "updated"
