@@ -326,7 +326,7 @@ def gnmax_log_error_bound(
         last = log_ndtr(-(top[..., :1] - top[..., -1:]) / (math.sqrt(2.0) * sigma2))
         terms = np.concatenate([terms, last + math.log(classes - given)], axis=-1)
     log_q = np.logaddexp.reduce(terms, axis=-1)
-    return np.minimum(log_q, math.log1p(-1.0 / classes))
+    return np.asarray(np.minimum(log_q, math.log1p(-1.0 / classes)), dtype=np.float64)
 
 
 def _log1mexp(x: FloatArray) -> FloatArray:
@@ -586,7 +586,8 @@ def epsilon_from_rdp(
         raise InvalidParameterError(
             f"`rdp` must have one value per order ({a.size}). Got shape {r.shape}."
         )
-    return np.min(r + math.log(1.0 / delta) / (a - 1.0), axis=-1)
+    return np.asarray(np.min(r + math.log(1.0 / delta) / (a - 1.0), axis=-1),
+                      dtype=np.float64)
 
 
 def optimal_order(
@@ -601,7 +602,8 @@ def optimal_order(
         raise InvalidParameterError(f"`delta` must be in (0, 1). Got {delta!r}.")
     a = _orders(orders)
     r = np.asarray(rdp, dtype=np.float64)
-    return a[np.argmin(r + math.log(1.0 / delta) / (a - 1.0), axis=-1)]
+    return np.asarray(a[np.argmin(r + math.log(1.0 / delta) / (a - 1.0), axis=-1)],
+                      dtype=np.float64)
 
 
 def confident_gnmax_epsilon(

@@ -19,10 +19,10 @@ def test_hand_computed_small_case() -> None:
     assert float(acc.error_bound(gap, lam=lam)) == pytest.approx(q)
     spec = acc.MomentsAccountantSpec(lam=lam, orders=3)
     inc = acc.moments_increment(gap, spec)
-    for i, l in enumerate((1, 2, 3)):
-        dd = math.log((1 - q) * ((1 - q) / (1 - math.exp(2 * lam) * q)) ** l
-                      + q * math.exp(2 * lam * l))
-        assert inc[i] == pytest.approx(min(2 * lam**2 * l * (l + 1), dd))
+    for i, order in enumerate((1, 2, 3)):
+        dd = math.log((1 - q) * ((1 - q) / (1 - math.exp(2 * lam) * q)) ** order
+                      + q * math.exp(2 * lam * order))
+        assert inc[i] == pytest.approx(min(2 * lam**2 * order * (order + 1), dd))
     # Two such queries, delta = 1e-5: epsilon = min_l (2 inc_l + log 1e5) / l.
     eps = acc.pate_gan_epsilon([0, 0, 0, 0, 2], spec, delta=1e-5)
     expected = min((2 * inc[i] + math.log(1e5)) / (i + 1) for i in range(3))

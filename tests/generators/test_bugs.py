@@ -20,7 +20,11 @@ from dpaudit.generators import bugs as catalogue
 from dpaudit.generators import pate_gan as pg
 from dpaudit.generators.pate_gan import PateGan, PateGanConfig, config_from_options
 from dpaudit.rng import Rngs
-from dpaudit.worst_case.datasets import neighbouring_pair, worst_case_dataset, worst_case_target
+from dpaudit.worst_case.datasets import (
+    neighbouring_pair,
+    worst_case_dataset,
+    worst_case_target,
+)
 
 VARIANTS = ("original", "updated", "synthcity", "turing", "borealis", "smartnoise")
 

@@ -19,7 +19,11 @@ from dpaudit.generators.pate_gan import (
     widths,
 )
 from dpaudit.rng import Rngs
-from dpaudit.worst_case.datasets import neighbouring_pair, worst_case_dataset, worst_case_target
+from dpaudit.worst_case.datasets import (
+    neighbouring_pair,
+    worst_case_dataset,
+    worst_case_target,
+)
 
 
 @pytest.fixture(scope="module")
