@@ -229,7 +229,7 @@ class Domain:
                 allowed = set(col.categories)
                 bad = ~series.isin(list(allowed))
                 if bad.any():
-                    value = series[bad].iloc[0]
+                    value = _plain(series[bad].iloc[0])
                     raise DataError(
                         f"column {col.name!r} has value {value!r}, not among the domain's "
                         f"categories {list(col.categories)}. Add it to the domain or fix the data."
@@ -259,13 +259,13 @@ class Domain:
                 if bad.any():
                     raise DataError(
                         f"column {col.name!r} is binary but has the value "
-                        f"{values[bad][0]!r}; binary columns hold 0 and 1 only."
+                        f"{float(values[bad][0])!r}; binary columns hold 0 and 1 only."
                     )
                 continue
             assert col.lower is not None and col.upper is not None
             low, high = values < col.lower, values > col.upper
             if low.any() or high.any():
-                value = values[low | high][0]
+                value = float(values[low | high][0])
                 raise DataError(
                     f"column {col.name!r} has the value {value!r} outside the domain's "
                     f"bounds [{_plain(col.lower)}, {_plain(col.upper)}]. Widen the public "

@@ -630,8 +630,9 @@ def select_threshold(
     Every unique score value is a candidate threshold, in both directions (+1:
     ``score >= threshold`` means member; -1: ``score <= threshold`` means member,
     as in :meth:`AttackCounts.from_scores`); the pair with the largest
-    :func:`eps_lower_bound` wins. Ties go, in order, to the larger eps_lo, to
-    direction +1, then to the middle one of the tied thresholds (sorted ascending,
+    :func:`eps_lower_bound` wins. Ties go, in order, to the larger eps_lo, to the
+    larger validation Youden J (TPR - FPR), to direction +1, then to the middle one
+    of the tied thresholds (sorted ascending,
     the lower middle when their number is even). The scores are sorted once and all
     candidates are scored with cumulative counts.
 
@@ -687,8 +688,15 @@ def select_threshold(
     eps_dn = _eps_lower_bounds(fp_dn, n0_arr, n1 - tp_dn, n1_arr, d, level, name)
 
     best = max(float(eps_up.max()), float(eps_dn.max()))
-    for eps, direction in ((eps_up, 1), (eps_dn, -1)):
-        tied = np.flatnonzero(eps == best)
+    # Among thresholds tied at the best eps_lo (all tie at 0 when the validation set
+    # is too small to show any bound), keep those with the best validation Youden J
+    # (TPR - FPR), so a perfect attack keeps its perfect threshold.
+    j_up = (n1 - fn_up) / max(n1, 1) - (n0 - tn_up) / max(n0, 1)
+    j_dn = tp_dn / max(n1, 1) - fp_dn / max(n0, 1)
+    best_j = max(float(j_up[eps_up == best].max(initial=-np.inf)),
+                 float(j_dn[eps_dn == best].max(initial=-np.inf)))
+    for eps, j, direction in ((eps_up, j_up, 1), (eps_dn, j_dn, -1)):
+        tied = np.flatnonzero((eps == best) & (j == best_j))
         if tied.size:
             return float(values[tied[(tied.size - 1) // 2]]), direction
     raise AssertionError("unreachable: the maximum is attained")  # pragma: no cover

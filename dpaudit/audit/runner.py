@@ -16,6 +16,7 @@ bound is computed on test rounds only (rule 4).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
@@ -137,6 +138,10 @@ class AuditConfig:
              "clopper_pearson or jeffreys", self.estimator)
         need(self.attack == "all" or self.attack in ATTACK_NAMES, "attack",
              f"one of {', '.join((*ATTACK_NAMES, 'all'))}", self.attack)
+        need(isinstance(self.candidates, int) and self.candidates >= 1, "candidates",
+             "an integer >= 1", self.candidates)
+        need(isinstance(self.selection_rounds, int) and self.selection_rounds >= 5,
+             "selection_rounds", "an integer >= 5", self.selection_rounds)
         need(self.target is None or self.target == "auto"
              or (isinstance(self.target, int) and self.target >= 0), "target",
              "a row index, 'auto', or unset", self.target)
@@ -200,6 +205,7 @@ class AuditSetup:
     with_target: pd.DataFrame  # D ∪ {target}
     target: pd.DataFrame  # one row
     target_index: int | None
+    target_selection: tuple[tuple[int, float], ...] | None
     synthetic_rows: int
     generator_options: Mapping[str, Any]
     attacks: tuple[str, ...]
@@ -239,6 +245,7 @@ def build_setup(config: AuditConfig) -> AuditSetup:
     dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir)
     domain = dataset.domain
     target_index: int | None = None
+    selection: tuple[tuple[int, float], ...] | None = None
     if config.target_record is not None:
         target = pd.DataFrame([dict(config.target_record)])
         base = dataset.train
@@ -252,9 +259,13 @@ def build_setup(config: AuditConfig) -> AuditSetup:
         )
     else:
         if config.target == "auto":
-            from dpaudit.worst_case.targets import select_target
+            from dpaudit.worst_case.targets import rank_targets
 
-            target_index = select_target(dataset.train, domain=domain, config=config)
+            selection = tuple(rank_targets(dataset.train, domain=domain, config=config))
+            target_index = selection[0][0]
+            # Workers rebuild the setup from the config: hand them the chosen row so
+            # the selection runs once.
+            config = dataclasses.replace(config, target=target_index)
         else:
             target_index = int(config.target)
         if target_index >= len(dataset.train):
@@ -289,7 +300,8 @@ def build_setup(config: AuditConfig) -> AuditSetup:
         options.setdefault("max_iterations", 100 if dataset.name == "worst-case" else 1000)
     setup = AuditSetup(
         config=config, dataset=dataset, without=without, with_target=with_target,
-        target=target, target_index=target_index, synthetic_rows=synthetic_rows,
+        target=target, target_index=target_index, target_selection=selection,
+        synthetic_rows=synthetic_rows,
         generator_options=options, attacks=tuple(expand_attacks(config.attack)),
         plan=GamePlan.create(rounds=config.rounds, split=config.split, seed=config.seed),
     )
@@ -508,6 +520,8 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
         "dataset": setup.dataset.name,
         "target": {k: _plain(v) for k, v in setup.target.iloc[0].items()},
         "target_index": setup.target_index,
+        "target_selection": None if setup.target_selection is None else [
+            {"row": int(r), "auc": float(a)} for r, a in setup.target_selection],
         "synthetic_rows": setup.synthetic_rows,
         "claim": claim,
         "config": config.to_json(),

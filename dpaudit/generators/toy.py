@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from typing import Any, Self
 
-import numpy as np
 import pandas as pd
 
 from dpaudit.data import Domain
@@ -86,8 +85,9 @@ class CopyGenerator:
         if not hasattr(self, "data_"):
             raise NotFittedError("call `fit` first.")
         idx = rng.numpy.integers(0, len(self.data_), size=n)
-        # Every training row appears at least once when n allows: a pure copy.
-        idx[: min(n, len(self.data_))] = np.arange(min(n, len(self.data_)))
+        # Distinct training rows first (all of them when n allows): a pure copy.
+        m = min(n, len(self.data_))
+        idx[:m] = rng.numpy.permutation(len(self.data_))[:m]
         return self.data_.iloc[idx].reset_index(drop=True)
 
     @property

@@ -1,0 +1,268 @@
+"""The distinguishing game's soundness rules, the runner, the store and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpaudit.audit import estimators as est
+from dpaudit.audit.game import GamePlan
+from dpaudit.audit.runner import AuditConfig, build_setup, run_audit
+from dpaudit.audit.store import ResultStore
+from dpaudit.errors import InvalidParameterError
+
+
+def rr(epsilon: float, **kw) -> AuditConfig:
+    """A randomized-response audit (exact epsilon, no training: fast)."""
+    base = dict(generator="randomized-response", epsilon=epsilon, rounds=100,
+                batch_size=50, jobs=1, synthetic_rows=20)
+    base.update(kw)
+    return AuditConfig(**base)
+
+
+# ---------------------------------------------------------------- rule 1, 4
+
+def test_plan_splits_are_disjoint_and_balanced() -> None:
+    plan = GamePlan.create(rounds=1000, seed=0)
+    assert plan.n_rounds == 2000
+    assert plan.bits.sum() == 1000
+    idx = {s: set(plan.indices(s).tolist()) for s in ("train", "validation", "test")}
+    assert not (idx["train"] & idx["validation"] or idx["train"] & idx["test"]
+                or idx["validation"] & idx["test"])
+    assert sum(len(v) for v in idx.values()) == 2000
+    assert plan.world_sizes("train") == (400, 400)
+    assert plan.world_sizes("validation") == (200, 200)
+    assert plan.world_sizes("test") == (400, 400)
+    again = GamePlan.create(rounds=1000, seed=0)
+    np.testing.assert_array_equal(plan.bits, again.bits)
+    assert not np.array_equal(plan.bits, GamePlan.create(rounds=1000, seed=1).bits)
+
+
+def test_round_streams_are_distinct_and_reproducible() -> None:
+    plan = GamePlan.create(rounds=10, seed=3)
+    seeds = [r.int_seed() for r in plan.round_rngs()]
+    assert len(set(seeds)) == 20
+    assert seeds == [r.int_seed() for r in plan.round_rngs()]
+    attack = {r.int_seed() for r in plan.attack_rngs(6)}
+    assert not attack & set(seeds)
+
+
+# ---------------------------------------------------------------- rule 2, 3
+
+PLUGIN = '''
+import pandas as pd
+
+SEEN = []
+
+class SpyGenerator:
+    """Records the domain it receives; releases len(data) rows if asked to."""
+
+    def __init__(self, *, epsilon, delta, leak_count=False):
+        self.epsilon, self.delta, self.leak_count = epsilon, delta, leak_count
+
+    def fit(self, data, *, domain, seed):
+        SEEN.append(domain)
+        self.data = data
+        self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
+                              "accountant": "spy"}
+        return self
+
+    def sample(self, n, *, seed):
+        rows = len(self.data) if self.leak_count else n
+        return self.data.sample(rows, replace=True, random_state=seed % 2**32
+                                ).reset_index(drop=True)
+'''
+
+
+@pytest.fixture
+def spy_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "spy_plugin.py").write_text(textwrap.dedent(PLUGIN))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("spy_plugin", None)
+    return "spy_plugin:SpyGenerator"
+
+
+def test_generator_gets_public_domain_and_fixed_release(spy_module: str, tmp_path: Path) -> None:
+    config = AuditConfig(generator=spy_module, rounds=5, jobs=1, attack="querybased")
+    run_audit(config, out_dir=tmp_path / "a")
+    import spy_plugin
+
+    public = build_setup(config).domain.to_json()
+    assert spy_plugin.SEEN
+    assert all(d == public for d in spy_plugin.SEEN)
+    leaky = replace(config, generator_options={"leak_count": True})
+    with pytest.raises(InvalidParameterError, match="release size must be fixed"):
+        run_audit(leaky, out_dir=tmp_path / "b")
+
+
+# ------------------------------------------------------------------- rule 4
+
+def test_threshold_chosen_on_validation_only(tmp_path: Path) -> None:
+    result = run_audit(rr(2.0), out_dir=tmp_path)
+    setup = build_setup(rr(2.0))
+    attack = setup.make_attacks()["querybased"]
+    with ResultStore(tmp_path) as store:
+        plan = setup.plan
+        attack.fit(store.features("querybased", plan.indices("train")),
+                   plan.bits[plan.indices("train")])
+        val = attack.score(store.features("querybased", plan.indices("validation")))
+    threshold, direction = est.select_threshold(val, plan.bits[plan.indices("validation")],
+                                                delta=1e-5)
+    head = result["attacks"]["querybased"]
+    assert (head["threshold"], head["direction"]) == (threshold, direction)
+
+
+# ---------------------------------------------------------------- rule 5, 6
+
+def test_result_schema_and_verdict(tmp_path: Path) -> None:
+    result = run_audit(rr(1.0), out_dir=tmp_path)
+    on_disk = json.loads((tmp_path / "result.json").read_text())
+    assert on_disk["verdict"] == result["verdict"]
+    for key in ("eps_emp", "eps_claimed", "eps_reference", "eps_max_attainable", "verdict",
+                "auc", "counts", "config", "seed", "version", "attacks", "schema_version"):
+        assert key in on_disk
+    assert set(on_disk["counts"]) == {"tp", "fp", "tn", "fn"}
+    assert on_disk["eps_max_attainable"] == pytest.approx(
+        est.eps_max_attainable(40, 40, delta=1e-5))
+    expected = "VIOLATION" if result["eps_emp"] > result["eps_claimed"] else "CONSISTENT"
+    assert result["verdict"] == expected
+
+
+# -------------------------------------------------------------- calibration
+
+@pytest.mark.slow
+@pytest.mark.statistical
+def test_calibration_does_not_cry_wolf(tmp_path: Path, seed: int) -> None:
+    """Randomized response at epsilon_0 = 1 is exactly 1-DP. Each audit's eps_emp
+    exceeds 1 with probability at most 0.05 (the estimator's confidence), so among 12
+    independent audits the number of false alarms is stochastically below
+    Binomial(12, 0.05); 4 or more happen with probability < 0.0023 = this test's
+    failure probability."""
+    alarms = 0
+    for i in range(12):
+        result = run_audit(rr(1.0, seed=1000 * seed + i, rounds=60),
+                           out_dir=tmp_path / str(i))
+        alarms += result["eps_emp"] > 1.0
+    assert stats.binom.sf(3, 12, 0.05) < 0.0023
+    assert alarms <= 3
+
+
+@pytest.mark.statistical
+def test_large_epsilon_reaches_attainable_maximum(tmp_path: Path, seed: int) -> None:
+    """At epsilon_0 = 15 randomized response lies with probability 3.1e-7; an error
+    in the 120 validation and test rounds happens with probability < 4e-5, so eps_emp
+    equals the attainable maximum except with that probability. The maximum of 40 + 40
+    test rounds is far below 15: no false alarm."""
+    result = run_audit(rr(15.0, seed=seed), out_dir=tmp_path)
+    assert result["eps_emp"] == pytest.approx(result["eps_max_attainable"])
+    assert result["auc"] == 1.0
+    assert result["verdict"] == "CONSISTENT"
+
+
+@pytest.mark.slow
+def test_reference_pate_gan_worst_case_consistent(tmp_path: Path) -> None:
+    config = AuditConfig(rounds=150, batch_size=150, jobs=1, device="cpu")
+    result = run_audit(config, out_dir=tmp_path)
+    assert result["verdict"] == "CONSISTENT"
+    assert result["eps_claimed"] <= 1.0
+    assert result["synthetic_rows"] == 100
+
+
+@pytest.mark.slow
+def test_leaky_variant_worst_case_violation(tmp_path: Path) -> None:
+    config = AuditConfig(rounds=60, batch_size=120, jobs=1, device="cpu",
+                         bugs=("data_bounds",))
+    result = run_audit(config, out_dir=tmp_path)
+    assert result["verdict"] == "VIOLATION"
+    assert result["eps_reference"] is None
+
+
+# ------------------------------------------------------------ store, resume
+
+def test_existing_audit_is_never_overwritten(tmp_path: Path) -> None:
+    run_audit(rr(1.0), out_dir=tmp_path)
+    with pytest.raises(InvalidParameterError, match=r"different audit.*--force"):
+        run_audit(rr(2.0), out_dir=tmp_path)
+    with pytest.raises(InvalidParameterError, match="--resume"):
+        run_audit(rr(1.0), out_dir=tmp_path)
+    result = run_audit(rr(2.0), out_dir=tmp_path, force=True)
+    assert result["eps_claimed"] == 2.0
+
+
+def test_bad_input_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "never"
+    with pytest.raises(InvalidParameterError, match="neither a known dataset"):
+        run_audit(replace(rr(1.0), dataset="no-such-data"), out_dir=out)
+    assert not out.exists()
+    with pytest.raises(InvalidParameterError, match="unknown audit key"):
+        AuditConfig.from_mapping({"roundz": 3})
+    with pytest.raises(InvalidParameterError, match="`rounds` must be an integer >= 5"):
+        AuditConfig(rounds=2)
+
+
+def _strip(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "timing"}
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
+    args = ["--rounds", "40", "--batch-size", "8", "--jobs", "1", "--device", "cpu",
+            "--quiet", "--seed", "5"]
+    killed = tmp_path / "killed"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "dpaudit", "audit", *args, "--out",
+                             str(killed)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    done = 0
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        db = killed / "audit.sqlite"
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as conn:
+                    done = conn.execute("SELECT COUNT(*) FROM rounds").fetchone()[0]
+            except sqlite3.OperationalError:
+                continue
+            if done >= 16:
+                break
+    assert proc.poll() is None, "the audit finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 16 <= done < 80
+    assert not (killed / "result.json").exists()
+    resumed = subprocess.run([sys.executable, "-m", "dpaudit", "audit", "--resume",
+                              str(killed), "--quiet"], env=env, capture_output=True,
+                             text=True, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    clean = tmp_path / "clean"
+    fresh = subprocess.run([sys.executable, "-m", "dpaudit", "audit", *args, "--out",
+                            str(clean)], env=env, capture_output=True, text=True,
+                           check=False)
+    assert fresh.returncode == 0, fresh.stderr
+    a = json.loads((killed / "result.json").read_text())
+    b = json.loads((clean / "result.json").read_text())
+    assert _strip(a) == _strip(b)
+
+
+@pytest.mark.slow
+def test_dask_backend_equals_loky(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        on_dask = run_audit(rr(2.0, backend="dask", scheduler=cluster.scheduler_address),
+                            out_dir=tmp_path / "dask")
+    local = run_audit(rr(2.0), out_dir=tmp_path / "local")
+    assert _strip(on_dask)["attacks"] == _strip(local)["attacks"]
