@@ -324,8 +324,11 @@ class PateGan:
             )
         cfg = self.config
         k = cfg.num_teachers or default_num_teachers(min(len(d) for d in datasets))
+        checked: set[int] = set()
         for i, frame in enumerate(datasets):
-            domain.validate(frame, name=f"datasets[{i}]", min_rows=k)
+            if id(frame) not in checked:
+                domain.validate(frame, name=f"datasets[{i}]", min_rows=k)
+                checked.add(id(frame))
         return _Trainer(cfg, domain, k, list(datasets), list(rngs)).run()
 
     def sample(self, n: int, *, rng: Rngs) -> pd.DataFrame:
@@ -395,18 +398,24 @@ class _Trainer:
 
     # ----------------------------------------------------------------- data
     def _encode(self, domain: Domain, datasets: list[pd.DataFrame]) -> _Batch:
-        domains = []
+        domains: list[Domain] = []
+        encoded: dict[int, tuple[Domain, np.ndarray]] = {}
         for frame in datasets:
-            if self.cfg.data_bounds:
-                # Bounds read from the private data: the released range leaks extremes.
-                domains.append(domain.with_data_bounds(frame))
-            else:
-                domains.append(domain)
+            # An audit batch holds a few distinct tables many times: encode each once.
+            if id(frame) not in encoded:
+                if self.cfg.data_bounds:
+                    # Bounds read from the private data: the released range leaks
+                    # extremes.
+                    dom = domain.with_data_bounds(frame)
+                else:
+                    dom = domain
+                encoded[id(frame)] = (dom, dom.encode(frame))
+            domains.append(encoded[id(frame)][0])
         n_max = max(len(f) for f in datasets)
-        p = domains[0].encoded_dim
+        p = domain.encoded_dim
         data = torch.zeros(self.m, n_max, p)
-        for i, (frame, dom) in enumerate(zip(datasets, domains)):
-            data[i, : len(frame)] = torch.from_numpy(dom.encode(frame))
+        for i, frame in enumerate(datasets):
+            data[i, : len(frame)] = torch.from_numpy(encoded[id(frame)][1])
         n_rows = torch.tensor([len(f) for f in datasets])
         return _Batch(data=data.to(self.device), n_rows=n_rows.to(self.device),
                       domains=domains, originals=datasets)
@@ -445,10 +454,12 @@ class _Trainer:
         m, k = self.m, start.shape[1]
         u = torch.rand(m, k, n, generator=self.gen, device=self.device)
         pos = start[..., None] + torch.floor(u * size[..., None]).to(torch.long)
-        rows = torch.gather(perm[:, None, :].expand(-1, k, -1), 2, pos)  # [M, k, n]
-        data = self.batch.data[:, None].expand(-1, k, -1, -1).reshape(m * k, -1, self.p)
-        flat = rows.reshape(m * k, n)
-        return gather_rows(data, flat), flat
+        rows = torch.gather(perm, 1, pos.reshape(m, k * n)).reshape(m * k, n)
+        # Index the [M * N, p] table directly: no copy of the data per teacher.
+        n_max = self.batch.data.shape[1]
+        offset = (torch.arange(m, device=self.device) * n_max).repeat_interleave(k)
+        table = self.batch.data.reshape(m * n_max, self.p)
+        return table[rows + offset[:, None]], rows
 
     def _sample_all_rows(self, n: int) -> tuple[Tensor, Tensor]:
         """``n`` rows (with replacement) from each model's whole dataset: [M, n, p],

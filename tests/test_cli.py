@@ -1,0 +1,103 @@
+"""The command line: exit codes, messages, and nothing half-written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dpaudit.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list(capsys) -> None:
+    code, out, _ = run(capsys, "list", "variants")
+    assert code == 0
+    for name in ("original", "updated", "synthcity", "turing", "borealis", "smartnoise"):
+        assert name in out
+    code, out, _ = run(capsys, "list", "bugs")
+    assert "partition_last_only" in out
+    assert "unsanitised_data_dependent" in out
+    code, out, _ = run(capsys, "list", "generators")
+    assert "pategan" in out
+    assert "gpate" in out
+
+
+def test_fit_writes_csv_and_claim(capsys, tmp_path: Path) -> None:
+    out, claim = tmp_path / "s.csv", tmp_path / "c.json"
+    code, text, _ = run(capsys, "fit", "--dataset", "worst-case", "--device", "cpu",
+                        "--option", "max_iterations=2", "--out", str(out),
+                        "--claim-out", str(claim), "--rows", "7")
+    assert code == 0
+    assert "claimed epsilon" in text
+    assert "data-independent epsilon" in text
+    assert len(pd.read_csv(out)) == 7
+    data = json.loads(claim.read_text())
+    for key in ("epsilon", "delta", "accountant", "epsilon_data_independent",
+                "reference_epsilon", "iterations", "trace"):
+        assert key in data
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fit", "--dataset", "no-such"], "neither a known dataset"),
+        (["fit", "--dataset", "worst-case", "--epsilon", "-1"], "`epsilon` must be > 0"),
+        (["fit", "--dataset", "worst-case", "--bug", "nope"], "unknown bug flag"),
+        (["fit", "--dataset", "worst-case", "--variant", "nope"], "`--variant` must be one of"),
+        (["fit", "--generator", "nomodule:Gen"], "cannot import module"),
+        (["audit", "--rounds", "2"], "`rounds` must be an integer >= 5"),
+        (["audit", "--dataset", "cervical_cancer"], "needs a target"),
+        (["audit", "--resume", "nowhere"], "does not exist"),
+    ],
+)
+def test_bad_input_exit_2_one_line(capsys, tmp_path: Path, argv, message: str) -> None:
+    out = tmp_path / "out"
+    code, _, err = run(capsys, *argv, "--out", str(out))
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_audit_and_config_file(capsys, tmp_path: Path) -> None:
+    config = tmp_path / "audit.toml"
+    config.write_text('generator = "randomized-response"\nrounds = 20\n'
+                      'synthetic_rows = 10\nepsilon = 3.0\njobs = 1\n')
+    out = tmp_path / "a"
+    code, text, _ = run(capsys, "audit", "--config", str(config), "--epsilon", "2.0",
+                        "--out", str(out), "--quiet")
+    assert code == 0
+    assert "verdict" in text
+    result = json.loads((out / "result.json").read_text())
+    assert result["eps_claimed"] == 2.0  # the flag overrides the file
+    assert result["config"]["rounds"] == 20
+    code, _, err = run(capsys, "audit", "--config", str(config), "--out", str(out), "--quiet")
+    assert code == 2
+    assert "--force" in err
+
+
+def test_domain_infer_warns(capsys, tmp_path: Path) -> None:
+    csv = tmp_path / "t.csv"
+    pd.DataFrame({"x": [1, 5, 9], "y": [0.5, 0.1, 0.2]}).to_csv(csv, index=False)
+    code, out, err = run(capsys, "domain", "infer", str(csv))
+    assert code == 0
+    assert "NOT private" in err
+    assert json.loads(out)["columns"][0] == {"name": "x", "kind": "integer",
+                                             "lower": 1, "upper": 9}
+
+
+def test_console_script_entry_point() -> None:
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", "--version"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("dpaudit ")
