@@ -36,6 +36,9 @@ def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     os.close(fd)
     try:
         write(Path(tmp))
+        _umask = os.umask(0)
+        os.umask(_umask)
+        os.chmod(tmp, 0o666 & ~_umask)  # mkstemp makes 0600; keep the usual mode
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -74,7 +74,10 @@ class AuditConfig:
         backend: joblib backend; ``dask`` runs on the cluster at ``scheduler``.
         device: ``auto``, ``cpu`` or ``cuda``.
         seed: the root seed.
-        alpha: one-sided level of each rate's confidence bound (0.05: 95% each).
+        alpha: the audit's false-alarm probability: eps_emp exceeds the true epsilon
+            with probability at most ``alpha`` (each error rate bounded at
+            ``alpha / 2``, one-sided; 0.05 reproduces the study's 4.68 for 400 + 400
+            test rounds). Split across attacks by Bonferroni with ``attack = "all"``.
         estimator: ``clopper_pearson`` or ``jeffreys``.
         generator_options: extra generator options (for example ``lam``).
         attack_options: extra attack options (for example ``n_queries``).
@@ -296,7 +299,9 @@ def build_setup(config: AuditConfig) -> AuditSetup:
         # k is fixed from |D| for both worlds: a k that changed with the target's
         # presence would itself leak membership.
         options.setdefault("num_teachers", default_num_teachers(len(without)))
-        # The study: at most 100 iterations on the worst case, 1,000 on real data.
+        # The study's audit settings: lambda = 0.001 for every variant, at most 100
+        # iterations on the worst case and 1,000 on real data (--option overrides).
+        options.setdefault("lam", 1e-3)
         options.setdefault("max_iterations", 100 if dataset.name == "worst-case" else 1000)
     setup = AuditSetup(
         config=config, dataset=dataset, without=without, with_target=with_target,
@@ -549,6 +554,9 @@ def _write_json_atomic(path: Path, obj: Any) -> None:
         with os.fdopen(fd, "w") as fh:
             json.dump(obj, fh, indent=2, sort_keys=False, allow_nan=False)
             fh.write("\n")
+        _umask = os.umask(0)
+        os.umask(_umask)
+        os.chmod(tmp, 0o666 & ~_umask)  # mkstemp makes 0600; keep the usual mode
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -592,6 +600,24 @@ def _prepare_directory(out_dir: Path, config: AuditConfig, *, resume: bool,
     return config
 
 
+def _write_training_trace(setup: AuditSetup, out: Path) -> None:
+    """One extra PATE-GAN fit on ``D ∪ {target}`` with per-iteration traces, for the
+    report (records seen per teacher, teacher losses, epsilon over iterations). Its
+    stream is spawned apart from the rounds' and the attacks'; it is not part of the
+    game."""
+    if setup.config.generator != "pategan":
+        return
+    from dpaudit.audit.traces import write_trace
+
+    options = {**setup.generator_options, "record_trace": True}
+    generator = generator_factory("pategan")(epsilon=setup.config.epsilon,
+                                             delta=setup.config.delta, **options)
+    rng = Rngs.from_seed(setup.config.seed).spawn(4)[3]
+    model = generator.fit(setup.with_target, domain=setup.domain, rng=rng)
+    write_trace(out / "trace", model.privacy_claim_.to_json(),
+                num_teachers=model.num_teachers_)
+
+
 def run_audit(config: AuditConfig, *, out_dir: Path | str, resume: bool = False,
               force: bool = False, progress: bool = False) -> dict[str, Any]:
     """Runs (or resumes) an audit and writes ``out_dir``; returns ``result.json``.
@@ -615,6 +641,7 @@ def run_audit(config: AuditConfig, *, out_dir: Path | str, resume: bool = False,
         _train_all(setup, store, progress=progress)
         trained = time.perf_counter() - started
         result = analyse(setup, store)
+    _write_training_trace(setup, out)
     result["timing"] = {"train_seconds": trained,
                         "total_seconds": time.perf_counter() - started}
     _write_json_atomic(out / "result.json", result)

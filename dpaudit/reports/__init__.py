@@ -4,6 +4,9 @@ Load an audit directory (or a parent of several) with :func:`load_results`, then
 render it with :func:`render`. Renderers restate what the audit computed; they
 estimate nothing. Reports contain no training data except the one target record.
 
+The renderers (and matplotlib) are imported on first use, so importing this package
+is cheap for commands that only need its names.
+
 Example:
     >>> from dpaudit.reports import load_results, render  # doctest: +SKIP
     >>> html = render(load_results("runs/pategan"), "html")  # doctest: +SKIP
@@ -11,18 +14,21 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from dpaudit.errors import InvalidParameterError
-from dpaudit.reports.html import render_html
-from dpaudit.reports.io import write_atomic
-from dpaudit.reports.jsonreport import render_json
-from dpaudit.reports.junit import JunitCase, case_from_result, render_junit
-from dpaudit.reports.markdown import render_markdown
-from dpaudit.reports.model import AuditResult, load_result, load_results
+
+if TYPE_CHECKING:
+    from dpaudit.reports.html import render_html
+    from dpaudit.reports.io import write_atomic
+    from dpaudit.reports.jsonreport import render_json
+    from dpaudit.reports.junit import JunitCase, case_from_result, render_junit
+    from dpaudit.reports.markdown import render_markdown
+    from dpaudit.reports.model import AuditResult, load_result, load_results
 
 __all__ = [
     "DEFAULT_FILENAMES",
@@ -54,6 +60,30 @@ DEFAULT_FILENAMES: Mapping[str, str] = MappingProxyType(
     }
 )
 
+_LAZY: Mapping[str, str] = MappingProxyType(
+    {
+        "AuditResult": "model",
+        "load_result": "model",
+        "load_results": "model",
+        "render_html": "html",
+        "render_json": "jsonreport",
+        "render_markdown": "markdown",
+        "JunitCase": "junit",
+        "case_from_result": "junit",
+        "render_junit": "junit",
+        "write_atomic": "io",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 def render(
     results: Sequence[AuditResult],
@@ -80,12 +110,20 @@ def render(
     if not results:
         raise InvalidParameterError("`results` must hold at least one audit. Got none.")
     if fmt == "html":
+        from dpaudit.reports.html import render_html
+
         return render_html(results, base=base, compare=compare)
     if fmt == "md":
+        from dpaudit.reports.markdown import render_markdown
+
         return render_markdown(results, compare=compare)
     if fmt == "json":
+        from dpaudit.reports.jsonreport import render_json
+
         return render_json(results, base=base, compare=compare)
     if fmt == "junit":
+        from dpaudit.reports.junit import case_from_result, render_junit
+
         cases = []
         for r in results:
             directory = r.source.parent if r.source.suffix == ".json" else r.source

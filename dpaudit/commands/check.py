@@ -1,0 +1,127 @@
+"""``dpaudit check --policy privacy.toml``: privacy regression tests for CI.
+
+Runs every audit of the policy (see :mod:`dpaudit.audit.check` for the format), writes
+each audit directory and HTML report under ``--out``, a JUnit file (``--junit``) and a
+Markdown summary (``--summary``, else ``$GITHUB_STEP_SUMMARY`` when set; appended).
+
+Exit codes: 0 every audit CONSISTENT; 1 a VIOLATION; 2 a bad policy, a failed run or an
+INCONCLUSIVE audit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from dpaudit.audit.check import (
+    load_policy,
+    run_check,
+    summary_path,
+    write_junit,
+    write_summary,
+)
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Registers the ``check`` command.
+
+    Args:
+        subparsers: The object ``ArgumentParser.add_subparsers()`` returned.
+
+    Returns:
+        The command's parser (its ``func`` default is :func:`run`).
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "check",
+        help="run the audits of a policy file; fail on a privacy violation (for CI)",
+        description=(
+            "Run every [[audit]] of a policy file. Exit 0 when all are CONSISTENT, 1 "
+            "when any is a VIOLATION, 2 on a bad policy or a failed run. The policy's "
+            "alpha (default 0.05) is the chance of any false alarm; it is split over "
+            "the audits (Bonferroni)."
+        ),
+    )
+    parser.add_argument(
+        "--policy",
+        required=True,
+        type=Path,
+        metavar="PATH",
+        help="policy file (TOML), e.g. privacy.toml",
+    )
+    parser.add_argument(
+        "--junit",
+        type=Path,
+        metavar="PATH",
+        default=None,
+        help="write JUnit XML here (one test case per audit)",
+    )
+    parser.add_argument(
+        "--summary",
+        type=Path,
+        metavar="PATH",
+        default=None,
+        help="append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        default=Path("dpaudit-check"),
+        help="directory of the audit directories and reports "
+        "(default: ./dpaudit-check)",
+    )
+    parser.add_argument(
+        "--progress", action="store_true", help="show each audit's progress bar"
+    )
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs ``dpaudit check``.
+
+    Args:
+        args: Parsed arguments (``policy``, ``junit``, ``summary``, ``out``,
+            ``progress``).
+
+    Returns:
+        0 (all CONSISTENT), 1 (a VIOLATION) or 2 (a failed or INCONCLUSIVE audit).
+
+    Raises:
+        InvalidParameterError: On a bad policy, before any audit runs.
+    """
+    policy = load_policy(args.policy)
+    print(
+        f"dpaudit check: {len(policy.audits)} audit(s) from {policy.source}; "
+        f"alpha {policy.alpha:g} overall, {policy.audit_alpha:g} per audit "
+        f"(Bonferroni){'; preset ' + policy.preset if policy.preset else ''}",
+        flush=True,
+    )
+    report = run_check(
+        policy,
+        out_dir=args.out,
+        progress=bool(getattr(args, "progress", False)),
+        log=lambda line: print(line, flush=True),
+    )
+    junit = getattr(args, "junit", None)
+    if junit:
+        write_junit(report, junit)
+        print(f"dpaudit check: JUnit XML written to {junit}")
+    summary = summary_path(getattr(args, "summary", None))
+    if summary is not None:
+        write_summary(report, summary)
+        print(f"dpaudit check: summary appended to {summary}")
+    words = {
+        0: "passed: no violation found",
+        1: "FAILED: privacy violation found",
+        2: "FAILED: an audit could not run or was inconclusive",
+    }
+    print(
+        f"dpaudit check {words[report.exit_code]} (exit {report.exit_code})",
+        file=sys.stderr if report.exit_code else sys.stdout,
+    )
+    return report.exit_code

@@ -1,0 +1,103 @@
+"""``dpaudit report DIR``: render an audit directory (or several) as a report.
+
+``DIR`` is an audit directory (it holds ``result.json``) or a parent of several, which
+gives a comparison report with one row per generator, variant and attack. The report
+is written atomically (a temporary file, then :func:`os.replace`) to ``--out``, by
+default ``DIR/report.html`` (``report.md``, ``report.json``, ``junit.xml``); ``--out -``
+prints it instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from dpaudit.errors import InvalidParameterError
+from dpaudit.reports import DEFAULT_FILENAMES, FORMATS, render
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Registers the ``report`` command.
+
+    Args:
+        subparsers: The object ``ArgumentParser.add_subparsers()`` returned.
+
+    Returns:
+        The command's parser (its ``func`` default is :func:`run`).
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "report",
+        help="render an audit directory as HTML, Markdown, JSON or JUnit XML",
+        description=(
+            "Render an audit directory (holding result.json) as a report, or a parent "
+            "of several audit directories as a comparison report. Reports compute "
+            "nothing new and contain no training data except the target record."
+        ),
+    )
+    parser.add_argument(
+        "dir",
+        metavar="DIR",
+        type=Path,
+        help="an audit directory, or a parent of several",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="html",
+        help="output format (default: html)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="PATH",
+        default=None,
+        help="output file (default: DIR/report.html, report.md, "
+        "report.json or junit.xml; '-' prints to stdout)",
+    )
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs ``dpaudit report``.
+
+    Args:
+        args: Parsed arguments (``dir``, ``format``, ``out``).
+
+    Returns:
+        0 once the report is written.
+
+    Raises:
+        InvalidParameterError: If ``DIR`` holds no valid audit, or ``--out`` is a
+            directory.
+    """
+    directory = Path(args.dir)
+    fmt = getattr(args, "format", "html") or "html"
+    if fmt not in FORMATS:
+        raise InvalidParameterError(
+            f"`--format` must be one of {', '.join(FORMATS)}. Got {fmt!r}."
+        )
+    if not directory.exists():
+        raise InvalidParameterError(f"`DIR` must exist. Got {str(directory)!r}.")
+    from dpaudit.reports.io import write_atomic
+    from dpaudit.reports.model import load_results
+
+    results = load_results(directory)
+    base = directory if directory.is_dir() else directory.parent
+    compare = directory.is_dir() and not (directory / "result.json").is_file()
+    text = render(results, fmt, base=base, compare=compare)
+    out = getattr(args, "out", None)
+    if out == "-":
+        sys.stdout.write(text)
+        return 0
+    target = Path(out) if out else base / DEFAULT_FILENAMES[fmt]
+    if target.is_dir():
+        raise InvalidParameterError(
+            f"`--out` must be a file path, not a directory. Got {str(target)!r}."
+        )
+    write_atomic(target, text)
+    print(f"dpaudit report: wrote {target}", file=sys.stderr)
+    return 0

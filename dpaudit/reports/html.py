@@ -1,0 +1,331 @@
+"""The HTML report: one self-contained file, viewable offline.
+
+Templates are package files (``dpaudit/reports/templates/*.html.j2``) rendered by a
+Jinja2 environment with autoescaping on, so every string from a result (column names,
+target values, generator names, configuration) is escaped. Figures are inline SVG made
+by :mod:`dpaudit.reports.plots`; the page has no scripts and loads nothing from the
+network.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from dpaudit import __version__
+from dpaudit.reports import plots
+from dpaudit.reports.model import AttackResult, AuditResult
+from dpaudit.reports.text import (
+    DATA_NOTICE,
+    Table,
+    explain,
+    flatten,
+    fmt_alpha,
+    fmt_eps,
+    fmt_number,
+    fmt_percent,
+    fmt_value,
+    headline,
+    rounds_text,
+    test_size,
+    utility_tables,
+)
+
+__all__ = ["render_comparison_html", "render_html", "render_result_html"]
+
+REPORT_FILE = "report.html"
+
+
+@cache
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("dpaudit.reports", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _svg(text: str | None) -> Markup | None:
+    # matplotlib writes the SVG; user strings inside it are drawn as glyph paths and
+    # comments are escaped by matplotlib's XML writer, so it is safe to inline.
+    return None if text is None else Markup(text)
+
+
+def _attack_table(result: AuditResult) -> Table:
+    rows = []
+    for attack in result.attacks.values():
+        c = attack.counts
+        direction = {1: "high = member", -1: "low = member"}.get(
+            attack.direction if attack.direction is not None else 0, "—"
+        )
+        rows.append(
+            (
+                attack.name + (" (headline)" if attack.name == result.attack else ""),
+                fmt_eps(attack.eps_emp),
+                fmt_eps(attack.eps_max_attainable),
+                fmt_number(attack.auc),
+                f"{c.tp} / {c.fp} / {c.tn} / {c.fn}",
+                fmt_number(attack.threshold, 4),
+                direction,
+                fmt_alpha(attack.alpha),
+            )
+        )
+    return Table(
+        caption="",
+        headers=(
+            "attack",
+            "eps_emp",
+            "max attainable",
+            "AUC",
+            "TP / FP / TN / FN",
+            "threshold",
+            "direction",
+            "alpha",
+        ),
+        rows=tuple(rows),
+    )
+
+
+def _estimator_text(result: AuditResult) -> str:
+    e = result.estimator
+    text = (
+        f"{e.method.replace('_', '-')}, alpha {fmt_alpha(e.alpha)} "
+        f"({fmt_percent(e.confidence)} confidence), delta {fmt_alpha(result.delta)}"
+    )
+    if e.correction != "none":
+        text += f", {e.correction} correction over {e.n_attacks} attacks"
+    return text
+
+
+def _target_table(result: AuditResult) -> Table:
+    names = tuple(str(k) for k in result.target)
+    if not names:
+        return Table(caption="", headers=("target",), rows=(("(not recorded)",),))
+    return Table(
+        caption="",
+        headers=names,
+        rows=(tuple(fmt_value(v) for v in result.target.values()),),
+    )
+
+
+def _trace_context(result: AuditResult) -> tuple[list[tuple[str, Markup]], list[Any]]:
+    trace = result.trace
+    if trace is None:
+        return [], []
+    figures = [
+        ("Records seen per teacher", plots.records_seen_chart(trace)),
+        ("Teacher losses: own partition versus the others", plots.losses_chart(trace)),
+        (
+            "Epsilon over training iterations",
+            plots.epsilon_trace_chart(trace, claimed=result.eps_claimed),
+        ),
+    ]
+    shown = [(title, svg) for title, svg in figures if svg is not None]
+    # trace.json can hold a long ledger; the page shows a bounded excerpt of it.
+    details = [
+        (key, value if len(value) <= 300 else value[:299] + "…")
+        for key, value in (flatten(trace.details) if trace.details else [])
+    ]
+    return [(t, Markup(s)) for t, s in shown], details[:200]
+
+
+def render_result_html(result: AuditResult) -> str:
+    """The HTML report of one audit.
+
+    Args:
+        result: The audit result.
+
+    Returns:
+        A complete HTML document (UTF-8 text), with figures inline.
+    """
+    traces, trace_details = _trace_context(result)
+    histograms = []
+    for attack in result.attacks.values():
+        svg = plots.score_histogram(attack)
+        if svg is not None:
+            histograms.append((attack.name, _svg(svg)))
+    audit_rows = [
+        ("verdict", result.verdict),
+        ("generator", result.generator),
+        ("variant", result.variant or "— (reference)"),
+        ("bug flags", ", ".join(result.bugs) or "none"),
+        ("dataset", result.dataset),
+        ("headline attack", result.attack),
+        ("estimator", _estimator_text(result)),
+        ("rounds", rounds_text(result)),
+        (
+            "synthetic rows released per round",
+            fmt_value(result.raw.get("synthetic_rows")),
+        ),
+        ("seed", str(result.seed)),
+        ("dpaudit version of the audit", result.version),
+        ("result file", str(result.source)),
+    ]
+    audit_rows += [(f"timing.{k}", fmt_value(v)) for k, v in result.timing.items()]
+    context = {
+        "dpaudit_version": __version__,
+        "data_notice": DATA_NOTICE,
+        "r": result,
+        "headline": headline(result),
+        "eps_emp": fmt_eps(result.eps_emp),
+        "eps_claimed": fmt_number(result.eps_claimed),
+        "eps_reference": fmt_number(result.eps_reference),
+        "eps_max": fmt_eps(result.eps_max_attainable),
+        "confidence": fmt_percent(result.estimator.confidence),
+        "delta": fmt_alpha(result.delta),
+        "meaning": explain(result),
+        "epsilon_svg": _svg(plots.epsilon_chart(result)),
+        "attack_table": _attack_table(result),
+        "estimator": _estimator_text(result),
+        "roc_svg": _svg(plots.roc_chart(result)),
+        "histograms": histograms,
+        "traces": traces,
+        "trace_details": trace_details,
+        "utility_tables": utility_tables(result.utility) if result.utility else [],
+        "target_table": _target_table(result),
+        "audit_rows": audit_rows,
+        "claim_rows": flatten(result.claim) if result.claim else [],
+        "config_rows": flatten(result.config),
+        "option_rows": flatten(result.raw.get("generator_options") or {}),
+        "test_size": test_size(result),
+    }
+    return _environment().get_template("report.html.j2").render(**context)
+
+
+def comparison_rows(
+    results: Sequence[AuditResult],
+) -> list[tuple[str, AttackResult, AuditResult]]:
+    """One ``(label, attack, audit)`` per attack of every audit, headline attack first."""
+    rows = []
+    for result in results:
+        attacks = sorted(result.attacks.values(), key=lambda a: a.name != result.attack)
+        for attack in attacks:
+            rows.append((f"{result.label} · {attack.name}", attack, result))
+    return rows
+
+
+def _relative(path: Path, base: Path | None) -> str:
+    if base is None:
+        return str(path)
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:
+        return str(path)
+
+
+def _audit_dir(result: AuditResult) -> Path:
+    return result.source.parent if result.source.suffix == ".json" else result.source
+
+
+def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None) -> str:
+    """The HTML comparison of several audits: one row per generator/variant/attack.
+
+    Args:
+        results: The audits.
+        base: Their common parent directory; paths and links are relative to it.
+
+    Returns:
+        A complete HTML document.
+    """
+    rows = []
+    for _, attack, result in comparison_rows(results):
+        directory = _audit_dir(result)
+        report = directory / REPORT_FILE
+        rel = _relative(directory, base)
+        rows.append(
+            {
+                "verdict": result.verdict,
+                "cells": (
+                    result.generator,
+                    result.variant or "—",
+                    ", ".join(result.bugs) or "—",
+                    result.dataset,
+                    attack.name
+                    + (" (headline)" if attack.name == result.attack else ""),
+                    fmt_eps(attack.eps_emp),
+                    fmt_number(result.eps_claimed),
+                    fmt_number(result.eps_reference),
+                    fmt_eps(attack.eps_max_attainable),
+                    fmt_number(attack.auc),
+                ),
+                "path": rel,
+                "link": _relative(report, base) if report.is_file() else None,
+            }
+        )
+    verdicts = [r.verdict for r in results]
+    overall = (
+        "VIOLATION"
+        if "VIOLATION" in verdicts
+        else "INCONCLUSIVE"
+        if "INCONCLUSIVE" in verdicts
+        else "CONSISTENT"
+    )
+    audits = [
+        {
+            "verdict": r.verdict,
+            "label": r.label,
+            "dataset": r.dataset,
+            "path": _relative(_audit_dir(r), base),
+            "meaning": explain(r),
+            "target": fmt_value(r.target) if r.target else "",
+        }
+        for r in results
+    ]
+    context = {
+        "dpaudit_version": __version__,
+        "data_notice": DATA_NOTICE,
+        "parent": str(base) if base is not None else "",
+        "overall": overall,
+        "violations": verdicts.count("VIOLATION"),
+        "inconclusive": verdicts.count("INCONCLUSIVE"),
+        "audits": audits,
+        "chart_svg": _svg(plots.comparison_chart(comparison_rows(results))),
+        "headers": (
+            "verdict",
+            "generator",
+            "variant",
+            "bug flags",
+            "dataset",
+            "attack",
+            "eps_emp",
+            "claimed",
+            "reference",
+            "max attainable",
+            "AUC",
+            "audit",
+        ),
+        "rows": rows,
+    }
+    return _environment().get_template("comparison.html.j2").render(**context)
+
+
+def render_html(
+    results: Sequence[AuditResult],
+    *,
+    base: Path | None = None,
+    compare: bool | None = None,
+) -> str:
+    """One audit's report, or a comparison when there are several.
+
+    Args:
+        results: The audits (at least one).
+        base: The directory they were loaded from (for relative paths).
+        compare: Force a comparison (``True``) or a single report (``False``);
+            by default a comparison when there is more than one result.
+
+    Returns:
+        A complete HTML document.
+    """
+    if compare is None:
+        compare = len(results) > 1
+    if not compare:
+        return render_result_html(results[0])
+    return render_comparison_html(results, base=base)

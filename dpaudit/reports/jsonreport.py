@@ -1,0 +1,86 @@
+"""The JSON report: the validated result, in the documented schema.
+
+For one audit the output is its ``result.json`` (validated against
+``templates/result.schema.json``, with non-finite numbers written as ``null`` so any
+JSON parser reads it). For several, it is ``$defs/comparison`` of the same schema:
+``{"schema_version": 1, "kind": "comparison", "audits": [{"path", "result"}]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dpaudit import __version__
+from dpaudit.reports.model import AuditResult, thaw
+from dpaudit.reports.schema import SCHEMA_VERSION, validate
+
+__all__ = ["render_json", "result_document"]
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def result_document(result: AuditResult) -> dict[str, Any]:
+    """The result as a plain JSON-ready dict (every key of ``result.json`` kept)."""
+    doc: dict[str, Any] = _finite(thaw(result.raw))
+    return doc
+
+
+def _relative(path: Path, base: Path | None) -> str:
+    directory = path.parent if path.suffix == ".json" else path
+    if base is None:
+        return str(directory)
+    try:
+        return os.path.relpath(directory, base)
+    except ValueError:
+        return str(directory)
+
+
+def render_json(
+    results: Sequence[AuditResult],
+    *,
+    base: Path | None = None,
+    compare: bool | None = None,
+) -> str:
+    """The JSON report of one audit, or the comparison document of several.
+
+    Args:
+        results: The audits (at least one).
+        base: The directory they were loaded from (comparison paths are relative).
+        compare: As in :func:`dpaudit.reports.html.render_html`.
+
+    Returns:
+        JSON text (indented, ending with a newline) that conforms to the schema.
+
+    Raises:
+        InvalidParameterError: If the document would not conform (a dpaudit bug).
+    """
+    if compare is None:
+        compare = len(results) > 1
+    if not compare:
+        doc = result_document(results[0])
+        validate(doc, source="the JSON report")
+    else:
+        doc = {
+            "schema_version": SCHEMA_VERSION,
+            "kind": "comparison",
+            "version": __version__,
+            "audits": [
+                {"path": _relative(r.source, base), "result": result_document(r)}
+                for r in results
+            ],
+        }
+        validate(doc, source="the JSON comparison report", definition="comparison")
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"

@@ -1,0 +1,181 @@
+"""JUnit XML: one test case per audit, for CI dashboards.
+
+A CONSISTENT audit passes; a VIOLATION is a ``<failure>`` whose message gives
+eps_emp, the claim and the report's path; an INCONCLUSIVE audit, or one that failed
+to run, is an ``<error>``. Built with :mod:`xml.etree.ElementTree`, which escapes
+every string; characters XML 1.0 cannot hold are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from dpaudit.reports.model import AuditResult
+from dpaudit.reports.text import explain, fmt_alpha, fmt_eps, fmt_number, fmt_percent
+
+__all__ = ["JunitCase", "case_from_result", "render_junit"]
+
+CaseStatus = Literal["passed", "failure", "error"]
+
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(text: object) -> str:
+    return _XML_INVALID.sub("", str(text))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JunitCase:
+    """One test case.
+
+    Attributes:
+        name: the audit's name.
+        classname: a dotted group name (``dpaudit.<generator>``).
+        status: ``passed``, ``failure`` (a violation) or ``error`` (no verdict).
+        message: one line for the failure or error.
+        details: longer text (the failure body, or the case's output).
+        seconds: run time.
+        properties: ``(name, value)`` pairs recorded on the case.
+    """
+
+    name: str
+    classname: str
+    status: CaseStatus
+    message: str = ""
+    details: str = ""
+    seconds: float = 0.0
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+def case_from_result(
+    result: AuditResult,
+    *,
+    name: str | None = None,
+    report_path: Path | str | None = None,
+) -> JunitCase:
+    """The test case of one audit result.
+
+    Args:
+        result: The audit.
+        name: The case name (default: the result's label and attack).
+        report_path: The HTML report to point to in a failure.
+
+    Returns:
+        The :class:`JunitCase`.
+    """
+    conf = fmt_percent(result.estimator.confidence)
+    where = f"; report: {report_path}" if report_path is not None else ""
+    if result.verdict == "VIOLATION":
+        status: CaseStatus = "failure"
+        message = (
+            f"VIOLATION: eps_emp = {fmt_eps(result.eps_emp)} > claimed epsilon "
+            f"{fmt_number(result.eps_claimed)} (delta {fmt_alpha(result.delta)}, "
+            f"{conf} confidence, attack {result.attack}){where}"
+        )
+    elif result.verdict == "INCONCLUSIVE":
+        status = "error"
+        message = f"INCONCLUSIVE: the audit produced no estimate of epsilon{where}"
+    else:
+        status = "passed"
+        message = (
+            f"CONSISTENT: eps_emp = {fmt_eps(result.eps_emp)} <= claimed epsilon "
+            f"{fmt_number(result.eps_claimed)}"
+        )
+
+    def number(value: float | None) -> str:
+        return "" if value is None else fmt_number(value, 6)
+
+    properties = (
+        ("verdict", result.verdict),
+        ("eps_emp", number(result.eps_emp)),
+        ("eps_claimed", number(result.eps_claimed)),
+        ("eps_reference", number(result.eps_reference)),
+        ("eps_max_attainable", number(result.eps_max_attainable)),
+        ("delta", fmt_alpha(result.delta)),
+        ("alpha", fmt_alpha(result.estimator.alpha)),
+        ("attack", result.attack),
+        ("dataset", result.dataset),
+        ("seed", str(result.seed)),
+        ("report", "" if report_path is None else str(report_path)),
+    )
+    seconds = result.timing.get("total_seconds", 0.0)
+    return JunitCase(
+        name=name or f"{result.label} [{result.attack}]",
+        classname=f"dpaudit.{result.generator}",
+        status=status,
+        message=message,
+        details="\n\n".join([message, *explain(result)]),
+        seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
+        properties=properties,
+    )
+
+
+def render_junit(
+    cases: Sequence[JunitCase],
+    *,
+    suite: str = "dpaudit",
+    properties: Sequence[tuple[str, str]] = (),
+) -> str:
+    """A JUnit XML document with one ``<testsuite>``.
+
+    Args:
+        cases: The test cases.
+        suite: The suite's name.
+        properties: Suite-level ``(name, value)`` pairs (e.g. the policy's alpha).
+
+    Returns:
+        XML text with a declaration, ending with a newline.
+    """
+    failures = sum(c.status == "failure" for c in cases)
+    errors = sum(c.status == "error" for c in cases)
+    total = sum(c.seconds for c in cases)
+    root = ET.Element(
+        "testsuites",
+        name=_clean(suite),
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors=str(errors),
+        time=f"{total:.3f}",
+    )
+    node = ET.SubElement(
+        root,
+        "testsuite",
+        name=_clean(suite),
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors=str(errors),
+        skipped="0",
+        time=f"{total:.3f}",
+    )
+    if properties:
+        props = ET.SubElement(node, "properties")
+        for key, value in properties:
+            ET.SubElement(props, "property", name=_clean(key), value=_clean(value))
+    for case in cases:
+        element = ET.SubElement(
+            node,
+            "testcase",
+            name=_clean(case.name),
+            classname=_clean(case.classname),
+            time=f"{case.seconds:.3f}",
+        )
+        if case.properties:
+            props = ET.SubElement(element, "properties")
+            for key, value in case.properties:
+                ET.SubElement(props, "property", name=_clean(key), value=_clean(value))
+        if case.status in ("failure", "error"):
+            kind = "privacy-violation" if case.status == "failure" else "audit-error"
+            child = ET.SubElement(
+                element, case.status, message=_clean(case.message), type=kind
+            )
+            child.text = _clean(case.details or case.message)
+        elif case.details:
+            ET.SubElement(element, "system-out").text = _clean(case.details)
+    ET.indent(root)
+    body = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

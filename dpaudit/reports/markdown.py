@@ -1,0 +1,328 @@
+"""The Markdown summary, fit for ``$GITHUB_STEP_SUMMARY`` and pull-request comments.
+
+The same content as the HTML report's summary, without figures. Every string from a
+result is escaped: Markdown punctuation is backslash-escaped and ``<``, ``>`` and
+``&`` become entities, because GitHub renders raw HTML inside Markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from dpaudit import __version__
+from dpaudit.reports.model import AuditResult
+from dpaudit.reports.text import (
+    DATA_NOTICE,
+    explain,
+    fmt_alpha,
+    fmt_eps,
+    fmt_number,
+    fmt_percent,
+    fmt_value,
+    headline,
+    rounds_text,
+    test_size,
+    utility_tables,
+)
+
+if TYPE_CHECKING:
+    from dpaudit.audit.check import CheckReport
+
+__all__ = ["md_escape", "render_check_markdown", "render_markdown"]
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md_escape(text: object) -> str:
+    """Escapes ``text`` for Markdown (also inside table cells), on one line.
+
+    Example:
+        >>> md_escape("<script>|x_y")
+        '&lt;script&gt;\\\\|x\\\\_y'
+    """
+    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    return " ".join(s.splitlines())
+
+
+def _row(cells: Sequence[object]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    lines = [_row(headers), _row(["---"] * len(headers))]
+    lines += [_row(r) for r in rows]
+    return lines
+
+
+def _target(result: AuditResult) -> str:
+    if not result.target:
+        return "(not recorded)"
+    return ", ".join(
+        f"{md_escape(k)} = {md_escape(fmt_value(v))}" for k, v in result.target.items()
+    )
+
+
+def _attack_rows(result: AuditResult) -> list[list[str]]:
+    rows = []
+    for a in result.attacks.values():
+        c = a.counts
+        name = md_escape(a.name) + (" (headline)" if a.name == result.attack else "")
+        rows.append(
+            [
+                name,
+                fmt_eps(a.eps_emp),
+                fmt_eps(a.eps_max_attainable),
+                fmt_number(a.auc),
+                f"{c.tp} / {c.fp} / {c.tn} / {c.fn}",
+            ]
+        )
+    return rows
+
+
+def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
+    h = "#" * level
+    conf = fmt_percent(result.estimator.confidence)
+    lines = [
+        f"{h} dpaudit: {result.verdict}",
+        "",
+        f"**{md_escape(headline(result))}**",
+        "",
+        *_table(
+            ["", "epsilon"],
+            [
+                [f"eps_emp (lower bound, {conf} confidence)", fmt_eps(result.eps_emp)],
+                [
+                    f"claimed (delta {fmt_alpha(result.delta)})",
+                    fmt_number(result.eps_claimed),
+                ],
+                ["reference accountant", fmt_number(result.eps_reference)],
+                [
+                    f"max attainable ({test_size(result)})",
+                    fmt_eps(result.eps_max_attainable),
+                ],
+            ],
+        ),
+        "",
+        "**What this means.** " + " ".join(md_escape(p) for p in explain(result)),
+        "",
+        *_table(
+            ["attack", "eps_emp", "max attainable", "AUC", "TP / FP / TN / FN"],
+            _attack_rows(result),
+        ),
+        "",
+        (
+            f"Generator {md_escape(result.label)} · dataset {md_escape(result.dataset)}"
+            f" · seed {result.seed} · {rounds_text(result)}"
+            f" · dpaudit {md_escape(result.version)}"
+        ),
+        "",
+        f"Target record: {_target(result)}",
+        "",
+    ]
+    if result.utility:
+        tables = utility_tables(result.utility)
+        if tables:
+            lines += ["**Utility.**", ""]
+        for table in tables:
+            if table.caption:
+                lines += [f"_{md_escape(table.caption)}_", ""]
+            lines += _table(
+                [md_escape(h) for h in table.headers],
+                [[md_escape(c) for c in row] for row in table.rows],
+            )
+            lines.append("")
+    return lines
+
+
+def render_markdown(
+    results: Sequence[AuditResult], *, compare: bool | None = None
+) -> str:
+    """The Markdown summary of one audit, or a comparison table of several.
+
+    Args:
+        results: The audits (at least one).
+        compare: As in :func:`dpaudit.reports.html.render_html`.
+
+    Returns:
+        Markdown text ending with a newline.
+    """
+    if compare is None:
+        compare = len(results) > 1
+    if not compare:
+        lines = _result_section(results[0])
+    else:
+        violations = sum(r.verdict == "VIOLATION" for r in results)
+        lines = [
+            f"## dpaudit comparison: {violations} of {len(results)} audit(s) "
+            "found a violation",
+            "",
+            *_comparison_table(results),
+            "",
+        ]
+        for r in results:
+            lines += [
+                f"**{r.verdict}**, {md_escape(r.label)} on {md_escape(r.dataset)}: "
+                + " ".join(md_escape(p) for p in explain(r)),
+                "",
+            ]
+    lines += [f"_{md_escape(DATA_NOTICE)} dpaudit {__version__}._", ""]
+    return "\n".join(lines)
+
+
+def _comparison_table(results: Sequence[AuditResult]) -> list[str]:
+    rows = []
+    for r in results:
+        attacks = sorted(r.attacks.values(), key=lambda a: a.name != r.attack)
+        for a in attacks:
+            rows.append(
+                [
+                    f"**{r.verdict}**",
+                    md_escape(r.generator),
+                    md_escape(r.variant or "—"),
+                    md_escape(", ".join(r.bugs) or "—"),
+                    md_escape(r.dataset),
+                    md_escape(a.name) + (" (headline)" if a.name == r.attack else ""),
+                    fmt_eps(a.eps_emp),
+                    fmt_number(r.eps_claimed),
+                    fmt_number(r.eps_reference),
+                    fmt_eps(a.eps_max_attainable),
+                    fmt_number(a.auc),
+                ]
+            )
+    return _table(
+        [
+            "verdict",
+            "generator",
+            "variant",
+            "bug flags",
+            "dataset",
+            "attack",
+            "eps_emp",
+            "claimed",
+            "reference",
+            "max attainable",
+            "AUC",
+        ],
+        rows,
+    )
+
+
+def render_check_markdown(report: CheckReport) -> str:
+    """The step summary of ``dpaudit check``.
+
+    Args:
+        report: The check's outcome.
+
+    Returns:
+        Markdown text ending with a newline.
+    """
+    outcomes = report.outcomes
+    counts = {
+        s: sum(o.status == s for o in outcomes)
+        for s in ("CONSISTENT", "VIOLATION", "INCONCLUSIVE", "ERROR")
+    }
+    word = {0: "passed", 1: "FAILED: privacy violation", 2: "FAILED: could not check"}
+    lines = [
+        f"## dpaudit check {word.get(report.exit_code, 'FAILED')}",
+        "",
+        (
+            f"{len(outcomes)} audit(s): {counts['CONSISTENT']} consistent, "
+            f"{counts['VIOLATION']} violation(s), {counts['INCONCLUSIVE']} "
+            f"inconclusive, {counts['ERROR']} failed to run. Policy "
+            f"`{md_escape(report.policy.source)}`."
+        ),
+        "",
+    ]
+    rows = []
+    for o in outcomes:
+        r = o.result
+        rows.append(
+            [
+                f"**{o.status}**",
+                md_escape(o.name),
+                md_escape(r.label) if r else md_escape(o.settings.get("generator", "")),
+                md_escape(r.attack) if r else "—",
+                fmt_eps(r.eps_emp) if r else "—",
+                fmt_number(r.eps_claimed) if r else "—",
+                fmt_eps(r.eps_max_attainable) if r else "—",
+                md_escape(o.report_path or o.out_dir),
+            ]
+        )
+    lines += _table(
+        [
+            "status",
+            "audit",
+            "generator",
+            "attack",
+            "eps_emp",
+            "claimed",
+            "max attainable",
+            "report",
+        ],
+        rows,
+    )
+    lines.append("")
+    policy = report.policy
+    lines.append(
+        f"**Statistics.** The policy's false-alarm level alpha = "
+        f"{fmt_alpha(policy.alpha)} is split over its {len(outcomes)} audit(s) "
+        f"(Bonferroni): each audit's eps_emp is a lower bound at level "
+        f"{fmt_alpha(policy.audit_alpha)} ({fmt_percent(1 - policy.audit_alpha)} "
+        f"confidence), so the chance that any VIOLATION here is a false alarm is at "
+        f"most {fmt_alpha(policy.alpha)}."
+    )
+    lines.append("")
+    lines += _power_lines(report)
+    for o in outcomes:
+        if o.status == "VIOLATION" and o.result is not None:
+            lines.append(
+                f"**{md_escape(o.name)}:** "
+                + " ".join(md_escape(p) for p in explain(o.result))
+            )
+            lines.append("")
+        elif o.error:
+            lines.append(f"**{md_escape(o.name)}** ({o.status}): {md_escape(o.error)}")
+            lines.append("")
+    lines += [f"_{md_escape(DATA_NOTICE)} dpaudit {__version__}._", ""]
+    return "\n".join(lines)
+
+
+def _power_lines(report: CheckReport) -> list[str]:
+    policy = report.policy
+    planned = [
+        (o, o.eps_max_planned) for o in report.outcomes if o.eps_max_planned is not None
+    ]
+    lines: list[str] = []
+    if policy.preset:
+        from dpaudit.audit.check import PRESETS
+
+        preset = PRESETS.get(policy.preset)
+        text = preset.description if preset else ""
+        lines += [f"**Preset `{md_escape(policy.preset)}`.** {md_escape(text)}", ""]
+    if planned:
+        parts = []
+        weak = []
+        for o, eps in planned:
+            parts.append(f"{md_escape(o.name)} {fmt_eps(eps)}")
+            claimed = (
+                o.result.eps_claimed
+                if o.result is not None
+                else o.settings.get("epsilon", 1.0)
+            )
+            if eps is not None and isinstance(claimed, int | float) and eps <= claimed:
+                weak.append(md_escape(o.name))
+        lines.append(
+            "**Power.** The largest eps_emp each audit could show at its test size "
+            "and level (an attack with no errors): " + "; ".join(parts) + "."
+        )
+        if weak:
+            lines.append(
+                " These audits cannot refute their claim whatever the generator does "
+                "(the attainable maximum is not above the claimed epsilon); give them "
+                "more rounds: " + ", ".join(weak) + "."
+            )
+        lines.append("")
+    return lines
