@@ -304,6 +304,7 @@ class Domain:
             if col.kind == "categorical":
                 assert col.categories is not None
                 codes = pd.Categorical(series, categories=list(col.categories)).codes
+                codes = codes.astype(np.int64)  # int8 codes overflow past 127
                 if (codes < 0).any():
                     raise DataError(
                         f"column {col.name!r} has a value outside the domain's categories."

@@ -253,6 +253,12 @@ class QueryBasedAttack(ClassifierAttack):
 
     def _conditions(self, values: NDArray[np.float64]) -> NDArray[np.bool_]:
         """``[r, n, C]``: which rows satisfy each condition."""
+        binary = np.array([c.kind == "binary" for c in self.domain.columns])
+        if binary.any():
+            # A release outside {0, 1} (an implementation that returns its model
+            # space) is read as an attacker would: values >= 0.5 count as 1.
+            values = values.copy()
+            values[..., binary] = values[..., binary] >= 0.5
         if self.exhaustive:
             hits: NDArray[np.bool_] = (
                 values[:, :, self._cond_columns] == self._cond_codes

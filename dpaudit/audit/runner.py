@@ -303,6 +303,15 @@ def build_setup(config: AuditConfig) -> AuditSetup:
         # iterations on the worst case and 1,000 on real data (--option overrides).
         options.setdefault("lam", 1e-3)
         options.setdefault("max_iterations", 100 if dataset.name == "worst-case" else 1000)
+    if config.generator == "gpate":
+        from dpaudit.generators.pate_gan import default_num_teachers
+
+        # The published settings are for 2,100 teachers on 284k rows: fix k from |D|
+        # (both worlds) and scale the noise with k, keeping sigma / k as published.
+        k = int(options.setdefault("num_teachers", default_num_teachers(len(without))))
+        options.setdefault("sigma1", 1500.0 * k / 2100)
+        options.setdefault("sigma2", 600.0 * k / 2100)
+        options.setdefault("max_iterations", 100 if dataset.name == "worst-case" else 1000)
     setup = AuditSetup(
         config=config, dataset=dataset, without=without, with_target=with_target,
         target=target, target_index=target_index, target_selection=selection,
@@ -331,8 +340,11 @@ def compact_claim(claim: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in claim.items() if k != "trace"}
     trace = claim.get("trace", {})
     out["trace"] = {k: trace[k] for k in ("records_seen", "records_unused",
-                                           "reference_note", "ledger",
-                                           "delta_used") if k in trace}
+                                           "reference_note", "delta_used") if k in trace}
+    # A PATE-GAN ledger is a short histogram; a data-dependent G-PATE ledger can be
+    # long and is left out of the store.
+    if "ledger" in trace and len(json.dumps(trace["ledger"])) < 20_000:
+        out["trace"]["ledger"] = trace["ledger"]
     return out
 
 
