@@ -41,8 +41,18 @@ class Rngs:
         return cls(seed_sequence=seq, numpy=np.random.default_rng(seq))
 
     def spawn(self, n: int) -> list[Rngs]:
-        """Returns ``n`` independent child streams (deterministic in the parent seed)."""
-        return [Rngs.from_seed(child) for child in self.seed_sequence.spawn(n)]
+        """Returns ``n`` independent child streams, deterministic in the parent seed.
+
+        Unlike ``SeedSequence.spawn``, this is idempotent: every call returns the same
+        children (those the first ``SeedSequence.spawn(n)`` would), so a stream that is
+        spawned twice (a cached plan, a resumed audit) never drifts.
+        """
+        seq = self.seed_sequence
+        return [
+            Rngs.from_seed(np.random.SeedSequence(
+                seq.entropy, spawn_key=(*seq.spawn_key, i), pool_size=seq.pool_size))
+            for i in range(n)
+        ]
 
     def torch(self, device: torch.device | str = "cpu") -> torch.Generator:
         """A fresh torch generator on ``device`` seeded from this stream's seed."""

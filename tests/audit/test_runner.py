@@ -266,3 +266,12 @@ def test_dask_backend_equals_loky(tmp_path: Path) -> None:
                             out_dir=tmp_path / "dask")
     local = run_audit(rr(2.0), out_dir=tmp_path / "local")
     assert _strip(on_dask)["attacks"] == _strip(local)["attacks"]
+
+
+def test_same_seed_same_result_in_one_process(tmp_path: Path) -> None:
+    """Caches inside the runner must not make a second identical audit drift."""
+    a = run_audit(rr(2.0), out_dir=tmp_path / "a")
+    b = run_audit(rr(2.0), out_dir=tmp_path / "b")
+    assert _strip(a) == _strip(b)
+    c = run_audit(rr(2.0, seed=1), out_dir=tmp_path / "c")
+    assert _strip(c)["attacks"] != _strip(a)["attacks"]
