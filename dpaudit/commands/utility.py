@@ -1,0 +1,243 @@
+"""``dpaudit utility``: the PATE-GAN papers' utility benchmark from the command line.
+
+Parses the arguments, loads the dataset, calls :func:`dpaudit.audit.utility.run_utility`,
+prints a short table and writes ``utility.json`` and ``utility.csv`` with ``--out``.
+No logic of its own beyond the CSV-path convenience split (``--label``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from typing import Any, TextIO
+
+from dpaudit.audit.utility import (
+    CLASSIFIERS,
+    DEFAULT_MODELS,
+    DEFAULT_SAMPLES,
+    PROTOCOLS,
+    UtilityResult,
+    run_utility,
+)
+from dpaudit.data import Dataset, load_dataset, stratified_split
+from dpaudit.errors import InvalidParameterError
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Registers the ``utility`` sub-command on an ``argparse`` sub-parsers object.
+
+    Args:
+        subparsers: the object ``ArgumentParser.add_subparsers()`` returned.
+
+    Returns:
+        The sub-command's parser (its ``func`` default is :func:`run`).
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "utility",
+        help="measure the utility of a generator's synthetic data (Settings A, B, C)",
+        description=(
+            "Train the generator several times, sample synthetic data and score 12 "
+            "classifiers by AUROC and AUPRC: A = train real / test real, B = train "
+            "synthetic / test real, C = train synthetic / test synthetic; plus the "
+            "Synthetic Ranking Agreement of A and C."
+        ),
+    )
+    parser.add_argument(
+        "--generator",
+        default="pategan",
+        help="registered generator or plug-in module:Class (default pategan)",
+    )
+    parser.add_argument(
+        "--variant",
+        default=None,
+        help="implementation variant (original, updated, synthcity, "
+        "turing, borealis, smartnoise)",
+    )
+    parser.add_argument(
+        "--bug",
+        dest="bugs",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="switch on a bug flag (repeatable)",
+    )
+    parser.add_argument(
+        "--dataset",
+        default="cervical_cancer",
+        help="dataset name or CSV path (default cervical_cancer)",
+    )
+    parser.add_argument(
+        "--domain", default=None, help="public domain JSON (CSV datasets)"
+    )
+    parser.add_argument("--data-dir", default=None, help="folder of the named datasets")
+    parser.add_argument(
+        "--label",
+        default=None,
+        help="label column of a CSV dataset (split 80/20 stratified, seed 13)",
+    )
+    parser.add_argument(
+        "--epsilon", type=float, default=1.0, help="target epsilon (default 1)"
+    )
+    parser.add_argument(
+        "--delta", type=float, default=1e-5, help="target delta (default 1e-5)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write utility.json and utility.csv here",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="plain",
+        help="plain: mean and std; best-of: the study's best score (default plain)",
+    )
+    parser.add_argument(
+        "--models",
+        type=int,
+        default=DEFAULT_MODELS,
+        help=f"generator seeds (default {DEFAULT_MODELS})",
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=DEFAULT_SAMPLES,
+        help=f"synthetic datasets per model (default {DEFAULT_SAMPLES})",
+    )
+    parser.add_argument(
+        "--classifier",
+        dest="classifiers",
+        action="append",
+        default=None,
+        choices=CLASSIFIERS,
+        metavar="NAME",
+        help="run only this classifier (repeatable; default all 12)",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="parallel classifier fits")
+    parser.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="hide the progress bars",
+    )
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _load(args: argparse.Namespace) -> Dataset:
+    dataset = load_dataset(args.dataset, domain=args.domain, data_dir=args.data_dir)
+    if dataset.test is not None and dataset.label is not None:
+        return dataset
+    if args.label is None:
+        raise InvalidParameterError(
+            f"`--label` must name the label column of {args.dataset!r}. Got none; the "
+            "utility benchmark needs a binary label to split and score on."
+        )
+    if args.label not in dataset.train.columns:
+        raise InvalidParameterError(
+            f"`--label` must be a column of {args.dataset!r}. Got {args.label!r}."
+        )
+    train, test = stratified_split(dataset.train, label=args.label)
+    return dataclasses.replace(dataset, train=train, test=test, label=args.label)
+
+
+def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    """Runs the ``utility`` sub-command.
+
+    Args:
+        args: the parsed arguments of :func:`add_parser`'s parser.
+        out: where the table is printed (default stdout).
+
+    Returns:
+        0 on success (errors are raised as :class:`dpaudit.errors.AuditError`).
+    """
+    stream = sys.stdout if out is None else out
+    options: dict[str, Any] = {}
+    if args.variant is not None:
+        options["variant"] = args.variant
+    if args.bugs:
+        options["bugs"] = list(args.bugs)
+    result = run_utility(
+        generator_name=args.generator,
+        dataset=_load(args),
+        epsilon=args.epsilon,
+        delta=args.delta,
+        seed=args.seed,
+        generator_options=options,
+        protocol=args.protocol,
+        n_models=args.models,
+        n_samples=args.samples,
+        classifiers=args.classifiers,
+        n_jobs=args.jobs,
+        progress=args.progress,
+    )
+    stream.write(format_table(result))
+    if args.out is not None:
+        json_path, csv_path = result.write(args.out)
+        stream.write(f"wrote {json_path} and {csv_path}\n")
+    return 0
+
+
+def _cell(value: float | None, std: float | None = None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4f}" if std is None else f"{value:.4f}±{std:.3f}"
+
+
+def format_table(result: UtilityResult) -> str:
+    """A plain-text table: one row per classifier, AUROC and AUPRC per setting."""
+    summary = "best of" if result.protocol == "best-of" else "mean±std over"
+    lines = [
+        f"utility of {result.generator or 'given data'} on {result.dataset} "
+        f"(epsilon={result.epsilon}, delta={result.delta}, seed={result.seed}; "
+        f"{summary} {result.n_train_sets} synthetic sets)",
+    ]
+    header = ["classifier"]
+    for setting in result.settings:
+        header += [f"{setting} AUROC", f"{setting} AUPRC"]
+    header.append("status")
+    rows = [header]
+    for name in result.classifiers:
+        row = [name]
+        # Status -> settings, so "B, C: undefined: ..." is printed once.
+        statuses: dict[str, list[str]] = {}
+        for setting in result.settings:
+            item = result.score(setting, name)
+            show_std = result.protocol == "plain" and setting != "A"
+            row.append(_cell(item.auroc, item.auroc_std if show_std else None))
+            row.append(_cell(item.auprc, item.auprc_std if show_std else None))
+            if item.status != "ok":
+                statuses.setdefault(item.status, []).append(setting)
+        row.append(
+            "; ".join(f"{', '.join(s)}: {status}" for status, s in statuses.items())
+            or "ok"
+        )
+        rows.append(row)
+    mean_row = ["mean"]
+    for setting in result.settings:
+        mean_row.append(_cell(result.mean(setting, "auroc")))
+        mean_row.append(_cell(result.mean(setting, "auprc")))
+    mean_row.append(
+        ", ".join(f"{s}: {result.n_averaged(s)} classifiers" for s in result.settings)
+    )
+    rows.append(mean_row)
+    # The last column (status) is left unpadded.
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
+    for r in rows:
+        lines.append(
+            "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1]
+        )
+    if "A" in result.settings and "C" in result.settings:
+        lines.append(
+            f"SRA (A vs C): AUROC {_cell(result.sra_auroc)}, "
+            f"AUPRC {_cell(result.sra_auprc)}"
+        )
+    lines.extend(f"note: {note}" for note in result.notes)
+    lines.append(
+        f"time: generators {result.fit_seconds:.1f} s, "
+        f"classifiers {result.eval_seconds:.1f} s"
+    )
+    return "\n".join(lines) + "\n"
