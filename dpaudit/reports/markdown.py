@@ -20,6 +20,7 @@ from dpaudit.reports.text import (
     fmt_eps,
     fmt_number,
     fmt_percent,
+    fmt_reference,
     fmt_value,
     headline,
     rounds_text,
@@ -98,7 +99,7 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
                     f"claimed (delta {fmt_alpha(result.delta)})",
                     fmt_number(result.eps_claimed),
                 ],
-                ["reference accountant", fmt_number(result.eps_reference)],
+                ["reference accountant", fmt_reference(result)],
                 [
                     f"max attainable ({test_size(result)})",
                     fmt_eps(result.eps_max_attainable),
@@ -187,7 +188,7 @@ def _comparison_table(results: Sequence[AuditResult]) -> list[str]:
                     md_escape(a.name) + (" (headline)" if a.name == r.attack else ""),
                     fmt_eps(a.eps_emp),
                     fmt_number(r.eps_claimed),
-                    fmt_number(r.eps_reference),
+                    fmt_reference(r),
                     fmt_eps(a.eps_max_attainable),
                     fmt_number(a.auc),
                 ]

@@ -69,6 +69,15 @@ def fmt_alpha(value: float | None) -> str:
     return "—" if value is None else f"{value:g}"
 
 
+def fmt_reference(result: Any) -> str:
+    """The reference epsilon, or ``unbounded`` when a correct accountant finds no
+    finite bound (the claim's ``reference_note`` says why), else ``—``."""
+    if result.eps_reference is not None:
+        return fmt_number(result.eps_reference)
+    note = str(result.claim.get("reference_note") or "")
+    return "unbounded" if note.startswith("unbounded") else "—"
+
+
 def fmt_value(value: Any) -> str:
     """Any JSON value as short text (strings bare, the rest as JSON)."""
     if isinstance(value, str):
@@ -172,6 +181,12 @@ def explain(result: AuditResult) -> list[str]:
         paragraphs.append(
             "The audit could not produce an estimate of epsilon, so it says nothing "
             f"about the claimed {claim}. Check the run's log and rerun it."
+        )
+    note = str(result.claim.get("reference_note") or "")
+    if result.eps_reference is None and note.startswith("unbounded"):
+        paragraphs.append(
+            f"The generator claims epsilon {claim}, but a correct accountant finds no "
+            f"finite epsilon for this implementation: {note.removeprefix('unbounded: ')}."
         )
     if result.eps_reference is not None and not math.isnan(result.eps_reference):
         ref = fmt_number(result.eps_reference)
