@@ -454,12 +454,10 @@ class _Trainer:
         m, k = self.m, start.shape[1]
         u = torch.rand(m, k, n, generator=self.gen, device=self.device)
         pos = start[..., None] + torch.floor(u * size[..., None]).to(torch.long)
-        rows = torch.gather(perm, 1, pos.reshape(m, k * n)).reshape(m * k, n)
-        # Index the [M * N, p] table directly: no copy of the data per teacher.
-        n_max = self.batch.data.shape[1]
-        offset = (torch.arange(m, device=self.device) * n_max).repeat_interleave(k)
-        table = self.batch.data.reshape(m * n_max, self.p)
-        return table[rows + offset[:, None]], rows
+        rows = torch.gather(perm, 1, pos.reshape(m, k * n))  # [M, k * n]
+        # Gather from each model's own table: no copy of the data per teacher.
+        real = gather_rows(self.batch.data, rows).reshape(m * k, n, self.p)
+        return real, rows.reshape(m * k, n)
 
     def _sample_all_rows(self, n: int) -> tuple[Tensor, Tensor]:
         """``n`` rows (with replacement) from each model's whole dataset: [M, n, p],
