@@ -12,39 +12,21 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 import tomllib
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import dpaudit
 from dpaudit.errors import AuditError, DpauditWarning, InvalidParameterError
+from dpaudit.io import write_atomic
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
 
 
 # ------------------------------------------------------------------ helpers
-
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Writes through a temporary file in the same folder, then renames: nothing
-    half-written is left behind on failure."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        _umask = os.umask(0)
-        os.umask(_umask)
-        os.chmod(tmp, 0o666 & ~_umask)  # mkstemp makes 0600; keep the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
 
 def _parse_option(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
@@ -155,10 +137,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     rows = len(dataset.train) if args.rows is None else args.rows
     synthetic = generator.sample(rows, rng=Rngs.from_seed(args.seed).spawn(1)[0])
     claim = generator.privacy_claim_
-    _atomic_write(out, lambda p: synthetic.to_csv(p, index=False))
+    write_atomic(out, synthetic.to_csv(index=False))
     if args.claim_out:
-        _atomic_write(Path(args.claim_out),
-                      lambda p: p.write_text(json.dumps(claim.to_json(), indent=2) + "\n"))
+        write_atomic(Path(args.claim_out), json.dumps(claim.to_json(), indent=2) + "\n")
     di = claim.epsilon_data_independent
     print(f"claimed epsilon: {claim.epsilon:.4f} ({claim.accountant}), delta {claim.delta:g}")
     print(f"data-independent epsilon: {'n/a' if di is None else f'{di:.4f}'}")

@@ -21,9 +21,7 @@ import functools
 import hashlib
 import json
 import math
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -42,6 +40,7 @@ from dpaudit.audit.verdict import Verdict, decide
 from dpaudit.data import Dataset, Domain, load_dataset
 from dpaudit.errors import InvalidParameterError, StoreError
 from dpaudit.generators.base import Generator, generator_factory
+from dpaudit.io import write_atomic
 from dpaudit.rng import Rngs
 from dpaudit.worst_case.datasets import neighbouring_pair, worst_case_target
 
@@ -560,22 +559,6 @@ def _plain(value: Any) -> Any:
 
 # ------------------------------------------------------------------- driver
 
-def _write_json_atomic(path: Path, obj: Any) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh, indent=2, sort_keys=False, allow_nan=False)
-            fh.write("\n")
-        _umask = os.umask(0)
-        os.umask(_umask)
-        os.chmod(tmp, 0o666 & ~_umask)  # mkstemp makes 0600; keep the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 def _prepare_directory(out_dir: Path, config: AuditConfig, *, resume: bool,
                        force: bool) -> AuditConfig:
     """Checks what ``out_dir`` holds; returns the config to run (the stored one when
@@ -656,7 +639,8 @@ def run_audit(config: AuditConfig, *, out_dir: Path | str, resume: bool = False,
     _write_training_trace(setup, out)
     result["timing"] = {"train_seconds": trained,
                         "total_seconds": time.perf_counter() - started}
-    _write_json_atomic(out / "result.json", result)
+    write_atomic(out / "result.json",
+                 json.dumps(result, indent=2, allow_nan=False) + "\n")
     return result
 
 

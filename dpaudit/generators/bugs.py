@@ -132,6 +132,41 @@ def check_flags(names: Iterable[str], *, generator: str) -> None:
         )
 
 
+def build_config(config_cls: type[Any], *, generator: str, label: str, epsilon: float,
+                 delta: float, variant: str | None = None,
+                 bugs: Iterable[str] | str = (), **options: Any) -> Any:
+    """A generator config from a variant name, extra bug flags and plain options
+    (CLI, TOML): the variant's overrides, then the flags, then the options (those
+    set to None keep their default), then the budget.
+
+    Raises:
+        InvalidParameterError: for an unknown option or flag, or a variant of
+            another generator.
+    """
+    known = set(config_cls.__dataclass_fields__)
+    overrides: dict[str, Any] = {}
+    if variant:
+        chosen = get_variant(variant)
+        if chosen.generator != generator:
+            raise InvalidParameterError(
+                f"`variant` {variant!r} configures {chosen.generator!r}, not {generator!r}."
+            )
+        overrides.update(chosen.config_overrides())
+        if "variant" in known:
+            overrides["variant"] = variant
+    flags = [bugs] if isinstance(bugs, str) else list(bugs)
+    check_flags(flags, generator=generator)
+    overrides.update(dict.fromkeys(flags, True))
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InvalidParameterError(
+            f"unknown {label} option(s) {unknown}; valid options: {sorted(known)}."
+        )
+    overrides.update({k: v for k, v in options.items() if v is not None})
+    overrides.update(epsilon=epsilon, delta=delta)
+    return config_cls(**overrides)
+
+
 def _load_generator_bugs() -> None:
     # G-PATE registers its own flags when imported.
     import importlib

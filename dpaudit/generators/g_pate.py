@@ -1082,29 +1082,12 @@ def config_from_options(*, epsilon: float, delta: float, variant: str | None = N
         InvalidParameterError: for an unknown option, flag, or a variant of another
             generator.
     """
-    from dpaudit.generators.bugs import check_flags, get_variant
+    from dpaudit.generators.bugs import build_config
 
-    known = set(GPateConfig.__dataclass_fields__)
-    overrides: dict[str, Any] = {}
-    if variant:
-        chosen = get_variant(variant)
-        if chosen.generator != "gpate":
-            raise InvalidParameterError(
-                f"`variant` {variant!r} configures {chosen.generator!r}, not 'gpate'."
-            )
-        overrides.update(chosen.config_overrides())
-    if isinstance(bugs, str):
-        bugs = [bugs]
-    check_flags(bugs, generator="gpate")
-    overrides.update(dict.fromkeys(bugs, True))
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise InvalidParameterError(
-            f"unknown G-PATE option(s) {unknown}; valid options: {sorted(known)}."
-        )
-    overrides.update({k: v for k, v in options.items() if v is not None})
-    overrides.update(epsilon=epsilon, delta=delta)
-    return GPateConfig(**overrides)
+    config: GPateConfig = build_config(
+        GPateConfig, generator="gpate", label="G-PATE", epsilon=epsilon, delta=delta,
+        variant=variant, bugs=bugs, **options)
+    return config
 
 
 def _factory(*, epsilon: float, delta: float, **options: Any) -> GPate:

@@ -28,7 +28,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, Self
 
 import numpy as np
@@ -901,23 +901,12 @@ class _Member(torch.nn.Module):
 def config_from_options(*, epsilon: float, delta: float, variant: str | None = None,
                         bugs: Sequence[str] = (), **options: Any) -> PateGanConfig:
     """A config from a variant name, extra bug flags and plain options (CLI/TOML)."""
-    from dpaudit.generators.bugs import check_flags, get_variant
+    from dpaudit.generators.bugs import build_config
 
-    known = {f.name for f in fields(PateGanConfig)}
-    overrides: dict[str, Any] = {}
-    if variant:
-        overrides.update(get_variant(variant).config_overrides())
-        overrides["variant"] = variant
-    check_flags(bugs, generator="pategan")
-    overrides.update(dict.fromkeys(bugs, True))
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise InvalidParameterError(
-            f"unknown PATE-GAN option(s) {unknown}; valid options: {sorted(known)}."
-        )
-    overrides.update({k: v for k, v in options.items() if v is not None})
-    overrides.update(epsilon=epsilon, delta=delta)
-    return PateGanConfig(**overrides)
+    config: PateGanConfig = build_config(
+        PateGanConfig, generator="pategan", label="PATE-GAN", epsilon=epsilon,
+        delta=delta, variant=variant, bugs=bugs, **options)
+    return config
 
 
 def _factory(*, epsilon: float, delta: float, **options: Any) -> PateGan:
