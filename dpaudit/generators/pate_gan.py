@@ -685,7 +685,10 @@ class _Trainer:
         """WGAN-GP critic steps of the single discriminator (``k`` per iteration)."""
         cfg, b, m, k = self.cfg, self.cfg.batch_size, self.m, self.k
         penalty = float(k) if cfg.gradient_penalty == "k" else float(cfg.gradient_penalty)
-        for _ in range(k):
+        # The original code runs as many critic steps per iteration as it has
+        # (nominal) teachers; these are sequential optimiser steps, not teachers.
+        critic_steps = k
+        for _ in range(critic_steps):
             real, idx = self._sample_all_rows(b)
             # The one discriminator is reported as every "teacher" (it sees all rows).
             self._mark_seen(idx.repeat_interleave(k, dim=0), self.active.repeat_interleave(k))
