@@ -214,10 +214,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _fmt(value: float | None) -> str:
-    return "unbounded" if value is None else f"{value:.3f}"
-
-
 def _print_result(result: dict[str, Any]) -> None:
     name = result["generator"] + (f" ({result['variant']})" if result.get("variant") else "")
     print(f"audit of {name} on {result['dataset']}, attack {result['attack']}, "
@@ -225,7 +221,11 @@ def _print_result(result: dict[str, Any]) -> None:
     print(f"  eps_emp (lower bound, {result['estimator']['confidence']:.0%}) "
           f"{result['eps_emp']:.3f}")
     print(f"  claimed epsilon        {result['eps_claimed']:.3f}")
-    print(f"  reference epsilon      {_fmt(result.get('eps_reference'))}")
+    reference = result.get("eps_reference")
+    note = str((result.get("claim") or {}).get("reference_note") or "")
+    shown = (f"{reference:.3f}" if reference is not None
+             else "unbounded" if note.startswith("unbounded") else "n/a")
+    print(f"  reference epsilon      {shown}")
     print(f"  attainable maximum     {result['eps_max_attainable']:.3f}")
     print(f"  AUC                    {result['auc']:.3f}")
     counts = result["counts"]
