@@ -188,7 +188,8 @@ def _load_toml(path: str) -> dict[str, Any]:
 
 AUDIT_FLAGS = ("generator", "variant", "dataset", "domain", "data_dir", "target",
                "target_record", "attack", "rounds", "epsilon", "delta", "synthetic_rows",
-               "batch_size", "jobs", "backend", "scheduler", "device", "seed")
+               "batch_size", "jobs", "backend", "scheduler", "device", "seed",
+               "candidates", "selection_rounds", "alpha", "estimator")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -299,6 +300,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--attack", help="querybased (default), groundhog, groundhog-naive, "
                                     "groundhog-histogram, groundhog-correlation, distance, all")
     p.add_argument("--rounds", type=int, help="rounds per world (default 1000)")
+    p.add_argument("--candidates", type=int,
+                   help="--target auto: candidate records mini-audited (default 64)")
+    p.add_argument("--selection-rounds", type=int,
+                   help="--target auto: rounds per world of each mini-audit (default 100)")
+    p.add_argument("--alpha", type=float,
+                   help="false-alarm probability of eps_emp (default 0.05: 95%% confidence)")
+    p.add_argument("--estimator", choices=("clopper_pearson", "jeffreys"))
     p.add_argument("--epsilon", type=float)
     p.add_argument("--delta", type=float)
     p.add_argument("--synthetic-rows", type=int)
