@@ -23,7 +23,7 @@ from dpaudit.rng import Rngs
 
 Split = Literal["train", "validation", "test"]
 SPLITS: tuple[Split, ...] = ("train", "validation", "test")
-SPLIT_CODES = {"train": 0, "validation": 1, "test": 2}
+SPLIT_CODES: dict[Split, int] = {"train": 0, "validation": 1, "test": 2}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

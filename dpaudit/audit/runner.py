@@ -269,7 +269,7 @@ def build_setup(config: AuditConfig) -> AuditSetup:
             # the selection runs once.
             config = dataclasses.replace(config, target=target_index)
         else:
-            target_index = int(config.target)
+            target_index = int(config.target)  # type: ignore[arg-type]
         if target_index >= len(dataset.train):
             raise InvalidParameterError(
                 f"`target` must be a row index below {len(dataset.train)}. "
@@ -404,7 +404,8 @@ def _backend(config: AuditConfig) -> Iterator[None]:
             raise InvalidParameterError(
                 "`--backend dask` needs the dask extra: pip install 'dpaudit[dask]'."
             ) from err
-        with Client(config.scheduler), joblib.parallel_backend("dask"):
+        client = Client(config.scheduler)  # type: ignore[no-untyped-call]
+        with client, joblib.parallel_backend("dask"):
             yield
     else:
         with joblib.parallel_backend(config.backend, n_jobs=config.jobs):
@@ -485,7 +486,8 @@ def summarise_claims(claims: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
         "delta": max(float(c["delta"]) for c in values),
         "accountant": worst.get("accountant"),
         "epsilon_data_independent": worst.get("epsilon_data_independent"),
-        "reference_epsilon": None if any(r is None for r in refs) else max(refs),
+        "reference_epsilon": (None if any(r is None for r in refs)
+                              else max(float(r) for r in refs if r is not None)),
         "reference_note": worst.get("trace", {}).get("reference_note"),
         "iterations": worst.get("iterations"),
         "iterations_mean": float(np.mean([c.get("iterations") or 0 for c in values])),
@@ -610,7 +612,7 @@ def _write_training_trace(setup: AuditSetup, out: Path) -> None:
     rng = Rngs.from_seed(setup.config.seed).spawn(4)[3]
     model = generator.fit(setup.with_target, domain=setup.domain, rng=rng)
     write_trace(out / "trace", model.privacy_claim_.to_json(),
-                num_teachers=model.num_teachers_)
+                num_teachers=int(getattr(model, "num_teachers_", 0)))
 
 
 def run_audit(config: AuditConfig, *, out_dir: Path | str, resume: bool = False,

@@ -39,7 +39,8 @@ def _to_bytes(array: NDArray[Any]) -> bytes:
 
 
 def _from_bytes(blob: bytes) -> NDArray[np.float64]:
-    return np.load(io.BytesIO(blob), allow_pickle=False)
+    array: NDArray[np.float64] = np.load(io.BytesIO(blob), allow_pickle=False)
+    return array
 
 
 class ResultStore:

@@ -134,7 +134,8 @@ def epsilon_from_moments(alpha: ArrayLike, *, delta: float) -> FloatArray:
         raise InvalidParameterError(f"`delta` must be in (0, 1). Got {delta!r}.")
     a = np.asarray(alpha, dtype=np.float64)
     ls = np.arange(1, a.shape[-1] + 1, dtype=np.float64)
-    return np.min((a + math.log(1.0 / delta)) / ls, axis=-1)
+    eps: FloatArray = np.min((a + math.log(1.0 / delta)) / ls, axis=-1)
+    return eps
 
 
 def moments_from_gap_counts(

@@ -127,7 +127,7 @@ class BatchedMLP(nn.Module):
                 keep = torch.rand(z.shape, generator=generator, device=z.device) >= spec.dropout
                 z = z * keep / (1.0 - spec.dropout)
             h = h + z if spec.residual and z.shape == h.shape else z
-        out = self.layers[-1](h, member=member)
+        out: Tensor = self.layers[-1](h, member=member)
         if logits:
             return out
         return activate(out, spec.out_activation, slope=spec.slope)
@@ -188,7 +188,7 @@ def train_step(
     step.optimizer.zero_grad(set_to_none=True)
     losses = loss_fn()
     total = losses.sum() if active is None else (losses * active.to(losses.dtype)).sum()
-    total.backward()
+    total.backward()  # type: ignore[no-untyped-call]
     step.step(active)
     return losses.detach()
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, Self
 
@@ -298,6 +298,17 @@ class PateGan:
     """PATE-GAN with the generator protocol (``fit``, ``fit_many``, ``sample``,
     ``privacy_claim_``). Construct with a :class:`PateGanConfig`."""
 
+    # Fitted attributes (set by fit/fit_many; absent before).
+    generator_: torch.nn.Module
+    device_: torch.device
+    latent_dim_: int
+    domain_: Domain
+    num_teachers_: int
+    category_frequencies_: dict[str, tuple[np.ndarray, np.ndarray]]
+    label_column_: str
+    label_frequencies_: tuple[np.ndarray, np.ndarray]
+    _claim: PrivacyClaim
+
     def __init__(self, config: PateGanConfig | None = None, **options: Any) -> None:
         base = config or PateGanConfig()
         self.config = replace(base, **options) if options else base
@@ -354,7 +365,7 @@ class PateGan:
                  else out[:, sl.start] for col, sl in zip(domain.columns, domain.slices())},
                 columns=domain.names)
         else:
-            rounding = "floor" if cfg.integer_floor else "round"
+            rounding: Literal["round", "floor"] = "floor" if cfg.integer_floor else "round"
             frame = domain.decode(out, integer_rounding=rounding)
         if cfg.real_category_frequencies:
             # Discrete columns drawn from the private data's exact frequencies.
@@ -473,37 +484,36 @@ class _Trainer:
     # --------------------------------------------------------------- models
     def _build(self) -> None:
         cfg, p, z, m, k = self.cfg, self.p, self.z, self.m, self.k
-        out_act = "sigmoid" if cfg.generator_output == "sigmoid" else "linear"
+        out_act: Literal["sigmoid", "linear"] = (
+            "sigmoid" if cfg.generator_output == "sigmoid" else "linear")
         self.generator = BatchedMLP(m, MLPSpec(
             n_in=z, hidden=widths(cfg.generator_hidden, d=p, z=z), n_out=p,
             activation=cfg.generator_activation, out_activation=out_act,
             residual=cfg.generator_residual, layer_norm=cfg.generator_layer_norm,
         ), generator=self.gen, device=self.device)
-        opt = dict(name=cfg.optimizer, lr=cfg.lr, betas=(cfg.beta1, 0.999),
-                   weight_decay=cfg.weight_decay)
-        self.gen_step = MaskedStep(self.generator, make_optimizer(
-            self.generator.parameters(), **opt))
+        def opt(params: Iterator[torch.nn.Parameter]) -> torch.optim.Optimizer:
+            return make_optimizer(params, name=cfg.optimizer, lr=cfg.lr,
+                                  betas=(cfg.beta1, 0.999), weight_decay=cfg.weight_decay)
+
+        self.gen_step = MaskedStep(self.generator, opt(self.generator.parameters()))
         if cfg.single_discriminator:
             self.critic = BatchedMLP(m, MLPSpec(
                 n_in=p, hidden=widths(cfg.discriminator_hidden, d=p, z=z), n_out=1,
                 activation="relu", out_activation="linear"),
                 generator=self.gen, device=self.device)
-            self.critic_step = MaskedStep(self.critic, make_optimizer(
-                self.critic.parameters(), **opt))
+            self.critic_step = MaskedStep(self.critic, opt(self.critic.parameters()))
             return
         self.student = BatchedMLP(m, MLPSpec(
             n_in=p, hidden=widths(cfg.student_hidden, d=p, z=z), n_out=1,
             activation=cfg.student_activation, out_activation="sigmoid",
             dropout=cfg.student_dropout), generator=self.gen, device=self.device)
-        self.student_step = MaskedStep(self.student, make_optimizer(
-            self.student.parameters(), **opt))
+        self.student_step = MaskedStep(self.student, opt(self.student.parameters()))
         if not cfg.lr_teachers_refit:
             self.teachers = BatchedMLP(m * k, MLPSpec(
                 n_in=p, hidden=widths(cfg.teacher_hidden, d=p, z=z), n_out=1,
                 activation=cfg.teacher_activation, out_activation="sigmoid"),
                 generator=self.gen, device=self.device)
-            self.teacher_step = MaskedStep(self.teachers, make_optimizer(
-                self.teachers.parameters(), **opt))
+            self.teacher_step = MaskedStep(self.teachers, opt(self.teachers.parameters()))
 
     # ------------------------------------------------------------- training
     def run(self) -> list[PateGan]:
@@ -712,7 +722,8 @@ class _Trainer:
                 gp = ((grad.norm(dim=2) - 1.0) ** 2).mean(dim=1)
                 d_real = (self.critic(real, logits=True) * w_real).mean(dim=(1, 2))
                 d_fake = (self.critic(fake, logits=True) * w_fake).mean(dim=(1, 2))
-                return d_fake - d_real + penalty * gp
+                total: Tensor = d_fake - d_real + penalty * gp
+                return total
 
             train_step(self.critic_step, loss, self.active)
 
@@ -724,7 +735,8 @@ class _Trainer:
             def loss(z: Tensor = z) -> Tensor:
                 fake = self.generator(z)
                 if cfg.single_discriminator:
-                    return -self.critic(fake, logits=True).mean(dim=(1, 2))
+                    critic: Tensor = -self.critic(fake, logits=True).mean(dim=(1, 2))
+                    return critic
                 out = self.student(fake, logits=True).squeeze(-1)
                 bce = torch.nn.functional.binary_cross_entropy_with_logits
                 return bce(out, torch.ones_like(out), reduction="none").mean(dim=1)
@@ -898,7 +910,8 @@ class _Member(torch.nn.Module):
         self.index = index
 
     def forward(self, z: Tensor) -> Tensor:
-        return self.ensemble(z, member=self.index)
+        out: Tensor = self.ensemble(z, member=self.index)
+        return out
 
 
 def config_from_options(*, epsilon: float, delta: float, variant: str | None = None,

@@ -62,7 +62,8 @@ def load_plugin_class(name: str) -> type:
             f"generator {name!r} breaks the plug-in contract: missing method(s) "
             f"{missing} (see DESIGN.md, 'Core contracts')."
         )
-    return cls
+    plugin: type = cls
+    return plugin
 
 
 class PluginAdapter:
