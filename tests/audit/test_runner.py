@@ -69,13 +69,14 @@ SEEN = []
 class SpyGenerator:
     """Records the domain it receives; releases len(data) rows if asked to."""
 
-    def __init__(self, *, epsilon, delta, leak_count=False):
+    def __init__(self, *, epsilon, delta, leak_count=False, claim_delta=None):
         self.epsilon, self.delta, self.leak_count = epsilon, delta, leak_count
+        self.claim_delta = delta if claim_delta is None else claim_delta
 
     def fit(self, data, *, domain, seed):
         SEEN.append(domain)
         self.data = data
-        self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
+        self.privacy_claim = {"epsilon": self.epsilon, "delta": self.claim_delta,
                               "accountant": "spy"}
         return self
 
@@ -275,3 +276,15 @@ def test_same_seed_same_result_in_one_process(tmp_path: Path) -> None:
     assert _strip(a) == _strip(b)
     c = run_audit(rr(2.0, seed=1), out_dir=tmp_path / "c")
     assert _strip(c)["attacks"] != _strip(a)["attacks"]
+
+
+def test_judged_at_the_claimed_delta(spy_module: str, tmp_path: Path) -> None:
+    """An implementation that claims a larger delta than asked is judged at its own."""
+    config = AuditConfig(generator=spy_module, rounds=10, jobs=1,
+                         generator_options={"claim_delta": 0.2})
+    result = run_audit(config, out_dir=tmp_path)
+    assert result["delta"] == 0.2
+    assert result["delta_requested"] == 1e-5
+    n0, n1 = result["estimator"]["test_non_members"], result["estimator"]["test_members"]
+    assert result["eps_max_attainable"] == pytest.approx(
+        est.eps_max_attainable(n0, n1, delta=0.2))
