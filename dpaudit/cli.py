@@ -160,6 +160,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
 def cmd_trace(args: argparse.Namespace) -> int:
     from dpaudit.audit.traces import write_trace
 
+    if args.generator != "pategan":
+        raise InvalidParameterError(
+            f"`dpaudit trace` records PATE-GAN training traces; got --generator "
+            f"{args.generator!r}. Use --generator pategan [--variant NAME]."
+        )
     extra = {"record_trace": True, "max_iterations": args.iterations,
              "fixed_iterations": args.iterations}
     if args.epsilon is None:

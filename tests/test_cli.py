@@ -101,3 +101,21 @@ def test_console_script_entry_point() -> None:
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0
     assert proc.stdout.startswith("dpaudit ")
+
+
+def test_trace_writes_csv_and_json(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "trace"
+    code, text, _ = run(capsys, "trace", "--variant", "updated", "--dataset", "worst-case",
+                        "--iterations", "3", "--device", "cpu", "--option", "num_teachers=2",
+                        "--out", str(out))
+    assert code == 0
+    assert "records seen per teacher" in text
+    seen = pd.read_csv(out / "records_seen.csv")
+    assert list(seen.columns) == ["model", "teacher", "records_seen"]
+    eps = pd.read_csv(out / "epsilon.csv")
+    assert len(eps) == 3
+    assert {"epsilon", "epsilon_data_independent", "moment1"} <= set(eps.columns)
+    assert json.loads((out / "trace.json").read_text())["iterations"] == 3
+    code, _, err = run(capsys, "trace", "--generator", "gpate", "--out", str(tmp_path / "g"))
+    assert code == 2
+    assert "PATE-GAN" in err
