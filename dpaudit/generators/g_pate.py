@@ -864,6 +864,7 @@ class _Trainer:
                                     else (np.zeros((0, cfg.bins + 1), np.int64),
                                           np.zeros(0, np.int64)))
         results = []
+        untrained: list[int] = []
         for i in range(m):
             # Bookkeeping per model, after training (not inside a step).
             mine = merged_rows[:, 0] == i
@@ -900,11 +901,7 @@ class _Trainer:
                     rdp, delta=cfg.delta))
             trace["ledger"] = ledger.to_json()
             if iterations[i] == 0 and not stopped_by_cap[i]:
-                warnings.warn(
-                    f"G-PATE model {i}: the budget epsilon={cfg.epsilon} does not cover "
-                    "one batch of queries; the generator was not trained. Raise "
-                    "`epsilon`, the sigmas, or lower `batch_size` or `projection_dim`.",
-                    DpauditWarning, stacklevel=4)
+                untrained.append(i)
             claim = PrivacyClaim(
                 epsilon=float(epsilon), delta=float(cfg.delta), accountant=accountant,
                 epsilon_data_independent=float(eps_independent),
@@ -915,6 +912,13 @@ class _Trainer:
             template.eval()
             results.append(_Fitted(template, self.layouts[i], self.latent, claim,
                                    self.device))
+        if untrained:
+            # One warning per batch, not one per model.
+            warnings.warn(
+                f"G-PATE: for {len(untrained)} of {m} model(s) the budget "
+                f"epsilon={cfg.epsilon} does not cover one batch of queries; they were "
+                "not trained. Raise `epsilon`, the sigmas, or lower `batch_size` or "
+                "`projection_dim`.", DpauditWarning, stacklevel=4)
         return results
 
 
