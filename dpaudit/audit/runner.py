@@ -538,7 +538,8 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
         "attacks": per_attack,
         "generator": config.generator,
         "variant": config.variant,
-        "bugs": sorted(set(config.bugs)),
+        "bugs": _active_flags(config),
+        "bugs_added": sorted(set(config.bugs)),
         "dataset": setup.dataset.name,
         "target": {k: _plain(v) for k, v in setup.target.iloc[0].items()},
         "target_index": setup.target_index,
@@ -553,6 +554,16 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
                    "train": splits["train"], "validation": splits["validation"],
                    "test": splits["test"]},
     }
+
+
+def _active_flags(config: AuditConfig) -> list[str]:
+    """Every bug flag switched on: the variant's and the ones added with --bug."""
+    flags = set(config.bugs)
+    if config.variant:
+        from dpaudit.generators.bugs import get_variant
+
+        flags |= get_variant(config.variant).flags
+    return sorted(flags)
 
 
 def _plain(value: Any) -> Any:
