@@ -303,13 +303,13 @@ def build_setup(config: AuditConfig) -> AuditSetup:
         options.setdefault("lam", 1e-3)
         options.setdefault("max_iterations", 100 if dataset.name == "worst-case" else 1000)
     if config.generator == "gpate":
-        from dpaudit.generators.pate_gan import default_num_teachers
+        from dpaudit.generators.g_pate import defaults_for_rows
 
         # The published settings are for 2,100 teachers on 284k rows: fix k from |D|
-        # (both worlds) and scale the noise with k, keeping sigma / k as published.
-        k = int(options.setdefault("num_teachers", default_num_teachers(len(without))))
-        options.setdefault("sigma1", 1500.0 * k / 2100)
-        options.setdefault("sigma2", 600.0 * k / 2100)
+        # (both worlds) and scale the noise with k.
+        if "num_teachers" not in options:
+            for key, value in defaults_for_rows(len(without)).items():
+                options.setdefault(key, value)
         options.setdefault("max_iterations", 100 if dataset.name == "worst-case" else 1000)
     setup = AuditSetup(
         config=config, dataset=dataset, without=without, with_target=with_target,

@@ -1094,6 +1094,17 @@ def config_from_options(*, epsilon: float, delta: float, variant: str | None = N
     return config
 
 
+def defaults_for_rows(n_rows: int) -> dict[str, Any]:
+    """Settings for a table too small for the published 2,100 teachers.
+
+    k is fixed from the row count (the audit study's ``max(2, n // 125)``) and the
+    noise scaled with k, keeping sigma / k as published (1500 / 2100 and 600 / 2100).
+    In an audit, ``n`` is ``|D|`` in both worlds, so k does not leak membership.
+    """
+    k = max(2, n_rows // 125)
+    return {"num_teachers": k, "sigma1": 1500.0 * k / 2100, "sigma2": 600.0 * k / 2100}
+
+
 def _factory(*, epsilon: float, delta: float, **options: Any) -> GPate:
     """``gpate`` in the generator registry: ``GPate(config_from_options(...))``."""
     return GPate(config_from_options(epsilon=epsilon, delta=delta, **options))
