@@ -16,7 +16,7 @@ import gzip
 import json
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -582,10 +582,3 @@ def load_dataset(
         raise InvalidParameterError(f"could not read CSV {str(path)!r}: {err}") from err
     dom.validate(table, name=str(path))
     return Dataset(name=path.stem, train=dom.cast(table), domain=dom)
-
-
-def read_records(records: Iterable[Mapping[str, Any]], domain: Domain) -> pd.DataFrame:
-    """A table from JSON-like records, validated against and cast to ``domain``."""
-    table = pd.DataFrame(list(records))
-    domain.validate(table, name="record")
-    return domain.cast(table)

@@ -75,8 +75,3 @@ class Rngs:
     def spawn_key(self) -> tuple[int, ...]:
         """Where this stream sits in the spawn tree of its root seed."""
         return tuple(int(k) for k in self.seed_sequence.spawn_key)
-
-
-def round_rngs(root_seed: int, n_rounds: int) -> list[Rngs]:
-    """The per-round streams of an audit: ``Rngs.from_seed(root).spawn(n_rounds)``."""
-    return Rngs.from_seed(root_seed).spawn(n_rounds)

@@ -36,7 +36,7 @@ from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit import estimators as est
 from dpaudit.audit.game import SPLIT_CODES, GamePlan
 from dpaudit.audit.store import ResultStore
-from dpaudit.audit.verdict import Verdict, decide
+from dpaudit.audit.verdict import decide
 from dpaudit.data import Dataset, Domain, load_dataset
 from dpaudit.errors import InvalidParameterError, StoreError
 from dpaudit.generators.base import Generator, generator_factory
@@ -659,7 +659,3 @@ def run_audit(config: AuditConfig, *, out_dir: Path | str, resume: bool = False,
     write_atomic(out / "result.json",
                  json.dumps(result, indent=2, allow_nan=False) + "\n")
     return result
-
-
-def verdict_of(result: Mapping[str, Any]) -> Verdict:
-    return Verdict(result["verdict"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -196,8 +196,3 @@ def train_step(
 def gather_rows(table: Tensor, index: Tensor) -> Tensor:
     """``table[E, N, d]`` gathered at ``index[E, B]`` -> ``[E, B, d]``."""
     return torch.gather(table, 1, index.unsqueeze(-1).expand(-1, -1, table.shape[-1]))
-
-
-def split_members(x: Tensor, groups: int) -> Sequence[Tensor]:
-    """``[G * n, ...]`` -> ``G`` views of ``[n, ...]`` (for tests and traces)."""
-    return x.reshape(groups, -1, *x.shape[1:]).unbind(0)
