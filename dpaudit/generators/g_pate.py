@@ -146,15 +146,25 @@ class GPateConfig:
         latent_dim: generator input width (default: the data width for ``mlp``,
             100 for ``dcgan``).
         architecture: ``mlp`` (tabular; PATE-GAN-sized: generator hidden
-            ``d, d/2, d``, teachers one hidden layer of ``d``) or ``dcgan``
-            (28 x 28 one-channel images, DCGAN-style convolutional teachers and
-            generator, conditional on ``label_column`` when given).
+            ``d, d/2, d``, teachers one hidden layer of ``d``, ``d`` the encoded
+            width of the generated columns; conditional on ``label_column`` when
+            given) or ``dcgan`` (28 x 28 one-channel images, DCGAN-style
+            convolutional teachers and generator, conditional on ``label_column``
+            when given).
         image_channels: base channel count of the ``dcgan`` networks (teachers
             ``w, 2w``; generator ``2w, w``).
-        label_column: ``dcgan`` only: the class column the networks condition on
-            (categorical, or integer with public bounds). Every other column is a
-            pixel (28 x 28 of them, row-major). Classes are drawn uniformly when
-            generating: the real class frequencies are never used.
+        label_column: the class column the networks condition on (binary,
+            categorical, or integer with public bounds), as in G-PATE's conditional
+            generator. The generator maps ``z ++ onehot(y)`` to the other columns;
+            each teacher scores ``(x, onehot(y))``, real rows with their own class,
+            generated rows with the class they were conditioned on; DPGradAgg
+            aggregates gradients with respect to ``x`` only (the class is not
+            perturbed, and the number and kind of queries is unchanged). Classes of
+            generated rows, in training and in ``sample``, are drawn uniformly over
+            the public categories: the real class frequencies are never used nor
+            released (a released table has about equal classes, whatever the
+            private distribution). With ``dcgan`` every other column is a pixel
+            (28 x 28 of them, row-major). ``None`` (default): unconditional.
         teacher_steps: teacher updates per iteration.
         device: ``auto`` (CUDA when available), ``cpu`` or ``cuda``.
         accountant: ``data_independent`` (the DP claim) or ``data_dependent``, which
@@ -214,16 +224,12 @@ class GPateConfig:
             _integer("latent_dim", self.latent_dim, 1)
         _choice("architecture", self.architecture, ("mlp", "dcgan"))
         _integer("image_channels", self.image_channels, 1)
-        if self.label_column is not None:
-            if not isinstance(self.label_column, str) or not self.label_column:
-                raise InvalidParameterError(
-                    f"`label_column` must be a column name or None. Got {self.label_column!r}."
-                )
-            if self.architecture != "dcgan":
-                raise InvalidParameterError(
-                    "`label_column` is used by the 'dcgan' architecture only. "
-                    f"Got {self.label_column!r} with architecture {self.architecture!r}."
-                )
+        if self.label_column is not None and (
+            not isinstance(self.label_column, str) or not self.label_column
+        ):
+            raise InvalidParameterError(
+                f"`label_column` must be a column name or None. Got {self.label_column!r}."
+            )
         _integer("teacher_steps", self.teacher_steps, 1)
         _choice("device", self.device, ("auto", "cpu", "cuda"))
         _choice("accountant", self.accountant, ("data_independent", "data_dependent"))
@@ -344,31 +350,43 @@ class _BatchedConv(nn.Module):
 
 
 class _MlpTeachers(nn.Module):
-    """Teacher discriminators for tabular data: one hidden layer of width ``d``."""
+    """Teacher discriminators for tabular data: one hidden layer of width ``d``.
+
+    With ``classes > 0`` a teacher scores ``x ++ onehot(y)`` (input ``d + C``).
+    """
 
     def __init__(self, members: int, d: int, *, generator: torch.Generator,
-                 device: torch.device) -> None:
+                 device: torch.device, classes: int = 0) -> None:
         super().__init__()
-        spec = MLPSpec(n_in=d, hidden=(d,), n_out=1, activation="leaky_relu",
+        self.classes = classes
+        spec = MLPSpec(n_in=d + classes, hidden=(d,), n_out=1, activation="leaky_relu",
                        out_activation="linear")
         self.net = BatchedMLP(members, spec, generator=generator, device=device)
 
     def forward(self, x: Tensor, cond: Tensor) -> Tensor:
+        if self.classes:
+            x = torch.cat([x, cond], dim=-1)
         out: Tensor = self.net(x, logits=True)
         return out
 
 
 class _MlpGenerators(nn.Module):
-    """PATE-GAN-sized generators: hidden ``d, d/2, d`` (ReLU), sigmoid output."""
+    """PATE-GAN-sized generators: hidden ``d, d/2, d`` (ReLU), sigmoid output.
+
+    With ``classes > 0`` the input is ``z ++ onehot(y)`` (``latent + C``).
+    """
 
     def __init__(self, members: int, latent: int, d: int, *, generator: torch.Generator,
-                 device: torch.device) -> None:
+                 device: torch.device, classes: int = 0) -> None:
         super().__init__()
-        spec = MLPSpec(n_in=latent, hidden=(d, max(d // 2, 1), d), n_out=d,
+        self.classes = classes
+        spec = MLPSpec(n_in=latent + classes, hidden=(d, max(d // 2, 1), d), n_out=d,
                        activation="relu", out_activation="sigmoid")
         self.net = BatchedMLP(members, spec, generator=generator, device=device)
 
     def forward(self, z: Tensor, cond: Tensor) -> Tensor:
+        if self.classes:
+            z = torch.cat([z, cond], dim=-1)
         out: Tensor = self.net(z)
         return out
 
@@ -497,9 +515,9 @@ class _Layout:
     @classmethod
     def build(cls, domain: Domain, config: GPateConfig) -> _Layout:
         d = domain.encoded_dim
-        if config.architecture == "mlp":
-            return cls(domain, np.arange(d), 0, None, None)
         label = config.label_column
+        if config.architecture == "mlp" and label is None:
+            return cls(domain, np.arange(d), 0, None, None)
         classes, label_slice, kind = 0, None, None
         if label is not None:
             if label not in domain.names:
@@ -518,11 +536,24 @@ class _Layout:
                 classes = round(upper - lower) + 1
             else:
                 raise InvalidParameterError(
-                    f"`label_column` {label!r} must be categorical or integer. "
+                    f"`label_column` {label!r} must be binary, categorical or integer. "
                     f"Got a {col.kind} column."
                 )
+            if classes < 2:
+                raise InvalidParameterError(
+                    f"`label_column` {label!r} must have at least 2 classes in the "
+                    f"domain. Got {classes}."
+                )
         free = np.array([i for i in range(d)
-                         if label_slice is None or not label_slice.start <= i < label_slice.stop])
+                         if label_slice is None or not label_slice.start <= i < label_slice.stop],
+                        dtype=np.int64)
+        if config.architecture == "mlp":
+            if free.size == 0:
+                raise InvalidParameterError(
+                    f"`label_column` {label!r} is the only column: the 'mlp' "
+                    "architecture needs at least one other column to generate."
+                )
+            return cls(domain, free, classes, label_slice, kind)
         if free.size != IMAGE_SIDE * IMAGE_SIDE:
             raise InvalidParameterError(
                 f"the 'dcgan' architecture needs {IMAGE_SIDE * IMAGE_SIDE} pixel "
@@ -584,7 +615,8 @@ def _latent_dim(config: GPateConfig, layout: _Layout) -> int:
 def _make_teachers(config: GPateConfig, layout: _Layout, members: int, *,
                    generator: torch.Generator, device: torch.device) -> nn.Module:
     if config.architecture == "mlp":
-        return _MlpTeachers(members, layout.width, generator=generator, device=device)
+        return _MlpTeachers(members, layout.width, generator=generator, device=device,
+                            classes=layout.classes)
     return _ConvTeachers(members, layout.classes, config.image_channels,
                          generator=generator, device=device)
 
@@ -594,7 +626,7 @@ def _make_generators(config: GPateConfig, layout: _Layout, members: int, *,
     latent = _latent_dim(config, layout)
     if config.architecture == "mlp":
         return _MlpGenerators(members, latent, layout.width, generator=generator,
-                              device=device)
+                              device=device, classes=layout.classes)
     return _ConvGenerators(members, latent, layout.classes, config.image_channels,
                            generator=generator, device=device)
 
@@ -1044,6 +1076,10 @@ class GPate:
 
     def sample(self, n: int, *, rng: Rngs) -> pd.DataFrame:
         """``n`` synthetic rows in the original columns, dtypes and units.
+
+        With ``label_column``, each row's class is drawn uniformly over the label's
+        public categories and the generator is conditioned on it: the released
+        class frequencies are public (uniform), not the private label distribution.
 
         Raises:
             NotFittedError: before ``fit``.

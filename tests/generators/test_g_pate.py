@@ -114,10 +114,7 @@ def generator_params(model: GPate) -> list[torch.Tensor]:
         ({"architecture": "resnet"}, "`architecture` must be one of 'mlp', 'dcgan'"),
         ({"device": "tpu"}, "`device` must be one of 'auto', 'cpu', 'cuda'"),
         ({"accountant": "moments"}, "`accountant` must be one of"),
-        (
-            {"label_column": "y"},
-            "`label_column` is used by the 'dcgan' architecture only",
-        ),
+        ({"label_column": ""}, "`label_column` must be a column name or None"),
         ({"data_bounds": 1}, "`data_bounds` must be True or False. Got 1."),
     ],
 )
@@ -544,6 +541,132 @@ def test_batched_conv_teacher_gradients_equal_a_per_teacher_loop() -> None:
         logit = h.reshape(b, -1) @ teachers.out.weight[e] + teachers.out.bias[e]
         (grad,) = torch.autograd.grad(F.softplus(-logit).sum() / b, xi)
         torch.testing.assert_close(batched[e // k, e % k], -grad, rtol=1e-4, atol=1e-7)
+
+
+def test_batched_conditional_mlp_teacher_gradients_equal_a_per_teacher_loop() -> None:
+    gen = torch.Generator().manual_seed(2)
+    m, k, b, d, classes = 2, 3, 5, 4, 3
+    teachers = _MlpTeachers(
+        m * k, d, generator=gen, device=torch.device("cpu"), classes=classes
+    )
+    layers = teachers.net.layers
+    assert layers[0].weight.shape[1] == d + classes
+    x = torch.rand(m, b, d, generator=gen)
+    labels = torch.randint(0, classes, (m, b), generator=gen)
+    cond = F.one_hot(labels, classes).float()
+    batched = teacher_input_gradients(teachers, x, cond, num_teachers=k)
+    assert batched.shape == (m, k, b, d)  # with respect to x only, not the label
+    for e in range(m * k):
+        xi = x[e // k].detach().clone().requires_grad_(True)
+        inp = torch.cat([xi, cond[e // k]], dim=-1)
+        h = F.leaky_relu(inp @ layers[0].weight[e] + layers[0].bias[e], 0.2)
+        logit = h @ layers[1].weight[e] + layers[1].bias[e]
+        (grad,) = torch.autograd.grad(F.softplus(-logit).sum() / b, xi)
+        torch.testing.assert_close(batched[e // k, e % k], -grad, rtol=1e-5, atol=1e-8)
+    # The label matters: other labels, other gradients.
+    other = teacher_input_gradients(
+        teachers, x, F.one_hot((labels + 1) % classes, classes).float(), num_teachers=k
+    )
+    assert not torch.allclose(batched, other)
+
+
+# ------------------------------------------------------------- conditional tabular
+@pytest.mark.parametrize("label", ["smoker", "region"])
+def test_conditional_mlp_fit_and_sample_contract(
+    label: str, table: pd.DataFrame, domain: Domain
+) -> None:
+    cfg = small_config(label_column=label, max_iterations=5)
+    model = GPate(cfg).fit(table, domain=domain, rng=Rngs.from_seed(3))
+    assert model._fitted is not None
+    layout = model._fitted.layout
+    width = domain.encoded_dim - (1 if label == "smoker" else 3)
+    assert layout.width == width
+    assert layout.classes == (2 if label == "smoker" else 3)
+    assert model.privacy_claim_.iterations == 5
+    assert model.privacy_claim_.trace["queries_per_iteration"] == 8 * 2
+    out = model.sample(400, rng=Rngs.from_seed(4))
+    assert list(out.columns) == list(table.columns)
+    expected_dtypes = domain.cast(table).dtypes
+    for name in ("age", "income", "smoker"):
+        assert out[name].dtype == expected_dtypes[name]
+    domain.validate(out, name="synthetic")
+    # Uniform labels: every class is present, about equally often.
+    expected = {0, 1} if label == "smoker" else {"north", "south", "west"}
+    assert set(out[label]) == expected
+    assert out[label].value_counts().min() > 400 / len(expected) / 2
+    assert out["age"].between(18, 90).all()
+    assert out["income"].between(0.0, 100.0).all()
+    # Same seed, same sample; a different seed differs.
+    pd.testing.assert_frame_equal(out, model.sample(400, rng=Rngs.from_seed(4)))
+    assert not out.equals(model.sample(400, rng=Rngs.from_seed(5)))
+    assert model.sample(0, rng=Rngs.from_seed(4)).shape == (0, 4)
+
+
+def test_conditional_mlp_generator_follows_its_label(
+    table: pd.DataFrame, domain: Domain
+) -> None:
+    model = GPate(small_config(label_column="smoker", max_iterations=2)).fit(
+        table, domain=domain, rng=Rngs.from_seed(0)
+    )
+    assert model._fitted is not None
+    gen = model._fitted.generator
+    z = torch.randn(1, 6, model._fitted.latent, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        zero = gen(z, F.one_hot(torch.zeros(1, 6, dtype=torch.long), 2).float())
+        one = gen(z, F.one_hot(torch.ones(1, 6, dtype=torch.long), 2).float())
+    assert zero.shape == (1, 6, domain.encoded_dim - 1)
+    assert not torch.allclose(zero, one)
+
+
+def test_conditional_mlp_fit_many_equals_separate_fits(
+    table: pd.DataFrame, domain: Domain
+) -> None:
+    cfg = small_config(label_column="region", max_iterations=4)
+    data = [table, make_table(110, 1)]
+    rngs = Rngs.from_seed(9).spawn(2)
+    many = GPate(cfg).fit_many(data, domain=domain, rngs=rngs)
+    for i, model in enumerate(many):
+        single = GPate(cfg).fit(data[i], domain=domain, rng=Rngs.from_seed(9).spawn(2)[i])
+        assert model.privacy_claim_.epsilon == single.privacy_claim_.epsilon
+        assert (model.privacy_claim_.trace["answered"]
+                == single.privacy_claim_.trace["answered"])
+        for a, b in zip(generator_params(model), generator_params(single)):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_unconditional_mlp_is_unchanged_by_the_label_option(
+    table: pd.DataFrame, domain: Domain
+) -> None:
+    a = GPate(small_config(max_iterations=3)).fit(table, domain=domain, rng=Rngs.from_seed(1))
+    b = GPate(small_config(max_iterations=3, label_column=None)).fit(
+        table, domain=domain, rng=Rngs.from_seed(1)
+    )
+    assert a._fitted is not None and a._fitted.layout.classes == 0
+    for x, y in zip(generator_params(a), generator_params(b)):
+        torch.testing.assert_close(x, y, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("label", "message"),
+    [
+        ("nope", "`label_column` 'nope' is not a column of the domain"),
+        ("income", "`label_column` 'income' must be binary, categorical or integer"),
+    ],
+)
+def test_conditional_mlp_bad_label_column(
+    label: str, message: str, table: pd.DataFrame, domain: Domain
+) -> None:
+    with pytest.raises(InvalidParameterError, match=message):
+        GPate(small_config(label_column=label)).fit(
+            table, domain=domain, rng=Rngs.from_seed(0)
+        )
+
+
+def test_conditional_mlp_refuses_a_label_only_table() -> None:
+    dom = Domain((Column(name="y", kind="binary"),))
+    data = pd.DataFrame({"y": np.arange(40) % 2})
+    with pytest.raises(InvalidParameterError, match="only column"):
+        GPate(small_config(label_column="y")).fit(data, domain=dom, rng=Rngs.from_seed(0))
 
 
 # ------------------------------------------------------------------------- images
