@@ -22,6 +22,7 @@ from dpaudit import __version__
 from dpaudit.reports import plots
 from dpaudit.reports.model import AttackResult, AuditResult
 from dpaudit.reports.text import (
+    COMPARISON_COLUMNS,
     DATA_NOTICE,
     Table,
     explain,
@@ -289,20 +290,7 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
         "inconclusive": verdicts.count("INCONCLUSIVE"),
         "audits": audits,
         "chart_svg": _svg(plots.comparison_chart(comparison_rows(results))),
-        "headers": (
-            "verdict",
-            "generator",
-            "variant",
-            "bug flags",
-            "dataset",
-            "attack",
-            "eps_emp",
-            "claimed",
-            "reference",
-            "max attainable",
-            "AUC",
-            "audit",
-        ),
+        "headers": (*COMPARISON_COLUMNS, "audit"),
         "rows": rows,
     }
     return _environment().get_template("comparison.html.j2").render(**context)

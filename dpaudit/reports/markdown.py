@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from dpaudit import __version__
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.text import (
+    COMPARISON_COLUMNS,
     DATA_NOTICE,
     explain,
     fmt_alpha,
@@ -193,22 +194,7 @@ def _comparison_table(results: Sequence[AuditResult]) -> list[str]:
                     fmt_number(a.auc),
                 ]
             )
-    return _table(
-        [
-            "verdict",
-            "generator",
-            "variant",
-            "bug flags",
-            "dataset",
-            "attack",
-            "eps_emp",
-            "claimed",
-            "reference",
-            "max attainable",
-            "AUC",
-        ],
-        rows,
-    )
+    return _table(list(COMPARISON_COLUMNS), rows)
 
 
 def render_check_markdown(report: CheckReport) -> str:

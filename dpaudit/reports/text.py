@@ -69,6 +69,12 @@ def fmt_alpha(value: float | None) -> str:
     return "—" if value is None else f"{value:g}"
 
 
+#: The columns of a comparison table (one row per audit and attack), shared by the
+#: HTML and Markdown renderers.
+COMPARISON_COLUMNS = ("verdict", "generator", "variant", "bug flags", "dataset", "attack",
+                      "eps_emp", "claimed", "reference", "max attainable", "AUC")
+
+
 def fmt_reference(result: Any) -> str:
     """The reference epsilon, or ``unbounded`` when a correct accountant finds no
     finite bound (the claim's ``reference_note`` says why), else ``—``."""
