@@ -5,6 +5,7 @@ Prints model-iterations per second on Cervical Cancer (686 rows, 29 columns,
 (`PateGan.fit_many`), against a Python loop of single `fit` calls, and the ratio.
 
     python benchmarks/train_throughput.py [--iterations 20] [--device cpu] [--threads 2]
+        [--allocator keep|default]
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 
 import torch
 
+from dpaudit.allocator import keep_freed_memory
 from dpaudit.data import load_cervical_cancer
 from dpaudit.generators.pate_gan import PateGan, PateGanConfig
 from dpaudit.rng import Rngs
@@ -25,10 +27,14 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--models", default="1,64,256")
+    parser.add_argument("--allocator", choices=["keep", "default"], default="keep",
+                        help="keep: glibc reuses freed memory (what `dpaudit` does); "
+                             "default: glibc's own thresholds")
     parser.add_argument("--sequential", type=int, default=8,
                         help="single fits timed for the sequential baseline")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    kept = keep_freed_memory() if args.allocator == "keep" else False
     ds = load_cervical_cancer()
     # A budget that never binds: every model runs exactly --iterations iterations.
     cfg = PateGanConfig(epsilon=1e12, max_iterations=args.iterations, num_teachers=5,
@@ -42,7 +48,8 @@ def main() -> None:
     seconds = time.perf_counter() - started
     sequential = args.sequential * args.iterations / seconds
     print(f"device {args.device}, torch threads {args.threads}, "
-          f"{args.iterations} iterations per model, 5 teachers, 686 x 29")
+          f"{args.iterations} iterations per model, 5 teachers, 686 x 29, "
+          f"allocator {'keeps freed memory' if kept else 'glibc defaults'}")
     print(f"sequential loop of single fits: {sequential:8.1f} model-iterations/s")
     for m in (int(x) for x in args.models.split(",")):
         started = time.perf_counter()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import dpaudit
+from dpaudit.allocator import keep_freed_memory
 from dpaudit.errors import AuditError, DpauditWarning, InvalidParameterError
 from dpaudit.io import write_atomic
 
@@ -354,6 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    keep_freed_memory()  # batched training reuses freed tensor memory (allocator.py)
     try:
         func = args.func if hasattr(args, "func") else None
         if func is None:

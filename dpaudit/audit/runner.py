@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 import dpaudit
+from dpaudit.allocator import keep_freed_memory
 from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit import estimators as est
 from dpaudit.audit.game import SPLIT_CODES, GamePlan
@@ -353,6 +354,7 @@ def train_batch(config_json: str, rounds: Sequence[int]) -> list[dict[str, Any]]
     Runs in a worker: everything is rebuilt from the config, so the result depends on
     the rounds alone (not on which worker ran them).
     """
+    keep_freed_memory()  # once per worker process
     setup = _cached_setup(config_json)
     plan = setup.plan
     if setup.config.device != "cuda":

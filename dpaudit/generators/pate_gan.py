@@ -595,7 +595,7 @@ class _Trainer:
             real, idx = self._sample_teacher_rows(perm, start, size, b)
             self._mark_seen(idx, active_t)
             with torch.no_grad():
-                fake = self.generator(self._latent(b)).repeat_interleave(k, dim=0)
+                fake = self.generator(self._latent(b))  # shared by the k teachers
             y_real = torch.ones(m * k, b, 1, device=self.device)
             y_fake = torch.zeros(m * k, b, 1, device=self.device)
             if cfg.gaussian_label_noise:
@@ -608,7 +608,8 @@ class _Trainer:
                      y_fake: Tensor = y_fake) -> Tensor:
                 bce = torch.nn.functional.binary_cross_entropy_with_logits
                 lr_ = bce(self.teachers(real, logits=True), y_real, reduction="none")
-                lf_ = bce(self.teachers(fake, logits=True), y_fake, reduction="none")
+                lf_ = bce(self.teachers.forward_shared(fake, self.k, logits=True), y_fake,
+                          reduction="none")
                 return lr_.mean(dim=(1, 2)) + lf_.mean(dim=(1, 2))
 
             train_step(self.teacher_step, loss, active_t)
@@ -621,13 +622,13 @@ class _Trainer:
     def _votes(self, fake: Tensor) -> Tensor:
         """Number of teachers voting "real" for each generated row: [M, B]."""
         k = self.k
-        x = fake.repeat_interleave(k, dim=0)
         with torch.no_grad():
             if self.cfg.lr_teachers_refit:
+                x = fake.repeat_interleave(k, dim=0)
                 xa = torch.cat([x, torch.ones_like(x[..., :1])], dim=2).to(torch.float64)
                 logit = torch.bmm(xa, self.lr_weights.unsqueeze(-1)).squeeze(-1)
             else:
-                logit = self.teachers(x, logits=True).squeeze(-1)
+                logit = self.teachers.forward_shared(fake, k, logits=True).squeeze(-1)
         real = (logit > 0).reshape(self.m, k, -1)
         return real.sum(dim=1)
 

@@ -1,0 +1,87 @@
+"""Batched ensembles: the fast paths equal the plain computation, values and gradients."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from dpaudit.allocator import keep_freed_memory
+from dpaudit.generators.nets import BatchedLinear, BatchedMLP, MLPSpec, gather_rows
+
+
+def _net(hidden: tuple[int, ...], n_out: int, **kw: object) -> BatchedMLP:
+    gen = torch.Generator().manual_seed(3)
+    return BatchedMLP(12, MLPSpec(n_in=6, hidden=hidden, n_out=n_out, **kw),  # type: ignore[arg-type]
+                      generator=gen)
+
+
+@pytest.mark.parametrize("hidden", [(), (7,), (5, 3), (6, 6)])
+@pytest.mark.parametrize("n_out", [1, 2])
+@pytest.mark.parametrize("extra", [{}, {"layer_norm": True}, {"residual": True},
+                                   {"activation": "leaky_relu"}])
+def test_forward_shared_equals_repeated_input(hidden, n_out, extra) -> None:
+    """Groups of members on one shared input: same outputs and same gradients as the
+    input copied once per member (in float64, so that summation order cannot hide a
+    difference)."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 10, 6, dtype=torch.float64)
+    net_a = _net(hidden, n_out, **extra).double()
+    net_b = _net(hidden, n_out, **extra).double()
+    a = net_a(x.repeat_interleave(3, dim=0), logits=True)
+    b = net_b.forward_shared(x, 3, logits=True)
+    assert b.shape == a.shape == (12, 10, n_out)
+    torch.testing.assert_close(b, a)
+    weights = torch.randn_like(a)
+    (a * weights).sum().backward()
+    (b * weights).sum().backward()
+    for pa, pb in zip(net_a.parameters(), net_b.parameters(), strict=True):
+        torch.testing.assert_close(pb.grad, pa.grad)
+    torch.testing.assert_close(net_b.forward_shared(x, 3), net_a(x.repeat_interleave(3, 0)))
+
+
+def test_one_unit_layer_equals_matmul_and_member_slice() -> None:
+    gen = torch.Generator().manual_seed(1)
+    layer = BatchedLinear(5, 4, 1, generator=gen)
+    x = torch.randn(5, 7, 4)
+    expected = torch.baddbmm(layer.bias, x, layer.weight)
+    torch.testing.assert_close(layer(x), expected)
+    torch.testing.assert_close(layer(x[2:3], member=2), expected[2:3])
+
+
+def test_forward_grouped_refuses_wide_layers() -> None:
+    layer = BatchedLinear(6, 4, 2, generator=torch.Generator().manual_seed(1))
+    with pytest.raises(ValueError, match="one output unit"):
+        layer.forward_grouped(torch.randn(2, 5, 3, 4))
+
+
+def test_inplace_activation_keeps_gradients() -> None:
+    """ReLU applied in place on fresh layer outputs: gradients equal torch.func's of
+    the same network written out of place."""
+    net = _net((7, 5), 1)
+    x = torch.randn(12, 9, 6)
+    net(x, logits=True).sum().backward()
+    params = {n: p.detach() for n, p in net.named_parameters()}
+
+    def plain(p: dict[str, torch.Tensor]) -> torch.Tensor:
+        h = x
+        for i in range(2):
+            h = torch.relu(torch.baddbmm(p[f"layers.{i}.bias"], h, p[f"layers.{i}.weight"]))
+        return torch.baddbmm(p["layers.2.bias"], h, p["layers.2.weight"]).sum()
+
+    grads = torch.func.grad(plain)(params)
+    for name, p in net.named_parameters():
+        torch.testing.assert_close(p.grad, grads[name])
+
+
+def test_gather_rows_equals_torch_gather() -> None:
+    table = torch.randn(3, 8, 4)
+    index = torch.randint(0, 8, (3, 5), generator=torch.Generator().manual_seed(2))
+    expected = torch.gather(table, 1, index.unsqueeze(-1).expand(-1, -1, 4))
+    torch.testing.assert_close(gather_rows(table, index), expected)
+
+
+def test_keep_freed_memory_is_idempotent() -> None:
+    first = keep_freed_memory()
+    assert keep_freed_memory() is first
+    # Allocation still works after the settings change.
+    assert torch.ones(4_000_000).sum().item() == 4_000_000
