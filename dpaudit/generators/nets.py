@@ -193,7 +193,8 @@ class BatchedMLP(nn.Module):
             return h if logits else activate(h, spec.out_activation, slope=spec.slope)
         if spec.layer_norm:
             h = nn.functional.layer_norm(h, h.shape[-1:])
-        h = activate(h, spec.activation, slope=spec.slope, inplace=True)
+        # Not in place: ``h`` is a view, and autograd would copy its base back.
+        h = activate(h, spec.activation, slope=spec.slope)
         last = self.layers[-1]
         assert isinstance(last, BatchedLinear)
         if len(self.layers) == 2 and last.weight.shape[2] == 1:
