@@ -5,7 +5,7 @@ Prints model-iterations per second on Cervical Cancer (686 rows, 29 columns,
 (`PateGan.fit_many`), against a Python loop of single `fit` calls, and the ratio.
 
     python benchmarks/train_throughput.py [--iterations 20] [--device cpu] [--threads 2]
-        [--allocator keep|default]
+        [--allocator keep|default] [--floor]
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def main() -> None:
                              "default: glibc's own thresholds")
     parser.add_argument("--sequential", type=int, default=8,
                         help="single fits timed for the sequential baseline")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time the unavoidable teacher matmuls at the largest M")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     kept = keep_freed_memory() if args.allocator == "keep" else False
@@ -61,6 +63,46 @@ def main() -> None:
         rate = m * args.iterations / seconds
         print(f"batched M = {m:4d}: {rate:8.1f} model-iterations/s "
               f"({seconds:6.2f} s), {rate / sequential:6.1f}x the sequential loop")
+    if args.floor:
+        m = max(int(x) for x in args.models.split(","))
+        floor = teacher_gemm_seconds(m, device=args.device)
+        print(f"floor at M = {m}: the teachers' matmuls alone (5 steps x 4 GEMMs, + 5 vote "
+              f"GEMMs) take {floor * 1e3:.1f} ms per iteration: at most "
+              f"{m / floor:8.1f} model-iterations/s, {m / floor / sequential:6.1f}x the "
+              "sequential loop, even if everything else were free")
+
+
+def teacher_gemm_seconds(m: int, *, k: int = 5, b: int = 64, p: int = 29, h: int = 29,
+                         device: str = "cpu", repeats: int = 10) -> float:
+    """Seconds per iteration of the batched matmuls a PATE-GAN iteration cannot avoid:
+    per teacher step, each teacher's first layer on its real rows and (one wider matmul
+    per model) on the shared generated rows, and both weight gradients; per student
+    step, the teachers' first layer on the generated rows (the vote)."""
+    gen = torch.Generator(device=device).manual_seed(0)
+
+    def rand(*shape: int) -> torch.Tensor:
+        return torch.rand(shape, generator=gen, device=device)
+
+    x_real, w = rand(m * k, b, p), rand(m * k, p, h)
+    x_fake, w_shared = rand(m, b, p), rand(m, p, k * h)
+    g_real, g_fake = rand(m * k, b, h), rand(m, b, k * h)
+
+    def iteration() -> None:
+        for _ in range(5):
+            torch.bmm(x_real, w)
+            torch.bmm(x_fake, w_shared)
+            torch.bmm(x_real.transpose(1, 2), g_real)
+            torch.bmm(x_fake.transpose(1, 2), g_fake)
+        for _ in range(5):
+            torch.bmm(x_fake, w_shared)
+
+    iteration()
+    started = time.perf_counter()
+    for _ in range(repeats):
+        iteration()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return (time.perf_counter() - started) / repeats
 
 
 if __name__ == "__main__":
