@@ -125,7 +125,13 @@ def _fit_one(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
 
         if len(dataset.train) < GPateConfig.__dataclass_fields__["num_teachers"].default:
             # Fewer rows than the published 2,100 teachers: the audit's settings.
-            for key, value in defaults_for_rows(len(dataset.train)).items():
+            small = defaults_for_rows(
+                len(dataset.train),
+                epsilon=1.0 if args.epsilon is None else args.epsilon,
+                delta=1e-5 if args.delta is None else args.delta,
+                batch_size=int(options.get("batch_size", 32)),
+                projection_dim=int(options.get("projection_dim", 5)))
+            for key, value in small.items():
                 options.setdefault(key, value)
     factory = generator_factory(args.generator)
     generator = factory(epsilon=1.0 if args.epsilon is None else args.epsilon,

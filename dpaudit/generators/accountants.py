@@ -625,3 +625,47 @@ def confident_gnmax_epsilon(
         return 0.0
     rdp = confident_gnmax_rdp(ledger, data_dependent=data_dependent, orders=orders)
     return float(epsilon_from_rdp(rdp, delta=delta, orders=orders))
+
+
+def calibrate_confident_gnmax_sigmas(
+    *, epsilon: float, delta: float, num_queries: int, ratio: float = 2.5,
+    orders: ArrayLike = RDP_ORDERS,
+) -> tuple[float, float]:
+    """The smallest ``(sigma1, sigma2) = (ratio * s, s)`` whose data-independent epsilon
+    for ``num_queries`` Confident-GNMax queries, all answered, is ``epsilon``.
+
+    The noise is calibrated to a planned number of queries, as DP-SGD calibrates its
+    noise to a planned number of steps: with it, at least ``num_queries`` queries fit
+    the budget whatever the votes (unanswered queries cost less). The default ratio
+    is the published G-PATE Credit setting (sigma1 / sigma2 = 1500 / 600). The
+    epsilon is strictly decreasing in ``s``; the root is found by Brent's method on
+    ``log s``.
+
+    >>> s1, s2 = calibrate_confident_gnmax_sigmas(epsilon=1.0, delta=1e-5,
+    ...                                           num_queries=16000)
+    >>> round(s2, 1), round(s1 / s2, 6)
+    (911.2, 2.5)
+    """
+    from scipy.optimize import brentq
+
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise InvalidParameterError(f"`epsilon` must be a positive number. Got {epsilon!r}.")
+    if not (isinstance(num_queries, int) and num_queries >= 1):
+        raise InvalidParameterError(
+            f"`num_queries` must be a positive integer. Got {num_queries!r}.")
+    if not (math.isfinite(ratio) and ratio > 0):
+        raise InvalidParameterError(f"`ratio` must be a positive number. Got {ratio!r}.")
+
+    def gap(log_sigma: float) -> float:
+        s = math.exp(log_sigma)
+        rdp = confident_gnmax_rdp_data_independent(
+            num_queries, num_queries, sigma1=ratio * s, sigma2=s, orders=orders)
+        return float(epsilon_from_rdp(rdp, delta=delta, orders=orders)) - epsilon
+
+    lo, hi = math.log(1e-6), math.log(1e12)
+    if gap(hi) > 0:
+        raise InvalidParameterError(
+            f"No noise scale reaches `epsilon`={epsilon!r} at `delta`={delta!r} with the "
+            "orders given: raise epsilon or delta.")
+    s2 = math.exp(brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12))
+    return ratio * s2, s2

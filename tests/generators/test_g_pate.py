@@ -34,6 +34,7 @@ from dpaudit.generators.g_pate import (
     GPateConfig,
     _ConvTeachers,
     _MlpTeachers,
+    defaults_for_rows,
     dp_grad_agg,
     teacher_input_gradients,
 )
@@ -280,7 +281,7 @@ def test_claim_never_exceeds_epsilon_and_stops_before_the_budget(
     assert claim.trace["stop_reason"] == "budget"
     assert 0 < claim.epsilon <= epsilon
     assert claim.epsilon == claim.epsilon_data_independent
-    assert claim.reference_epsilon is None
+    assert claim.reference_epsilon == claim.epsilon_data_independent
     trace = claim.trace["epsilon"]
     assert len(trace) == claim.iterations == len(claim.trace["answered"])
     assert trace[-1] == claim.epsilon
@@ -372,8 +373,41 @@ def test_data_bounds_defect_reads_the_range_from_the_data(domain: Domain) -> Non
     )
     out = model.sample(200, rng=Rngs.from_seed(1))
     assert out["income"].between(40.0, 45.0).all()
+    # No accountant bounds what the data bounds leak: the reference says so.
+    assert model.privacy_claim_.reference_epsilon is None
+    assert "unbounded" in model.privacy_claim_.trace["reference_note"]
     safe = GPate(small_config()).fit(data, domain=domain, rng=Rngs.from_seed(0))
     assert safe._fitted is not None and safe._fitted.layout.domain == domain
+    assert safe.privacy_claim_.reference_epsilon == safe.privacy_claim_.epsilon
+
+
+@pytest.mark.parametrize("n_rows", [120, 686])
+def test_small_table_defaults_train_the_planned_iterations(
+    domain: Domain, n_rows: int
+) -> None:
+    """Noise scaled with k alone leaves a small table untrained at epsilon = 1; the
+    calibrated defaults run the planned iterations within the budget."""
+    table = make_table(n_rows, 6)
+    k = max(2, n_rows // 125)
+    scaled = GPateConfig(epsilon=1.0, delta=1e-5, num_teachers=k, max_iterations=5,
+                         sigma1=1500.0 * k / 2100, sigma2=600.0 * k / 2100, device="cpu")
+    with pytest.warns(DpauditWarning, match="does not cover one batch"):
+        untrained = GPate(scaled).fit(table, domain=domain, rng=Rngs.from_seed(0))
+    assert untrained.privacy_claim_.iterations == 0
+    options = defaults_for_rows(n_rows, epsilon=1.0, delta=1e-5, iterations=5)
+    assert options["num_teachers"] == k
+    assert options["sigma1"] / options["sigma2"] == pytest.approx(2.5)
+    cfg = GPateConfig(epsilon=1.0, delta=1e-5, max_iterations=500, device="cpu", **options)
+    claim = GPate(cfg).fit(table, domain=domain, rng=Rngs.from_seed(0)).privacy_claim_
+    assert claim.iterations >= 5
+    assert claim.epsilon <= 1.0
+
+
+def test_small_table_defaults_never_go_below_the_published_noise() -> None:
+    big = defaults_for_rows(284_807, epsilon=100.0, delta=1e-5, iterations=1)
+    k = 284_807 // 125
+    assert big["sigma1"] == pytest.approx(1500.0 * k / 2100)
+    assert big["sigma2"] == pytest.approx(600.0 * k / 2100)
 
 
 def test_data_bounds_defect_in_a_batch_of_differently_shaped_domains(

@@ -17,6 +17,7 @@ from dpaudit.generators import accountants as acc
 from dpaudit.generators.accountants import (
     RDP_ORDERS,
     ConfidentGnmaxLedger,
+    calibrate_confident_gnmax_sigmas,
     compress_vote_histograms,
     confident_gnmax_epsilon,
     confident_gnmax_rdp,
@@ -389,3 +390,38 @@ def test_bad_delta_is_refused(delta: float) -> None:
 def test_bad_orders_are_refused() -> None:
     with pytest.raises(InvalidParameterError, match="`orders`"):
         threshold_rdp([1.0, 2.0], sigma1=1.0)
+
+
+@pytest.mark.parametrize("queries", [1, 160, 16_000, 1_600_000])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 8.0])
+def test_calibrated_sigmas_spend_exactly_the_budget(queries: int, epsilon: float) -> None:
+    """At the calibrated noise, ``queries`` answered queries cost epsilon (to 1e-9);
+    1% less noise would exceed it."""
+    s1, s2 = calibrate_confident_gnmax_sigmas(epsilon=epsilon, delta=1e-5,
+                                              num_queries=queries)
+    assert s1 / s2 == pytest.approx(2.5)
+
+    def spent(scale: float) -> float:
+        rdp = confident_gnmax_rdp_data_independent(queries, queries, sigma1=s1 * scale,
+                                                   sigma2=s2 * scale)
+        return float(epsilon_from_rdp(rdp, delta=1e-5))
+
+    assert spent(1.0) == pytest.approx(epsilon, abs=1e-9)
+    assert spent(0.99) > epsilon
+
+
+def test_calibrated_noise_grows_with_the_queries() -> None:
+    scales = [calibrate_confident_gnmax_sigmas(epsilon=1.0, delta=1e-5, num_queries=q)[1]
+              for q in (10, 100, 1_000, 10_000)]
+    assert np.all(np.diff(scales) > 0)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"epsilon": 0.0}, "`epsilon` must be a positive number"),
+    ({"num_queries": 0}, "`num_queries` must be a positive integer"),
+    ({"ratio": -1.0}, "`ratio` must be a positive number"),
+])
+def test_calibration_refuses_bad_input(kwargs: dict, message: str) -> None:
+    args = {"epsilon": 1.0, "delta": 1e-5, "num_queries": 10, **kwargs}
+    with pytest.raises(InvalidParameterError, match=message):
+        calibrate_confident_gnmax_sigmas(**args)
