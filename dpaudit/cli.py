@@ -120,19 +120,13 @@ def _fit_one(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
                            data_dir=args.data_dir)
     options = _options(args)
     options.update(extra or {})
-    if args.generator == "gpate" and "num_teachers" not in options:
-        from dpaudit.generators.g_pate import GPateConfig, defaults_for_rows
+    if args.generator == "gpate":
+        from dpaudit.generators.g_pate import with_small_table_defaults
 
-        if len(dataset.train) < GPateConfig.__dataclass_fields__["num_teachers"].default:
-            # Fewer rows than the published 2,100 teachers: the audit's settings.
-            small = defaults_for_rows(
-                len(dataset.train),
-                epsilon=1.0 if args.epsilon is None else args.epsilon,
-                delta=1e-5 if args.delta is None else args.delta,
-                batch_size=int(options.get("batch_size", 32)),
-                projection_dim=int(options.get("projection_dim", 5)))
-            for key, value in small.items():
-                options.setdefault(key, value)
+        options = with_small_table_defaults(
+            options, len(dataset.train),
+            epsilon=1.0 if args.epsilon is None else args.epsilon,
+            delta=1e-5 if args.delta is None else args.delta)
     factory = generator_factory(args.generator)
     generator = factory(epsilon=1.0 if args.epsilon is None else args.epsilon,
                         delta=1e-5 if args.delta is None else args.delta, **options)

@@ -304,19 +304,14 @@ def build_setup(config: AuditConfig) -> AuditSetup:
         options.setdefault("lam", 1e-3)
         options.setdefault("max_iterations", 100 if dataset.name == "worst-case" else 1000)
     if config.generator == "gpate":
-        from dpaudit.generators.g_pate import defaults_for_rows
+        from dpaudit.generators.g_pate import with_small_table_defaults
 
-        # The published settings are for 2,100 teachers on 284k rows: fix k from |D|
-        # (both worlds) and calibrate the noise so that the iterations run.
+        # The published settings are for 2,100 teachers on 284k rows: on a smaller
+        # table fix k from |D| (both worlds) and calibrate the noise so that the
+        # planned iterations run.
         options.setdefault("max_iterations", 100 if dataset.name == "worst-case" else 1000)
-        if "num_teachers" not in options:
-            small = defaults_for_rows(
-                len(without), epsilon=config.epsilon, delta=config.delta,
-                iterations=int(options["max_iterations"]),
-                batch_size=int(options.get("batch_size", 32)),
-                projection_dim=int(options.get("projection_dim", 5)))
-            for key, value in small.items():
-                options.setdefault(key, value)
+        options = with_small_table_defaults(options, len(without), epsilon=config.epsilon,
+                                            delta=config.delta)
     setup = AuditSetup(
         config=config, dataset=dataset, without=without, with_target=with_target,
         target=target, target_index=target_index, target_selection=selection,

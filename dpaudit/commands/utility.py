@@ -160,9 +160,15 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         options["variant"] = args.variant
     if args.bugs:
         options["bugs"] = list(args.bugs)
+    dataset = _load(args)
+    if args.generator == "gpate":
+        from dpaudit.generators.g_pate import with_small_table_defaults
+
+        options = with_small_table_defaults(options, len(dataset.train),
+                                            epsilon=args.epsilon, delta=args.delta)
     result = run_utility(
         generator_name=args.generator,
-        dataset=_load(args),
+        dataset=dataset,
         epsilon=args.epsilon,
         delta=args.delta,
         seed=args.seed,

@@ -45,7 +45,7 @@ from __future__ import annotations
 import copy
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
@@ -1162,6 +1162,26 @@ def defaults_for_rows(
         ratio=1500.0 / 600.0)
     return {"num_teachers": k, "sigma1": max(1500.0 * k / 2100, s1_cal),
             "sigma2": max(600.0 * k / 2100, s2_cal)}
+
+
+def with_small_table_defaults(
+    options: Mapping[str, Any], n_rows: int, *, epsilon: float, delta: float,
+) -> dict[str, Any]:
+    """``options`` completed by :func:`defaults_for_rows` when the table has fewer
+    rows than the published 2,100 teachers and ``num_teachers`` is not given (the
+    planned iterations: ``max_iterations`` when given, else 100). Options given win."""
+    out = dict(options)
+    published_k = int(GPateConfig.__dataclass_fields__["num_teachers"].default)  # type: ignore[arg-type]
+    if "num_teachers" in out or n_rows >= published_k:
+        return out
+    small = defaults_for_rows(
+        n_rows, epsilon=epsilon, delta=delta,
+        iterations=int(out.get("max_iterations", 100)),
+        batch_size=int(out.get("batch_size", 32)),
+        projection_dim=int(out.get("projection_dim", 5)))
+    for key, value in small.items():
+        out.setdefault(key, value)
+    return out
 
 
 def _factory(*, epsilon: float, delta: float, **options: Any) -> GPate:

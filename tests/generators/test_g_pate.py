@@ -36,6 +36,7 @@ from dpaudit.generators.g_pate import (
     _MlpTeachers,
     defaults_for_rows,
     dp_grad_agg,
+    with_small_table_defaults,
     teacher_input_gradients,
 )
 from dpaudit.rng import Rngs
@@ -795,3 +796,15 @@ def test_weak_noise_g_pate_moves_its_samples_toward_the_data() -> None:
     before, after = distance(0), distance(1000)
     assert before > 0.1  # the untrained generator sits near the middle
     assert after < 0.5 * before
+
+
+def test_small_table_defaults_apply_only_where_needed() -> None:
+    given = {"num_teachers": 7, "sigma1": 3.0}
+    assert with_small_table_defaults(given, 500, epsilon=1.0, delta=1e-5) == given
+    assert with_small_table_defaults({}, 50_000, epsilon=1.0, delta=1e-5) == {}
+    planned = with_small_table_defaults({"max_iterations": 40, "sigma2": 9.0}, 686,
+                                        epsilon=1.0, delta=1e-5)
+    expected = defaults_for_rows(686, epsilon=1.0, delta=1e-5, iterations=40)
+    assert planned["num_teachers"] == 5
+    assert planned["sigma1"] == expected["sigma1"]
+    assert planned["sigma2"] == 9.0  # what the user gave wins
