@@ -36,8 +36,8 @@ from dpaudit.generators.g_pate import (
     _MlpTeachers,
     defaults_for_rows,
     dp_grad_agg,
-    with_small_table_defaults,
     teacher_input_gradients,
+    with_small_table_defaults,
 )
 from dpaudit.rng import Rngs
 
