@@ -119,3 +119,14 @@ def test_trace_writes_csv_and_json(capsys, tmp_path: Path) -> None:
     code, _, err = run(capsys, "trace", "--generator", "gpate", "--out", str(tmp_path / "g"))
     assert code == 2
     assert "PATE-GAN" in err
+
+
+def test_utility_with_gpate_on_a_small_table(capsys) -> None:
+    """686 rows < the published 2,100 teachers: the small-table defaults apply (the
+    command used to fail with "fewer rows than teachers")."""
+    code, out, err = run(capsys, "utility", "--generator", "gpate", "--models", "1",
+                         "--samples", "1", "--classifier", "LogisticRegression",
+                         "--no-progress")
+    assert code == 0, err
+    assert "utility of gpate on cervical_cancer" in out
+    assert "LogisticRegression" in out
