@@ -9,7 +9,6 @@ network.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -20,7 +19,7 @@ from markupsafe import Markup
 
 from dpaudit import __version__
 from dpaudit.reports import plots
-from dpaudit.reports.model import AttackResult, AuditResult
+from dpaudit.reports.model import AttackResult, AuditResult, relative_path
 from dpaudit.reports.text import (
     COMPARISON_COLUMNS,
     DATA_NOTICE,
@@ -214,19 +213,6 @@ def comparison_rows(
     return rows
 
 
-def _relative(path: Path, base: Path | None) -> str:
-    if base is None:
-        return str(path)
-    try:
-        return os.path.relpath(path, base)
-    except ValueError:
-        return str(path)
-
-
-def _audit_dir(result: AuditResult) -> Path:
-    return result.source.parent if result.source.suffix == ".json" else result.source
-
-
 def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None) -> str:
     """The HTML comparison of several audits: one row per generator/variant/attack.
 
@@ -239,9 +225,7 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
     """
     rows = []
     for _, attack, result in comparison_rows(results):
-        directory = _audit_dir(result)
-        report = directory / REPORT_FILE
-        rel = _relative(directory, base)
+        report = result.directory / REPORT_FILE
         rows.append(
             {
                 "verdict": result.verdict,
@@ -258,8 +242,8 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
                     fmt_eps(attack.eps_max_attainable),
                     fmt_number(attack.auc),
                 ),
-                "path": rel,
-                "link": _relative(report, base) if report.is_file() else None,
+                "path": result.path_from(base),
+                "link": relative_path(report, base) if report.is_file() else None,
             }
         )
     verdicts = [r.verdict for r in results]
@@ -275,7 +259,7 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
             "verdict": r.verdict,
             "label": r.label,
             "dataset": r.dataset,
-            "path": _relative(_audit_dir(r), base),
+            "path": r.path_from(base),
             "meaning": explain(r),
             "target": fmt_value(r.target) if r.target else "",
         }

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,16 +35,6 @@ def result_document(result: AuditResult) -> dict[str, Any]:
     """The result as a plain JSON-ready dict (every key of ``result.json`` kept)."""
     doc: dict[str, Any] = _finite(thaw(result.raw))
     return doc
-
-
-def _relative(path: Path, base: Path | None) -> str:
-    directory = path.parent if path.suffix == ".json" else path
-    if base is None:
-        return str(directory)
-    try:
-        return os.path.relpath(directory, base)
-    except ValueError:
-        return str(directory)
 
 
 def render_json(
@@ -78,7 +67,7 @@ def render_json(
             "kind": "comparison",
             "version": __version__,
             "audits": [
-                {"path": _relative(r.source, base), "result": result_document(r)}
+                {"path": r.path_from(base), "result": result_document(r)}
                 for r in results
             ],
         }

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,6 +233,17 @@ class Trace:
         )
 
 
+def relative_path(path: Path, base: Path | None) -> str:
+    """``path`` relative to ``base``; as given when there is no base or no relative
+    path (another drive)."""
+    if base is None:
+        return str(path)
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:
+        return str(path)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AuditResult:
     """One audit, as its ``result.json`` (validated) plus optional traces.
@@ -272,6 +284,15 @@ class AuditResult:
     utility: Mapping[str, Any] | None
     raw: Mapping[str, Any]
     trace: Trace | None = None
+
+    @property
+    def directory(self) -> Path:
+        """The audit directory (``source``, or the folder of a ``result.json``)."""
+        return self.source.parent if self.source.suffix == ".json" else self.source
+
+    def path_from(self, base: Path | None) -> str:
+        """:attr:`directory`, relative to ``base`` where it can be."""
+        return relative_path(self.directory, base)
 
     @property
     def label(self) -> str:
