@@ -96,7 +96,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 import numpy as np
 import pandas as pd
@@ -738,31 +738,30 @@ class UtilityResult:
 # ------------------------------------------------------------------ evaluation
 
 
+def _check_subset(name: str, given: Sequence[str], allowed: Sequence[str]) -> tuple[str, ...]:
+    """A non-empty subset of ``allowed``, in ``allowed``'s order, duplicates removed."""
+    unknown = [v for v in given if v not in allowed]
+    if unknown or not given:
+        raise InvalidParameterError(
+            f"`{name}` must be a non-empty subset of {', '.join(allowed)}. "
+            f"Got {list(given)!r}."
+        )
+    return tuple(v for v in allowed if v in set(given))
+
+
 def _check_classifiers(classifiers: Sequence[str] | None) -> tuple[str, ...]:
     if classifiers is None:
         return CLASSIFIERS
     if isinstance(classifiers, str):
         classifiers = [classifiers]
-    unknown = [c for c in classifiers if c not in CLASSIFIERS]
-    if unknown or not classifiers:
-        raise InvalidParameterError(
-            f"`classifiers` must be a non-empty subset of {', '.join(CLASSIFIERS)}. "
-            f"Got {list(classifiers)!r}."
-        )
-    # Canonical order, duplicates removed: the order fixes each classifier's seed.
-    return tuple(c for c in CLASSIFIERS if c in set(classifiers))
+    # Canonical order: the order fixes each classifier's seed.
+    return _check_subset("classifiers", classifiers, CLASSIFIERS)
 
 
 def _check_settings(settings: Sequence[str]) -> tuple[Setting, ...]:
     if isinstance(settings, str):
         settings = list(settings)
-    bad = [s for s in settings if s not in SETTINGS]
-    if bad or not settings:
-        raise InvalidParameterError(
-            f"`settings` must be a non-empty subset of {', '.join(SETTINGS)}. "
-            f"Got {list(settings)!r}."
-        )
-    return tuple(s for s in SETTINGS if s in set(settings))
+    return cast(tuple[Setting, ...], _check_subset("settings", settings, SETTINGS))
 
 
 def _check_positive_int(name: str, value: Any) -> int:
