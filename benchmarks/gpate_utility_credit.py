@@ -18,7 +18,7 @@ fraud row at all; the conditional run (``B: G-PATE cond.``, ``label_column="Clas
 as the paper's conditional generator) draws the class uniformly (public, not the
 private class frequencies) and generates the other columns given it.
 
-The same split also trains dpaudit's reference PATE-GAN (``B: PATE-GAN``, the
+The same split also trains dpaudit's reference PATE-GAN (``B: PATE-GAN l=...``, the
 toolkit's defaults: ``k = n // 125`` teachers, lambda ``--pategan-lam``, default 1e-3 as
 in the audit study; the paper's table reports PATE-GAN at 0.8872), unconditional as
 published, so that both generators are compared on identical data and classifiers.
@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 
-from dpaudit.data import load_dataset
+from dpaudit.data import Dataset, load_dataset
 from dpaudit.generators.g_pate import GPate, GPateConfig
 from dpaudit.generators.pate_gan import PateGan, PateGanConfig
 from dpaudit.rng import Rngs
@@ -109,6 +110,32 @@ def _row(name: str, scores: dict[str, float | None], extra: str = "") -> str:
     return f"{name:<22}{cells}{mean_auroc(scores):>10.4f}  {extra}"
 
 
+def run_seeds(title: str, make: Callable[[], Any], dataset: Dataset, seeds: int) -> None:
+    """Fits ``make()`` with seeds 0..seeds-1, prints one row per seed (Setting B)
+    and, for several seeds, their mean."""
+    label = dataset.label
+    assert label is not None and dataset.test is not None
+    means = []
+    for seed in range(seeds):
+        fit_rng, sample_rng = Rngs.from_seed(seed).spawn(2)
+        start = time.perf_counter()
+        model = make().fit(dataset.train, domain=dataset.domain, rng=fit_rng)
+        fit_s = time.perf_counter() - start
+        synthetic = model.sample(len(dataset.train), rng=sample_rng)
+        scores = auroc_scores(synthetic, dataset.test, label, seed=seed)
+        claim = model.privacy_claim_
+        means.append(mean_auroc(scores))
+        k = getattr(model, "num_teachers_", None)
+        extra = (f"seed {seed}: {'' if k is None else f'k {k}, '}{claim.iterations} it, "
+                 f"claim eps {claim.epsilon:.4f} (data-indep. "
+                 f"{claim.epsilon_data_independent:.4f}), {int(synthetic[label].sum())} "
+                 f"synthetic positives, fit {fit_s:.0f} s")
+        print(_row(title, scores, extra))
+    if seeds > 1:
+        print(f"{title}: mean AUROC over {seeds} seeds {np.mean(means):.4f} "
+              f"(sd {np.std(means, ddof=1):.4f})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1, help="generator seeds (0..n-1)")
@@ -147,48 +174,15 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(("B: G-PATE unsanitised", True, None))
         runs.append(("B: G-PATE cond. unsan.", True, label))
     for title, unsanitised, label_column in runs:
-        means = []
-        for seed in range(args.seeds):
-            cfg = GPateConfig(epsilon=args.epsilon, delta=DELTA, num_teachers=args.teachers,
-                              max_iterations=args.max_iterations, device="auto",
-                              unsanitised_data_dependent=unsanitised,
-                              label_column=label_column)
-            root = Rngs.from_seed(seed)
-            fit_rng, sample_rng = root.spawn(2)
-            start = time.perf_counter()
-            model = GPate(cfg).fit(dataset.train, domain=dataset.domain, rng=fit_rng)
-            fit_s = time.perf_counter() - start
-            synthetic = model.sample(len(dataset.train), rng=sample_rng)
-            scores = auroc_scores(synthetic, dataset.test, label, seed=seed)
-            claim = model.privacy_claim_
-            means.append(mean_auroc(scores))
-            extra = (f"seed {seed}: {claim.iterations} it, claim eps "
-                     f"{claim.epsilon:.4f} (data-indep. {claim.epsilon_data_independent:.4f})"
-                     f", {int(synthetic[label].sum())} synthetic positives, fit {fit_s:.0f} s")
-            print(_row(title, scores, extra))
-        if args.seeds > 1:
-            print(f"{title}: mean AUROC over {args.seeds} seeds {np.mean(means):.4f} "
-                  f"(sd {np.std(means, ddof=1):.4f})")
+        cfg = GPateConfig(epsilon=args.epsilon, delta=DELTA, num_teachers=args.teachers,
+                          max_iterations=args.max_iterations, device="auto",
+                          unsanitised_data_dependent=unsanitised, label_column=label_column)
+        run_seeds(title, lambda cfg=cfg: GPate(cfg), dataset, args.seeds)
     if not args.no_pategan:
-        means = []
-        for seed in range(args.seeds):
-            pg_cfg = PateGanConfig(epsilon=args.epsilon, delta=DELTA, lam=args.pategan_lam,
-                                   device="auto")
-            fit_rng, sample_rng = Rngs.from_seed(seed).spawn(2)
-            start = time.perf_counter()
-            pg = PateGan(pg_cfg).fit(dataset.train, domain=dataset.domain, rng=fit_rng)
-            fit_s = time.perf_counter() - start
-            synthetic = pg.sample(len(dataset.train), rng=sample_rng)
-            scores = auroc_scores(synthetic, dataset.test, label, seed=seed)
-            claim = pg.privacy_claim_
-            means.append(mean_auroc(scores))
-            extra = (f"seed {seed}: lambda {args.pategan_lam:g}, k {pg.num_teachers_}, "
-                     f"{claim.iterations} it, claim eps {claim.epsilon:.4f}, "
-                     f"{int(synthetic[label].sum())} synthetic positives, fit {fit_s:.0f} s")
-            print(_row("B: PATE-GAN", scores, extra))
-        if args.seeds > 1:
-            print(f"B: PATE-GAN: mean AUROC over {args.seeds} seeds {np.mean(means):.4f} "
-                  f"(sd {np.std(means, ddof=1):.4f})")
+        cfg_pg = PateGanConfig(epsilon=args.epsilon, delta=DELTA, lam=args.pategan_lam,
+                               device="auto")
+        run_seeds(f"B: PATE-GAN l={args.pategan_lam:g}", lambda: PateGan(cfg_pg), dataset,
+                  args.seeds)
     print(f"paper (Long et al. 2021, Credit, epsilon 1): G-PATE mean AUROC {PAPER_MEAN_AUROC}, "
           f"PATE-GAN {PAPER_PATEGAN_AUROC}")
     return 0
