@@ -151,9 +151,16 @@ class BatchedMLP(nn.Module):
             generator: draws the dropout masks; dropout is applied only when given.
             member: run only this member on ``x[1, B, n_in]``.
         """
+        h = self._hidden(x, self.layers[:-1], generator=generator, member=member)
+        return self._output(self.layers[-1](h, member=member), logits=logits)
+
+    def _hidden(self, h: Tensor, layers: Iterable[nn.Module], *,
+                generator: torch.Generator | None = None,
+                member: int | None = None) -> Tensor:
+        """The hidden ``layers`` (each: linear, layer norm, activation, dropout,
+        residual) applied to ``h``."""
         spec = self.spec
-        h = x
-        for layer in self.layers[:-1]:
+        for layer in layers:
             z = layer(h, member=member)
             if spec.layer_norm:
                 z = nn.functional.layer_norm(z, z.shape[-1:])
@@ -162,10 +169,12 @@ class BatchedMLP(nn.Module):
                 keep = torch.rand(z.shape, generator=generator, device=z.device) >= spec.dropout
                 z = z * keep / (1.0 - spec.dropout)
             h = h + z if spec.residual and z.shape == h.shape else z
-        out: Tensor = self.layers[-1](h, member=member)
+        return h
+
+    def _output(self, out: Tensor, *, logits: bool) -> Tensor:
         if logits:
             return out
-        return activate(out, spec.out_activation, slope=spec.slope)
+        return activate(out, self.spec.out_activation, slope=self.spec.slope)
 
     def forward_shared(self, x: Tensor, groups: int, *, logits: bool = False) -> Tensor:
         """Equal to ``forward(x.repeat_interleave(groups, dim=0))``, faster.
@@ -189,8 +198,7 @@ class BatchedMLP(nn.Module):
 
         h = first.forward_shared(x, groups)
         if len(self.layers) == 1:
-            h = members_first(h)
-            return h if logits else activate(h, spec.out_activation, slope=spec.slope)
+            return self._output(members_first(h), logits=logits)
         if spec.layer_norm:
             h = nn.functional.layer_norm(h, h.shape[-1:])
         # Not in place: ``h`` is a view, and autograd would copy its base back.
@@ -200,19 +208,9 @@ class BatchedMLP(nn.Module):
         if len(self.layers) == 2 and last.weight.shape[2] == 1:
             # One hidden layer and a logit (PATE-GAN's teachers): stay in the grouped
             # layout and transpose only the one-column output.
-            head = members_first(last.forward_grouped(h))
-            return head if logits else activate(head, spec.out_activation, slope=spec.slope)
-        h = members_first(h)
-        for layer in self.layers[1:-1]:
-            z = layer(h)
-            if spec.layer_norm:
-                z = nn.functional.layer_norm(z, z.shape[-1:])
-            z = activate(z, spec.activation, slope=spec.slope, inplace=True)
-            h = h + z if spec.residual and z.shape == h.shape else z
-        out: Tensor = self.layers[-1](h)
-        if logits:
-            return out
-        return activate(out, spec.out_activation, slope=spec.slope)
+            return self._output(members_first(last.forward_grouped(h)), logits=logits)
+        h = self._hidden(members_first(h), self.layers[1:-1])
+        return self._output(last(h), logits=logits)
 
     def clamp_(self, limit: float) -> None:
         """Clips every weight to ``[-limit, limit]`` (WGAN-style weight clipping)."""
