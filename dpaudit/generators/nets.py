@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -217,6 +217,91 @@ class BatchedMLP(nn.Module):
         with torch.no_grad():
             for p in self.parameters():
                 p.clamp_(-limit, limit)
+
+
+def is_relu_logit(net: BatchedMLP) -> bool:
+    """Whether ``net`` is one ReLU hidden layer and one logit (PATE-GAN's teachers):
+    the architecture whose BCE gradient :func:`relu_logit_bce_grad_` writes by hand."""
+    spec = net.spec
+    return (len(spec.hidden) == 1 and spec.n_out == 1 and spec.activation == "relu"
+            and not spec.layer_norm and not spec.residual)
+
+
+def with_ones(x: Tensor) -> Tensor:
+    """``x[..., n]`` with a column of ones appended, ``[..., n + 1]``: a layer's bias
+    then rides in its matmul (no broadcast pass over the output, and the bias
+    gradient comes out of the weight gradient's matmul)."""
+    return torch.cat([x, x.new_ones((*x.shape[:-1], 1))], dim=-1)
+
+
+def _first_layer_t(net: BatchedMLP, groups: int) -> Tensor:
+    """The first layer's weight and bias, transposed: ``[E, h, n_in + 1]``, or for
+    inputs shared by ``groups`` members ``[E / groups, groups * h, n_in + 1]``."""
+    first = net.layers[0]
+    assert isinstance(first, BatchedLinear)
+    a = torch.cat([first.weight, first.bias], dim=1)  # [E, n_in + 1, h]
+    if groups == 1:
+        return a.transpose(1, 2)
+    e, n1, h = a.shape
+    return a.view(e // groups, groups, n1, h).transpose(2, 3).reshape(
+        e // groups, groups * h, n1)
+
+
+def relu_logits(net: BatchedMLP, x1: Tensor, groups: int = 1) -> tuple[Tensor, Tensor]:
+    """Logits ``[E, 1, B]`` and hidden activations ``[E, h, B]`` (transposed: one
+    member's hidden units are rows, so that the logit is a matrix-vector product) of a
+    :func:`is_relu_logit` ensemble on ``x1 = with_ones(x)``: ``x1[E, B, n_in + 1]``, or
+    ``x1[E / groups, B, n_in + 1]`` shared by consecutive groups of members as in
+    :meth:`BatchedMLP.forward_shared`. Equal to ``forward(x, logits=True)``."""
+    last = net.layers[-1]
+    assert isinstance(last, BatchedLinear)
+    rows = x1.shape[1]
+    hidden = torch.relu_(torch.bmm(_first_layer_t(net, groups), x1.transpose(1, 2)))
+    hidden = hidden.view(net.members, -1, rows)
+    return torch.baddbmm(last.bias, last.weight.transpose(1, 2), hidden), hidden
+
+
+@torch.no_grad()
+def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, Tensor | float]],
+                         weight: Tensor) -> None:
+    """Sets the ``.grad`` of a :func:`is_relu_logit` ensemble's parameters to the
+    gradient of ``sum_e weight[e] * sum_batches mean_b BCE(logit[e, b], y[e, b])``.
+
+    The gradient autograd would compute (tests compare them in float64), written out so
+    that each pass over the ``[E, h, B]`` activations is one kernel: with ``z`` the
+    hidden pre-activation, ``d = weight * (sigmoid(logit) - y) / B``,
+    ``dL/dw2 = relu(z) d``, ``dL/db2 = sum d``, ``dL/d[W1; b1] = x1^T (1[z > 0] d) w2``
+    (the row scaling by ``w2`` after the matmul). Autograd's graph makes about twice as
+    many passes over the activations, and at thousands of teachers these passes, not
+    the matmuls, bound a training step.
+
+    Args:
+        batches: ``(x1, groups, y)``: inputs with a ones column (:func:`with_ones`), as
+            :func:`relu_logits` takes them, and targets broadcastable to ``[E, 1, B]``.
+        weight: ``[E]``, each member's weight in the sum (0 for stopped members).
+    """
+    first, last = net.layers
+    assert isinstance(first, BatchedLinear) and isinstance(last, BatchedLinear)
+    e = net.members
+    grad_a: Tensor | None = None
+    grad_w2: Tensor | None = None
+    grad_b2: Tensor | None = None
+    for x1, groups, y in batches:  # the real and the generated batch, not members
+        logits, hidden = relu_logits(net, x1, groups)
+        d = (torch.sigmoid(logits) - y).mul_((weight / x1.shape[1]).view(e, 1, 1))
+        g_w2 = torch.bmm(d, hidden.transpose(1, 2))  # [E, 1, h]
+        g_b2 = d.sum(dim=2, keepdim=True)
+        g_z = torch.ops.aten.threshold_backward(d.expand_as(hidden), hidden, 0.0)
+        g_a = torch.bmm(g_z.view(e // groups, -1, x1.shape[1]), x1).view(e, -1, x1.shape[2])
+        grad_a = g_a if grad_a is None else grad_a.add_(g_a)
+        grad_w2 = g_w2 if grad_w2 is None else grad_w2.add_(g_w2)
+        grad_b2 = g_b2 if grad_b2 is None else grad_b2.add_(g_b2)
+    assert grad_a is not None and grad_w2 is not None and grad_b2 is not None
+    grad_a.mul_(last.weight)  # [E, h, n_in + 1] scaled by w2[E, h, 1]
+    first.weight.grad = grad_a[:, :, :-1].transpose(1, 2).contiguous()
+    first.bias.grad = grad_a[:, :, -1:].transpose(1, 2).contiguous()
+    last.weight.grad = grad_w2.transpose(1, 2).contiguous()
+    last.bias.grad = grad_b2
 
 
 def make_optimizer(

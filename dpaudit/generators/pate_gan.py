@@ -45,10 +45,14 @@ from dpaudit.generators.nets import (
     MaskedStep,
     MLPSpec,
     gather_rows,
+    is_relu_logit,
     make_optimizer,
+    relu_logit_bce_grad_,
+    relu_logits,
     train_step,
+    with_ones,
 )
-from dpaudit.rng import Rngs
+from dpaudit.rng import ParallelDraws, Rngs
 
 Device = Literal["auto", "cpu", "cuda"]
 LatentDistribution = Literal["uniform", "uniform_pm1", "normal"]
@@ -254,8 +258,13 @@ def resolve_device(device: str) -> torch.device:
 def laplace(shape: Sequence[int], scale: float | Tensor, *, generator: torch.Generator,
             device: torch.device) -> Tensor:
     """Laplace noise by inverse CDF from an explicit generator."""
-    u = torch.rand(tuple(shape), generator=generator, device=device) - 0.5
-    u = u.clamp(-0.5 + 1e-7, 0.5 - 1e-7)
+    return laplace_from_uniform(
+        torch.rand(tuple(shape), generator=generator, device=device), scale)
+
+
+def laplace_from_uniform(u: Tensor, scale: float | Tensor) -> Tensor:
+    """Laplace noise by inverse CDF from uniform draws ``u`` on ``[0, 1)``."""
+    u = (u - 0.5).clamp(-0.5 + 1e-7, 0.5 - 1e-7)
     return -scale * torch.sign(u) * torch.log1p(-2.0 * u.abs())
 
 
@@ -355,7 +364,7 @@ class PateGan:
             if cfg.latent_mismatch:
                 # Trained on U(0,1), sampled from N(0,1): outside the training range.
                 latent_dist = "normal"
-            z = _latent((1, int(n), self.latent_dim_), latent_dist, gen, self.device_)
+            z = _latent((1, int(n), self.latent_dim_), latent_dist, ParallelDraws(gen))
             out = self.generator_(z)[0].clamp(0.0, 1.0).cpu().numpy()
         domain = self.domain_
         if cfg.output_not_rescaled:
@@ -384,12 +393,11 @@ class PateGan:
         return self._claim
 
 
-def _latent(shape: tuple[int, ...], dist: str, gen: torch.Generator,
-            device: torch.device) -> Tensor:
+def _latent(shape: tuple[int, ...], dist: str, draws: ParallelDraws) -> Tensor:
     if dist == "normal":
-        return torch.randn(shape, generator=gen, device=device)
-    u = torch.rand(shape, generator=gen, device=device)
-    return u * 2.0 - 1.0 if dist == "uniform_pm1" else u
+        return draws.randn(shape)
+    u = draws.rand(shape)
+    return u.mul_(2.0).sub_(1.0) if dist == "uniform_pm1" else u
 
 
 class _Trainer:
@@ -403,9 +411,11 @@ class _Trainer:
         seq = np.random.SeedSequence([r.int_seed() for r in rngs])
         self.gen = torch.Generator(device=self.device)
         self.gen.manual_seed(int(seq.generate_state(1, dtype=np.uint64)[0] >> 1))
+        self.draws = ParallelDraws(self.gen)
         self.batch = self._encode(domain, datasets)
         self.p = int(self.batch.data.shape[2])
         self.z = widths(cfg.latent_dim, d=self.p, z=self.p, name="latent_dim")[0]
+        self.fused_teachers = False
 
     # ----------------------------------------------------------------- data
     def _encode(self, domain: Domain, datasets: list[pd.DataFrame]) -> _Batch:
@@ -456,6 +466,15 @@ class _Trainer:
             size = self.batch.n_rows[:, None].expand(-1, k).clone()
         return start, size
 
+    def _teacher_row_indices(self, perm: Tensor, start: Tensor, size: Tensor,
+                             n: int) -> Tensor:
+        """Indices of ``n`` rows (with replacement) from each teacher's partition:
+        ``[M, k, n]``."""
+        m, k = self.m, start.shape[1]
+        u = self.draws.rand((m, k, n))
+        pos = start[..., None] + torch.floor(u * size[..., None]).to(torch.long)
+        return torch.gather(perm, 1, pos.reshape(m, k * n)).view(m, k, n)
+
     def _sample_teacher_rows(self, perm: Tensor, start: Tensor, size: Tensor,
                              n: int) -> tuple[Tensor, Tensor]:
         """``n`` rows (with replacement) from each teacher's partition.
@@ -463,9 +482,7 @@ class _Trainer:
         Returns the rows ``[M*k, n, p]`` and their row indices ``[M*k, n]``.
         """
         m, k = self.m, start.shape[1]
-        u = torch.rand(m, k, n, generator=self.gen, device=self.device)
-        pos = start[..., None] + torch.floor(u * size[..., None]).to(torch.long)
-        rows = torch.gather(perm, 1, pos.reshape(m, k * n))  # [M, k * n]
+        rows = self._teacher_row_indices(perm, start, size, n).reshape(m, k * n)
         # Gather from each model's own table: no copy of the data per teacher.
         real = gather_rows(self.batch.data, rows).reshape(m * k, n, self.p)
         return real, rows.reshape(m * k, n)
@@ -473,13 +490,12 @@ class _Trainer:
     def _sample_all_rows(self, n: int) -> tuple[Tensor, Tensor]:
         """``n`` rows (with replacement) from each model's whole dataset: [M, n, p],
         and their indices [M, n]."""
-        u = torch.rand(self.m, n, generator=self.gen, device=self.device)
+        u = self.draws.rand((self.m, n))
         idx = torch.floor(u * self.batch.n_rows[:, None]).to(torch.long)
         return gather_rows(self.batch.data, idx), idx
 
     def _latent(self, n: int) -> Tensor:
-        return _latent((self.m, n, self.z), self.cfg.latent_distribution, self.gen,
-                       self.device)
+        return _latent((self.m, n, self.z), self.cfg.latent_distribution, self.draws)
 
     # --------------------------------------------------------------- models
     def _build(self) -> None:
@@ -514,6 +530,11 @@ class _Trainer:
                 activation=cfg.teacher_activation, out_activation="sigmoid"),
                 generator=self.gen, device=self.device)
             self.teacher_step = MaskedStep(self.teachers, opt(self.teachers.parameters()))
+            # PATE-GAN's teachers (one ReLU layer, a logit) take the hand-written
+            # gradient; their real rows come from a table with a ones column.
+            self.fused_teachers = is_relu_logit(self.teachers)
+            if self.fused_teachers:
+                self.data1 = with_ones(self.batch.data)
 
     # ------------------------------------------------------------- training
     def run(self) -> list[PateGan]:
@@ -591,25 +612,40 @@ class _Trainer:
             y = torch.cat([torch.ones(m * k, b), torch.zeros(m * k, b)], dim=1)
             self.lr_weights = fit_logistic_regression(x, y.to(x))
             return
-        for _ in range(cfg.teacher_steps):
-            real, idx = self._sample_teacher_rows(perm, start, size, b)
-            self._mark_seen(idx, active_t)
-            with torch.no_grad():
-                fake = self.generator(self._latent(b))  # shared by the k teachers
-            y_real = torch.ones(m * k, b, 1, device=self.device)
-            y_fake = torch.zeros(m * k, b, 1, device=self.device)
+        steps = cfg.teacher_steps
+        # The generator is fixed during the teacher steps: the generated batches of all
+        # steps come from one forward pass, each step's real rows from one draw.
+        with torch.no_grad():
+            fakes = self.generator(self._latent(steps * b))  # [M, steps * b, p]
+        rows = self._teacher_row_indices(perm, start, size, steps * b)  # [M, k, steps * b]
+        self._mark_seen(rows.reshape(m * k, steps * b), active_t)
+        for step in range(steps):
+            part = slice(step * b, (step + 1) * b)
+            fake = fakes[:, part]  # shared by the k teachers of a model
+            idx = rows[:, :, part].reshape(m, k * b)
+            y_real: Tensor | float = 1.0
+            y_fake: Tensor | float = 0.0
             if cfg.gaussian_label_noise:
-                y_real = y_real + self.sigma * torch.randn(
-                    y_real.shape, generator=self.gen, device=self.device)
-                y_fake = y_fake + self.sigma * torch.randn(
-                    y_fake.shape, generator=self.gen, device=self.device)
+                y_real = 1.0 + self.sigma * torch.randn(
+                    m * k, 1, b, generator=self.gen, device=self.device)
+                y_fake = self.sigma * torch.randn(
+                    m * k, 1, b, generator=self.gen, device=self.device)
+            if self.fused_teachers:
+                real1 = gather_rows(self.data1, idx).view(m * k, b, self.p + 1)
+                relu_logit_bce_grad_(self.teachers, [(real1, 1, y_real),
+                                                     (with_ones(fake), k, y_fake)],
+                                     active_t.to(fake.dtype))
+                self.teacher_step.step(active_t)
+                continue
+            real = gather_rows(self.batch.data, idx).view(m * k, b, self.p)
 
-            def loss(real: Tensor = real, fake: Tensor = fake, y_real: Tensor = y_real,
-                     y_fake: Tensor = y_fake) -> Tensor:
+            def loss(real: Tensor = real, fake: Tensor = fake, y_real: Tensor | float = y_real,
+                     y_fake: Tensor | float = y_fake) -> Tensor:
                 bce = torch.nn.functional.binary_cross_entropy_with_logits
-                lr_ = bce(self.teachers(real, logits=True), y_real, reduction="none")
-                lf_ = bce(self.teachers.forward_shared(fake, self.k, logits=True), y_fake,
-                          reduction="none")
+                out_r = self.teachers(real, logits=True).transpose(1, 2)  # [M*k, 1, b]
+                out_f = self.teachers.forward_shared(fake, self.k, logits=True).transpose(1, 2)
+                lr_ = bce(out_r, torch.as_tensor(y_real).expand_as(out_r), reduction="none")
+                lf_ = bce(out_f, torch.as_tensor(y_fake).expand_as(out_f), reduction="none")
                 return lr_.mean(dim=(1, 2)) + lf_.mean(dim=(1, 2))
 
             train_step(self.teacher_step, loss, active_t)
@@ -627,8 +663,10 @@ class _Trainer:
                 x = fake.repeat_interleave(k, dim=0)
                 xa = torch.cat([x, torch.ones_like(x[..., :1])], dim=2).to(torch.float64)
                 logit = torch.bmm(xa, self.lr_weights.unsqueeze(-1)).squeeze(-1)
+            elif self.fused_teachers:
+                logit = relu_logits(self.teachers, with_ones(fake), k)[0]
             else:
-                logit = self.teachers.forward_shared(fake, k, logits=True).squeeze(-1)
+                logit = self.teachers.forward_shared(fake, k, logits=True)
         real = (logit > 0).reshape(self.m, k, -1)
         return real.sum(dim=1)
 
@@ -639,11 +677,11 @@ class _Trainer:
         shape = tuple(n1.shape)
         if cfg.single_noise_vote:
             # One Laplace draw on the "real" count, compared with k/2.
-            noise = laplace(shape, scale, generator=self.gen, device=self.device)
+            noise = laplace_from_uniform(self.draws.rand(shape), scale)
             return (n1.to(noise.dtype) + noise > k / 2.0).to(torch.float32)
         n0 = k - n1
-        noise1 = laplace(shape, scale, generator=self.gen, device=self.device)
-        noise0 = laplace(shape, scale, generator=self.gen, device=self.device)
+        noise1 = laplace_from_uniform(self.draws.rand(shape), scale)
+        noise0 = laplace_from_uniform(self.draws.rand(shape), scale)
         return (n1 + noise1 > n0 + noise0).to(torch.float32)
 
     def _epsilon(self, gap_counts: Tensor) -> Tensor:
@@ -652,9 +690,15 @@ class _Trainer:
 
     def _student_iteration(self, uses_accountant: bool) -> None:
         cfg, b, k = self.cfg, self.cfg.batch_size, self.k
-        for _ in range(cfg.student_steps):
-            with torch.no_grad():
-                fake = self.generator(self._latent(b))
+        steps = cfg.student_steps
+        # The generator is fixed during the student steps: the steps' generated batches
+        # come from one forward pass. (The votes stay per step: at hundreds of models
+        # the teachers' activations on all steps' rows would exceed 32 MiB, which glibc
+        # serves by mmap, page-faulting it in on every call: 2-3x slower.)
+        with torch.no_grad():
+            fakes = self.generator(self._latent(steps * b))
+        for step in range(steps):
+            fake = fakes[:, step * b:(step + 1) * b]
             n1 = self._votes(fake)
             labels = self._noisy_labels(n1)
             gaps = torch.nn.functional.one_hot((2 * n1 - k).abs(), k + 1).sum(dim=1)

@@ -205,9 +205,9 @@ def test_latent_mismatch_samples_from_normal(worst, monkeypatch) -> None:
     seen: list[str] = []
     original = pg._latent
 
-    def spy(shape, dist, gen, device):
+    def spy(shape, dist, draws):
         seen.append(dist)
-        return original(shape, dist, gen, device)
+        return original(shape, dist, draws)
 
     model = fit(d0, domain, latent_mismatch=True, max_iterations=2, num_teachers=2)
     ref = fit(d0, domain, max_iterations=2, num_teachers=2)

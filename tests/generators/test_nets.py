@@ -6,7 +6,16 @@ import pytest
 import torch
 
 from dpaudit.allocator import keep_freed_memory
-from dpaudit.generators.nets import BatchedLinear, BatchedMLP, MLPSpec, gather_rows
+from dpaudit.generators.nets import (
+    BatchedLinear,
+    BatchedMLP,
+    MLPSpec,
+    gather_rows,
+    is_relu_logit,
+    relu_logit_bce_grad_,
+    relu_logits,
+    with_ones,
+)
 
 
 def _net(hidden: tuple[int, ...], n_out: int, **kw: object) -> BatchedMLP:
@@ -85,3 +94,68 @@ def test_keep_freed_memory_is_idempotent() -> None:
     assert keep_freed_memory() is first
     # Allocation still works after the settings change.
     assert torch.ones(4_000_000).sum().item() == 4_000_000
+
+
+def test_is_relu_logit() -> None:
+    assert is_relu_logit(_net((7,), 1))
+    assert not is_relu_logit(_net((7,), 2))
+    assert not is_relu_logit(_net((7, 5), 1))
+    assert not is_relu_logit(_net((), 1))
+    assert not is_relu_logit(_net((7,), 1, activation="leaky_relu"))
+    assert not is_relu_logit(_net((7,), 1, layer_norm=True))
+    assert not is_relu_logit(_net((6,), 1, residual=True))
+
+
+def test_with_ones() -> None:
+    x = torch.randn(2, 3, 4)
+    x1 = with_ones(x)
+    assert x1.shape == (2, 3, 5)
+    torch.testing.assert_close(x1[..., :4], x)
+    assert bool((x1[..., 4] == 1).all())
+
+
+@pytest.mark.parametrize("groups", [1, 3])
+def test_relu_logits_equal_forward(groups: int) -> None:
+    torch.manual_seed(0)
+    net = _net((7,), 1).double()
+    x = torch.randn(12 // groups, 10, 6, dtype=torch.float64)
+    logits, hidden = relu_logits(net, with_ones(x), groups)
+    expected = net(x.repeat_interleave(groups, dim=0), logits=True)
+    assert logits.shape == (12, 1, 10) and hidden.shape == (12, 7, 10)
+    torch.testing.assert_close(logits, expected.transpose(1, 2))
+    assert bool((hidden >= 0).all())
+
+
+@pytest.mark.parametrize("noisy_labels", [False, True])
+def test_relu_logit_bce_grad_equals_autograd(noisy_labels: bool) -> None:
+    """The hand-written gradient of the teachers' loss (a real batch per member, a
+    generated batch shared by groups of 3, members weighted and some stopped) equals
+    autograd's, in float64."""
+    torch.manual_seed(1)
+    net_a = _net((7,), 1).double()
+    net_b = _net((7,), 1).double()
+    real = torch.randn(12, 10, 6, dtype=torch.float64)
+    fake = torch.randn(4, 8, 6, dtype=torch.float64)
+    weight = torch.tensor([1.0, 0.0, 1.0, 2.0] * 3, dtype=torch.float64)
+    y_real: torch.Tensor | float = 1.0
+    y_fake: torch.Tensor | float = 0.0
+    if noisy_labels:
+        y_real = 1.0 + 0.7 * torch.randn(12, 1, 10, dtype=torch.float64)
+        y_fake = 0.7 * torch.randn(12, 1, 8, dtype=torch.float64)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    out_r = net_a(real, logits=True).transpose(1, 2)
+    out_f = net_a(fake.repeat_interleave(3, dim=0), logits=True).transpose(1, 2)
+    loss = (bce(out_r, torch.as_tensor(y_real, dtype=torch.float64).expand_as(out_r),
+                reduction="none").mean(dim=(1, 2))
+            + bce(out_f, torch.as_tensor(y_fake, dtype=torch.float64).expand_as(out_f),
+                  reduction="none").mean(dim=(1, 2)))
+    (loss * weight).sum().backward()
+    relu_logit_bce_grad_(net_b, [(with_ones(real), 1, y_real), (with_ones(fake), 3, y_fake)],
+                         weight)
+    for pa, pb in zip(net_a.parameters(), net_b.parameters(), strict=True):
+        assert pb.grad is not None and pb.grad.shape == pa.shape
+        assert pb.grad.is_contiguous()
+        torch.testing.assert_close(pb.grad, pa.grad)
+    # A stopped member (weight 0) gets a zero gradient; the others do not.
+    assert all(float(p.grad[1].abs().max()) == 0.0 for p in net_b.parameters())
+    assert all(float(p.grad[0].abs().max()) > 0.0 for p in net_b.parameters())

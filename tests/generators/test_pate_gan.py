@@ -185,3 +185,53 @@ def test_cuda_matches_contract(cervical) -> None:
     out = model.sample(100, rng=Rngs.from_seed(1))
     cervical.domain.validate(out)
     assert model.privacy_claim_.epsilon <= 1.0
+
+
+@pytest.mark.parametrize("gaussian_label_noise", [False, True])
+def test_hand_written_teacher_gradient_trains_as_autograd(cervical, monkeypatch,
+                                                          gaussian_label_noise) -> None:
+    """The teachers' hand-written gradient (the default architecture's fast path) and
+    autograd train the same models: teachers, students, generators and claims, in
+    float64."""
+    import dpaudit.generators.pate_gan as pg
+
+    calls: list[int] = []
+    fused = pg.relu_logit_bce_grad_
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return fused(*args, **kwargs)
+
+    trainers: list[pg._Trainer] = []
+    run = pg._Trainer.run
+
+    def keep(self):
+        trainers.append(self)
+        return run(self)
+
+    monkeypatch.setattr(pg._Trainer, "run", keep)
+
+    def train():
+        cfg = small(num_teachers=5, gaussian_label_noise=gaussian_label_noise)
+        models = PateGan(cfg).fit_many([cervical.train] * 2, domain=cervical.domain,
+                                       rngs=Rngs.from_seed(4).spawn(2))
+        nets = [trainers[-1].teachers, trainers[-1].student, trainers[-1].generator]
+        return nets, [m.privacy_claim_ for m in models]
+
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        monkeypatch.setattr(pg, "relu_logit_bce_grad_", spy)
+        nets_fused, claims_fused = train()
+        assert len(calls) == 3 * 5  # iterations x teacher steps
+        monkeypatch.setattr(pg, "is_relu_logit", lambda net: False)
+        nets_auto, claims_auto = train()
+        assert len(calls) == 3 * 5
+    finally:
+        torch.set_default_dtype(default)
+    for net_f, net_a in zip(nets_fused, nets_auto, strict=True):
+        for pf, pa in zip(net_f.parameters(), net_a.parameters(), strict=True):
+            assert pf.dtype == torch.float64
+            torch.testing.assert_close(pf, pa, rtol=1e-9, atol=1e-12)
+    for cf, ca in zip(claims_fused, claims_auto, strict=True):
+        assert cf.epsilon == ca.epsilon and cf.trace["ledger"] == ca.trace["ledger"]
