@@ -234,12 +234,16 @@ def with_ones(x: Tensor) -> Tensor:
     return torch.cat([x, x.new_ones((*x.shape[:-1], 1))], dim=-1)
 
 
-def _first_layer_t(net: BatchedMLP, groups: int) -> Tensor:
-    """The first layer's weight and bias, transposed: ``[E, h, n_in + 1]``, or for
-    inputs shared by ``groups`` members ``[E / groups, groups * h, n_in + 1]``."""
+def _first_layer(net: BatchedMLP) -> Tensor:
+    """The first layer's weight over its bias: ``[E, n_in + 1, h]``."""
     first = net.layers[0]
     assert isinstance(first, BatchedLinear)
-    a = torch.cat([first.weight, first.bias], dim=1)  # [E, n_in + 1, h]
+    return torch.cat([first.weight, first.bias], dim=1)
+
+
+def _first_layer_t(a: Tensor, groups: int) -> Tensor:
+    """:func:`_first_layer`'s ``a``, transposed: ``[E, h, n_in + 1]``, or for inputs
+    shared by ``groups`` members ``[E / groups, groups * h, n_in + 1]``."""
     if groups == 1:
         return a.transpose(1, 2)
     e, n1, h = a.shape
@@ -247,16 +251,19 @@ def _first_layer_t(net: BatchedMLP, groups: int) -> Tensor:
         e // groups, groups * h, n1)
 
 
-def relu_logits(net: BatchedMLP, x1: Tensor, groups: int = 1) -> tuple[Tensor, Tensor]:
+def relu_logits(net: BatchedMLP, x1: Tensor, groups: int = 1, *,
+                first: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """Logits ``[E, 1, B]`` and hidden activations ``[E, h, B]`` (transposed: one
     member's hidden units are rows, so that the logit is a matrix-vector product) of a
     :func:`is_relu_logit` ensemble on ``x1 = with_ones(x)``: ``x1[E, B, n_in + 1]``, or
     ``x1[E / groups, B, n_in + 1]`` shared by consecutive groups of members as in
-    :meth:`BatchedMLP.forward_shared`. Equal to ``forward(x, logits=True)``."""
+    :meth:`BatchedMLP.forward_shared`. Equal to ``forward(x, logits=True)``. ``first``:
+    the first layer as :func:`_first_layer` returns it, when the caller has it."""
     last = net.layers[-1]
     assert isinstance(last, BatchedLinear)
     rows = x1.shape[1]
-    hidden = torch.relu_(torch.bmm(_first_layer_t(net, groups), x1.transpose(1, 2)))
+    a = _first_layer(net) if first is None else first
+    hidden = torch.relu_(torch.bmm(_first_layer_t(a, groups), x1.transpose(1, 2)))
     hidden = hidden.view(net.members, -1, rows)
     return torch.baddbmm(last.bias, last.weight.transpose(1, 2), hidden), hidden
 
@@ -286,8 +293,9 @@ def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, T
     grad_a: Tensor | None = None
     grad_w2: Tensor | None = None
     grad_b2: Tensor | None = None
+    a = _first_layer(net)
     for x1, groups, y in batches:  # the real and the generated batch, not members
-        logits, hidden = relu_logits(net, x1, groups)
+        logits, hidden = relu_logits(net, x1, groups, first=a)
         d = (torch.sigmoid(logits) - y).mul_((weight / x1.shape[1]).view(e, 1, 1))
         g_w2 = torch.bmm(d, hidden.transpose(1, 2))  # [E, 1, h]
         g_b2 = d.sum(dim=2, keepdim=True)
