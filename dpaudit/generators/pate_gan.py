@@ -255,13 +255,6 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
-def laplace(shape: Sequence[int], scale: float | Tensor, *, generator: torch.Generator,
-            device: torch.device) -> Tensor:
-    """Laplace noise by inverse CDF from an explicit generator."""
-    return laplace_from_uniform(
-        torch.rand(tuple(shape), generator=generator, device=device), scale)
-
-
 def laplace_from_uniform(u: Tensor, scale: float | Tensor) -> Tensor:
     """Laplace noise by inverse CDF from uniform draws ``u`` on ``[0, 1)``."""
     u = (u - 0.5).clamp(-0.5 + 1e-7, 0.5 - 1e-7)
@@ -277,8 +270,8 @@ def fit_logistic_regression(x: Tensor, y: Tensor, *, c: float = 1.0,
     the result agrees with scikit-learn's. ``x[E, N, p]``, ``y[E, N]`` -> ``w[E, p+1]``
     (last entry the intercept).
     """
-    e, n, p = x.shape
-    xa = torch.cat([x, torch.ones(e, n, 1, dtype=x.dtype, device=x.device)], dim=2)
+    e, _, p = x.shape
+    xa = with_ones(x)
     w = torch.zeros(e, p + 1, dtype=x.dtype, device=x.device)
     penalty = torch.ones(p + 1, dtype=x.dtype, device=x.device)
     penalty[-1] = 1e-10
@@ -661,7 +654,7 @@ class _Trainer:
         with torch.no_grad():
             if self.cfg.lr_teachers_refit:
                 x = fake.repeat_interleave(k, dim=0)
-                xa = torch.cat([x, torch.ones_like(x[..., :1])], dim=2).to(torch.float64)
+                xa = with_ones(x).to(torch.float64)
                 logit = torch.bmm(xa, self.lr_weights.unsqueeze(-1)).squeeze(-1)
             elif self.fused_teachers:
                 logit = relu_logits(self.teachers, with_ones(fake), k)[0]
