@@ -143,3 +143,26 @@ class ParallelDraws:
             # torch releases the GIL inside the kernels: the chunks fill concurrently.
             list(_pool().map(fill, chunks, self.children))
         return out
+
+
+def public_and_privacy(rng: Rngs, public_rng: Rngs | None = None) -> tuple[Rngs, Rngs]:
+    """The two streams a built-in generator draws from: ``(public, privacy)``.
+
+    ``privacy`` feeds only the noise the generator's privacy proof relies on (PATE-GAN's
+    Laplace vote noise, G-PATE's threshold and GNMax noise, a variant's label noise);
+    ``public`` feeds everything else (initial weights, teacher assignment, batches,
+    latents, projections, the release's sampling). The audit may pass one fixed
+    ``public_rng`` for every round and both worlds (DESIGN rule 7, docs/soundness.md);
+    without one, both streams are children of ``rng`` (every draw fresh per round).
+
+    >>> r = Rngs.from_seed(0)
+    >>> pub, priv = public_and_privacy(r)
+    >>> pub.spawn_key, priv.spawn_key
+    ((0,), (1,))
+    >>> public_and_privacy(r, Rngs.from_seed(7))[0].entropy
+    7
+    """
+    if public_rng is None:
+        public, privacy = rng.spawn(2)
+        return public, privacy
+    return public_rng, rng
