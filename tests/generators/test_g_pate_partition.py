@@ -80,6 +80,7 @@ def test_drawn_assignments_never_move_a_record_when_one_is_appended(n: int) -> N
             teacher_lists(t0, key0, 5), teacher_lists(t1, key1, 5), n)
 
 
+@pytest.mark.statistical
 def test_assignment_is_uniform() -> None:
     """Chi-square goodness of fit of 60,000 assignments to 6 teachers against the
     uniform distribution; the test fails with probability 1e-6 when the code is
@@ -120,6 +121,14 @@ def test_trainer_partitions_of_d_and_d_plus_target_differ_in_one_teacher() -> No
             sizes = (trainer.has_rows * trainer.part_sizes).long().numpy()
             lists.append([rows[t, :sizes[t]].tolist() for t in range(cfg.num_teachers)])
         assert_one_teacher_gains_the_new_record(lists[0], lists[1], len(data))
+
+
+def test_partition_module_doctests() -> None:
+    import doctest
+
+    from dpaudit.generators.g_pate import partition
+
+    assert doctest.testmod(partition).failed == 0
 
 
 def test_teachers_without_rows_still_train() -> None:

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from dpaudit.generators import accountants
 from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.catalogue import declared_bugs
 from dpaudit.generators.g_pate.config import GPateConfig
 
 ACCOUNTANT_NAME = "confident_gnmax_rdp"
@@ -209,15 +210,16 @@ class Spending:
         }
         eps_independent = accountants.confident_gnmax_epsilon(ledger, delta=cfg.delta)
         # The reference: what a correct accountant charges for the queries run (as for
-        # PATE-GAN); none holds where data reach the release unnoised.
+        # PATE-GAN); none holds where data reach the release unnoised (a flag declared
+        # with an `unbounded_reason`).
         epsilon: float = eps_independent
         reference: float | None = eps_independent
         trace["reference_note"] = "data-independent RDP on the same ledger"
-        if cfg.data_bounds:
+        unbounded = [doc.unbounded_reason for name, doc in declared_bugs(GPateConfig).items()
+                     if doc.unbounded_reason and getattr(cfg, name)]
+        if unbounded:
             reference = None
-            trace["reference_note"] = (
-                "unbounded: bounds read from the private data reach the release "
-                "(data_bounds)")
+            trace["reference_note"] = "unbounded: " + "; ".join(unbounded)
         accountant = ACCOUNTANT_NAME
         if cfg.traces_data_dependent:
             eps_dependent = accountants.confident_gnmax_epsilon(
