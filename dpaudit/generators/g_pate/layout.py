@@ -10,8 +10,8 @@ import torch
 from numpy.typing import NDArray
 
 from dpaudit.data import Domain
-from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.g_pate.config import IMAGE_SIDE, GPateConfig
+from dpaudit.validation import require
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +33,8 @@ class Layout:
             return cls(domain, np.arange(d), 0, None, None)
         classes, label_slice, kind = 0, None, None
         if label is not None:
-            if label not in domain.names:
-                raise InvalidParameterError(
-                    f"`label_column` {label!r} is not a column of the domain."
-                )
+            require(label in domain.names, "label_column",
+                    f"a column of the domain ({', '.join(domain.names)})", label)
             col = domain[label]
             label_slice = domain.slices()[domain.names.index(label)]
             kind = col.kind
@@ -48,31 +46,22 @@ class Layout:
                 upper = 1.0 if col.upper is None else col.upper
                 classes = round(upper - lower) + 1
             else:
-                raise InvalidParameterError(
-                    f"`label_column` {label!r} must be binary, categorical or integer. "
-                    f"Got a {col.kind} column."
-                )
-            if classes < 2:
-                raise InvalidParameterError(
-                    f"`label_column` {label!r} must have at least 2 classes in the "
-                    f"domain. Got {classes}."
-                )
+                require(False, "label_column", "a binary, categorical or integer column",
+                        f"{label!r}, a {col.kind} column")
+            require(classes >= 2, "label_column", "a column with at least 2 classes in "
+                    "the domain", f"{label!r} with {classes}")
         free = np.array([i for i in range(d)
                          if label_slice is None or not label_slice.start <= i < label_slice.stop],
                         dtype=np.int64)
         if config.architecture == "mlp":
-            if free.size == 0:
-                raise InvalidParameterError(
-                    f"`label_column` {label!r} is the only column: the 'mlp' "
-                    "architecture needs at least one other column to generate."
-                )
+            require(free.size > 0, "label_column", "a column besides which the 'mlp' "
+                    "architecture has another column to generate (not the only column)",
+                    label)
             return cls(domain, free, classes, label_slice, kind)
-        if free.size != IMAGE_SIDE * IMAGE_SIDE:
-            raise InvalidParameterError(
-                f"the 'dcgan' architecture needs {IMAGE_SIDE * IMAGE_SIDE} pixel "
-                f"columns (28 x 28) besides `label_column`. Got {free.size} encoded "
-                "coordinates."
-            )
+        require(free.size == IMAGE_SIDE * IMAGE_SIDE, "domain",
+                f"{IMAGE_SIDE * IMAGE_SIDE} pixel columns (28 x 28) besides "
+                "`label_column` for the 'dcgan' architecture (encoded coordinates)",
+                int(free.size))
         return cls(domain, free, classes, label_slice, kind)
 
     @property
@@ -112,10 +101,8 @@ class Layout:
 def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise InvalidParameterError(
-            "`device` is 'cuda' but CUDA is not available. Use 'auto' or 'cpu'."
-        )
+    require(name != "cuda" or torch.cuda.is_available(), "device",
+            "'auto' or 'cpu' where CUDA is not available", name)
     return torch.device(name)
 
 
