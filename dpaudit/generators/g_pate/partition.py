@@ -15,8 +15,16 @@ other record with its teacher and its key, and changes exactly one teacher's dat
 target's). Hence, conditioned on the public stream, every vote histogram of
 ``D u {target}`` differs from that of ``D`` by one teacher's vote at most, the
 sensitivity Confident-GNMax's accountant charges (add/remove neighbours;
-docs/soundness.md). A teacher may receive no record; it then trains on generated rows
-only (its real-data loss is weighted 0).
+docs/soundness.md): only the target's teacher sees different data, every other
+teacher's state is a function of its own (unchanged) rows and of answers already
+released. That holds for every fixed public stream when the record differing is the
+last row, the game's relation. For a record at any other position the draws of the
+later rows shift, and the guarantee holds over the public stream's randomness
+instead: assignments are i.i.d., so the partitions of ``D`` and ``D - {x}`` can be
+coupled to keep every common record with its teacher, and a mixture (same weights)
+of pairs that are each ``(epsilon, delta)``-indistinguishable is
+``(epsilon, delta)``-indistinguishable. A teacher may receive no record; it then
+trains on generated rows only (its real-data loss is weighted 0).
 """
 
 from __future__ import annotations
