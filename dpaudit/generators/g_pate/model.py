@@ -1,0 +1,199 @@
+"""The G-PATE generator object: ``fit``, ``fit_many``, ``sample`` and the claim."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any, Self
+
+import numpy as np
+import pandas as pd
+import torch
+from torch.nn import functional as F
+
+from dpaudit.data import Domain
+from dpaudit.errors import DpauditWarning, NotFittedError
+from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.g_pate.config import GPateConfig, config_from_options
+from dpaudit.generators.g_pate.layout import Layout, resolve_device
+from dpaudit.generators.g_pate.trainer import Fitted, Trainer
+from dpaudit.rng import Rngs, public_and_privacy
+from dpaudit.validation import require
+
+_SAMPLE_CHUNK = 4096
+
+
+def _check_rngs(values: Sequence[Any], name: str) -> None:
+    for value in values:
+        require(isinstance(value, Rngs), name, "a dpaudit.rng.Rngs", type(value).__name__)
+
+
+class GPate:
+    """G-PATE (Long et al., NeurIPS 2021), reference implementation for auditing.
+
+    ``fit`` trains on a table with its public domain; ``fit_many`` trains several
+    independent models as one tensor program; ``sample`` releases synthetic rows in
+    the original columns, dtypes and units; ``privacy_claim_`` states what training
+    spent (see :class:`GPateConfig` for the accountant modes and defects).
+
+    G-PATE's guarantee holds for every fixed value of the public stream (initial
+    weights, teacher assignment, latents, projections, the release's sampling): only
+    Confident-GNMax's threshold and vote noise, drawn from the privacy stream, carry
+    it (:attr:`supports_public_randomness`, docs/soundness.md).
+
+    Args:
+        config: the configuration (only stored).
+    """
+
+    supports_public_randomness = True
+
+    def __init__(self, config: GPateConfig) -> None:
+        require(isinstance(config, GPateConfig), "config", "a GPateConfig",
+                type(config).__name__)
+        self.config = config
+        self._fitted: Fitted | None = None
+
+    def __repr__(self) -> str:
+        state = "fitted" if self._fitted is not None else "not fitted"
+        return f"GPate(epsilon={self.config.epsilon}, delta={self.config.delta}, {state})"
+
+    @property
+    def privacy_claim_(self) -> PrivacyClaim:
+        """What training spent (raises :class:`NotFittedError` before ``fit``)."""
+        if self._fitted is None:
+            raise NotFittedError(
+                "this GPate is not fitted: call `fit` before reading `privacy_claim_`."
+            )
+        return self._fitted.claim
+
+    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
+            public_rng: Rngs | None = None) -> Self:
+        """Trains on ``data`` (validated against the public ``domain``).
+
+        Args:
+            data: the private table.
+            domain: its public domain (bounds never read from ``data``, unless the
+                ``data_bounds`` defect is on).
+            rng: this fit's privacy stream (with ``public_rng=None``, both streams).
+            public_rng: the public stream (weights, teacher assignment, latents,
+                projections); None: a child of ``rng``.
+
+        Returns:
+            self.
+        """
+        self._fitted = self._train([data], domain=domain, rngs=[rng],
+                                   public_rngs=None if public_rng is None else [public_rng])[0]
+        return self
+
+    def fit_many(self, datasets: Sequence[pd.DataFrame], *, domain: Domain,
+                 rngs: Sequence[Rngs], public_rngs: Sequence[Rngs] | None = None
+                 ) -> list[GPate]:
+        """Trains one independent model per dataset, as one tensor program.
+
+        Model ``i`` is the model ``fit(datasets[i], rng=rngs[i],
+        public_rng=public_rngs[i])`` would train: each draws from its own streams and
+        members never interact.
+
+        Returns:
+            ``len(datasets)`` new fitted :class:`GPate` objects, in order.
+        """
+        out = []
+        for fitted in self._train(datasets, domain=domain, rngs=rngs,
+                                  public_rngs=public_rngs):
+            model = GPate(self.config)
+            model._fitted = fitted
+            out.append(model)
+        return out
+
+    def _train(self, datasets: Sequence[pd.DataFrame], *, domain: Domain,
+               rngs: Sequence[Rngs], public_rngs: Sequence[Rngs] | None) -> list[Fitted]:
+        cfg = self.config
+        datasets, rngs = list(datasets), list(rngs)
+        require(isinstance(domain, Domain), "domain", "a Domain", type(domain).__name__)
+        require(bool(datasets), "datasets", "at least one table", len(datasets))
+        require(len(rngs) == len(datasets), "rngs",
+                f"one stream per dataset ({len(datasets)})", len(rngs))
+        _check_rngs(rngs, "rng")
+        publics: list[Rngs | None] = [None] * len(datasets)
+        if public_rngs is not None:
+            publics = list(public_rngs)
+            require(len(publics) == len(datasets), "public_rngs",
+                    f"one stream per dataset ({len(datasets)})", len(publics))
+            _check_rngs(publics, "public_rng")
+        streams = [public_and_privacy(r, p) for r, p in zip(rngs, publics)]
+        device = resolve_device(cfg.device)
+        layouts, encoded = [], []
+        for i, data in enumerate(datasets):
+            name = "data" if len(datasets) == 1 else f"datasets[{i}]"
+            domain.validate(data, name=name, min_rows=cfg.num_teachers)
+            dom = domain.with_data_bounds(data) if cfg.data_bounds else domain
+            layouts.append(Layout.build(dom, cfg))
+            encoded.append(dom.encode(data))
+        # With the data_bounds defect, per-dataset domains may differ in width
+        # (categories absent from one dataset): train each shape as its own batch.
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, lay in enumerate(layouts):
+            groups.setdefault(lay.signature(), []).append(i)
+        results: list[Fitted | None] = [None] * len(datasets)
+        untrained = 0
+        for members in groups.values():
+            trainer = Trainer(cfg, [layouts[i] for i in members],
+                              [encoded[i] for i in members], [streams[i] for i in members],
+                              device)
+            fitted, never = trainer.run()
+            untrained += len(never)
+            for i, model in zip(members, fitted):
+                results[i] = model
+        if untrained:
+            # One warning per call, not one per model.
+            warnings.warn(
+                f"G-PATE: for {untrained} of {len(datasets)} model(s) the budget "
+                f"epsilon={cfg.epsilon} does not cover one batch of queries; they were "
+                "not trained. Raise `epsilon`, the sigmas, or lower `batch_size` or "
+                "`projection_dim`.", DpauditWarning, stacklevel=3)
+        return [r for r in results if r is not None]
+
+    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+        """``n`` synthetic rows in the original columns, dtypes and units.
+
+        The release's sampling (latents, classes) is public randomness: it comes from
+        ``public_rng`` (None: a child of ``rng``). With ``label_column``, each row's
+        class is drawn uniformly over the label's public categories and the generator
+        is conditioned on it: the released class frequencies are public (uniform), not
+        the private label distribution.
+
+        Raises:
+            NotFittedError: before ``fit``.
+        """
+        if self._fitted is None:
+            raise NotFittedError("this GPate is not fitted: call `fit` before `sample`.")
+        require(isinstance(n, int | np.integer) and not isinstance(n, bool) and n >= 0,
+                "n", "an integer >= 0", n)
+        _check_rngs([rng], "rng")
+        if public_rng is not None:
+            _check_rngs([public_rng], "public_rng")
+        public, _ = public_and_privacy(rng, public_rng)
+        fitted = self._fitted
+        layout, device, n = fitted.layout, fitted.device, int(n)
+        g = public.torch(device)
+        z = torch.randn(1, n, fitted.latent, generator=g, device=device)
+        classes = None
+        if layout.classes:
+            u = torch.rand(1, n, generator=g, device=device)
+            classes = (u * layout.classes).long().clamp_(max=layout.classes - 1)
+        pieces = []
+        with torch.no_grad():
+            for start in range(0, n, _SAMPLE_CHUNK):
+                stop = min(start + _SAMPLE_CHUNK, n)
+                cond = (torch.zeros(1, stop - start, 0, device=device) if classes is None
+                        else F.one_hot(classes[:, start:stop], layout.classes).float())
+                pieces.append(fitted.generator(z[:, start:stop], cond)[0].cpu())
+        free = (torch.cat(pieces).numpy() if pieces
+                else np.zeros((0, layout.width), dtype=np.float32))
+        cls_np = None if classes is None else classes[0].cpu().numpy()
+        return layout.domain.decode(layout.assemble(free, cls_np))
+
+
+def make_gpate(*, epsilon: float, delta: float, **options: Any) -> GPate:
+    """``gpate`` in the generator registry: ``GPate(config_from_options(...))``."""
+    return GPate(config_from_options(epsilon=epsilon, delta=delta, **options))
