@@ -31,22 +31,9 @@ from typing import Any, Literal
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_choice, require
 
-__all__ = [
-    "READABLE_SCHEMA_VERSIONS",
-    "SCHEMA_VERSION",
-    "AttackResult",
-    "AuditResult",
-    "Counts",
-    "Estimator",
-    "Power",
-    "Randomness",
-    "Rounds",
-    "Trace",
-    "Verdict",
-    "freeze",
-    "json_keys",
-    "thaw",
-]
+__all__ = ["READABLE_SCHEMA_VERSIONS", "SCHEMA_VERSION", "AttackResult", "AuditResult",
+           "Counts", "Estimator", "Power", "Randomness", "Rounds", "Trace", "Verdict",
+           "freeze", "json_keys", "thaw"]
 
 #: The ``schema_version`` this dpaudit writes.
 SCHEMA_VERSION = 2
@@ -478,8 +465,7 @@ class AuditResult:
         """
         doc: dict[str, Any] = thaw(self.extra)
         doc.update({
-            "schema_version": SCHEMA_VERSION,
-            "version": self.version,
+            "schema_version": SCHEMA_VERSION, "version": self.version,
             "verdict": self.verdict.value,
             "verdict_reason": self.verdict_reason,
             "eps_emp": _finite_or_none(self.eps_emp),
@@ -487,17 +473,13 @@ class AuditResult:
             "eps_reference": _finite_or_none(self.eps_reference),
             "eps_max_attainable": _finite_or_none(self.eps_max_attainable),
             "power": None if self.power is None else self.power.to_json(),
-            "approximate": self.approximate,
-            "randomness": self.randomness,
+            "approximate": self.approximate, "randomness": self.randomness,
             "auc": _finite_or_none(self.auc),
             "counts": self.counts.to_json(),
-            "attack": self.attack,
-            "estimator": self.estimator.to_json(),
-            "delta": self.delta,
-            "delta_requested": self.delta_requested,
+            "attack": self.attack, "estimator": self.estimator.to_json(),
+            "delta": self.delta, "delta_requested": self.delta_requested,
             "attacks": {k: a.to_json() for k, a in self.attacks.items()},
-            "generator": self.generator,
-            "variant": self.variant,
+            "generator": self.generator, "variant": self.variant,
             "bugs": list(self.bugs),
             "bugs_added": None if self.bugs_added is None else list(self.bugs_added),
             "dataset": self.dataset,
@@ -508,10 +490,8 @@ class AuditResult:
             "claim": thaw(self.claim),
             "config": thaw(self.config),
             "generator_options": thaw(self.generator_options),
-            "seed": self.seed,
-            "rounds": self.rounds.to_json(),
-            "timing": thaw(self.timing),
-            "utility": thaw(self.utility),
+            "seed": self.seed, "rounds": self.rounds.to_json(),
+            "timing": thaw(self.timing), "utility": thaw(self.utility),
         })
         return _nan_to_null(doc)  # type: ignore[no-any-return]
 

@@ -1,10 +1,8 @@
-"""``dpaudit check``: privacy regression tests for CI, driven by a policy file.
+"""The policy file of ``dpaudit check`` (privacy regression tests for CI).
 
-A policy (TOML) lists audits; :func:`run_check` runs each one, writes its audit
-directory and HTML report, and decides the exit code: 0 when every audit is
-CONSISTENT, 1 when any is a VIOLATION, 2 when the policy is bad or a run fails (an
-INCONCLUSIVE audit, which could not produce an estimate, counts as a failed run; a
-failed run takes precedence over a violation because the check is then incomplete).
+A policy (TOML) lists audits; :func:`dpaudit.ci.run.run_check` runs them (see there for
+the exit codes) and :mod:`dpaudit.ci.summary` writes the JUnit XML and the Markdown
+summary. This module parses and validates the policy.
 
 The policy's ``alpha`` is the family-wise false-alarm level: the probability that the
 check reports any VIOLATION although every generator keeps its claim. It is split
@@ -38,43 +36,29 @@ split is the policy's.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import math
-import os
 import re
-import time
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_choice, check_scalar
 
 __all__ = [
     "DEFAULT_ALPHA",
     "PRESETS",
-    "CheckOutcome",
-    "CheckReport",
     "Policy",
     "PolicyAudit",
     "Preset",
-    "exit_code_of",
     "load_policy",
     "parse_policy",
-    "run_check",
-    "write_junit",
-    "write_summary",
 ]
 
 #: Default family-wise false-alarm level of a policy.
 DEFAULT_ALPHA = 0.05
-
-Status = Literal["CONSISTENT", "VIOLATION", "INCONCLUSIVE", "ERROR"]
-Runner = Callable[..., Mapping[str, Any]]
-ConfigFactory = Callable[[Mapping[str, Any]], Any]
 
 _TOP_KEYS = frozenset({"alpha", "preset", "defaults", "audit"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -168,12 +152,11 @@ def _slug(text: str) -> str:
 
 
 def _check_alpha(value: Any, source: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _fail(source, f"`alpha` must be a number in (0, 0.5). Got {value!r}.")
-    alpha = float(value)
-    if not (0.0 < alpha < 0.5 and math.isfinite(alpha)):
-        raise _fail(source, f"`alpha` must be in (0, 0.5). Got {value!r}.")
-    return alpha
+    try:
+        check_scalar(value, "alpha", min_val=0.0, max_val=0.5, closed="neither")
+    except InvalidParameterError as err:
+        raise _fail(source, str(err)) from err
+    return float(value)
 
 
 def _merge_options(
@@ -214,11 +197,10 @@ def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Polic
     preset_name = mapping.get("preset")
     preset = None
     if preset_name is not None:
-        if preset_name not in PRESETS:
-            raise _fail(
-                source,
-                f"`preset` must be one of {', '.join(PRESETS)}. Got {preset_name!r}.",
-            )
+        try:
+            check_choice(preset_name, "preset", tuple(PRESETS))
+        except InvalidParameterError as err:
+            raise _fail(source, str(err)) from err
         preset = PRESETS[preset_name]
     defaults = mapping.get("defaults", {})
     if not isinstance(defaults, Mapping):
@@ -315,305 +297,3 @@ def load_policy(path: Path | str) -> Policy:
     except tomllib.TOMLDecodeError as err:
         raise InvalidParameterError(f"{path} is not valid TOML: {err}.") from err
     return parse_policy(mapping, source=str(path))
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CheckOutcome:
-    """What happened to one audit of the policy.
-
-    Attributes:
-        name: the audit's name.
-        status: its verdict, or ``ERROR`` when it could not run.
-        settings: the settings it ran with.
-        out_dir: its audit directory.
-        result: the loaded result (``None`` after an error).
-        report_path: its HTML report, when written.
-        error: what went wrong (an error, or a report that could not be rendered).
-        seconds: wall-clock time of the run.
-        eps_max_planned: the largest eps_emp its test size can show at its alpha,
-            known before the run (``None`` when it could not be computed).
-    """
-
-    name: str
-    status: Status
-    settings: Mapping[str, Any]
-    out_dir: Path
-    result: Any = None
-    report_path: Path | None = None
-    error: str | None = None
-    seconds: float = 0.0
-    eps_max_planned: float | None = None
-
-
-def exit_code_of(statuses: Sequence[str]) -> int:
-    """The exit code of a check from its audits' statuses.
-
-    2 when any audit failed to run or was INCONCLUSIVE (the check is incomplete);
-    otherwise 1 when any is a VIOLATION; otherwise 0.
-
-    Example:
-        >>> exit_code_of(["CONSISTENT", "VIOLATION"]), exit_code_of(["CONSISTENT"])
-        (1, 0)
-    """
-    if not statuses or any(s in ("ERROR", "INCONCLUSIVE") for s in statuses):
-        return 2
-    if any(s == "VIOLATION" for s in statuses):
-        return 1
-    return 0
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CheckReport:
-    """The outcome of a whole check.
-
-    Attributes:
-        policy: the policy that ran.
-        outcomes: one per audit, in policy order.
-        out_dir: the directory holding every audit directory.
-    """
-
-    policy: Policy
-    outcomes: tuple[CheckOutcome, ...]
-    out_dir: Path
-
-    @property
-    def exit_code(self) -> int:
-        """0 all CONSISTENT, 1 a VIOLATION, 2 a failed or INCONCLUSIVE audit."""
-        return exit_code_of([o.status for o in self.outcomes])
-
-
-def _test_sizes(settings: Mapping[str, Any]) -> tuple[int, int] | None:
-    """(non-members, members) among the test rounds, from the game's own plan."""
-    try:
-        from dpaudit.audit.game import GamePlan
-
-        kwargs: dict[str, Any] = {"rounds": settings.get("rounds", 1000), "seed": 0}
-        if settings.get("split") is not None:
-            kwargs["split"] = tuple(float(x) for x in settings["split"])
-        n0, n1 = GamePlan.create(**kwargs).world_sizes("test")
-    except Exception:  # the run itself reports a bad setting
-        return None
-    return int(n0), int(n1)
-
-
-def planned_power(settings: Mapping[str, Any]) -> float | None:
-    """The largest eps_emp an audit with these settings can show, before running it.
-
-    It is :func:`dpaudit.audit.estimators.eps_max_attainable` of the test split the
-    game will use, at the audit's ``alpha`` and ``delta``. ``None`` when the settings
-    are invalid (the run reports why).
-    """
-    sizes = _test_sizes(settings)
-    if sizes is None:
-        return None
-    try:
-        from dpaudit.audit.estimators import eps_max_attainable
-
-        return float(
-            eps_max_attainable(
-                sizes[0],
-                sizes[1],
-                delta=float(settings.get("delta", 1e-5)),
-                alpha=float(settings["alpha"]),
-                method=settings.get("estimator", "clopper_pearson"),
-            )
-        )
-    except Exception:  # reported by the run
-        return None
-
-
-def _json_default(value: Any) -> Any:
-    item = getattr(value, "item", None)
-    return item() if callable(item) else str(value)
-
-
-def _load_run_result(out_dir: Path, returned: Mapping[str, Any]) -> Any:
-    from dpaudit.reports.model import RESULT_FILE, load_result, result_from_mapping
-
-    if (out_dir / RESULT_FILE).is_file():
-        return load_result(out_dir)
-    # JSON round trip: the returned dict may hold NumPy scalars.
-    doc = json.loads(json.dumps(returned, default=_json_default))
-    return result_from_mapping(doc, source=out_dir / RESULT_FILE)
-
-
-def _write_report(out_dir: Path, result: Any) -> Path:
-    from dpaudit.reports import render_html, write_atomic
-
-    return write_atomic(out_dir / "report.html", render_html([result]))
-
-
-def run_check(
-    policy: Policy,
-    *,
-    out_dir: Path | str,
-    runner: Runner | None = None,
-    make_config: ConfigFactory | None = None,
-    progress: bool = False,
-    reports: bool = True,
-    log: Callable[[str], None] | None = None,
-) -> CheckReport:
-    """Runs every audit of ``policy`` and collects the outcomes.
-
-    Every audit's configuration is built first, so a bad key stops the check before
-    anything runs. A run that raises is recorded as ``ERROR`` and the check goes on.
-
-    Args:
-        policy: The policy.
-        out_dir: Where audit directories go (``out_dir/<audit name>/``); a
-            comparison report of all audits is written to ``out_dir/report.html``.
-        runner: ``run_audit(config, *, out_dir, progress)``; default
-            :func:`dpaudit.audit.runner.run_audit`.
-        make_config: Builds the runner's config from settings; default
-            ``AuditConfig.from_mapping``.
-        progress: Show each run's progress bar.
-        reports: Write HTML reports.
-        log: Called with one line per finished audit.
-
-    Returns:
-        The :class:`CheckReport` (its ``exit_code`` is the command's).
-
-    Raises:
-        InvalidParameterError: If an audit's settings are invalid (before any run).
-    """
-    if runner is None or make_config is None:
-        from dpaudit.audit.runner import AuditConfig, run_audit
-
-        runner = runner or run_audit
-        make_config = make_config or AuditConfig.from_mapping
-    root = Path(out_dir)
-    configs = []
-    for audit in policy.audits:
-        try:
-            configs.append(make_config(dict(audit.settings)))
-        except InvalidParameterError as err:
-            raise InvalidParameterError(
-                f"{policy.source}, audit {audit.name!r}: {err}"
-            ) from err
-    outcomes: list[CheckOutcome] = []
-    for i, (audit, config) in enumerate(zip(policy.audits, configs), start=1):
-        directory = root / audit.name
-        planned = planned_power(audit.settings)
-        started = time.perf_counter()
-        status: Status
-        result = None
-        report_path = None
-        error = None
-        try:
-            returned = runner(config, out_dir=directory, progress=progress)
-            result = _load_run_result(directory, returned)
-            status = result.verdict
-        except Exception as err:  # recorded; the other audits still run
-            status = "ERROR"
-            error = f"{type(err).__name__}: {err}"
-        seconds = time.perf_counter() - started
-        if result is not None and reports:
-            try:
-                report_path = _write_report(directory, result)
-            except Exception as err:  # a report problem does not change the verdict
-                error = f"report not written: {type(err).__name__}: {err}"
-        outcome = CheckOutcome(
-            name=audit.name,
-            status=status,
-            settings=audit.settings,
-            out_dir=directory,
-            result=result,
-            report_path=report_path,
-            error=error,
-            seconds=seconds,
-            eps_max_planned=planned,
-        )
-        outcomes.append(outcome)
-        if log is not None:
-            log(_log_line(i, len(policy.audits), outcome))
-    report = CheckReport(policy=policy, outcomes=tuple(outcomes), out_dir=root)
-    if reports and len(outcomes) > 1:
-        results = [o.result for o in outcomes if o.result is not None]
-        if results:
-            from dpaudit.reports import render_html, write_atomic
-
-            # A failed comparison leaves the per-audit reports and the summary.
-            with contextlib.suppress(Exception):
-                write_atomic(
-                    root / "report.html", render_html(results, base=root, compare=True)
-                )
-    return report
-
-
-def _log_line(i: int, n: int, outcome: CheckOutcome) -> str:
-    head = f"[{i}/{n}] {outcome.name}: {outcome.status}"
-    r = outcome.result
-    if r is not None and r.eps_emp is not None:
-        relation = ">" if outcome.status == "VIOLATION" else "<="
-        head += (
-            f" (eps_emp {r.eps_emp:.2f} {relation} claimed {r.eps_claimed:.3g}; "
-            f"max attainable {r.eps_max_attainable or 0:.2f})"
-        )
-    if outcome.error:
-        head += f" — {outcome.error}"
-    if outcome.report_path is not None:
-        head += f" — report: {outcome.report_path}"
-    return head
-
-
-def junit_text(report: CheckReport) -> str:
-    """The check's JUnit XML: one test case per audit."""
-    from dpaudit.reports.junit import JunitCase, case_from_result, render_junit
-
-    cases = []
-    for o in report.outcomes:
-        if o.result is not None:
-            case = case_from_result(o.result, name=o.name, report_path=o.report_path)
-            cases.append(case)
-        else:
-            cases.append(
-                JunitCase(
-                    name=o.name,
-                    classname=f"dpaudit.{o.settings.get('generator', 'audit')}",
-                    status="error",
-                    message=f"the audit did not run: {o.error}",
-                    details=f"the audit did not run: {o.error}\n\nsettings: "
-                    + json.dumps(dict(o.settings), default=str, sort_keys=True),
-                    seconds=o.seconds,
-                )
-            )
-    policy = report.policy
-    properties = [
-        ("policy", policy.source),
-        ("alpha", f"{policy.alpha:g}"),
-        ("alpha_per_audit", f"{policy.audit_alpha:g}"),
-        ("correction", "bonferroni"),
-        ("preset", policy.preset or ""),
-        ("exit_code", str(report.exit_code)),
-    ]
-    return render_junit(cases, suite="dpaudit check", properties=properties)
-
-
-def write_junit(report: CheckReport, path: Path | str) -> Path:
-    """Writes the check's JUnit XML atomically to ``path``."""
-    from dpaudit.reports.io import write_atomic
-
-    return write_atomic(path, junit_text(report))
-
-
-def write_summary(report: CheckReport, path: Path | str) -> Path:
-    """Appends the check's Markdown summary to ``path``.
-
-    Appending (not replacing) is what ``$GITHUB_STEP_SUMMARY`` expects: other steps'
-    output in the same file is kept.
-    """
-    from dpaudit.reports.markdown import render_check_markdown
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(render_check_markdown(report))
-    return path
-
-
-def summary_path(explicit: Path | str | None) -> Path | None:
-    """``--summary`` if given, else ``$GITHUB_STEP_SUMMARY`` if set, else ``None``."""
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get("GITHUB_STEP_SUMMARY")
-    return Path(env) if env else None

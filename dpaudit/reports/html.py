@@ -253,7 +253,7 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
                 ),
             }
         )
-    verdicts = [r.verdict for r in results]
+    verdicts = [str(r.verdict) for r in results]
     overall = (
         "VIOLATION"
         if "VIOLATION" in verdicts
