@@ -17,8 +17,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+import dpaudit.reports.plots as plots
 from dpaudit import __version__
-from dpaudit.reports import plots
 from dpaudit.reports.model import AttackResult, AuditResult, path_from, relative_path
 from dpaudit.reports.text import (
     COMPARISON_COLUMNS,
