@@ -238,7 +238,7 @@ class Power:
 
     Attributes:
         eps_max_attainable: the largest eps_emp this test size and level can show
-            (an attack with no errors): the smallest claim the audit could refute.
+            (an attack with no errors): no claim at or above it can be refuted.
         rounds_needed: rounds per world for the attainable maximum to exceed the
             claim (``None`` when it already does, or when not computed).
         saturated: eps_emp equals the attainable maximum: more rounds would show more.

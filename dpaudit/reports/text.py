@@ -204,7 +204,7 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
         (
             "attainable maximum",
             f"{fmt_eps(attainable(result))} (the largest eps_emp {test_size(result)} "
-            "can show: the smallest claim this audit could refute)",
+            "can show: no claim at or above it can be refuted)",
         )
     )
     needed = _rounds_needed(result)
