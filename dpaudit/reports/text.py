@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -539,7 +540,8 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
         f"audit of {result.label} on {result.dataset}, attack {result.attack}, "
         f"{rounds_text(result)}",
         f"  verdict                {word}",
-        f"  eps_emp (lower bound, {conf}) {fmt_eps(result.eps_emp)}",
+        f"  eps_emp                {fmt_eps(result.eps_emp)} (lower bound, {conf} "
+        "confidence)",
         f"  claimed epsilon        {fmt_number(result.eps_claimed)} "
         f"(delta {fmt_alpha(result.delta)})",
         f"  reference epsilon      {fmt_reference(result)}",
@@ -557,5 +559,6 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
     seconds = result.timing.get("total_seconds")
     if isinstance(seconds, int | float):
         lines.append(f"  wall time              {seconds:.1f} s")
-    lines += ["", *explain(result)]
+    for paragraph in explain(result):
+        lines += ["", *textwrap.wrap(paragraph, width=88)]
     return "\n".join(lines) + "\n"

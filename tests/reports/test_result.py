@@ -180,13 +180,14 @@ def test_inconclusive_markdown_junit_json(inconclusive_dir: Path) -> None:
 def test_terminal_states_the_power(inconclusive_dir: Path) -> None:
     text = render_terminal(load_result(inconclusive_dir))
     assert "  verdict                INCONCLUSIVE\n" in text
+    assert "  eps_emp                0.54 (lower bound, 95% confidence)\n" in text
     assert "  verdict reason         the attainable maximum 0.535" in text
     assert (
         "  attainable maximum     0.54 (the largest eps_emp 8 + 8 test rounds" in text
     )
     assert "  rounds needed          45 per world" in text
     assert "  saturated              saturated: more rounds would show more" in text
-    assert "  tightness              0.30 (eps_emp / claimed epsilon 0.998)" in text
+    assert "  tightness              0.54 (eps_emp / claimed epsilon 0.998)" in text
     assert "  randomness             fixed public randomness" in text
     coloured = render_terminal(load_result(inconclusive_dir), color=True)
     assert "\033[1;33mINCONCLUSIVE\033[0m" in coloured  # amber
