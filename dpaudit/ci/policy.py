@@ -100,7 +100,7 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
                 "audit finishes in minutes on 2 CPU cores. The price is power: with "
                 "80 + 80 test rounds the largest eps_emp any attack can show is about "
                 "3.05 at alpha 0.05 (4.68 with the study's 400 + 400), so claims near "
-                "or above it cannot be refuted."
+                "or above it cannot be refuted (such an audit is INCONCLUSIVE)."
             ),
         )
     }
