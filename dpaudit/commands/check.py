@@ -1,6 +1,6 @@
 """``dpaudit check --policy privacy.toml``: privacy regression tests for CI.
 
-Runs every audit of the policy (see :mod:`dpaudit.audit.check` for the format), writes
+Runs every audit of the policy (see :mod:`dpaudit.ci.policy` for the format), writes
 each audit directory and HTML report under ``--out``, a JUnit file (``--junit``) and a
 Markdown summary (``--summary``, else ``$GITHUB_STEP_SUMMARY`` when set; appended).
 
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpaudit.audit.check import (
+from dpaudit.ci import (
     load_policy,
     run_check,
     summary_path,
@@ -40,7 +40,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="run the audits of a policy file; fail on a privacy violation (for CI)",
         description=(
             "Run every [[audit]] of a policy file. Exit 0 when all are CONSISTENT, 1 "
-            "when any is a VIOLATION, 2 on a bad policy or a failed run. The policy's "
+            "when any is a VIOLATION, 2 on a bad policy, a failed run or an "
+            "INCONCLUSIVE audit (one whose attainable maximum does not exceed the "
+            "claim: it could not have refuted it; give it more rounds). The policy's "
             "alpha (default 0.05) is the chance of any false alarm; it is split over "
             "the audits (Bonferroni)."
         ),
@@ -118,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     words = {
         0: "passed: no violation found",
         1: "FAILED: privacy violation found",
-        2: "FAILED: an audit could not run or was inconclusive",
+        2: "FAILED: an audit could not run or was INCONCLUSIVE (too weak to refute "
+        "its claim: give it more rounds)",
     }
     print(
         f"dpaudit check {words[report.exit_code]} (exit {report.exit_code})",

@@ -1,4 +1,4 @@
-"""Reports of audit results: HTML, Markdown, JSON and JUnit XML.
+"""Reports of audit results: HTML, Markdown, JSON, JUnit XML and terminal text.
 
 Load an audit directory (or a parent of several) with :func:`load_results`, then
 render it with :func:`render`. Renderers restate what the audit computed; they
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from dpaudit.reports.junit import JunitCase, case_from_result, render_junit
     from dpaudit.reports.markdown import render_markdown
     from dpaudit.reports.model import AuditResult, load_result, load_results
+    from dpaudit.reports.text import render_terminal
 
 __all__ = [
     "DEFAULT_FILENAMES",
@@ -44,6 +45,7 @@ __all__ = [
     "render_json",
     "render_junit",
     "render_markdown",
+    "render_terminal",
     "write_atomic",
 ]
 
@@ -71,6 +73,7 @@ _LAZY: Mapping[str, str] = MappingProxyType(
         "JunitCase": "junit",
         "case_from_result": "junit",
         "render_junit": "junit",
+        "render_terminal": "text",
         "write_atomic": "io",
     }
 )
@@ -126,10 +129,14 @@ def render(
 
         cases = []
         for r in results:
-            directory = r.source.parent if r.source.suffix == ".json" else r.source
-            report = directory / DEFAULT_FILENAMES["html"]
+            directory = r.directory
+            report = (
+                None if directory is None else directory / DEFAULT_FILENAMES["html"]
+            )
             cases.append(
-                case_from_result(r, report_path=report if report.is_file() else None)
+                case_from_result(
+                    r, report_path=report if report and report.is_file() else None
+                )
             )
         return render_junit(cases)
     raise InvalidParameterError(

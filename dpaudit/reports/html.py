@@ -17,9 +17,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+import dpaudit.reports.plots as plots
 from dpaudit import __version__
-from dpaudit.reports import plots
-from dpaudit.reports.model import AttackResult, AuditResult, relative_path
+from dpaudit.reports.model import AttackResult, AuditResult, path_from, relative_path
 from dpaudit.reports.text import (
     COMPARISON_COLUMNS,
     DATA_NOTICE,
@@ -33,6 +33,7 @@ from dpaudit.reports.text import (
     fmt_reference,
     fmt_value,
     headline,
+    power_rows,
     rounds_text,
     test_size,
     utility_tables,
@@ -164,11 +165,11 @@ def render_result_html(result: AuditResult) -> str:
         ("rounds", rounds_text(result)),
         (
             "synthetic rows released per round",
-            fmt_value(result.raw.get("synthetic_rows")),
+            fmt_value(result.synthetic_rows),
         ),
         ("seed", str(result.seed)),
         ("dpaudit version of the audit", result.version),
-        ("result file", str(result.source)),
+        ("result file", str(result.source or "—")),
     ]
     audit_rows += [(f"timing.{k}", fmt_value(v)) for k, v in result.timing.items()]
     context = {
@@ -183,6 +184,7 @@ def render_result_html(result: AuditResult) -> str:
         "confidence": fmt_percent(result.estimator.confidence),
         "delta": fmt_alpha(result.delta),
         "meaning": explain(result),
+        "power_rows": power_rows(result),
         "epsilon_svg": _svg(plots.epsilon_chart(result)),
         "attack_table": _attack_table(result),
         "estimator": _estimator_text(result),
@@ -195,7 +197,7 @@ def render_result_html(result: AuditResult) -> str:
         "audit_rows": audit_rows,
         "claim_rows": flatten(result.claim) if result.claim else [],
         "config_rows": flatten(result.config),
-        "option_rows": flatten(result.raw.get("generator_options") or {}),
+        "option_rows": flatten(result.generator_options or {}),
         "test_size": test_size(result),
     }
     return _environment().get_template("report.html.j2").render(**context)
@@ -225,7 +227,8 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
     """
     rows = []
     for _, attack, result in comparison_rows(results):
-        report = result.directory / REPORT_FILE
+        directory = result.directory
+        report = None if directory is None else directory / REPORT_FILE
         rows.append(
             {
                 "verdict": result.verdict,
@@ -242,11 +245,15 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
                     fmt_eps(attack.eps_max_attainable),
                     fmt_number(attack.auc),
                 ),
-                "path": result.path_from(base),
-                "link": relative_path(report, base) if report.is_file() else None,
+                "path": path_from(result, base),
+                "link": (
+                    relative_path(report, base)
+                    if report is not None and report.is_file()
+                    else None
+                ),
             }
         )
-    verdicts = [r.verdict for r in results]
+    verdicts = [str(r.verdict) for r in results]
     overall = (
         "VIOLATION"
         if "VIOLATION" in verdicts
@@ -259,7 +266,7 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
             "verdict": r.verdict,
             "label": r.label,
             "dataset": r.dataset,
-            "path": r.path_from(base),
+            "path": path_from(r, base),
             "meaning": explain(r),
             "target": fmt_value(r.target) if r.target else "",
         }

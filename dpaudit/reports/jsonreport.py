@@ -1,9 +1,10 @@
 """The JSON report: the validated result, in the documented schema.
 
-For one audit the output is its ``result.json`` (validated against
+For one audit the output is its ``result.json`` as :meth:`AuditResult.to_json` writes
+it, power and verdict reason included (validated against
 ``templates/result.schema.json``, with non-finite numbers written as ``null`` so any
 JSON parser reads it). For several, it is ``$defs/comparison`` of the same schema:
-``{"schema_version": 1, "kind": "comparison", "audits": [{"path", "result"}]}``.
+``{"schema_version": 2, "kind": "comparison", "audits": [{"path", "result"}]}``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit import __version__
-from dpaudit.reports.model import AuditResult, thaw
-from dpaudit.reports.schema import SCHEMA_VERSION, validate
+from dpaudit.audit.result import SCHEMA_VERSION
+from dpaudit.reports.model import AuditResult, path_from
+from dpaudit.reports.schema import validate
 
 __all__ = ["render_json", "result_document"]
 
@@ -33,7 +35,7 @@ def _finite(value: Any) -> Any:
 
 def result_document(result: AuditResult) -> dict[str, Any]:
     """The result as a plain JSON-ready dict (every key of ``result.json`` kept)."""
-    doc: dict[str, Any] = _finite(thaw(result.raw))
+    doc: dict[str, Any] = _finite(result.to_json())
     return doc
 
 
@@ -67,7 +69,7 @@ def render_json(
             "kind": "comparison",
             "version": __version__,
             "audits": [
-                {"path": r.path_from(base), "result": result_document(r)}
+                {"path": path_from(r, base), "result": result_document(r)}
                 for r in results
             ],
         }

@@ -1,8 +1,11 @@
 """JUnit XML: one test case per audit, for CI dashboards.
 
 A CONSISTENT audit passes; a VIOLATION is a ``<failure>`` whose message gives
-eps_emp, the claim and the report's path; an INCONCLUSIVE audit, or one that failed
-to run, is an ``<error>``. Built with :mod:`xml.etree.ElementTree`, which escapes
+eps_emp, the claim (marked approximate when found with the Jeffreys interval) and the
+report's path; an INCONCLUSIVE audit (one that could not have refuted its claim, or
+produced no estimate), or one that failed to run, is an ``<error>``. Every case
+records the audit's power (attainable maximum, rounds needed, saturation, tightness,
+randomness) as properties and in its text. Built with :mod:`xml.etree.ElementTree`, which escapes
 every string; characters XML 1.0 cannot hold are dropped.
 """
 
@@ -15,8 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from dpaudit.audit.result import Verdict
 from dpaudit.reports.model import AuditResult
-from dpaudit.reports.text import explain, fmt_alpha, fmt_eps, fmt_number, fmt_percent
+from dpaudit.reports.text import (
+    approximate_note,
+    attainable,
+    explain,
+    fmt_alpha,
+    fmt_eps,
+    fmt_number,
+    fmt_percent,
+    power_rows,
+)
 
 __all__ = ["JunitCase", "case_from_result", "render_junit"]
 
@@ -70,32 +83,54 @@ def case_from_result(
     """
     conf = fmt_percent(result.estimator.confidence)
     where = f"; report: {report_path}" if report_path is not None else ""
-    if result.verdict == "VIOLATION":
+    top = fmt_eps(attainable(result))
+    if result.verdict == Verdict.VIOLATION:
         status: CaseStatus = "failure"
+        note = approximate_note(result)
         message = (
             f"VIOLATION: eps_emp = {fmt_eps(result.eps_emp)} > claimed epsilon "
             f"{fmt_number(result.eps_claimed)} (delta {fmt_alpha(result.delta)}, "
-            f"{conf} confidence, attack {result.attack}){where}"
+            f"{conf} confidence, attack {result.attack}"
+            f"{', ' + note if note else ''}){where}"
         )
-    elif result.verdict == "INCONCLUSIVE":
+    elif result.verdict == Verdict.INCONCLUSIVE:
         status = "error"
-        message = f"INCONCLUSIVE: the audit produced no estimate of epsilon{where}"
+        if result.eps_emp is None:
+            message = f"INCONCLUSIVE: the audit produced no estimate of epsilon{where}"
+        else:
+            needed = result.power.rounds_needed if result.power else None
+            more = f"; {needed} rounds per world needed" if needed is not None else ""
+            message = (
+                f"INCONCLUSIVE: the attainable maximum {top} does not exceed the "
+                f"claimed epsilon {fmt_number(result.eps_claimed)}: this audit could "
+                f"not have refuted the claim{more}{where}"
+            )
     else:
         status = "passed"
         message = (
             f"CONSISTENT: eps_emp = {fmt_eps(result.eps_emp)} <= claimed epsilon "
-            f"{fmt_number(result.eps_claimed)}"
+            f"{fmt_number(result.eps_claimed)} (attainable maximum {top})"
         )
 
     def number(value: float | None) -> str:
         return "" if value is None else fmt_number(value, 6)
 
+    def flag(value: bool | None) -> str:
+        return "" if value is None else str(value).lower()
+
+    power = result.power
     properties = (
-        ("verdict", result.verdict),
+        ("verdict", str(result.verdict)),
+        ("verdict_reason", result.verdict_reason or ""),
         ("eps_emp", number(result.eps_emp)),
         ("eps_claimed", number(result.eps_claimed)),
         ("eps_reference", number(result.eps_reference)),
-        ("eps_max_attainable", number(result.eps_max_attainable)),
+        ("eps_max_attainable", number(attainable(result))),
+        ("rounds_needed", "" if power is None else number(power.rounds_needed)),
+        ("saturated", "" if power is None else flag(power.saturated)),
+        ("tightness", "" if power is None else number(power.tightness)),
+        ("approximate", flag(result.approximate)),
+        ("randomness", result.randomness or ""),
         ("delta", fmt_alpha(result.delta)),
         ("alpha", fmt_alpha(result.estimator.alpha)),
         ("attack", result.attack),
@@ -103,13 +138,14 @@ def case_from_result(
         ("seed", str(result.seed)),
         ("report", "" if report_path is None else str(report_path)),
     )
+    power_text = "\n".join(f"{k}: {v}" for k, v in power_rows(result))
     seconds = result.timing.get("total_seconds", 0.0)
     return JunitCase(
         name=name or f"{result.label} [{result.attack}]",
         classname=f"dpaudit.{result.generator}",
         status=status,
         message=message,
-        details="\n\n".join([message, *explain(result)]),
+        details="\n\n".join([message, power_text, *explain(result)]),
         seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
         properties=properties,
     )

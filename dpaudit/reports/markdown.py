@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from dpaudit import __version__
 from dpaudit.reports.model import AuditResult
@@ -24,15 +23,13 @@ from dpaudit.reports.text import (
     fmt_reference,
     fmt_value,
     headline,
+    power_rows,
     rounds_text,
     test_size,
     utility_tables,
 )
 
-if TYPE_CHECKING:
-    from dpaudit.audit.check import CheckReport
-
-__all__ = ["md_escape", "render_check_markdown", "render_markdown"]
+__all__ = ["md_escape", "md_table", "render_markdown"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
@@ -53,7 +50,8 @@ def _row(cells: Sequence[object]) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    """A Markdown table's lines (cells must already be escaped)."""
     lines = [_row(headers), _row(["---"] * len(headers))]
     lines += [_row(r) for r in rows]
     return lines
@@ -92,7 +90,7 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
         "",
         f"**{md_escape(headline(result))}**",
         "",
-        *_table(
+        *md_table(
             ["", "epsilon"],
             [
                 [f"eps_emp (lower bound, {conf} confidence)", fmt_eps(result.eps_emp)],
@@ -108,9 +106,15 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
             ],
         ),
         "",
+        "**Power of this audit.**",
+        "",
+        *md_table(
+            ["", ""], [[md_escape(k), md_escape(v)] for k, v in power_rows(result)]
+        ),
+        "",
         "**What this means.** " + " ".join(md_escape(p) for p in explain(result)),
         "",
-        *_table(
+        *md_table(
             ["attack", "eps_emp", "max attainable", "AUC", "TP / FP / TN / FN"],
             _attack_rows(result),
         ),
@@ -131,7 +135,7 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
         for table in tables:
             if table.caption:
                 lines += [f"_{md_escape(table.caption)}_", ""]
-            lines += _table(
+            lines += md_table(
                 [md_escape(h) for h in table.headers],
                 [[md_escape(c) for c in row] for row in table.rows],
             )
@@ -194,122 +198,4 @@ def _comparison_table(results: Sequence[AuditResult]) -> list[str]:
                     fmt_number(a.auc),
                 ]
             )
-    return _table(list(COMPARISON_COLUMNS), rows)
-
-
-def render_check_markdown(report: CheckReport) -> str:
-    """The step summary of ``dpaudit check``.
-
-    Args:
-        report: The check's outcome.
-
-    Returns:
-        Markdown text ending with a newline.
-    """
-    outcomes = report.outcomes
-    counts = {
-        s: sum(o.status == s for o in outcomes)
-        for s in ("CONSISTENT", "VIOLATION", "INCONCLUSIVE", "ERROR")
-    }
-    word = {0: "passed", 1: "FAILED: privacy violation", 2: "FAILED: could not check"}
-    lines = [
-        f"## dpaudit check {word.get(report.exit_code, 'FAILED')}",
-        "",
-        (
-            f"{len(outcomes)} audit(s): {counts['CONSISTENT']} consistent, "
-            f"{counts['VIOLATION']} violation(s), {counts['INCONCLUSIVE']} "
-            f"inconclusive, {counts['ERROR']} failed to run. Policy "
-            f"`{md_escape(report.policy.source)}`."
-        ),
-        "",
-    ]
-    rows = []
-    for o in outcomes:
-        r = o.result
-        rows.append(
-            [
-                f"**{o.status}**",
-                md_escape(o.name),
-                md_escape(r.label) if r else md_escape(o.settings.get("generator", "")),
-                md_escape(r.attack) if r else "—",
-                fmt_eps(r.eps_emp) if r else "—",
-                fmt_number(r.eps_claimed) if r else "—",
-                fmt_eps(r.eps_max_attainable) if r else "—",
-                md_escape(o.report_path or o.out_dir),
-            ]
-        )
-    lines += _table(
-        [
-            "status",
-            "audit",
-            "generator",
-            "attack",
-            "eps_emp",
-            "claimed",
-            "max attainable",
-            "report",
-        ],
-        rows,
-    )
-    lines.append("")
-    policy = report.policy
-    lines.append(
-        f"**Statistics.** The policy's false-alarm level alpha = "
-        f"{fmt_alpha(policy.alpha)} is split over its {len(outcomes)} audit(s) "
-        f"(Bonferroni): each audit's eps_emp is a lower bound at level "
-        f"{fmt_alpha(policy.audit_alpha)} ({fmt_percent(1 - policy.audit_alpha)} "
-        f"confidence), so the chance that any VIOLATION here is a false alarm is at "
-        f"most {fmt_alpha(policy.alpha)}."
-    )
-    lines.append("")
-    lines += _power_lines(report)
-    for o in outcomes:
-        if o.status == "VIOLATION" and o.result is not None:
-            lines.append(
-                f"**{md_escape(o.name)}:** "
-                + " ".join(md_escape(p) for p in explain(o.result))
-            )
-            lines.append("")
-        elif o.error:
-            lines.append(f"**{md_escape(o.name)}** ({o.status}): {md_escape(o.error)}")
-            lines.append("")
-    lines += [f"_{md_escape(DATA_NOTICE)} dpaudit {__version__}._", ""]
-    return "\n".join(lines)
-
-
-def _power_lines(report: CheckReport) -> list[str]:
-    policy = report.policy
-    planned = [
-        (o, o.eps_max_planned) for o in report.outcomes if o.eps_max_planned is not None
-    ]
-    lines: list[str] = []
-    if policy.preset:
-        from dpaudit.audit.check import PRESETS
-
-        preset = PRESETS.get(policy.preset)
-        text = preset.description if preset else ""
-        lines += [f"**Preset `{md_escape(policy.preset)}`.** {md_escape(text)}", ""]
-    if planned:
-        parts = []
-        weak = []
-        for o, eps in planned:
-            parts.append(f"{md_escape(o.name)} {fmt_eps(eps)}")
-            claimed = (
-                o.result.eps_claimed
-                if o.result is not None
-                else o.settings.get("epsilon", 1.0)
-            )
-            if eps is not None and isinstance(claimed, int | float) and eps <= claimed:
-                weak.append(md_escape(o.name))
-        lines.append(
-            "**Power.** The largest eps_emp each audit could show at its test size "
-            "and level (an attack with no errors): " + "; ".join(parts) + "."
-        )
-        if weak:
-            lines.append(
-                " These audits cannot refute their claim whatever the generator does "
-                "(the attainable maximum is not above the claimed epsilon); give them "
-                "more rounds: " + ", ".join(weak) + "."
-            )
-        lines.append("")
-    return lines
+    return md_table(list(COMPARISON_COLUMNS), rows)

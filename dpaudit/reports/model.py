@@ -1,26 +1,41 @@
-"""Audit results as frozen dataclasses, loaded from audit directories.
+"""Loading audit directories into :class:`~dpaudit.audit.result.AuditResult`.
 
-An audit writes a directory holding ``result.json`` (the schema is
-``templates/result.schema.json``) and, optionally, ``utility.json`` and a ``trace/``
-folder (``records_seen.csv``, ``losses.csv``, ``epsilon.csv``, ``trace.json``). This
-module reads them, checks them against the schema once, and freezes them; the
-renderers trust what they are given and compute nothing new.
+An audit writes a directory holding ``result.json`` (defined by
+:mod:`dpaudit.audit.result`; its JSON Schema is ``templates/result.schema.json``) and,
+optionally, ``utility.json`` and a ``trace/`` folder (``records_seen.csv``,
+``losses.csv``, ``epsilon.csv``, ``trace.json``). This module reads them, checks the
+document against the schema once, and builds the frozen result with
+:meth:`AuditResult.from_json`; the renderers trust what they are given and compute
+nothing new.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
+from dpaudit.audit.result import (
+    READABLE_SCHEMA_VERSIONS,
+    AttackResult,
+    AuditResult,
+    Counts,
+    Estimator,
+    Power,
+    Rounds,
+    Trace,
+    Verdict,
+    freeze,
+    thaw,
+)
 from dpaudit.errors import InvalidParameterError
-from dpaudit.reports.schema import SCHEMA_VERSION, validate
+from dpaudit.reports.schema import validate
 
 __all__ = [
     "RESULT_FILE",
@@ -29,18 +44,20 @@ __all__ = [
     "AuditResult",
     "Counts",
     "Estimator",
+    "Power",
     "Rounds",
     "Trace",
     "Verdict",
+    "attach",
+    "attach_directory",
     "find_result_dirs",
     "freeze",
     "load_result",
     "load_results",
+    "path_from",
     "result_from_mapping",
     "thaw",
 ]
-
-Verdict = Literal["CONSISTENT", "VIOLATION", "INCONCLUSIVE"]
 
 RESULT_FILE = "result.json"
 UTILITY_FILE = "utility.json"
@@ -55,184 +72,6 @@ TRACE_FILES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
-def freeze(value: Any) -> Any:
-    """A read-only deep copy of parsed JSON: dicts become mapping proxies, lists tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(freeze(v) for v in value)
-    return value
-
-
-def thaw(value: Any) -> Any:
-    """The inverse of :func:`freeze`: plain dicts and lists, ready for ``json.dumps``."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [thaw(v) for v in value]
-    return value
-
-
-def _float_or_none(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Counts:
-    """Confusion matrix of an attack on the test rounds (member = positive)."""
-
-    tp: int
-    fp: int
-    tn: int
-    fn: int
-
-    @property
-    def n_members(self) -> int:
-        return self.tp + self.fn
-
-    @property
-    def n_non_members(self) -> int:
-        return self.tn + self.fp
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> Counts:
-        return cls(tp=data["tp"], fp=data["fp"], tn=data["tn"], fn=data["fn"])
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Estimator:
-    """How eps_emp was computed.
-
-    Attributes:
-        method: ``clopper_pearson`` (or another rate-bound method).
-        alpha: total probability that eps_emp overshoots the true epsilon.
-        confidence: ``1 - alpha``, as recorded by the audit.
-        correction: ``none`` or ``bonferroni`` (several attacks, the maximum reported).
-        n_attacks: number of attacks the correction covers.
-        test_non_members: test rounds without the target (``None`` if not recorded).
-        test_members: test rounds with the target (``None`` if not recorded).
-    """
-
-    method: str
-    alpha: float
-    confidence: float
-    correction: str
-    n_attacks: int
-    test_non_members: int | None = None
-    test_members: int | None = None
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> Estimator:
-        alpha = float(data["alpha"])
-        n0, n1 = data.get("test_non_members"), data.get("test_members")
-        return cls(
-            method=str(data["method"]),
-            alpha=alpha,
-            confidence=float(data.get("confidence", 1.0 - alpha)),
-            correction=str(data.get("correction", "none")),
-            n_attacks=int(data.get("n_attacks", 1)),
-            test_non_members=None if n0 is None else int(n0),
-            test_members=None if n1 is None else int(n1),
-        )
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Rounds:
-    """Rounds of the distinguishing game.
-
-    Attributes:
-        total: rounds in all (both worlds).
-        train, validation, test: rounds of each split (both worlds).
-        per_world: rounds per world (with / without the target), when recorded.
-    """
-
-    total: int
-    train: int
-    validation: int
-    test: int
-    per_world: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AttackResult:
-    """One attack's outcome on the test rounds.
-
-    Attributes:
-        name: the attack's name.
-        eps_emp: the lower bound on epsilon (``None`` when none was produced).
-        eps_max_attainable: the largest eps_emp this test size can show.
-        auc: ROC AUC on the test rounds.
-        counts: the confusion matrix at the chosen threshold.
-        threshold: the decision threshold, chosen on validation rounds.
-        direction: +1 (high score means member) or -1.
-        alpha: the alpha this attack's bound used (after any correction).
-        roc_fpr: false-positive rates of the ROC curve (test rounds).
-        roc_tpr: true-positive rates of the ROC curve.
-        scores_member: attack scores of the test rounds with the target.
-        scores_non_member: attack scores of the test rounds without it.
-    """
-
-    name: str
-    eps_emp: float | None
-    eps_max_attainable: float | None
-    auc: float | None
-    counts: Counts
-    threshold: float | None
-    direction: int | None
-    alpha: float | None
-    roc_fpr: tuple[float, ...]
-    roc_tpr: tuple[float, ...]
-    scores_member: tuple[float, ...]
-    scores_non_member: tuple[float, ...]
-
-    @classmethod
-    def from_mapping(cls, name: str, data: Mapping[str, Any]) -> AttackResult:
-        roc = data.get("roc") or {}
-        scores = data.get("scores") or {}
-        direction = data.get("direction")
-        return cls(
-            name=name,
-            eps_emp=_float_or_none(data.get("eps_emp")),
-            eps_max_attainable=_float_or_none(data.get("eps_max_attainable")),
-            auc=_float_or_none(data.get("auc")),
-            counts=Counts.from_mapping(data["counts"]),
-            threshold=_float_or_none(data.get("threshold")),
-            direction=None if direction is None else int(direction),
-            alpha=_float_or_none(data.get("alpha")),
-            roc_fpr=tuple(float(x) for x in roc.get("fpr", ())),
-            roc_tpr=tuple(float(x) for x in roc.get("tpr", ())),
-            scores_member=tuple(float(x) for x in scores.get("member", ())),
-            scores_non_member=tuple(float(x) for x in scores.get("non_member", ())),
-        )
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Trace:
-    """Training traces of one model (the audit study's Figures 2 to 4).
-
-    Each table is a tuple of rows (column -> number or string), or ``None`` when its
-    file is absent.
-
-    Attributes:
-        records_seen: rows ``model, teacher, records_seen``.
-        losses: rows ``iteration, teacher, loss_own, loss_other``.
-        epsilon: rows ``iteration, epsilon, epsilon_data_independent``.
-        details: the content of ``trace.json``, if any.
-    """
-
-    records_seen: tuple[Mapping[str, Any], ...] | None = None
-    losses: tuple[Mapping[str, Any], ...] | None = None
-    epsilon: tuple[Mapping[str, Any], ...] | None = None
-    details: Mapping[str, Any] | None = None
-
-    @property
-    def empty(self) -> bool:
-        return all(
-            x is None
-            for x in (self.records_seen, self.losses, self.epsilon, self.details)
-        )
-
-
 def relative_path(path: Path, base: Path | None) -> str:
     """``path`` relative to ``base``; as given when there is no base or no relative
     path (another drive)."""
@@ -244,65 +83,10 @@ def relative_path(path: Path, base: Path | None) -> str:
         return str(path)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AuditResult:
-    """One audit, as its ``result.json`` (validated) plus optional traces.
-
-    Attributes:
-        source: the audit directory (or the file the result came from).
-        raw: the whole validated document, frozen (extra keys kept).
-        trace: the training traces, when ``trace/`` exists.
-
-    The other attributes are the top-level keys of ``result.json`` of the same name
-    (see the schema).
-    """
-
-    source: Path
-    schema_version: int
-    version: str
-    verdict: Verdict
-    eps_emp: float | None
-    eps_claimed: float
-    eps_reference: float | None
-    eps_max_attainable: float | None
-    auc: float | None
-    counts: Counts
-    attack: str
-    estimator: Estimator
-    delta: float
-    attacks: Mapping[str, AttackResult]
-    generator: str
-    variant: str | None
-    bugs: tuple[str, ...]
-    dataset: str
-    target: Mapping[str, Any]
-    claim: Mapping[str, Any]
-    config: Mapping[str, Any]
-    seed: int
-    rounds: Rounds
-    timing: Mapping[str, Any]
-    utility: Mapping[str, Any] | None
-    raw: Mapping[str, Any]
-    trace: Trace | None = None
-
-    @property
-    def directory(self) -> Path:
-        """The audit directory (``source``, or the folder of a ``result.json``)."""
-        return self.source.parent if self.source.suffix == ".json" else self.source
-
-    def path_from(self, base: Path | None) -> str:
-        """:attr:`directory`, relative to ``base`` where it can be."""
-        return relative_path(self.directory, base)
-
-    @property
-    def label(self) -> str:
-        """``generator / variant (+ bugs)``: a short name for tables and charts."""
-        text = self.generator
-        if self.variant:
-            text += f" / {self.variant}"
-        if self.bugs:
-            text += " + " + ", ".join(self.bugs)
-        return text
+def path_from(result: AuditResult, base: Path | None) -> str:
+    """The result's audit directory, relative to ``base`` where it can be."""
+    directory = result.directory
+    return "" if directory is None else relative_path(directory, base)
 
 
 def _check_version(doc: Any, source: str) -> None:
@@ -319,10 +103,11 @@ def _check_version(doc: Any, source: str) -> None:
         raise InvalidParameterError(
             f"`schema_version` in {source} must be an integer. Got {version!r}."
         )
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_SCHEMA_VERSIONS:
+        readable = ", ".join(map(str, READABLE_SCHEMA_VERSIONS))
         raise InvalidParameterError(
-            f"{source} has `schema_version` {version}; this dpaudit reads schema_version "
-            f"{SCHEMA_VERSION}. Use the dpaudit version that wrote it."
+            f"`schema_version` in {source} must be one of {readable} (the versions "
+            f"this dpaudit reads). Got {version}. Use the dpaudit version that wrote it."
         )
 
 
@@ -333,7 +118,7 @@ def result_from_mapping(
     trace: Trace | None = None,
     utility: Mapping[str, Any] | None = None,
 ) -> AuditResult:
-    """Validates a parsed ``result.json`` and freezes it.
+    """Validates a parsed ``result.json`` against the schema and builds the result.
 
     Args:
         doc: The parsed document.
@@ -351,49 +136,23 @@ def result_from_mapping(
     name = str(source)
     _check_version(doc, name)
     validate(doc, source=name)
-    frozen = freeze(doc)
-    attacks = {
-        key: AttackResult.from_mapping(key, value)
-        for key, value in frozen["attacks"].items()
-    }
-    if doc.get("utility") is None and utility is not None:
-        frozen = MappingProxyType({**frozen, "utility": freeze(utility)})
-    rounds = frozen["rounds"]
-    return AuditResult(
-        source=Path(source),
-        schema_version=int(frozen["schema_version"]),
-        version=str(frozen["version"]),
-        verdict=frozen["verdict"],
-        eps_emp=_float_or_none(frozen["eps_emp"]),
-        eps_claimed=float(frozen["eps_claimed"]),
-        eps_reference=_float_or_none(frozen.get("eps_reference")),
-        eps_max_attainable=_float_or_none(frozen.get("eps_max_attainable")),
-        auc=_float_or_none(frozen.get("auc")),
-        counts=Counts.from_mapping(frozen["counts"]),
-        attack=str(frozen["attack"]),
-        estimator=Estimator.from_mapping(frozen["estimator"]),
-        delta=float(frozen["delta"]),
-        attacks=MappingProxyType(attacks),
-        generator=str(frozen["generator"]),
-        variant=frozen.get("variant"),
-        bugs=tuple(frozen.get("bugs") or ()),
-        dataset=str(frozen["dataset"]),
-        target=frozen.get("target") or MappingProxyType({}),
-        claim=frozen.get("claim") or MappingProxyType({}),
-        config=frozen["config"],
-        seed=int(frozen["seed"]),
-        rounds=Rounds(
-            total=rounds["total"],
-            train=rounds["train"],
-            validation=rounds["validation"],
-            test=rounds["test"],
-            per_world=rounds.get("per_world"),
-        ),
-        timing=frozen.get("timing") or MappingProxyType({}),
-        utility=frozen.get("utility"),
-        raw=frozen,
-        trace=trace,
-    )
+    result = AuditResult.from_json(doc, source=source)
+    return attach(result, trace=trace, utility=utility)
+
+
+def attach(
+    result: AuditResult,
+    *,
+    trace: Trace | None = None,
+    utility: Mapping[str, Any] | None = None,
+) -> AuditResult:
+    """``result`` with training traces and a utility result added (those it lacks)."""
+    changes: dict[str, Any] = {}
+    if trace is not None and result.trace is None:
+        changes["trace"] = trace
+    if utility is not None and result.utility is None:
+        changes["utility"] = freeze(utility)
+    return dataclasses.replace(result, **changes) if changes else result
 
 
 def _read_json(path: Path) -> Any:
@@ -509,6 +268,17 @@ def load_result(path: Path | str) -> AuditResult:
             f"{RESULT_FILE}) or a parent of audit directories."
         )
     doc = _read_json(file)
+    return attach_directory(result_from_mapping(doc, source=file), directory)
+
+
+def attach_directory(result: AuditResult, directory: Path | str) -> AuditResult:
+    """``result`` with the traces and utility result found in its audit directory.
+
+    Raises:
+        InvalidParameterError: Naming the file, when a trace or ``utility.json`` is
+            malformed.
+    """
+    directory = Path(directory)
     utility = None
     utility_path = directory / UTILITY_FILE
     if utility_path.is_file():
@@ -517,9 +287,7 @@ def load_result(path: Path | str) -> AuditResult:
             raise InvalidParameterError(
                 f"{utility_path} must hold a JSON object. Got {type(utility).__name__}."
             )
-    return result_from_mapping(
-        doc, source=file, trace=load_trace(directory), utility=utility
-    )
+    return attach(result, trace=load_trace(directory), utility=utility)
 
 
 def find_result_dirs(parent: Path | str) -> list[Path]:

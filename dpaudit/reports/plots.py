@@ -34,7 +34,7 @@ __all__ = [
 VERDICT_COLOURS: Mapping[str, str] = {
     "VIOLATION": "#c62828",
     "CONSISTENT": "#2e7d32",
-    "INCONCLUSIVE": "#757575",
+    "INCONCLUSIVE": "#b45f06",  # amber: not evidence of privacy
 }
 _MEMBER = "#d95f02"
 _NON_MEMBER = "#1b9e77"

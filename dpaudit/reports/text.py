@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dpaudit.audit.result import Verdict
 from dpaudit.reports.model import AuditResult
 
 __all__ = [
     "DATA_NOTICE",
+    "VERDICT_ANSI",
     "Table",
+    "approximate_note",
+    "attainable",
     "explain",
     "flatten",
     "fmt_alpha",
@@ -25,6 +30,9 @@ __all__ = [
     "fmt_percent",
     "fmt_value",
     "headline",
+    "power_rows",
+    "randomness_text",
+    "render_terminal",
     "rounds_text",
     "tables_of",
     "test_size",
@@ -71,8 +79,19 @@ def fmt_alpha(value: float | None) -> str:
 
 #: The columns of a comparison table (one row per audit and attack), shared by the
 #: HTML and Markdown renderers.
-COMPARISON_COLUMNS = ("verdict", "generator", "variant", "bug flags", "dataset", "attack",
-                      "eps_emp", "claimed", "reference", "max attainable", "AUC")
+COMPARISON_COLUMNS = (
+    "verdict",
+    "generator",
+    "variant",
+    "bug flags",
+    "dataset",
+    "attack",
+    "eps_emp",
+    "claimed",
+    "reference",
+    "max attainable",
+    "AUC",
+)
 
 
 def fmt_reference(result: Any) -> str:
@@ -125,16 +144,109 @@ def rounds_text(result: AuditResult) -> str:
     )
 
 
+def attainable(result: AuditResult) -> float | None:
+    """The attainable maximum: ``power.eps_max_attainable``, else the top-level key."""
+    if result.power is not None and result.power.eps_max_attainable is not None:
+        return result.power.eps_max_attainable
+    return result.eps_max_attainable
+
+
+def approximate_note(result: AuditResult) -> str | None:
+    """``approximate (Jeffreys)`` for a VIOLATION found with an interval of inexact
+    coverage; ``None`` otherwise."""
+    if not (result.approximate and result.verdict == Verdict.VIOLATION):
+        return None
+    method = result.estimator.method
+    name = "Jeffreys" if "jeffreys" in method.lower() else method
+    return f"approximate ({name})"
+
+
+def randomness_text(result: AuditResult) -> str:
+    """The game's randomness mode in words."""
+    if result.randomness == "fixed_public":
+        return (
+            "fixed public randomness (everything but the privacy noise held equal in "
+            "every round and both worlds)"
+        )
+    if result.randomness == "independent":
+        return "independent (every round draws all its randomness afresh)"
+    return "not recorded"
+
+
+def _rounds_needed(result: AuditResult) -> int | None:
+    if result.verdict != Verdict.INCONCLUSIVE or result.power is None:
+        return None
+    return result.power.rounds_needed
+
+
+def _tightness(result: AuditResult) -> tuple[float, str] | None:
+    if result.power is None or result.power.tightness is None:
+        return None
+    if result.eps_reference is not None and math.isfinite(result.eps_reference):
+        return (
+            result.power.tightness,
+            f"reference epsilon {fmt_number(result.eps_reference)}",
+        )
+    return result.power.tightness, f"claimed epsilon {fmt_number(result.eps_claimed)}"
+
+
+def power_rows(result: AuditResult) -> list[tuple[str, str]]:
+    """How strong the audit was, as ``(name, text)`` rows shared by every renderer.
+
+    The verdict's reason, the attainable maximum, the rounds per world needed (when
+    INCONCLUSIVE), saturation, tightness (where a reference or claim is finite), an
+    approximate VIOLATION's interval and the randomness mode. Only what the result
+    records; keys a version-1 result lacks are left out or said "not recorded".
+    """
+    rows: list[tuple[str, str]] = []
+    if result.verdict_reason:
+        rows.append(("verdict reason", result.verdict_reason))
+    rows.append(
+        (
+            "attainable maximum",
+            f"{fmt_eps(attainable(result))} (the largest eps_emp {test_size(result)} "
+            "can show: no claim at or above it can be refuted)",
+        )
+    )
+    needed = _rounds_needed(result)
+    if needed is not None:
+        rows.append(
+            (
+                "rounds needed",
+                f"{needed} per world for the attainable maximum to exceed the "
+                f"claimed {fmt_number(result.eps_claimed)}",
+            )
+        )
+    if result.power is not None and result.power.saturated:
+        rows.append(("saturated", "saturated: more rounds would show more"))
+    tight = _tightness(result)
+    if tight is not None:
+        rows.append(("tightness", f"{tight[0]:.2f} (eps_emp / {tight[1]})"))
+    note = approximate_note(result)
+    if note is not None:
+        rows.append(("estimate", note))
+    rows.append(("randomness", randomness_text(result)))
+    return rows
+
+
 def headline(result: AuditResult) -> str:
     """One line: ``VIOLATION: eps_emp 4.68 > claimed 1 (querybased, 95% confidence)``."""
     conf = fmt_percent(result.estimator.confidence)
     claim = fmt_number(result.eps_claimed)
-    if result.verdict == "INCONCLUSIVE" or result.eps_emp is None:
+    if result.eps_emp is None:
         return f"INCONCLUSIVE: no estimate of epsilon (claimed {claim})"
-    relation = ">" if result.verdict == "VIOLATION" else "<="
+    if result.verdict == Verdict.INCONCLUSIVE:
+        return (
+            f"INCONCLUSIVE: eps_emp {fmt_eps(result.eps_emp)}, but this audit can show "
+            f"at most {fmt_eps(attainable(result))} <= claimed {claim}: it could not "
+            "have refuted the claim"
+        )
+    relation = ">" if result.verdict == Verdict.VIOLATION else "<="
+    note = approximate_note(result)
+    extra = f", {note}" if note else ""
     return (
         f"{result.verdict}: eps_emp {fmt_eps(result.eps_emp)} {relation} claimed "
-        f"{claim} ({result.attack}, {conf} confidence)"
+        f"{claim} ({result.attack}, {conf} confidence{extra})"
     )
 
 
@@ -150,10 +262,11 @@ def explain(result: AuditResult) -> list[str]:
     conf = fmt_percent(result.estimator.confidence)
     claim = fmt_number(result.eps_claimed)
     eps = fmt_eps(result.eps_emp)
-    top = fmt_eps(result.eps_max_attainable)
+    top_value = attainable(result)
+    top = fmt_eps(top_value)
     size = test_size(result)
     paragraphs: list[str] = []
-    if result.verdict == "VIOLATION":
+    if result.verdict == Verdict.VIOLATION:
         paragraphs.append(
             f"The implementation leaks more than it claims: with {conf} confidence "
             f"epsilon is at least {eps}, above the claimed {claim}. This is a proven "
@@ -162,7 +275,13 @@ def explain(result: AuditResult) -> list[str]:
             f"({claim}, {fmt_alpha(result.delta)})-DP generator allows, on test rounds "
             "it never trained on."
         )
-    elif result.verdict == "CONSISTENT":
+        if approximate_note(result):
+            paragraphs.append(
+                "This bound used the Jeffreys interval, whose coverage is not exact (it "
+                "may overshoot slightly more often than alpha): the violation is "
+                "approximate. Rerun with the Clopper-Pearson estimator for a proof."
+            )
+    elif result.verdict == Verdict.CONSISTENT:
         paragraphs.append(
             f"No violation found: with {conf} confidence epsilon is at least {eps}, "
             f"which does not exceed the claimed {claim}. This does NOT prove the "
@@ -170,23 +289,41 @@ def explain(result: AuditResult) -> list[str]:
             "target record and this dataset, found no violation. A stronger attack, "
             "another target or more rounds may still find one."
         )
-        if result.eps_max_attainable is not None:
-            sentence = (
-                f"At this test size ({size}) the largest epsilon any "
-                f"attack could show is {top}"
+        if top_value is not None and top_value > result.eps_claimed:
+            paragraphs.append(
+                f"At this test size ({size}) the largest epsilon any attack could show "
+                f"is {top}, above the claimed {claim}: the audit could have refuted "
+                "the claim and did not."
             )
-            if result.eps_max_attainable <= result.eps_claimed:
-                sentence += (
-                    f", which is not above the claimed {claim}: this audit could not "
-                    "have detected a violation at all. Run more rounds."
-                )
-            else:
-                sentence += "."
-            paragraphs.append(sentence)
-    else:
+        elif top_value is not None:
+            paragraphs.append(
+                f"At this test size ({size}) the largest epsilon any attack could show "
+                f"is {top}, which is not above the claimed {claim}: this audit could "
+                "not have detected a violation at all (a result of schema version 1; "
+                "this dpaudit calls such an audit INCONCLUSIVE). Run more rounds."
+            )
+    elif result.eps_emp is None:
         paragraphs.append(
             "The audit could not produce an estimate of epsilon, so it says nothing "
             f"about the claimed {claim}. Check the run's log and rerun it."
+        )
+    else:
+        sentence = (
+            f"Inconclusive: at this test size ({size}) the largest epsilon any attack "
+            f"could show is {top}, which is not above the claimed {claim}, so this "
+            "audit could not have detected a violation at all, whatever the "
+            f"generator does (eps_emp was {eps}). It is NOT evidence of privacy."
+        )
+        needed = _rounds_needed(result)
+        if needed is not None:
+            sentence += f" Run at least {needed} rounds per world."
+        else:
+            sentence += " Run more rounds."
+        paragraphs.append(sentence)
+    if result.power is not None and result.power.saturated:
+        paragraphs.append(
+            f"The estimate is saturated: eps_emp equals the attainable maximum {top}, "
+            "so the attack made no errors and more rounds would show more."
         )
     note = str(result.claim.get("reference_note") or "")
     if result.eps_reference is None and note.startswith("unbounded"):
@@ -375,3 +512,53 @@ def utility_tables(utility: Mapping[str, Any]) -> list[Table]:
             Table(caption="Utility run", headers=("key", "value"), rows=facts)
         )
     return tables
+
+
+#: ANSI colours of the verdicts in a terminal (INCONCLUSIVE amber, not green).
+VERDICT_ANSI: Mapping[str, str] = {
+    "VIOLATION": "\033[1;31m",
+    "CONSISTENT": "\033[1;32m",
+    "INCONCLUSIVE": "\033[1;33m",
+}
+
+
+def render_terminal(result: AuditResult, *, color: bool = False) -> str:
+    """The result as the terminal shows it after ``dpaudit audit``.
+
+    Args:
+        result: The audit result.
+        color: Colour the verdict with ANSI codes (red, green, amber).
+
+    Returns:
+        Plain text, one fact a line, ending with a newline.
+    """
+    word = str(result.verdict)
+    if color:
+        word = f"{VERDICT_ANSI.get(word, '')}{word}\033[0m"
+    conf = fmt_percent(result.estimator.confidence)
+    lines = [
+        f"audit of {result.label} on {result.dataset}, attack {result.attack}, "
+        f"{rounds_text(result)}",
+        f"  verdict                {word}",
+        f"  eps_emp                {fmt_eps(result.eps_emp)} (lower bound, {conf} "
+        "confidence)",
+        f"  claimed epsilon        {fmt_number(result.eps_claimed)} "
+        f"(delta {fmt_alpha(result.delta)})",
+        f"  reference epsilon      {fmt_reference(result)}",
+        f"  AUC                    {fmt_number(result.auc)}",
+    ]
+    lines += [f"  {name:<22} {text}" for name, text in power_rows(result)]
+    c = result.counts
+    lines.append(f"  TP / FP / TN / FN      {c.tp} / {c.fp} / {c.tn} / {c.fn}")
+    if len(result.attacks) > 1:
+        for attack in result.attacks.values():
+            lines.append(
+                f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}, "
+                f"AUC {fmt_number(attack.auc)}"
+            )
+    seconds = result.timing.get("total_seconds")
+    if isinstance(seconds, int | float):
+        lines.append(f"  wall time              {seconds:.1f} s")
+    for paragraph in explain(result):
+        lines += ["", *textwrap.wrap(paragraph, width=88)]
+    return "\n".join(lines) + "\n"

@@ -22,9 +22,18 @@ def make_result(**overrides: Any) -> dict[str, Any]:
     member = np.round(gen.normal(0.8, 0.1, 400), 4).tolist()
     non_member = np.round(gen.normal(0.2, 0.1, 400), 4).tolist()
     doc: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": 2,
         "version": "0.1.0",
         "verdict": "VIOLATION",
+        "verdict_reason": "eps_emp 4.68 exceeds the claimed epsilon 1.",
+        "power": {
+            "eps_max_attainable": 4.68,
+            "rounds_needed": None,
+            "saturated": True,
+            "tightness": 1.4625,
+        },
+        "approximate": False,
+        "randomness": "fixed_public",
         "eps_emp": 4.68,
         "eps_claimed": 1.0,
         "eps_reference": 3.2,
@@ -129,6 +138,16 @@ def consistent_result(**overrides: Any) -> dict[str, Any]:
     }
     base = {
         "verdict": "CONSISTENT",
+        "verdict_reason": (
+            "eps_emp 0.12 does not exceed the claimed epsilon 1, and the attainable "
+            "maximum 4.68 does."
+        ),
+        "power": {
+            "eps_max_attainable": 4.68,
+            "rounds_needed": None,
+            "saturated": False,
+            "tightness": 0.12,
+        },
         "eps_emp": 0.12,
         "eps_reference": None,
         "auc": 0.53,
@@ -139,6 +158,70 @@ def consistent_result(**overrides: Any) -> dict[str, Any]:
     }
     base.update(overrides)
     return make_result(**base)
+
+
+def inconclusive_result(**overrides: Any) -> dict[str, Any]:
+    """An INCONCLUSIVE result: 20 rounds per world cannot refute a claim of 0.998."""
+    attack = {
+        "eps_emp": 0.3,
+        "eps_max_attainable": 0.535,
+        "auc": 1.0,
+        "counts": {"tp": 8, "fp": 0, "tn": 8, "fn": 0},
+        "threshold": 0.5,
+        "direction": 1,
+        "alpha": 0.05,
+        "roc": {"fpr": [0.0, 0.0, 1.0], "tpr": [0.0, 1.0, 1.0]},
+        "scores": {"member": [0.9] * 8, "non_member": [0.1] * 8},
+    }
+    base = {
+        "verdict": "INCONCLUSIVE",
+        "verdict_reason": (
+            "the attainable maximum 0.535 does not exceed the claimed epsilon 0.998: "
+            "this audit could not have refuted the claim."
+        ),
+        "power": {
+            "eps_max_attainable": 0.535,
+            "rounds_needed": 45,
+            "saturated": True,
+            "tightness": 0.536,
+        },
+        "eps_emp": 0.535,
+        "eps_claimed": 0.998,
+        "eps_reference": None,
+        "eps_max_attainable": 0.535,
+        "auc": 1.0,
+        "counts": attack["counts"],
+        "variant": None,
+        "bugs": [],
+        "attacks": {"querybased": attack},
+        "estimator": {
+            "method": "clopper_pearson",
+            "alpha": 0.05,
+            "confidence": 0.95,
+            "correction": "none",
+            "n_attacks": 1,
+            "test_non_members": 8,
+            "test_members": 8,
+        },
+        "rounds": {
+            "total": 40,
+            "per_world": 20,
+            "train": 16,
+            "validation": 8,
+            "test": 16,
+        },
+    }
+    base.update(overrides)
+    return make_result(**base)
+
+
+def v1_result(**overrides: Any) -> dict[str, Any]:
+    """A schema-version-1 document (before power and verdict reasons)."""
+    doc = make_result(**overrides)
+    doc["schema_version"] = 1
+    for key in ("verdict_reason", "power", "approximate", "randomness"):
+        doc.pop(key)
+    return doc
 
 
 def write_audit(directory: Path, doc: dict[str, Any], *, trace: bool = False) -> Path:
@@ -252,6 +335,12 @@ def make_audit(tmp_path: Path) -> Callable[..., Path]:
 def result_doc() -> Callable[..., dict[str, Any]]:
     """Factory of VIOLATION result documents (keyword arguments replace keys)."""
     return make_result
+
+
+@pytest.fixture
+def inconclusive_doc() -> Callable[..., dict[str, Any]]:
+    """Factory of INCONCLUSIVE result documents."""
+    return inconclusive_result
 
 
 @pytest.fixture

@@ -71,7 +71,7 @@ def test_no_trace_directory_means_no_trace(
 @pytest.mark.parametrize(
     ("change", "fragment"),
     [
-        ({"schema_version": 2}, "schema_version` 2"),
+        ({"schema_version": 3}, "must be one of 1, 2"),
         ({"schema_version": "1"}, "must be an integer"),
         ({"verdict": "MAYBE"}, "`verdict` must be one of"),
         ({"counts": {"tp": 1, "fp": 0, "tn": 1}}, "`counts.fn` is required"),

@@ -18,10 +18,7 @@ from dpaudit.reports.schema import load_schema, schema_errors, validate
 def test_schema_file_is_a_json_schema() -> None:
     schema = load_schema()
     assert schema["$schema"].startswith("https://json-schema.org/")
-    assert schema["properties"]["schema_version"] == {
-        "const": 1,
-        "description": "Version of this schema.",
-    }
+    assert schema["properties"]["schema_version"]["enum"] == [1, 2]
     for key in ("verdict", "eps_emp", "eps_claimed", "counts", "config", "seed"):
         assert key in schema["required"]
     assert "comparison" in schema["$defs"]
@@ -86,9 +83,12 @@ def test_json_report_is_the_validated_result(audit_dir: Path) -> None:
     text = render_json(results)
     doc = json.loads(text)
     assert schema_errors(doc) == []
-    assert doc["schema_version"] == 1
+    assert doc["schema_version"] == 2
     original = json.loads((audit_dir / "result.json").read_text(encoding="utf-8"))
-    assert doc == {**original, "utility": doc["utility"]}
+    # Every key the audit wrote comes back unchanged; keys it did not write are null.
+    assert {k: doc[k] for k in original} == original
+    assert doc["utility"]["dataset"] == "cervical_cancer"
+    assert all(doc[k] is None for k in set(doc) - set(original) - {"utility"})
     # Round trip: the report loads back as the same result.
     again = result_from_mapping(doc, source="report.json")
     assert again.eps_emp == results[0].eps_emp and again.target == results[0].target

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit import check
-from dpaudit.audit.check import (
+from dpaudit import ci as check
+from dpaudit.ci import (
     DEFAULT_ALPHA,
     PRESETS,
     exit_code_of,
@@ -217,7 +217,10 @@ def test_quick_preset_is_applied_under_the_audit_keys() -> None:
         ({}, "at least one [[audit]]"),
         ({"audit": []}, "at least one [[audit]]"),
         ({"audit": [{"variant": "x"}]}, "`generator` must be set"),
-        ({"alpha": 0.7, "audit": [{"generator": "g"}]}, "`alpha` must be in (0, 0.5)"),
+        (
+            {"alpha": 0.7, "audit": [{"generator": "g"}]},
+            "`alpha` must be a number in (0, 0.5)",
+        ),
         ({"alpha": "0.1", "audit": [{"generator": "g"}]}, "`alpha` must be a number"),
         ({"preset": "slow", "audit": [{"generator": "g"}]}, "`preset` must be one of"),
         ({"generator": "g", "audit": [{"generator": "g"}]}, "unknown top-level key"),
@@ -528,7 +531,7 @@ def test_command_writes_junit_and_summary_and_returns_the_exit_code(
 def test_command_bad_policy_raises(tmp_path: Path) -> None:
     policy = tmp_path / "p.toml"
     policy.write_text("alpha = 2\n[[audit]]\ngenerator = 'pategan'\n", encoding="utf-8")
-    with pytest.raises(InvalidParameterError, match="`alpha` must be in"):
+    with pytest.raises(InvalidParameterError, match="`alpha` must be a number in"):
         check_command.run(parse(["check", "--policy", str(policy)]))
 
 

@@ -1,0 +1,58 @@
+"""``dpaudit check``: privacy regression tests for CI, driven by a policy file.
+
+- :mod:`dpaudit.ci.policy`: the policy file (TOML), its presets and the Bonferroni
+  split of its ``alpha``.
+- :mod:`dpaudit.ci.run`: running the audits and the exit code (0 all CONSISTENT,
+  1 a VIOLATION, 2 a failed or INCONCLUSIVE audit).
+- :mod:`dpaudit.ci.summary`: JUnit XML and the Markdown step summary.
+
+See docs/ci.md.
+"""
+
+from __future__ import annotations
+
+from dpaudit.ci.policy import (
+    DEFAULT_ALPHA,
+    PRESETS,
+    Policy,
+    PolicyAudit,
+    Preset,
+    load_policy,
+    parse_policy,
+)
+from dpaudit.ci.run import (
+    CheckOutcome,
+    CheckReport,
+    as_result,
+    exit_code_of,
+    planned_power,
+    run_check,
+)
+from dpaudit.ci.summary import (
+    junit_text,
+    render_check_markdown,
+    summary_path,
+    write_junit,
+    write_summary,
+)
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "PRESETS",
+    "CheckOutcome",
+    "CheckReport",
+    "Policy",
+    "PolicyAudit",
+    "Preset",
+    "as_result",
+    "exit_code_of",
+    "junit_text",
+    "load_policy",
+    "parse_policy",
+    "planned_power",
+    "render_check_markdown",
+    "run_check",
+    "summary_path",
+    "write_junit",
+    "write_summary",
+]

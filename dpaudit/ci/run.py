@@ -1,0 +1,331 @@
+"""Running a policy's audits and deciding ``dpaudit check``'s exit code.
+
+:func:`run_check` runs each audit of a :class:`~dpaudit.ci.policy.Policy`, writes its
+audit directory and HTML report, and decides the exit code: 0 when every audit is
+CONSISTENT, 1 when any is a VIOLATION, 2 when a run fails or any audit is INCONCLUSIVE
+(it could not have refuted its claim, or produced no estimate: the check is then
+incomplete, so 2 takes precedence over a violation). A bad policy raises before
+anything runs (the command exits 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from dpaudit.audit.result import AuditResult, Verdict
+from dpaudit.ci.policy import Policy
+from dpaudit.errors import InvalidParameterError
+from dpaudit.reports.text import approximate_note, attainable, fmt_eps, fmt_number
+
+__all__ = [
+    "CheckOutcome",
+    "CheckReport",
+    "as_result",
+    "exit_code_of",
+    "planned_power",
+    "run_check",
+]
+
+Status = Literal["CONSISTENT", "VIOLATION", "INCONCLUSIVE", "ERROR"]
+#: ``run_audit(config, *, out_dir, progress)``: returns an :class:`AuditResult` (or,
+#: from an older runner, the ``result.json`` dict).
+Runner = Callable[..., "AuditResult | Mapping[str, Any]"]
+ConfigFactory = Callable[[Mapping[str, Any]], Any]
+
+RESULT_FILE = "result.json"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CheckOutcome:
+    """What happened to one audit of the policy.
+
+    Attributes:
+        name: the audit's name.
+        status: its verdict, or ``ERROR`` when it could not run.
+        settings: the settings it ran with.
+        out_dir: its audit directory.
+        result: the audit's result (``None`` after an error).
+        report_path: its HTML report, when written.
+        error: what went wrong (an error, or a report that could not be rendered).
+        seconds: wall-clock time of the run.
+        eps_max_planned: the largest eps_emp its test size can show at its alpha,
+            known before the run (``None`` when it could not be computed).
+    """
+
+    name: str
+    status: Status
+    settings: Mapping[str, Any]
+    out_dir: Path
+    result: AuditResult | None = None
+    report_path: Path | None = None
+    error: str | None = None
+    seconds: float = 0.0
+    eps_max_planned: float | None = None
+
+
+def exit_code_of(statuses: Sequence[str]) -> int:
+    """The exit code of a check from its audits' statuses.
+
+    2 when any audit failed to run or was INCONCLUSIVE (the check is incomplete);
+    otherwise 1 when any is a VIOLATION; otherwise 0.
+
+    Example:
+        >>> exit_code_of(["CONSISTENT", "VIOLATION"]), exit_code_of(["CONSISTENT"])
+        (1, 0)
+        >>> exit_code_of(["VIOLATION", "INCONCLUSIVE"])
+        2
+    """
+    if not statuses or any(s in ("ERROR", "INCONCLUSIVE") for s in statuses):
+        return 2
+    if any(s == "VIOLATION" for s in statuses):
+        return 1
+    return 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CheckReport:
+    """The outcome of a whole check.
+
+    Attributes:
+        policy: the policy that ran.
+        outcomes: one per audit, in policy order.
+        out_dir: the directory holding every audit directory.
+    """
+
+    policy: Policy
+    outcomes: tuple[CheckOutcome, ...]
+    out_dir: Path
+
+    @property
+    def exit_code(self) -> int:
+        """0 all CONSISTENT, 1 a VIOLATION, 2 a failed or INCONCLUSIVE audit."""
+        return exit_code_of([o.status for o in self.outcomes])
+
+
+def _test_sizes(settings: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(non-members, members) among the test rounds, from the game's own plan."""
+    try:
+        from dpaudit.audit.game import GamePlan
+
+        kwargs: dict[str, Any] = {"rounds": settings.get("rounds", 1000), "seed": 0}
+        if settings.get("split") is not None:
+            kwargs["split"] = tuple(float(x) for x in settings["split"])
+        n0, n1 = GamePlan.create(**kwargs).world_sizes("test")
+    except Exception:  # the run itself reports a bad setting
+        return None
+    return int(n0), int(n1)
+
+
+def planned_power(settings: Mapping[str, Any]) -> float | None:
+    """The largest eps_emp an audit with these settings can show, before running it.
+
+    It is :func:`dpaudit.audit.estimators.eps_max_attainable` of the test split the
+    game will use, at the audit's ``alpha`` and ``delta``. ``None`` when the settings
+    are invalid (the run reports why).
+    """
+    sizes = _test_sizes(settings)
+    if sizes is None:
+        return None
+    try:
+        from dpaudit.audit.estimators import eps_max_attainable
+
+        return float(
+            eps_max_attainable(
+                sizes[0],
+                sizes[1],
+                delta=float(settings.get("delta", 1e-5)),
+                alpha=float(settings["alpha"]),
+                method=settings.get("estimator", "clopper_pearson"),
+            )
+        )
+    except Exception:  # reported by the run
+        return None
+
+
+def _json_default(value: Any) -> Any:
+    item = getattr(value, "item", None)
+    return item() if callable(item) else str(value)
+
+
+def as_result(
+    returned: AuditResult | Mapping[str, Any], *, source: Path | str | None = None
+) -> AuditResult:
+    """ADAPTER while ``run_audit`` changes its return type: the :class:`AuditResult`
+    of what it returned, be it already one or the ``result.json`` dict.
+
+    Args:
+        returned: ``run_audit``'s return value.
+        source: The ``result.json`` it came from (kept when the result has none).
+
+    Returns:
+        The :class:`AuditResult`.
+
+    Raises:
+        InvalidParameterError: If a dict does not conform to the result schema.
+    """
+    if isinstance(returned, AuditResult):
+        if returned.source is None and source is not None:
+            return dataclasses.replace(returned, source=Path(source))
+        return returned
+    from dpaudit.reports.schema import validate
+
+    # JSON round trip: the returned dict may hold NumPy scalars.
+    doc = json.loads(json.dumps(returned, default=_json_default))
+    validate(doc, source=str(source or "the audit's result"))
+    return AuditResult.from_json(doc, source=source)
+
+
+def _write_report(out_dir: Path, result: AuditResult) -> Path:
+    from dpaudit.reports import render_html, write_atomic
+
+    return write_atomic(out_dir / "report.html", render_html([result]))
+
+
+def _configs(policy: Policy, make_config: ConfigFactory) -> list[Any]:
+    configs = []
+    for audit in policy.audits:
+        try:
+            configs.append(make_config(dict(audit.settings)))
+        except InvalidParameterError as err:
+            raise InvalidParameterError(
+                f"{policy.source}, audit {audit.name!r}: {err}"
+            ) from err
+    return configs
+
+
+def run_check(
+    policy: Policy,
+    *,
+    out_dir: Path | str,
+    runner: Runner | None = None,
+    make_config: ConfigFactory | None = None,
+    progress: bool = False,
+    reports: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> CheckReport:
+    """Runs every audit of ``policy`` and collects the outcomes.
+
+    Every audit's configuration is built first, so a bad key stops the check before
+    anything runs. A run that raises is recorded as ``ERROR`` and the check goes on.
+
+    Args:
+        policy: The policy.
+        out_dir: Where audit directories go (``out_dir/<audit name>/``); a
+            comparison report of all audits is written to ``out_dir/report.html``.
+        runner: ``run_audit(config, *, out_dir, progress)``; default
+            :func:`dpaudit.audit.runner.run_audit`.
+        make_config: Builds the runner's config from settings; default
+            ``AuditConfig.from_mapping``.
+        progress: Show each run's progress bar.
+        reports: Write HTML reports.
+        log: Called with one line per finished audit.
+
+    Returns:
+        The :class:`CheckReport` (its ``exit_code`` is the command's).
+
+    Raises:
+        InvalidParameterError: If an audit's settings are invalid (before any run).
+    """
+    from dpaudit.reports.model import attach_directory
+
+    if runner is None or make_config is None:
+        from dpaudit.audit.runner import AuditConfig, run_audit
+
+        runner = runner or run_audit
+        make_config = make_config or AuditConfig.from_mapping
+    root = Path(out_dir)
+    configs = _configs(policy, make_config)
+    outcomes: list[CheckOutcome] = []
+    for i, (audit, config) in enumerate(zip(policy.audits, configs), start=1):
+        directory = root / audit.name
+        planned = planned_power(audit.settings)
+        started = time.perf_counter()
+        status: Status
+        result = None
+        report_path = None
+        error = None
+        try:
+            returned = runner(config, out_dir=directory, progress=progress)
+            # ADAPTER: run_audit returns a dict today and an AuditResult after the
+            # runner split; as_result accepts both.
+            result = as_result(returned, source=directory / RESULT_FILE)
+            result = attach_directory(result, directory)
+            status = result.verdict.value
+        except Exception as err:  # recorded; the other audits still run
+            status = "ERROR"
+            error = f"{type(err).__name__}: {err}"
+        seconds = time.perf_counter() - started
+        if result is not None and reports:
+            try:
+                report_path = _write_report(directory, result)
+            except Exception as err:  # a report problem does not change the verdict
+                error = f"report not written: {type(err).__name__}: {err}"
+        outcome = CheckOutcome(
+            name=audit.name,
+            status=status,
+            settings=audit.settings,
+            out_dir=directory,
+            result=result,
+            report_path=report_path,
+            error=error,
+            seconds=seconds,
+            eps_max_planned=planned,
+        )
+        outcomes.append(outcome)
+        if log is not None:
+            log(log_line(i, len(policy.audits), outcome))
+    report = CheckReport(policy=policy, outcomes=tuple(outcomes), out_dir=root)
+    if reports and len(outcomes) > 1:
+        results = [o.result for o in outcomes if o.result is not None]
+        if results:
+            from dpaudit.reports import render_html, write_atomic
+
+            # A failed comparison leaves the per-audit reports and the summary.
+            with contextlib.suppress(Exception):
+                write_atomic(
+                    root / "report.html", render_html(results, base=root, compare=True)
+                )
+    return report
+
+
+def power_text(result: AuditResult) -> str:
+    """The numbers behind a verdict, with the audit's power, in one parenthesis."""
+    top = fmt_eps(attainable(result))
+    claim = fmt_number(result.eps_claimed)
+    if result.eps_emp is None:
+        return f"(no estimate; claimed {claim})"
+    eps = fmt_eps(result.eps_emp)
+    if result.verdict == Verdict.INCONCLUSIVE:
+        needed = result.power.rounds_needed if result.power else None
+        more = f"; needs {needed} rounds per world" if needed is not None else ""
+        return (
+            f"(max attainable {top} <= claimed {claim}: could not refute the claim; "
+            f"eps_emp {eps}{more})"
+        )
+    relation = ">" if result.verdict == Verdict.VIOLATION else "<="
+    parts = [f"eps_emp {eps} {relation} claimed {claim}", f"max attainable {top}"]
+    note = approximate_note(result)
+    if note:
+        parts.append(note)
+    if result.power is not None and result.power.saturated:
+        parts.append("saturated: more rounds would show more")
+    return "(" + "; ".join(parts) + ")"
+
+
+def log_line(i: int, n: int, outcome: CheckOutcome) -> str:
+    """The line logged when audit ``i`` of ``n`` has finished."""
+    head = f"[{i}/{n}] {outcome.name}: {outcome.status}"
+    if outcome.result is not None:
+        head += " " + power_text(outcome.result)
+    if outcome.error:
+        head += f" — {outcome.error}"
+    if outcome.report_path is not None:
+        head += f" — report: {outcome.report_path}"
+    return head

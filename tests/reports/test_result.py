@@ -1,0 +1,234 @@
+"""The typed result (dpaudit.audit.result): one definition of result.json, checked
+against the shipped schema, and how every renderer shows the audit's power."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpaudit.audit import result as result_module
+from dpaudit.audit.result import (
+    SCHEMA_VERSION,
+    AttackResult,
+    AuditResult,
+    Counts,
+    Estimator,
+    Power,
+    Rounds,
+    Verdict,
+    json_keys,
+)
+from dpaudit.errors import InvalidParameterError
+from dpaudit.reports import load_result, render, render_html
+from dpaudit.reports.schema import load_schema, schema_errors
+from dpaudit.reports.text import render_terminal
+
+from .conftest import v1_result  # noqa: TID252 (this folder's fixtures)
+
+# ------------------------------------------------------- schema vs dataclasses
+
+
+@pytest.mark.parametrize(
+    ("cls", "where"),
+    [
+        (AuditResult, None),
+        (AttackResult, "attack"),
+        (Power, "power"),
+        (Counts, "counts"),
+        (Estimator, "estimator"),
+        (Rounds, "rounds"),
+    ],
+)
+def test_schema_declares_exactly_the_dataclass_fields(
+    cls: type, where: str | None
+) -> None:
+    """Fails when a field is added to the dataclass and not the schema, or back."""
+    schema = load_schema()
+    node = schema if where is None else schema["$defs"][where]
+    declared = set(node["properties"])
+    written = set(json_keys(cls))
+    if cls is AuditResult:
+        written.add("schema_version")
+    assert written == declared
+
+
+def test_schema_version_is_the_one_of_the_result_module() -> None:
+    schema = load_schema()
+    assert SCHEMA_VERSION in schema["properties"]["schema_version"]["enum"]
+    comparison = schema["$defs"]["comparison"]["properties"]["schema_version"]
+    assert comparison == {"const": SCHEMA_VERSION}
+    assert f"schema_version {SCHEMA_VERSION}" in schema["title"]
+
+
+def test_to_json_writes_every_declared_key_and_conforms(
+    result_doc: Callable[..., dict],
+) -> None:
+    result = AuditResult.from_json(result_doc())
+    doc = result.to_json()
+    assert set(doc) == json_keys(AuditResult) | {"schema_version"}
+    assert set(doc["power"]) == json_keys(Power)
+    assert schema_errors(doc) == []
+    json.dumps(doc, allow_nan=False)
+    assert AuditResult.from_json(doc) == result  # a round trip changes nothing
+
+
+def test_result_is_typed_and_frozen(result_doc: Callable[..., dict]) -> None:
+    result = AuditResult.from_json(result_doc(), source="x/result.json")
+    assert result.verdict is Verdict.VIOLATION and result.verdict == "VIOLATION"
+    assert result.power == Power(
+        eps_max_attainable=4.68, rounds_needed=None, saturated=True, tightness=1.4625
+    )
+    assert result.randomness == "fixed_public" and result.approximate is False
+    assert result.directory == Path("x")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.verdict = Verdict.CONSISTENT  # type: ignore[misc]
+
+
+def test_unknown_keys_are_kept(result_doc: Callable[..., dict]) -> None:
+    doc = result_doc(future_key={"a": 1})
+    assert AuditResult.from_json(doc).to_json()["future_key"] == {"a": 1}
+
+
+def test_version_1_documents_are_migrated() -> None:
+    old = AuditResult.from_json(v1_result())
+    assert old.schema_version == 1
+    assert (old.power, old.randomness, old.approximate, old.verdict_reason) == (
+        None,
+        None,
+        None,
+        None,
+    )
+    doc = old.to_json()
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["power"] is None
+    assert doc["verdict"] == "VIOLATION"  # kept as written
+    assert schema_errors(doc) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"schema_version": 3}, "`schema_version` must be one of 1, 2"),
+        ({"verdict": "MAYBE"}, "`verdict` must be one of"),
+        ({"randomness": "sometimes"}, "`randomness` must be one of"),
+        ({"power": {"eps_max_attainable": 1, "saturated": "yes"}}, "power.saturated"),
+        ({"seed": 1.5}, "`seed` must be an integer"),
+    ],
+)
+def test_from_json_refuses_bad_documents(
+    result_doc: Callable[..., dict], change: dict[str, Any], fragment: str
+) -> None:
+    with pytest.raises(InvalidParameterError, match=r"^somewhere: ") as info:
+        AuditResult.from_json({**result_doc(), **change}, source="somewhere")
+    assert fragment in str(info.value)
+
+
+def test_missing_keys_are_named(result_doc: Callable[..., dict]) -> None:
+    doc = result_doc()
+    del doc["counts"], doc["seed"]
+    with pytest.raises(InvalidParameterError, match="missing: counts, seed"):
+        AuditResult.from_json(doc)
+
+
+def test_result_module_imports_no_upper_layer() -> None:
+    source = Path(result_module.__file__).read_text(encoding="utf-8")
+    for layer in ("dpaudit.reports", "dpaudit.ci", "dpaudit.cli", "dpaudit.commands"):
+        assert layer not in source
+
+
+# ------------------------------------------------------------ power, rendered
+
+
+@pytest.fixture
+def inconclusive_dir(
+    make_audit: Callable[..., Path], inconclusive_doc: Callable[..., dict]
+) -> Path:
+    return make_audit("short", inconclusive_doc())
+
+
+def test_inconclusive_html_is_amber_with_its_power(inconclusive_dir: Path) -> None:
+    html = render_html([load_result(inconclusive_dir)])
+    assert '<section class="verdict verdict-INCONCLUSIVE"' in html
+    assert "--inconclusive: #b45f06" in html  # amber, not the green of CONSISTENT
+    assert "--consistent: #2e7d32" in html
+    assert "Power of this audit" in html
+    assert "45 per world for the attainable maximum to exceed the claimed 0.998" in html
+    assert "saturated: more rounds would show more" in html
+    assert "could not have refuted the claim" in html
+    assert "fixed public randomness" in html
+
+
+def test_inconclusive_markdown_junit_json(inconclusive_dir: Path) -> None:
+    results = [load_result(inconclusive_dir)]
+    md = render(results, "md")
+    assert md.startswith("## dpaudit: INCONCLUSIVE")
+    assert "| rounds needed | 45 per world" in md
+    assert "Run at least 45 rounds per world." in md
+    assert "It is NOT evidence of privacy." in md
+    case = ET.fromstring(render(results, "junit")).find(".//testcase")
+    assert case is not None and case.find("error") is not None
+    assert case.find("failure") is None
+    doc = json.loads(render(results, "json"))
+    assert doc["power"]["rounds_needed"] == 45 and doc["verdict"] == "INCONCLUSIVE"
+
+
+def test_terminal_states_the_power(inconclusive_dir: Path) -> None:
+    text = render_terminal(load_result(inconclusive_dir))
+    assert "  verdict                INCONCLUSIVE\n" in text
+    assert "  eps_emp                0.54 (lower bound, 95% confidence)\n" in text
+    assert "  verdict reason         the attainable maximum 0.535" in text
+    assert (
+        "  attainable maximum     0.54 (the largest eps_emp 8 + 8 test rounds" in text
+    )
+    assert "  rounds needed          45 per world" in text
+    assert "  saturated              saturated: more rounds would show more" in text
+    assert "  tightness              0.54 (eps_emp / claimed epsilon 0.998)" in text
+    assert "  randomness             fixed public randomness" in text
+    coloured = render_terminal(load_result(inconclusive_dir), color=True)
+    assert "\033[1;33mINCONCLUSIVE\033[0m" in coloured  # amber
+
+
+def test_terminal_of_consistent_and_violation(
+    result_doc: Callable[..., dict], consistent_doc: Callable[..., dict]
+) -> None:
+    ok = render_terminal(AuditResult.from_json(consistent_doc()), color=True)
+    assert "\033[1;32mCONSISTENT\033[0m" in ok
+    assert "rounds needed" not in ok and "saturated" not in ok
+    assert "could have refuted the claim and did not" in ok
+    bad = render_terminal(AuditResult.from_json(result_doc()))
+    assert "tightness              1.46 (eps_emp / reference epsilon 3.2)" in bad
+    assert "approximate" not in bad
+
+
+def test_approximate_violation_is_marked_everywhere(
+    make_audit: Callable[..., Path], result_doc: Callable[..., dict]
+) -> None:
+    estimator = {**result_doc()["estimator"], "method": "jeffreys"}
+    directory = make_audit(
+        "jeffreys", result_doc(approximate=True, estimator=estimator)
+    )
+    results = [load_result(directory)]
+    assert "approximate (Jeffreys)" in render_terminal(results[0])
+    assert "approximate (Jeffreys)" in render(results, "md")
+    assert "approximate (Jeffreys)" in render_html(results)
+    junit = ET.fromstring(render(results, "junit"))
+    failure = junit.find(".//failure")
+    assert failure is not None and "approximate (Jeffreys)" in (
+        failure.get("message") or ""
+    )
+
+
+def test_version_1_result_renders_without_power(
+    make_audit: Callable[..., Path],
+) -> None:
+    results = [load_result(make_audit("old", v1_result()))]
+    text = render_terminal(results[0])
+    assert "randomness             not recorded" in text
+    assert "rounds needed" not in text and "tightness" not in text
+    for fmt in ("html", "md", "json", "junit"):
+        assert render(results, fmt)
