@@ -60,7 +60,7 @@ from dpaudit.data import Domain
 from dpaudit.errors import DpauditWarning, InvalidParameterError, NotFittedError
 from dpaudit.generators import accountants
 from dpaudit.generators.base import PrivacyClaim, register_generator
-from dpaudit.generators.bugs import BugFlag, register_bug
+from dpaudit.generators.flags import BugFlag, register_bug
 from dpaudit.generators.nets import (
     BatchedLinear,
     BatchedMLP,
@@ -1131,7 +1131,7 @@ def config_from_options(*, epsilon: float, delta: float, variant: str | None = N
         InvalidParameterError: for an unknown option, flag, or a variant of another
             generator.
     """
-    from dpaudit.generators.bugs import build_config
+    from dpaudit.generators.flags import build_config
 
     config: GPateConfig = build_config(
         GPateConfig, generator="gpate", label="G-PATE", epsilon=epsilon, delta=delta,

@@ -1,0 +1,89 @@
+"""What PATE-GAN claims, and what a correct accountant would charge for the same run.
+
+The reference epsilon derives from the defect catalogue: a flag whose
+:class:`~dpaudit.generators.catalogue.BugDoc` has an ``unbounded_reason`` lets data
+reach the release without privacy noise (a non-private event: no finite epsilon);
+the other flags change what one vote query costs (docs/soundness.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpaudit.generators import accountants as acc
+from dpaudit.generators.catalogue import declared_bugs
+from dpaudit.generators.pate_gan.config import PateGanConfig
+
+# Defects after which no accountant over the teachers' queries bounds the leak: the
+# data reach the released model by a path no noise covers.
+UNBOUNDED: dict[str, str] = {
+    name: doc.unbounded_reason for name, doc in declared_bugs(PateGanConfig).items()
+    if doc.unbounded_reason is not None}
+
+
+def uses_accountant(cfg: PateGanConfig) -> bool:
+    """Whether the implementation tracks its spending (else its claim is nominal)."""
+    return not (cfg.no_accountant or cfg.single_discriminator)
+
+
+def accountant_name(cfg: PateGanConfig) -> str:
+    """The accountant the implementation's own claim comes from."""
+    if not uses_accountant(cfg):
+        return "none (nominal epsilon)"
+    name = "pate-gan moments"
+    if cfg.accountant_index_bug:
+        name += " (with accountant_index_bug)"
+    if cfg.accountant_missing_log:
+        name += " (with accountant_missing_log)"
+    return name
+
+
+def vote_sensitivity(cfg: PateGanConfig, k: int) -> tuple[int, str]:
+    """How many teachers' votes one record can change (1 in the reference), and why.
+
+    ``k`` when teachers share records; 2 under ``balanced_partition``: adding a record
+    to a balanced split can move a second teacher's data, so the sensitivity-1
+    argument (which needs an assignment that never moves another record) fails.
+    """
+    if cfg.partition_last_only or cfg.shared_sampling or (
+            cfg.repartition_every_iteration and not cfg.lr_teachers_refit):
+        return k, "teachers share records: vote sensitivity k"
+    if cfg.balanced_partition and k >= 2:
+        return 2, "balanced partition: one record can move two teachers' data, " \
+                  "vote sensitivity 2"
+    return 1, ""
+
+
+def reference_epsilon(cfg: PateGanConfig, k: int,
+                      gap_counts: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """What a correct accountant charges for the queries a (buggy) run performed.
+
+    The ledger includes queries the implementation did not charge
+    (``skip_unaccounted_queries``). Returns ``(None, reason)`` when no finite epsilon
+    holds (a defect lets data reach the output by an unnoised path). A vote whose
+    sensitivity is ``s > 1`` teachers is charged as Laplace noise of ``lambda * s``
+    with the data-independent bound (the data-dependent bound assumes ``s = 1``).
+    """
+    for flag, why in UNBOUNDED.items():
+        if getattr(cfg, flag):
+            return None, f"unbounded: {why} ({flag})"
+    lam = cfg.lam
+    notes = []
+    data_dependent = True
+    if cfg.laplace_scale_inverted:
+        # Noise Lap(lambda) is Lap(1/lambda') with lambda' = 1/lambda.
+        lam = 1.0 / lam
+        notes.append("noise scale is lambda, charged as lambda' = 1/lambda")
+    sensitivity, why = vote_sensitivity(cfg, k)
+    if sensitivity > 1:
+        lam = lam * sensitivity
+        data_dependent = False
+        notes.append(why)
+    if cfg.single_noise_vote:
+        # The data-dependent q assumes independent noise on both counts.
+        data_dependent = False
+        notes.append("single noise draw: data-dependent bound invalid")
+    spec = acc.MomentsAccountantSpec(lam=lam, orders=cfg.orders,
+                                     data_dependent=data_dependent)
+    eps = acc.pate_gan_epsilon(gap_counts, spec, delta=cfg.delta)
+    return eps, "; ".join(notes) or "correct moments accountant on the same ledger"
