@@ -263,8 +263,9 @@ class ModelStreams:
         z = steps.mul_(_signed64(_GAMMA)).unsqueeze(0).add(start.unsqueeze(1))
         return _mix_(z)
 
-    def rand(self, shape: Sequence[int], *, dtype: torch.dtype = torch.float32) -> Tensor:
-        """Uniform on ``[0, 1)``: ``[M, *shape]``."""
+    def rand(self, shape: Sequence[int], *, dtype: torch.dtype | None = None) -> Tensor:
+        """Uniform on ``[0, 1)``: ``[M, *shape]`` (``dtype``: torch's default)."""
+        dtype = dtype or torch.get_default_dtype()
         n = math.prod(shape)
         if dtype == torch.float64:
             u = self._unit53(self.words(n))
@@ -278,8 +279,9 @@ class ModelStreams:
             u = u.mul_(2.0 ** -24)
         return u.view(self.m, *shape)
 
-    def randn(self, shape: Sequence[int], *, dtype: torch.dtype = torch.float32) -> Tensor:
-        """Standard normal (Box-Muller): ``[M, *shape]``."""
+    def randn(self, shape: Sequence[int], *, dtype: torch.dtype | None = None) -> Tensor:
+        """Standard normal (Box-Muller): ``[M, *shape]`` (``dtype``: torch's default)."""
+        dtype = dtype or torch.get_default_dtype()
         n = math.prod(shape)
         h = (n + 1) // 2
         if dtype == torch.float64:
@@ -300,7 +302,7 @@ class ModelStreams:
         return out.reshape(self.m, *shape)
 
     def laplace(self, shape: Sequence[int], *, scale: float | Tensor,
-                dtype: torch.dtype = torch.float32) -> Tensor:
+                dtype: torch.dtype | None = None) -> Tensor:
         """Laplace with the given scale (inverse CDF): ``[M, *shape]``."""
         return laplace_from_uniform(self.rand(shape, dtype=dtype), scale)
 
