@@ -7,12 +7,11 @@ stream from one root seed with :meth:`Rngs.spawn` (NumPy ``SeedSequence`` spawni
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
-
-import math
 
 import numpy as np
 import torch

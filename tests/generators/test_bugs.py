@@ -19,11 +19,11 @@ from dpaudit.generators import accountants as acc
 from dpaudit.generators import bugs as catalogue
 from dpaudit.generators import flags
 from dpaudit.generators import pate_gan as pg
+from dpaudit.generators.pate_gan import PateGan, PateGanConfig, config_from_options
 from dpaudit.generators.pate_gan import model as pg_model
 from dpaudit.generators.pate_gan import state as pg_state
 from dpaudit.generators.pate_gan import teachers as pg_teachers
 from dpaudit.generators.pate_gan.trainer import Trainer
-from dpaudit.generators.pate_gan import PateGan, PateGanConfig, config_from_options
 from dpaudit.rng import ModelStreams, Rngs
 from dpaudit.worst_case.datasets import (
     neighbouring_pair,

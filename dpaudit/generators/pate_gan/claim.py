@@ -41,16 +41,19 @@ def accountant_name(cfg: PateGanConfig) -> str:
 def vote_sensitivity(cfg: PateGanConfig, k: int) -> tuple[int, str]:
     """How many teachers' votes one record can change (1 in the reference), and why.
 
-    ``k`` when teachers share records; 2 under ``balanced_partition``: adding a record
-    to a balanced split can move a second teacher's data, so the sensitivity-1
-    argument (which needs an assignment that never moves another record) fails.
+    ``k`` when teachers share records, and under ``balanced_partition``: adding a
+    record to balanced slices of a fixed order (the data's, or a permutation held as
+    public randomness) shifts the slice bounds, and when it lands in teacher ``j``'s
+    slice ``1 + |j - r|`` teachers' data change (``n = qk + r``), up to ``k``; the
+    sensitivity-1 argument needs an assignment that never moves another record
+    (docs/soundness.md).
     """
     if cfg.partition_last_only or cfg.shared_sampling or (
             cfg.repartition_every_iteration and not cfg.lr_teachers_refit):
         return k, "teachers share records: vote sensitivity k"
-    if cfg.balanced_partition and k >= 2:
-        return 2, "balanced partition: one record can move two teachers' data, " \
-                  "vote sensitivity 2"
+    if cfg.balanced_partition:
+        return k, ("balanced partition: one record shifts the slice bounds and can "
+                   "change up to k teachers' data: vote sensitivity k")
     return 1, ""
 
 

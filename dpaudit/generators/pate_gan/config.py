@@ -218,10 +218,12 @@ class PateGanConfig:
         description="teachers get balanced contiguous slices of the rows (array_split or "
                     "int(i*n/k) bounds, of the rows in data order or of a permutation) "
                     "instead of an independent assignment of each record",
-        consequence="adding one record shifts the slice bounds: with n = qk + r rows a "
-                    "second teacher's data change with probability (k-r-1)q/(n+1), so one "
-                    "record can move two teachers' votes (sensitivity 2) while the "
-                    "accountant charges sensitivity 1")
+        consequence="adding one record shifts the slice bounds: with n = qk + r rows, "
+                    "other teachers' data change too with probability (n-q)/(n+1) "
+                    "(0.80 on Cervical Cancer with 5 teachers), up to k of them, so one "
+                    "record can move up to k votes while the accountant charges "
+                    "sensitivity 1 (sound only averaged over a fresh permutation, not "
+                    "for a fixed one)")
 
     def __post_init__(self) -> None:
         require(self.epsilon > 0 and math.isfinite(self.epsilon), "epsilon", "> 0",

@@ -95,7 +95,7 @@ class TrainerState:
             n = self.batch.n_rows.to(torch.float64)
             delta_claim_t = 1.0 / (n * torch.sqrt(n))
         else:
-            delta_claim_t = torch.full((m,), cfg.delta, dtype=torch.float64)
+            delta_claim_t = torch.full((m,), cfg.delta, dtype=torch.float64, device="cpu")
         self.delta_claim = delta_claim_t.cpu().numpy()
         own_spec = acc.MomentsAccountantSpec(
             lam=cfg.lam, orders=cfg.orders, index_bug=cfg.accountant_index_bug,
@@ -131,10 +131,11 @@ class TrainerState:
             domains.append(encoded[id(frame)][0])
         n_max = max(len(f) for f in datasets)
         p = domain.encoded_dim
-        data = torch.zeros(self.m, n_max, p)
+        # Filled on the CPU from NumPy, then moved to the trainer's device.
+        data = torch.zeros(self.m, n_max, p, device="cpu")
         for i, frame in enumerate(datasets):
             data[i, : len(frame)] = torch.from_numpy(encoded[id(frame)][1])
-        n_rows = torch.tensor([len(f) for f in datasets])
+        n_rows = torch.tensor([len(f) for f in datasets], device="cpu")
         return Batch(data=data.to(self.device), n_rows=n_rows.to(self.device),
                      domains=domains, originals=datasets)
 
