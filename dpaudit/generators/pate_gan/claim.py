@@ -1,14 +1,20 @@
 """What PATE-GAN claims, and what a correct accountant would charge for the same run.
 
-The reference epsilon derives from the defect catalogue: a flag whose
-:class:`~dpaudit.generators.catalogue.BugDoc` has an ``unbounded_reason`` lets data
-reach the release without privacy noise (a non-private event: no finite epsilon);
-the other flags change what one vote query costs (docs/soundness.md).
+Training records privacy events, as in dp_accounting's design: the vote histograms
+(the ledger of vote gaps, every query whose answer was acted upon) and *non-private*
+events, where data reach the output by a path without privacy noise; one accountant
+composes them (:func:`reference_epsilon`), and a non-private event composes to an
+unbounded epsilon. The reasons come from the defect catalogue: a flag whose
+:class:`~dpaudit.generators.catalogue.BugDoc` has an ``unbounded_reason`` is recorded
+as a non-private event where its path runs; the other flags change what one vote query
+costs (docs/soundness.md).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from collections.abc import Mapping
 
 from dpaudit.generators import accountants as acc
 from dpaudit.generators.catalogue import declared_bugs
@@ -19,6 +25,16 @@ from dpaudit.generators.pate_gan.config import PateGanConfig
 UNBOUNDED: dict[str, str] = {
     name: doc.unbounded_reason for name, doc in declared_bugs(PateGanConfig).items()
     if doc.unbounded_reason is not None}
+
+
+def non_private_event(flag: str) -> tuple[str, str]:
+    """The non-private event of defect ``flag``: ``(flag, reason)``.
+
+    Raises:
+        KeyError: ``flag`` declares no ``unbounded_reason`` (the catalogue and the
+            code would disagree).
+    """
+    return flag, UNBOUNDED[flag]
 
 
 def uses_accountant(cfg: PateGanConfig) -> bool:
@@ -57,19 +73,23 @@ def vote_sensitivity(cfg: PateGanConfig, k: int) -> tuple[int, str]:
     return 1, ""
 
 
-def reference_epsilon(cfg: PateGanConfig, k: int,
-                      gap_counts: np.ndarray) -> tuple[np.ndarray | None, str]:
-    """What a correct accountant charges for the queries a (buggy) run performed.
+def reference_epsilon(cfg: PateGanConfig, k: int, gap_counts: np.ndarray, *,
+                      non_private: Mapping[str, str] | None = None,
+                      ) -> tuple[np.ndarray | None, str]:
+    """What a correct accountant charges for the events a (buggy) run recorded.
 
-    The ledger includes queries the implementation did not charge
-    (``skip_unaccounted_queries``). Returns ``(None, reason)`` when no finite epsilon
-    holds (a defect lets data reach the output by an unnoised path). A vote whose
-    sensitivity is ``s > 1`` teachers is charged as Laplace noise of ``lambda * s``
-    with the data-independent bound (the data-dependent bound assumes ``s = 1``).
+    ``gap_counts`` is the vote ledger, including queries the implementation did not
+    charge (``skip_unaccounted_queries``). ``non_private``: the run's non-private
+    events (flag -> reason); None assumes every declared one of ``cfg``'s flags
+    happened (for a ledger without a run). Returns ``(None, reason)`` when one
+    happened: no finite epsilon holds. A vote whose sensitivity is ``s > 1`` teachers
+    is charged as Laplace noise of ``lambda * s`` with the data-independent bound
+    (the data-dependent bound assumes ``s = 1``).
     """
-    for flag, why in UNBOUNDED.items():
-        if getattr(cfg, flag):
-            return None, f"unbounded: {why} ({flag})"
+    events = (dict(non_private) if non_private is not None else
+              {flag: why for flag, why in UNBOUNDED.items() if getattr(cfg, flag)})
+    for flag, why in events.items():
+        return None, f"unbounded: {why} ({flag})"
     lam = cfg.lam
     notes = []
     data_dependent = True

@@ -7,6 +7,7 @@ import torch
 from torch import Tensor
 
 from dpaudit.generators.nets import train_step
+from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.state import TrainerState
 
 
@@ -16,6 +17,8 @@ def critic_iteration(s: TrainerState) -> None:
     penalty = float(k) if cfg.gradient_penalty == "k" else float(cfg.gradient_penalty)
     # The original code runs as many critic steps per iteration as it has
     # (nominal) teachers; these are sequential optimiser steps, not teachers.
+    # The critic trains on all rows and the generator on the critic: no mechanism.
+    s.record(non_private_event("single_discriminator"))
     for _ in range(k):
         real, idx = s.sample_all_rows(b)
         # The one discriminator is reported as every "teacher" (it sees all rows).
@@ -27,6 +30,7 @@ def critic_iteration(s: TrainerState) -> None:
         if cfg.gaussian_label_noise:
             # Gaussian noise on the critic's own real/fake labels (+1/-1 weights): the
             # implementation's privacy noise, from the privacy stream.
+            s.record(non_private_event("gaussian_label_noise"))
             w_real = w_real + s.sigma * s.privacy.randn((b, 1))
             w_fake = w_fake + s.sigma * s.privacy.randn((b, 1))
         mix = s.public.rand((b, 1))

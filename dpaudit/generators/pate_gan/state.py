@@ -30,6 +30,7 @@ from dpaudit.generators.nets import (
     make_optimizer,
     with_ones,
 )
+from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.config import (
     PateGanConfig,
     gaussian_label_sigma,
@@ -77,6 +78,9 @@ class TrainerState:
                  public_rngs: list[Rngs] | None = None) -> None:
         self.cfg, self.k = cfg, k
         self.m = len(datasets)
+        # Non-private events of this run (flag -> reason): data reaching the output
+        # without privacy noise (claim.reference_epsilon composes them).
+        self.non_private: dict[str, str] = {}
         self.device = resolve_device(cfg.device)
         pairs = [public_and_privacy(r, None if public_rngs is None else public_rngs[i])
                  for i, r in enumerate(rngs)]
@@ -124,6 +128,7 @@ class TrainerState:
                 if self.cfg.data_bounds:
                     # Bounds read from the private data: the released range leaks
                     # extremes.
+                    self.record(non_private_event("data_bounds"))
                     dom = domain.with_data_bounds(frame)
                 else:
                     dom = domain
@@ -210,6 +215,11 @@ class TrainerState:
     def latent(self, n: int) -> Tensor:
         """Latent noise of every model: ``[M, n, z]`` (public stream)."""
         return latent(self.public, n, self.z, self.cfg.latent_distribution)
+
+    def record(self, event: tuple[str, str]) -> None:
+        """Records a non-private event ``(flag, reason)``."""
+        flag, reason = event
+        self.non_private[flag] = reason
 
     def mark_seen(self, idx: Tensor, active_t: Tensor) -> None:
         """Records the rows ``idx[M*k, n]`` as seen by the active teachers."""

@@ -7,6 +7,7 @@ import torch
 from torch import Tensor
 
 from dpaudit.generators.nets import train_step
+from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.state import TrainerState
 from dpaudit.generators.pate_gan.teachers import noisy_labels, votes
 
@@ -43,7 +44,10 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
         # No step is skipped for the whole batch (even when no model uses it): the
         # draws and the optimiser's step count of one model must not depend on its
         # batch mates.
-        real = s.sample_all_rows(b)[0] if cfg.student_sees_real_data else None
+        real = None
+        if cfg.student_sees_real_data:
+            s.record(non_private_event("student_sees_real_data"))
+            real = s.sample_all_rows(b)[0]
 
         def loss(fake: Tensor = fake, labels: Tensor = labels,
                  real: Tensor | None = real) -> Tensor:

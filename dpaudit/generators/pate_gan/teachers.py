@@ -13,6 +13,7 @@ from dpaudit.generators.nets import (
     train_step,
     with_ones,
 )
+from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.state import TrainerState
 
 
@@ -77,6 +78,7 @@ def teacher_iteration(s: TrainerState) -> None:
         y_fake: Tensor | float = 0.0
         if cfg.gaussian_label_noise:
             # Privacy noise (the implementation's claim rests on it): privacy stream.
+            s.record(non_private_event("gaussian_label_noise"))
             y_real = 1.0 + s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
             y_fake = s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
         if s.fused_teachers:

@@ -24,6 +24,7 @@ from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.nets import BatchedMLP
 from dpaudit.generators.pate_gan.claim import (
     accountant_name,
+    non_private_event,
     reference_epsilon,
     uses_accountant,
 )
@@ -119,7 +120,11 @@ class Trainer(TrainerState):
         all_counts = self.all_gap_counts.cpu().numpy()
         di = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
             lam=cfg.lam, orders=cfg.orders, data_dependent=False), delta=cfg.delta)
-        ref, note = reference_epsilon(cfg, k, all_counts)
+        # The release's own events: exact frequencies of the private data.
+        for flag in ("real_category_frequencies", "label_distribution_given"):
+            if getattr(cfg, flag):
+                self.record(non_private_event(flag))
+        ref, note = reference_epsilon(cfg, k, all_counts, non_private=self.non_private)
         seen_rows = self.seen.reshape(self.m, k, -1)
         seen = seen_rows.sum(dim=2).cpu().numpy()
         unused = (self.batch.n_rows - seen_rows.any(dim=1).sum(dim=1)).cpu().numpy()
@@ -146,6 +151,7 @@ class Trainer(TrainerState):
                 "delta_used": float(self.delta_claim[i]),
                 "wall_seconds": seconds / self.m,
                 "reference_note": note,
+                "non_private_events": sorted(self.non_private),
             }
             if cfg.record_trace:
                 trace["epsilon"] = [row[i] for row in self.trace_eps]
