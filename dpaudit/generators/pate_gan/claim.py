@@ -12,9 +12,9 @@ costs (docs/soundness.md).
 
 from __future__ import annotations
 
-import numpy as np
-
 from collections.abc import Mapping
+
+import numpy as np
 
 from dpaudit.generators import accountants as acc
 from dpaudit.generators.catalogue import declared_bugs
