@@ -7,6 +7,7 @@ stream from one root seed with :meth:`Rngs.spawn` (NumPy ``SeedSequence`` spawni
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Literal
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from dpaudit.errors import InvalidParameterError
 
@@ -166,3 +168,151 @@ def public_and_privacy(rng: Rngs, public_rng: Rngs | None = None) -> tuple[Rngs,
         public, privacy = rng.spawn(2)
         return public, privacy
     return public_rng, rng
+
+
+# --------------------------------------------------------------------------------
+# Counter-based streams, one per model, vectorised over the model axis.
+
+_MASK64 = (1 << 64) - 1
+
+
+def _signed64(x: int) -> int:
+    x &= _MASK64
+    return x - (1 << 64) if x >= 1 << 63 else x
+
+
+_GAMMA = 0x9E3779B97F4A7C15  # splitmix64's Weyl increment (odd)
+_MUL1 = 0xBF58476D1CE4E5B9
+_MUL2 = 0x94D049BB133111EB
+
+
+def _mix_int(z: int) -> int:
+    """splitmix64's finaliser on a Python int (unsigned 64-bit arithmetic)."""
+    z &= _MASK64
+    z = ((z ^ (z >> 30)) * _MUL1) & _MASK64
+    z = ((z ^ (z >> 27)) * _MUL2) & _MASK64
+    return z ^ (z >> 31)
+
+
+def _mix_(z: Tensor) -> Tensor:
+    """splitmix64's finaliser, in place, on an int64 tensor holding unsigned 64-bit
+    words (two's complement: multiplication wraps; right shifts are made logical by
+    masking off the copied sign bits)."""
+    z.bitwise_xor_(z.bitwise_right_shift(30).bitwise_and_((1 << 34) - 1))
+    z.mul_(_signed64(_MUL1))
+    z.bitwise_xor_(z.bitwise_right_shift(27).bitwise_and_((1 << 37) - 1))
+    z.mul_(_signed64(_MUL2))
+    z.bitwise_xor_(z.bitwise_right_shift(31).bitwise_and_((1 << 33) - 1))
+    return z
+
+
+class ModelStreams:
+    """Independent counter-based random streams, one per model, drawn as one tensor.
+
+    Stream ``m`` has a 64-bit key. Every draw is one *call* with a per-call counter
+    ``c`` (0, 1, 2, ...; one per call, whatever its size): model ``m``'s words of that
+    call are the splitmix64 sequence started at ``mix(key_m ^ mix(c))``, word ``j``
+    being ``mix(start_m + (j + 1) * gamma)`` (Steele, Lea and Flood 2014). So model
+    ``m``'s draws depend only on its key, the sequence of calls and the per-model
+    shapes requested: never on the other models of the batch or on how many there
+    are, and a draw of shape ``[M, n]`` gives every model the same first ``n'``
+    values as a draw of ``[M, n']`` would. All of it is int64 tensor arithmetic, so
+    the bits are the same on CPU and CUDA.
+
+    Uniforms use 24 bits (float32; two per word) or 53 bits (float64); normals come
+    from Box-Muller on pairs of uniforms; Laplace by inverse CDF.
+    """
+
+    def __init__(self, keys: Tensor, *, device: torch.device | str | None = None) -> None:
+        if keys.dtype != torch.int64 or keys.dim() != 1:
+            raise InvalidParameterError(
+                f"`keys` must be a 1-d int64 tensor. Got {keys.dtype} of shape "
+                f"{tuple(keys.shape)}.")
+        self.keys = keys.to(device) if device is not None else keys
+        self.device = self.keys.device
+        self.counter = 0
+
+    @classmethod
+    def from_rngs(cls, rngs: Sequence[Rngs], *,
+                  device: torch.device | str = "cpu") -> ModelStreams:
+        """One stream per :class:`Rngs` (its key: 64 bits of its seed sequence)."""
+        keys = [_signed64(int(r.seed_sequence.generate_state(1, dtype=np.uint64)[0]))
+                for r in rngs]
+        return cls(torch.tensor(keys, dtype=torch.int64), device=device)
+
+    @property
+    def m(self) -> int:
+        """The number of streams (models)."""
+        return int(self.keys.shape[0])
+
+    def select(self, index: Tensor | Sequence[int]) -> ModelStreams:
+        """The streams ``index`` (same counter: their next draws are those they would
+        have made here)."""
+        out = ModelStreams(self.keys[torch.as_tensor(index, device=self.device)])
+        out.counter = self.counter
+        return out
+
+    def words(self, n: int) -> Tensor:
+        """The next call's ``n`` random 64-bit words per model: int64 ``[M, n]``."""
+        c = self.counter
+        self.counter += 1
+        start = self.keys.bitwise_xor(_signed64(_mix_int(c * _GAMMA + 0x5851F42D4C957F2D)))
+        _mix_(start)
+        steps = torch.arange(1, n + 1, dtype=torch.int64, device=self.device)
+        z = steps.mul_(_signed64(_GAMMA)).unsqueeze(0).add(start.unsqueeze(1))
+        return _mix_(z)
+
+    def rand(self, shape: Sequence[int], *, dtype: torch.dtype | None = None) -> Tensor:
+        """Uniform on ``[0, 1)``: ``[M, *shape]`` (``dtype``: torch's default)."""
+        dtype = dtype or torch.get_default_dtype()
+        n = math.prod(shape)
+        if dtype == torch.float64:
+            u = self._unit53(self.words(n))
+        else:
+            z = self.words((n + 1) // 2)
+            hi = z.bitwise_right_shift(40).bitwise_and_((1 << 24) - 1)
+            lo = z.bitwise_right_shift(8).bitwise_and_((1 << 24) - 1)
+            # Interleaved (word j gives values 2j and 2j + 1): a longer draw extends
+            # a shorter one.
+            u = torch.stack([hi, lo], dim=2).view(self.m, -1)[:, :n].to(dtype)
+            u = u.mul_(2.0 ** -24)
+        return u.view(self.m, *shape)
+
+    def randn(self, shape: Sequence[int], *, dtype: torch.dtype | None = None) -> Tensor:
+        """Standard normal (Box-Muller): ``[M, *shape]`` (``dtype``: torch's default)."""
+        dtype = dtype or torch.get_default_dtype()
+        n = math.prod(shape)
+        h = (n + 1) // 2
+        if dtype == torch.float64:
+            z = self.words(2 * h)
+            u1, u2 = self._unit53(z[:, 0::2]), self._unit53(z[:, 1::2])
+            bits = 53
+        else:
+            z = self.words(h)
+            u1 = z.bitwise_right_shift(40).bitwise_and_((1 << 24) - 1).to(dtype)
+            u2 = z.bitwise_right_shift(8).bitwise_and_((1 << 24) - 1).to(dtype)
+            u1, u2 = u1.mul_(2.0 ** -24), u2.mul_(2.0 ** -24)
+            bits = 24
+        # u1 in (0, 1]: log is finite.
+        r = u1.add_(2.0 ** -bits).log_().mul_(-2.0).sqrt_()
+        theta = u2.mul_(2.0 * math.pi)
+        out = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=2)
+        out = out.view(self.m, -1)[:, :n]
+        return out.reshape(self.m, *shape)
+
+    def laplace(self, shape: Sequence[int], *, scale: float | Tensor,
+                dtype: torch.dtype | None = None) -> Tensor:
+        """Laplace with the given scale (inverse CDF): ``[M, *shape]``."""
+        return laplace_from_uniform(self.rand(shape, dtype=dtype), scale)
+
+    @staticmethod
+    def _unit53(z: Tensor) -> Tensor:
+        return z.bitwise_right_shift(11).bitwise_and_((1 << 53) - 1).to(
+            torch.float64).mul_(2.0 ** -53)
+
+
+def laplace_from_uniform(u: Tensor, scale: float | Tensor) -> Tensor:
+    """Laplace noise by inverse CDF from uniform draws ``u`` on ``[0, 1)``."""
+    eps = 1e-7 if u.dtype != torch.float64 else 1e-15
+    u = (u - 0.5).clamp(-0.5 + eps, 0.5 - eps)
+    return -scale * torch.sign(u) * torch.log1p(-2.0 * u.abs())

@@ -20,6 +20,8 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
+from dpaudit.rng import ModelStreams
+
 Activation = Literal["relu", "leaky_relu", "tanh", "sigmoid", "linear"]
 
 
@@ -42,19 +44,32 @@ class BatchedLinear(nn.Module):
     """``E`` independent linear layers ``in -> out`` applied with one ``baddbmm``.
 
     Initialised like :class:`torch.nn.Linear` (uniform in +-1/sqrt(in)), from an
-    explicit generator.
+    explicit generator, or from per-model :class:`~dpaudit.rng.ModelStreams`: then the
+    ``members`` come in ``members / M`` consecutive members per model (the ``k``
+    teachers of model ``m`` are members ``m * k .. m * k + k - 1``) and each model's
+    weights come from its own stream.
     """
 
     def __init__(
-        self, members: int, n_in: int, n_out: int, *, generator: torch.Generator,
-        device: torch.device | str = "cpu",
+        self, members: int, n_in: int, n_out: int, *,
+        generator: torch.Generator | ModelStreams, device: torch.device | str = "cpu",
     ) -> None:
         super().__init__()
         bound = 1.0 / math.sqrt(n_in)
-        w = torch.empty(members, n_in, n_out, device=device)
-        b = torch.empty(members, 1, n_out, device=device)
-        w.uniform_(-bound, bound, generator=generator)
-        b.uniform_(-bound, bound, generator=generator)
+        if isinstance(generator, ModelStreams):
+            groups = members // generator.m
+            if groups * generator.m != members:
+                raise ValueError(f"{members} members are not a multiple of "
+                                 f"{generator.m} streams")
+            w = generator.rand((groups, n_in, n_out)).to(device).view(members, n_in, n_out)
+            b = generator.rand((groups, 1, n_out)).to(device).view(members, 1, n_out)
+            w = w.mul_(2.0 * bound).sub_(bound)
+            b = b.mul_(2.0 * bound).sub_(bound)
+        else:
+            w = torch.empty(members, n_in, n_out, device=device)
+            b = torch.empty(members, 1, n_out, device=device)
+            w.uniform_(-bound, bound, generator=generator)
+            b.uniform_(-bound, bound, generator=generator)
         self.weight = nn.Parameter(w)
         self.bias = nn.Parameter(b)
 
@@ -128,7 +143,7 @@ class BatchedMLP(nn.Module):
     """An ensemble of ``members`` MLPs of the same :class:`MLPSpec`."""
 
     def __init__(
-        self, members: int, spec: MLPSpec, *, generator: torch.Generator,
+        self, members: int, spec: MLPSpec, *, generator: torch.Generator | ModelStreams,
         device: torch.device | str = "cpu",
     ) -> None:
         super().__init__()
@@ -141,21 +156,22 @@ class BatchedMLP(nn.Module):
         )
 
     def forward(
-        self, x: Tensor, *, logits: bool = False, generator: torch.Generator | None = None,
-        member: int | None = None,
+        self, x: Tensor, *, logits: bool = False,
+        generator: torch.Generator | ModelStreams | None = None, member: int | None = None,
     ) -> Tensor:
         """Maps ``x[E, B, n_in]`` to ``[E, B, n_out]``.
 
         Args:
             logits: return the pre-activation output (for numerically stable losses).
-            generator: draws the dropout masks; dropout is applied only when given.
+            generator: draws the dropout masks; dropout is applied only when given
+                (:class:`~dpaudit.rng.ModelStreams`: one stream per member).
             member: run only this member on ``x[1, B, n_in]``.
         """
         h = self._hidden(x, self.layers[:-1], generator=generator, member=member)
         return self._output(self.layers[-1](h, member=member), logits=logits)
 
     def _hidden(self, h: Tensor, layers: Iterable[nn.Module], *,
-                generator: torch.Generator | None = None,
+                generator: torch.Generator | ModelStreams | None = None,
                 member: int | None = None) -> Tensor:
         """The hidden ``layers`` (each: linear, layer norm, activation, dropout,
         residual) applied to ``h``."""
@@ -166,7 +182,11 @@ class BatchedMLP(nn.Module):
                 z = nn.functional.layer_norm(z, z.shape[-1:])
             z = activate(z, spec.activation, slope=spec.slope, inplace=True)
             if spec.dropout > 0 and generator is not None:
-                keep = torch.rand(z.shape, generator=generator, device=z.device) >= spec.dropout
+                if isinstance(generator, ModelStreams):
+                    u = generator.rand(tuple(z.shape[1:])).to(z.device)
+                else:
+                    u = torch.rand(z.shape, generator=generator, device=z.device)
+                keep = u >= spec.dropout
                 z = z * keep / (1.0 - spec.dropout)
             h = h + z if spec.residual and z.shape == h.shape else z
         return h
@@ -270,7 +290,8 @@ def relu_logits(net: BatchedMLP, x1: Tensor, groups: int = 1, *,
 
 @torch.no_grad()
 def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, Tensor | float]],
-                         weight: Tensor) -> None:
+                         weight: Tensor,
+                         batch_weights: Sequence[Tensor | None] | None = None) -> None:
     """Sets the ``.grad`` of a :func:`is_relu_logit` ensemble's parameters to the
     gradient of ``sum_e weight[e] * sum_batches mean_b BCE(logit[e, b], y[e, b])``.
 
@@ -286,6 +307,8 @@ def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, T
         batches: ``(x1, groups, y)``: inputs with a ones column (:func:`with_ones`), as
             :func:`relu_logits` takes them, and targets broadcastable to ``[E, 1, B]``.
         weight: ``[E]``, each member's weight in the sum (0 for stopped members).
+        batch_weights: per batch, ``[E]`` weights replacing ``weight`` for that batch
+            (None: ``weight``), e.g. 0 for a teacher without real rows.
     """
     first, last = net.layers
     assert isinstance(first, BatchedLinear) and isinstance(last, BatchedLinear)
@@ -294,9 +317,11 @@ def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, T
     grad_w2: Tensor | None = None
     grad_b2: Tensor | None = None
     a = _first_layer(net)
-    for x1, groups, y in batches:  # the real and the generated batch, not members
+    per_batch = list(batch_weights) if batch_weights is not None else [None] * len(batches)
+    for (x1, groups, y), bw in zip(batches, per_batch):  # the real and generated batch
         logits, hidden = relu_logits(net, x1, groups, first=a)
-        d = (torch.sigmoid(logits) - y).mul_((weight / x1.shape[1]).view(e, 1, 1))
+        w = weight if bw is None else bw
+        d = (torch.sigmoid(logits) - y).mul_((w / x1.shape[1]).view(e, 1, 1))
         g_w2 = torch.bmm(d, hidden.transpose(1, 2))  # [E, 1, h]
         g_b2 = d.sum(dim=2, keepdim=True)
         g_z = torch.ops.aten.threshold_backward(d.expand_as(hidden), hidden, 0.0)

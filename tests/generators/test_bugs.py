@@ -17,9 +17,14 @@ from dpaudit.data import load_cervical_cancer
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators import accountants as acc
 from dpaudit.generators import bugs as catalogue
+from dpaudit.generators import flags
 from dpaudit.generators import pate_gan as pg
 from dpaudit.generators.pate_gan import PateGan, PateGanConfig, config_from_options
-from dpaudit.rng import Rngs
+from dpaudit.generators.pate_gan import model as pg_model
+from dpaudit.generators.pate_gan import state as pg_state
+from dpaudit.generators.pate_gan import teachers as pg_teachers
+from dpaudit.generators.pate_gan.trainer import Trainer
+from dpaudit.rng import ModelStreams, Rngs
 from dpaudit.worst_case.datasets import (
     neighbouring_pair,
     worst_case_dataset,
@@ -67,7 +72,7 @@ def test_registry_refuses_duplicates() -> None:
     with pytest.raises(InvalidParameterError, match="already registered"):
         catalogue.register_variant(catalogue.get_variant("updated"))
     with pytest.raises(InvalidParameterError, match="already registered"):
-        catalogue.register_bug(catalogue.bugs("pategan")[0])
+        flags.register_bug(catalogue.bugs("gpate")[0])
     with pytest.raises(InvalidParameterError, match="unknown bug flag"):
         config_from_options(epsilon=1, delta=1e-5, bugs=["no_such_flag"])
 
@@ -119,7 +124,8 @@ def test_records_seen_reproduce_the_study(cervical) -> None:
         assert seen[name][1] == 0
     reference = fit(cervical.train, cervical.domain, num_teachers=5, epsilon=1e9,
                     max_iterations=12)
-    assert sorted(reference.privacy_claim_.trace["records_seen"]) == [137, 137, 137, 137, 138]
+    # The reference assigns records independently: sizes vary, every row once.
+    assert sum(reference.privacy_claim_.trace["records_seen"]) == 686
 
 
 # --------------------------------------------------------------- accountants
@@ -147,13 +153,17 @@ def test_variant_accountants_against_the_correct_one(cervical) -> None:
         return float(acc.pate_gan_epsilon(ledger, spec, delta=claims[variant].delta))
 
     assert claims["synthcity"].epsilon < correct("synthcity", ledgers["synthcity"])
-    assert claims["smartnoise"].epsilon > correct("smartnoise", ledgers["smartnoise"])
-    assert claims["borealis"].epsilon >= correct("borealis", ledgers["borealis"]) - 1e-9
+    for name in ("smartnoise", "borealis"):
+        assert claims[name].epsilon >= correct(name, ledgers[name]) - 1e-9
     borealis_spec = acc.MomentsAccountantSpec(lam=1.0, orders=100, missing_log=True)
     on_equal_votes = float(acc.pate_gan_epsilon(ledgers["smartnoise"], borealis_spec,
                                                 delta=1e-5))
     assert on_equal_votes == pytest.approx(claims["smartnoise"].epsilon)
-    assert on_equal_votes > correct("smartnoise", ledgers["smartnoise"])
+    # Where votes are near-unanimous (the data-dependent term is valid) the missing
+    # log overestimates strictly.
+    unanimous = np.array([0, 0, 0, 0, 0, 200])
+    assert float(acc.pate_gan_epsilon(unanimous, borealis_spec, delta=1e-5)) > float(
+        acc.pate_gan_epsilon(unanimous, spec, delta=1e-5))
 
 
 # ------------------------------------------------------------ data encoding
@@ -203,15 +213,15 @@ def test_label_and_category_frequencies_released(worst) -> None:
 def test_latent_mismatch_samples_from_normal(worst, monkeypatch) -> None:
     domain, d0, _ = worst
     seen: list[str] = []
-    original = pg._latent
+    original = pg_model.latent
 
-    def spy(shape, dist, draws):
+    def spy(streams, n, z, dist):
         seen.append(dist)
-        return original(shape, dist, draws)
+        return original(streams, n, z, dist)
 
     model = fit(d0, domain, latent_mismatch=True, max_iterations=2, num_teachers=2)
     ref = fit(d0, domain, max_iterations=2, num_teachers=2)
-    monkeypatch.setattr(pg, "_latent", spy)
+    monkeypatch.setattr(pg_model, "latent", spy)
     model.sample(5, rng=Rngs.from_seed(0))
     ref.sample(5, rng=Rngs.from_seed(0))
     assert seen == ["normal", "uniform"]
@@ -219,9 +229,9 @@ def test_latent_mismatch_samples_from_normal(worst, monkeypatch) -> None:
 
 # ----------------------------------------------------------- mechanism flags
 
-def _trainer(domain, data, **options) -> pg._Trainer:
+def _trainer(domain, data, seed: int = 0, **options) -> Trainer:
     cfg = PateGanConfig(device="cpu", num_teachers=4, **options)
-    return pg._Trainer(cfg, domain, 4, [data], [Rngs.from_seed(0)])
+    return Trainer(cfg, domain, 4, [data], [Rngs.from_seed(seed)])
 
 
 @pytest.mark.statistical
@@ -232,39 +242,36 @@ def test_single_noise_vote_and_laplace_scale(worst, seed: int) -> None:
     probability < 1e-25."""
     domain, d0, _ = worst
     n1 = torch.full((1, 200_000), 3)
-    gen_seed = torch.Generator().manual_seed(seed)
     for options, expected in (({}, 1 - math.exp(-2.0)), ({"single_noise_vote": True},
                                                         1 - math.exp(-1.0) / 2)):
-        trainer = _trainer(domain, d0, lam=1.0, **options)
-        trainer.gen = gen_seed
-        share = float(trainer._noisy_labels(n1).mean())
+        trainer = _trainer(domain, d0, seed, lam=1.0, **options)
+        share = float(pg_teachers.noisy_labels(trainer, n1).mean())
         assert abs(share - expected) < 0.01
     # laplace_scale_inverted: at lambda = 1e-3 the noise is Lap(1e-3): labels are
     # the clean majority; the correct scale 1e3 makes them coin flips.
-    inverted = _trainer(domain, d0, lam=1e-3, laplace_scale_inverted=True)
-    inverted.gen = gen_seed
-    assert float(inverted._noisy_labels(n1).mean()) == 1.0
-    correct = _trainer(domain, d0, lam=1e-3)
-    correct.gen = gen_seed
-    assert abs(float(correct._noisy_labels(n1).mean()) - 0.5) < 0.01
+    inverted = _trainer(domain, d0, seed, lam=1e-3, laplace_scale_inverted=True)
+    assert float(pg_teachers.noisy_labels(inverted, n1).mean()) == 1.0
+    correct = _trainer(domain, d0, seed, lam=1e-3)
+    assert abs(float(pg_teachers.noisy_labels(correct, n1).mean()) - 0.5) < 0.01
 
 
 def test_gaussian_label_noise_forms() -> None:
-    assert pg.gaussian_label_sigma(1.0, 1e-5, "xor") == pytest.approx(2.421, abs=1e-3)
-    assert pg.gaussian_label_sigma(1.0, 1e-5, "multiply") == pytest.approx(0.668, abs=1e-3)
-    assert pg.gaussian_label_sigma(2.0, 1e-5, "xor") == pytest.approx(2.421 / 2, abs=1e-3)
+    sigma = pg.gaussian_label_sigma
+    assert sigma(1.0, delta=1e-5, form="xor") == pytest.approx(2.421, abs=1e-3)
+    assert sigma(1.0, delta=1e-5, form="multiply") == pytest.approx(0.668, abs=1e-3)
+    assert sigma(2.0, delta=1e-5, form="xor") == pytest.approx(2.421 / 2, abs=1e-3)
 
 
 def test_gaussian_label_noise_reaches_the_labels(worst, monkeypatch) -> None:
     domain, d0, _ = worst
     calls = []
-    original = torch.randn
+    original = ModelStreams.randn
 
-    def spy(*args, **kwargs):
-        calls.append(args[0] if args else kwargs.get("size"))
-        return original(*args, **kwargs)
+    def spy(self, shape, **kwargs):
+        calls.append(shape)
+        return original(self, shape, **kwargs)
 
-    monkeypatch.setattr(torch, "randn", spy)
+    monkeypatch.setattr(ModelStreams, "randn", spy)
     fit(d0, domain, max_iterations=1, num_teachers=2)
     assert calls == []  # the reference draws no Gaussian noise
     fit(d0, domain, gaussian_label_noise=True, max_iterations=1, num_teachers=2)
@@ -295,13 +302,13 @@ def test_skip_unaccounted_queries(worst) -> None:
 def test_student_sees_real_data(worst, monkeypatch) -> None:
     domain, d0, _ = worst
     counts = {"n": 0}
-    original = pg._Trainer._sample_all_rows
+    original = pg_state.TrainerState.sample_all_rows
 
     def spy(self, n):
         counts["n"] += 1
         return original(self, n)
 
-    monkeypatch.setattr(pg._Trainer, "_sample_all_rows", spy)
+    monkeypatch.setattr(pg_state.TrainerState, "sample_all_rows", spy)
     fit(d0, domain, max_iterations=2, num_teachers=2)
     assert counts["n"] == 0
     claim = fit(d0, domain, student_sees_real_data=True, max_iterations=2,
@@ -343,7 +350,8 @@ def test_no_accountant_and_single_discriminator(worst) -> None:
 def test_partition_last_only_reference(cervical) -> None:
     claim = fit(cervical.train, cervical.domain, partition_last_only=True,
                 max_iterations=3, num_teachers=5).privacy_claim_
-    assert claim.trace["records_unused"] == 549
+    # Every teacher trains on the last teacher's records only (about 137 of 686).
+    assert claim.trace["records_unused"] > 686 - 200
     # A correct accountant charges sensitivity k: far more than the claim.
     assert claim.reference_epsilon > claim.epsilon
 

@@ -16,6 +16,7 @@ from dpaudit.generators.nets import (
     relu_logits,
     with_ones,
 )
+from dpaudit.rng import ModelStreams, Rngs
 
 
 def _net(hidden: tuple[int, ...], n_out: int, **kw: object) -> BatchedMLP:
@@ -159,3 +160,26 @@ def test_relu_logit_bce_grad_equals_autograd(noisy_labels: bool) -> None:
     # A stopped member (weight 0) gets a zero gradient; the others do not.
     assert all(float(p.grad[1].abs().max()) == 0.0 for p in net_b.parameters())
     assert all(float(p.grad[0].abs().max()) > 0.0 for p in net_b.parameters())
+
+
+def test_per_model_initialisation_and_dropout() -> None:
+    """With per-model streams, model m's members (its k teachers: members m*k ..
+    m*k + k - 1) get the same weights and dropout masks whatever the other models."""
+    rngs = Rngs.from_seed(6).spawn(3)
+    spec = MLPSpec(n_in=5, hidden=(4,), n_out=1, dropout=0.5)
+    big = BatchedMLP(3 * 2, spec, generator=ModelStreams.from_rngs(rngs))
+    alone = BatchedMLP(2, spec, generator=ModelStreams.from_rngs([rngs[2]]))
+    for pb, pa in zip(big.parameters(), alone.parameters(), strict=True):
+        assert torch.equal(pb[4:6], pa)
+    bound = 1 / 5 ** 0.5
+    assert float(big.layers[0].weight.detach().abs().max()) <= bound
+    x = torch.rand(6, 7, 5, generator=torch.Generator().manual_seed(0))
+    drop_big = ModelStreams.from_rngs(rngs)
+    drop_alone = ModelStreams.from_rngs([rngs[2]])
+    stu_big = BatchedMLP(3, spec, generator=ModelStreams.from_rngs(rngs))
+    stu_alone = BatchedMLP(1, spec, generator=ModelStreams.from_rngs([rngs[2]]))
+    out_big = stu_big(x[:3], generator=drop_big)
+    out_alone = stu_alone(x[2:3], generator=drop_alone)
+    assert torch.equal(out_big[2], out_alone[0])
+    with pytest.raises(ValueError, match="not a multiple"):
+        BatchedMLP(4, spec, generator=ModelStreams.from_rngs(rngs))

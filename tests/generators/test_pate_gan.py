@@ -139,7 +139,9 @@ def test_claim_within_budget_and_recorded(cervical) -> None:
 def test_disjoint_partitions_records_seen(cervical) -> None:
     model = PateGan(small(max_iterations=30, batch_size=64)).fit(
         cervical.train, domain=cervical.domain, rng=Rngs.from_seed(0))
-    assert sorted(model.privacy_claim_.trace["records_seen"]) == [137, 137, 137, 137, 138]
+    # Independent assignment: every record seen by exactly one teacher (sizes vary).
+    seen = model.privacy_claim_.trace["records_seen"]
+    assert sum(seen) == 686 and len(seen) == 5 and min(seen) > 0
     assert model.privacy_claim_.trace["records_unused"] == 0
 
 
@@ -193,23 +195,25 @@ def test_hand_written_teacher_gradient_trains_as_autograd(cervical, monkeypatch,
     """The teachers' hand-written gradient (the default architecture's fast path) and
     autograd train the same models: teachers, students, generators and claims, in
     float64."""
-    import dpaudit.generators.pate_gan as pg
+    from dpaudit.generators.pate_gan import state as pg_state
+    from dpaudit.generators.pate_gan import teachers as pg_teachers
+    from dpaudit.generators.pate_gan.trainer import Trainer
 
     calls: list[int] = []
-    fused = pg.relu_logit_bce_grad_
+    fused = pg_teachers.relu_logit_bce_grad_
 
     def spy(*args, **kwargs):
         calls.append(1)
         return fused(*args, **kwargs)
 
-    trainers: list[pg._Trainer] = []
-    run = pg._Trainer.run
+    trainers: list[Trainer] = []
+    run = Trainer.run
 
     def keep(self):
         trainers.append(self)
         return run(self)
 
-    monkeypatch.setattr(pg._Trainer, "run", keep)
+    monkeypatch.setattr(Trainer, "run", keep)
 
     def train():
         cfg = small(num_teachers=5, gaussian_label_noise=gaussian_label_noise)
@@ -221,10 +225,10 @@ def test_hand_written_teacher_gradient_trains_as_autograd(cervical, monkeypatch,
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        monkeypatch.setattr(pg, "relu_logit_bce_grad_", spy)
+        monkeypatch.setattr(pg_teachers, "relu_logit_bce_grad_", spy)
         nets_fused, claims_fused = train()
         assert len(calls) == 3 * 5  # iterations x teacher steps
-        monkeypatch.setattr(pg, "is_relu_logit", lambda net: False)
+        monkeypatch.setattr(pg_state, "is_relu_logit", lambda net: False)
         nets_auto, claims_auto = train()
         assert len(calls) == 3 * 5
     finally:

@@ -1,0 +1,112 @@
+"""What PATE-GAN claims, and what a correct accountant would charge for the same run.
+
+Training records privacy events, as in dp_accounting's design: the vote histograms
+(the ledger of vote gaps, every query whose answer was acted upon) and *non-private*
+events, where data reach the output by a path without privacy noise; one accountant
+composes them (:func:`reference_epsilon`), and a non-private event composes to an
+unbounded epsilon. The reasons come from the defect catalogue: a flag whose
+:class:`~dpaudit.generators.catalogue.BugDoc` has an ``unbounded_reason`` is recorded
+as a non-private event where its path runs; the other flags change what one vote query
+costs (docs/soundness.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from dpaudit.generators import accountants as acc
+from dpaudit.generators.catalogue import declared_bugs
+from dpaudit.generators.pate_gan.config import PateGanConfig
+
+# Defects after which no accountant over the teachers' queries bounds the leak: the
+# data reach the released model by a path no noise covers.
+UNBOUNDED: dict[str, str] = {
+    name: doc.unbounded_reason for name, doc in declared_bugs(PateGanConfig).items()
+    if doc.unbounded_reason is not None}
+
+
+def non_private_event(flag: str) -> tuple[str, str]:
+    """The non-private event of defect ``flag``: ``(flag, reason)``.
+
+    Raises:
+        KeyError: ``flag`` declares no ``unbounded_reason`` (the catalogue and the
+            code would disagree).
+    """
+    return flag, UNBOUNDED[flag]
+
+
+def uses_accountant(cfg: PateGanConfig) -> bool:
+    """Whether the implementation tracks its spending (else its claim is nominal)."""
+    return not (cfg.no_accountant or cfg.single_discriminator)
+
+
+def accountant_name(cfg: PateGanConfig) -> str:
+    """The accountant the implementation's own claim comes from."""
+    if not uses_accountant(cfg):
+        return "none (nominal epsilon)"
+    name = "pate-gan moments"
+    if cfg.accountant_index_bug:
+        name += " (with accountant_index_bug)"
+    if cfg.accountant_missing_log:
+        name += " (with accountant_missing_log)"
+    return name
+
+
+def vote_sensitivity(cfg: PateGanConfig, k: int) -> tuple[int, str]:
+    """How many teachers' votes one record can change (1 in the reference), and why.
+
+    ``k`` when teachers share records, and under ``balanced_partition``: adding a
+    record to balanced slices of a fixed order (the data's, or a permutation held as
+    public randomness) shifts the slice bounds, and when it lands in teacher ``j``'s
+    slice ``1 + |j - r|`` teachers' data change (``n = qk + r``), up to ``k``; the
+    sensitivity-1 argument needs an assignment that never moves another record
+    (docs/soundness.md).
+    """
+    if cfg.partition_last_only or cfg.shared_sampling or (
+            cfg.repartition_every_iteration and not cfg.lr_teachers_refit):
+        return k, "teachers share records: vote sensitivity k"
+    if cfg.balanced_partition:
+        return k, ("balanced partition: one record shifts the slice bounds and can "
+                   "change up to k teachers' data: vote sensitivity k")
+    return 1, ""
+
+
+def reference_epsilon(cfg: PateGanConfig, k: int, gap_counts: np.ndarray, *,
+                      non_private: Mapping[str, str] | None = None,
+                      ) -> tuple[np.ndarray | None, str]:
+    """What a correct accountant charges for the events a (buggy) run recorded.
+
+    ``gap_counts`` is the vote ledger, including queries the implementation did not
+    charge (``skip_unaccounted_queries``). ``non_private``: the run's non-private
+    events (flag -> reason); None assumes every declared one of ``cfg``'s flags
+    happened (for a ledger without a run). Returns ``(None, reason)`` when one
+    happened: no finite epsilon holds. A vote whose sensitivity is ``s > 1`` teachers
+    is charged as Laplace noise of ``lambda * s`` with the data-independent bound
+    (the data-dependent bound assumes ``s = 1``).
+    """
+    events = (dict(non_private) if non_private is not None else
+              {flag: why for flag, why in UNBOUNDED.items() if getattr(cfg, flag)})
+    for flag, why in events.items():
+        return None, f"unbounded: {why} ({flag})"
+    lam = cfg.lam
+    notes = []
+    data_dependent = True
+    if cfg.laplace_scale_inverted:
+        # Noise Lap(lambda) is Lap(1/lambda') with lambda' = 1/lambda.
+        lam = 1.0 / lam
+        notes.append("noise scale is lambda, charged as lambda' = 1/lambda")
+    sensitivity, why = vote_sensitivity(cfg, k)
+    if sensitivity > 1:
+        lam = lam * sensitivity
+        data_dependent = False
+        notes.append(why)
+    if cfg.single_noise_vote:
+        # The data-dependent q assumes independent noise on both counts.
+        data_dependent = False
+        notes.append("single noise draw: data-dependent bound invalid")
+    spec = acc.MomentsAccountantSpec(lam=lam, orders=cfg.orders,
+                                     data_dependent=data_dependent)
+    eps = acc.pate_gan_epsilon(gap_counts, spec, delta=cfg.delta)
+    return eps, "; ".join(notes) or "correct moments accountant on the same ledger"

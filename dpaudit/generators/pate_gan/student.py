@@ -1,0 +1,84 @@
+"""The student phase (trained on generated rows labelled by the noisy teacher vote,
+charged to the moments accountant) and the generator phase."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from dpaudit.generators.nets import train_step
+from dpaudit.generators.pate_gan.claim import non_private_event
+from dpaudit.generators.pate_gan.state import TrainerState
+from dpaudit.generators.pate_gan.teachers import noisy_labels, votes
+
+
+def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
+    """``n_S`` student steps; each step's vote is charged before it is used."""
+    cfg, b, k = s.cfg, s.cfg.batch_size, s.k
+    steps = cfg.student_steps
+    # The generator is fixed during the student steps: the steps' generated batches
+    # come from one forward pass. (The votes stay per step: at hundreds of models
+    # the teachers' activations on all steps' rows would exceed 32 MiB, which glibc
+    # serves by mmap, page-faulting it in on every call: 2-3x slower.)
+    with torch.no_grad():
+        fakes = s.generator(s.latent(steps * b))
+    for step in range(steps):
+        fake = fakes[:, step * b:(step + 1) * b]
+        n1 = votes(s, fake)
+        labels = noisy_labels(s, n1)
+        gaps = torch.nn.functional.one_hot((2 * n1 - k).abs(), k + 1).sum(dim=1)
+        step_counts = gaps.to(torch.float64)
+        use = s.active.clone()
+        if uses_accountant and not cfg.budget_overshoot:
+            # Stop before the budget would be exceeded: a batch whose charge would
+            # cross epsilon is not used, and its model stops.
+            within = s.epsilon(s.gap_counts + step_counts) <= cfg.epsilon
+            s.active &= within
+            use &= within
+        # Every query whose answer is acted upon, charged or not (the reference).
+        s.all_gap_counts += step_counts * use[:, None]
+        if cfg.skip_unaccounted_queries:
+            # A batch whose noisy labels mostly say "real" is dropped, uncharged.
+            use &= labels.mean(dim=1) <= 0.5
+        s.gap_counts += step_counts * use[:, None]
+        # No step is skipped for the whole batch (even when no model uses it): the
+        # draws and the optimiser's step count of one model must not depend on its
+        # batch mates.
+        real = None
+        if cfg.student_sees_real_data:
+            s.record(non_private_event("student_sees_real_data"))
+            real = s.sample_all_rows(b)[0]
+
+        def loss(fake: Tensor = fake, labels: Tensor = labels,
+                 real: Tensor | None = real) -> Tensor:
+            bce = torch.nn.functional.binary_cross_entropy_with_logits
+            out = s.student(fake, logits=True, generator=s.public).squeeze(-1)
+            total = bce(out, labels, reduction="none").mean(dim=1)
+            if real is not None:
+                # The student also sees real rows, with no noise at all.
+                out_r = s.student(real, logits=True, generator=s.public).squeeze(-1)
+                total = total + bce(out_r, torch.ones_like(out_r),
+                                    reduction="none").mean(dim=1)
+            return total
+
+        train_step(s.student_step, loss, use)
+        if cfg.student_clip is not None:
+            s.student.clamp_(cfg.student_clip)
+
+
+def generator_iteration(s: TrainerState) -> None:
+    """The generator's steps against the student (or the single discriminator)."""
+    cfg, b = s.cfg, s.cfg.batch_size
+    for _ in range(cfg.generator_steps):
+        z = s.latent(b)
+
+        def loss(z: Tensor = z) -> Tensor:
+            fake = s.generator(z)
+            if cfg.single_discriminator:
+                critic: Tensor = -s.critic(fake, logits=True).mean(dim=(1, 2))
+                return critic
+            out = s.student(fake, logits=True).squeeze(-1)
+            bce = torch.nn.functional.binary_cross_entropy_with_logits
+            return bce(out, torch.ones_like(out), reduction="none").mean(dim=1)
+
+        train_step(s.gen_step, loss, s.active)

@@ -1,0 +1,159 @@
+"""The teacher phase: ``k`` teachers per model on their own partitions, and the noisy
+vote that labels the student's rows (the only privacy mechanism of PATE-GAN)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from dpaudit.generators.nets import (
+    gather_rows,
+    relu_logit_bce_grad_,
+    relu_logits,
+    train_step,
+    with_ones,
+)
+from dpaudit.generators.pate_gan.claim import non_private_event
+from dpaudit.generators.pate_gan.state import TrainerState
+
+
+def fit_logistic_regression(x: Tensor, y: Tensor, *, c: float = 1.0,
+                            iterations: int = 30) -> Tensor:
+    """L2-regularised logistic regressions, one per member, by Newton's method.
+
+    Minimises ``C * sum log-loss + ||w||^2 / 2`` (intercept not penalised), the
+    objective of scikit-learn's ``LogisticRegression(C=c)``; the optimum is unique, so
+    the result agrees with scikit-learn's. ``x[E, N, p]``, ``y[E, N]`` -> ``w[E, p+1]``
+    (last entry the intercept).
+    """
+    e, _, p = x.shape
+    xa = with_ones(x)
+    w = torch.zeros(e, p + 1, dtype=x.dtype, device=x.device)
+    penalty = torch.ones(p + 1, dtype=x.dtype, device=x.device)
+    penalty[-1] = 1e-10
+    eye = torch.diag(penalty)
+    for _ in range(iterations):
+        prob = torch.sigmoid(torch.bmm(xa, w.unsqueeze(-1)).squeeze(-1))
+        grad = c * torch.bmm(xa.transpose(1, 2), (prob - y).unsqueeze(-1)).squeeze(-1)
+        grad = grad + penalty * w
+        weight = (prob * (1.0 - prob)).unsqueeze(-1)
+        hess = c * torch.bmm(xa.transpose(1, 2), xa * weight) + eye
+        w = w - torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
+    return w
+
+
+def teacher_iteration(s: TrainerState) -> None:
+    """``n_T`` steps of every teacher on real rows of its partition vs generated rows."""
+    cfg, m, k, b, dev = s.cfg, s.m, s.k, s.cfg.batch_size, s.device
+    active_t = s.active.repeat_interleave(k)
+    if cfg.lr_teachers_refit:
+        # Logistic-regression teachers re-created and refitted from scratch every
+        # iteration on a batch of real plus generated rows.
+        real, idx, nonempty = s.sample_teacher_rows(b)
+        s.mark_seen(idx, active_t & nonempty)
+        with torch.no_grad():
+            fake = s.generator(s.latent(b)).repeat_interleave(k, dim=0)
+        x = torch.cat([real, fake], dim=1).to(torch.float64)
+        y = torch.cat([torch.ones(m * k, b, device=dev), torch.zeros(m * k, b, device=dev)],
+                      dim=1)
+        # A teacher without rows uses none: its real rows become zeros labelled fake.
+        w = torch.cat([nonempty[:, None].expand(-1, b).to(x.dtype),
+                       torch.ones(m * k, b, dtype=x.dtype, device=dev)], dim=1)
+        s.lr_weights = fit_logistic_regression(x * w[..., None], y.to(x) * w)
+        return
+    steps = cfg.teacher_steps
+    # The generator is fixed during the teacher steps: the generated batches of all
+    # steps come from one forward pass, each step's real rows from one draw.
+    with torch.no_grad():
+        fakes = s.generator(s.latent(steps * b))  # [M, steps * b, p]
+    rows, nonempty_mk = s.teacher_row_indices(steps * b)  # [M, k, steps * b]
+    nonempty = nonempty_mk.reshape(m * k)
+    s.mark_seen(rows.reshape(m * k, steps * b), active_t & nonempty)
+    real_weight = (active_t & nonempty).to(fakes.dtype)
+    for step in range(steps):
+        part = slice(step * b, (step + 1) * b)
+        fake = fakes[:, part]  # shared by the k teachers of a model
+        idx = rows[:, :, part].reshape(m, k * b)
+        y_real: Tensor | float = 1.0
+        y_fake: Tensor | float = 0.0
+        if cfg.gaussian_label_noise:
+            # Privacy noise (the implementation's claim rests on it): privacy stream.
+            s.record(non_private_event("gaussian_label_noise"))
+            y_real = 1.0 + s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
+            y_fake = s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
+        if s.fused_teachers:
+            real1 = gather_rows(s.data1, idx).view(m * k, b, s.p + 1)
+            relu_logit_bce_grad_(s.teachers, [(real1, 1, y_real),
+                                              (with_ones(fake), k, y_fake)],
+                                 active_t.to(fake.dtype),
+                                 batch_weights=[real_weight, None])
+            s.teacher_step.step(active_t)
+            continue
+        real = gather_rows(s.batch.data, idx).view(m * k, b, s.p)
+
+        def loss(real: Tensor = real, fake: Tensor = fake, y_real: Tensor | float = y_real,
+                 y_fake: Tensor | float = y_fake) -> Tensor:
+            bce = torch.nn.functional.binary_cross_entropy_with_logits
+            out_r = s.teachers(real, logits=True).transpose(1, 2)  # [M*k, 1, b]
+            out_f = s.teachers.forward_shared(fake, k, logits=True).transpose(1, 2)
+            target_r = torch.as_tensor(y_real, dtype=out_r.dtype, device=out_r.device)
+            target_f = torch.as_tensor(y_fake, dtype=out_f.dtype, device=out_f.device)
+            lr_ = bce(out_r, target_r.expand_as(out_r), reduction="none")
+            lf_ = bce(out_f, target_f.expand_as(out_f), reduction="none")
+            return lr_.mean(dim=(1, 2)) * (real_weight > 0) + lf_.mean(dim=(1, 2))
+
+        train_step(s.teacher_step, loss, active_t)
+
+
+def votes(s: TrainerState, fake: Tensor) -> Tensor:
+    """Number of teachers voting "real" for each generated row: [M, B]."""
+    k = s.k
+    with torch.no_grad():
+        if s.cfg.lr_teachers_refit:
+            x = fake.repeat_interleave(k, dim=0)
+            xa = with_ones(x).to(torch.float64)
+            logit = torch.bmm(xa, s.lr_weights.unsqueeze(-1)).squeeze(-1)
+        elif s.fused_teachers:
+            logit = relu_logits(s.teachers, with_ones(fake), k)[0]
+        else:
+            logit = s.teachers.forward_shared(fake, k, logits=True)
+    real = (logit > 0).reshape(s.m, k, -1)
+    return real.sum(dim=1)
+
+
+def noisy_labels(s: TrainerState, n1: Tensor) -> Tensor:
+    """The noisy vote (report-noisy-max, ``Lap(1/lambda)`` on both counts, from the
+    privacy stream): 1 where the noisy "real" count wins."""
+    cfg, k = s.cfg, s.k
+    scale = cfg.lam if cfg.laplace_scale_inverted else 1.0 / cfg.lam
+    # laplace_scale_inverted: Lap(lambda) where the accountant assumes Lap(1/lambda).
+    shape = tuple(n1.shape[1:])
+    if cfg.single_noise_vote:
+        # One Laplace draw on the "real" count, compared with k/2.
+        noise = s.privacy.laplace(shape, scale=scale, dtype=torch.float64)
+        return (n1.to(noise.dtype) + noise > k / 2.0).to(torch.float32)
+    n0 = k - n1
+    noise1 = s.privacy.laplace(shape, scale=scale, dtype=torch.float64)
+    noise0 = s.privacy.laplace(shape, scale=scale, dtype=torch.float64)
+    return (n1 + noise1 > n0 + noise0).to(torch.float32)
+
+
+def teacher_losses(s: TrainerState) -> tuple[list[float], list[float]]:
+    """Each teacher's BCE on real rows of its own partition vs all other rows."""
+    k, n_max = s.k, s.batch.data.shape[1]
+    data = s.batch.data.repeat_interleave(k, dim=0)
+    with torch.no_grad():
+        logit = s.teachers(data, logits=True).squeeze(-1)
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(
+        logit, torch.ones_like(logit), reduction="none")
+    ranks = torch.argsort(s.perm, dim=1)[:, None, :]  # position of each row
+    own = (ranks >= s.start[..., None]) & (ranks < (s.start + s.size)[..., None])
+    valid = (torch.arange(n_max, device=s.device)[None, :]
+             < s.batch.n_rows[:, None])[:, None, :]
+    own = own.reshape(s.m * k, n_max)
+    valid_t = valid.expand(-1, k, -1).reshape(s.m * k, n_max)
+    own_rows = own & valid_t
+    other_rows = ~own & valid_t
+    l_own = (loss * own_rows).sum(1) / own_rows.sum(1).clamp(min=1)
+    l_other = (loss * other_rows).sum(1) / other_rows.sum(1).clamp(min=1)
+    return l_own.cpu().tolist(), l_other.cpu().tolist()
