@@ -82,7 +82,6 @@ class Variant:
 
 
 _CONFIGS: dict[str, type[Any]] = {}
-_REGISTERED: dict[str, BugFlag] = {}
 _VARIANTS: dict[str, Variant] = {}
 
 
@@ -92,28 +91,14 @@ def register_config(generator: str, config_cls: type[Any]) -> None:
     _CONFIGS[generator] = config_cls
 
 
-def register_bug(flag: BugFlag) -> BugFlag:
-    """Adds a flag not declared as a ``bug_field`` (generators not yet converted).
-
-    Raises on a duplicate (generator, name).
-    """
-    key = f"{flag.generator}:{flag.name}"
-    if key in _REGISTERED:
-        raise InvalidParameterError(f"bug flag {key!r} is already registered.")
-    _REGISTERED[key] = flag
-    return flag
-
-
 def flags_of(generator: str, config_cls: type[Any] | None = None) -> list[BugFlag]:
-    """``generator``'s flags: those its config declares, else those registered."""
+    """``generator``'s flags: the ``bug_field`` declarations of its config class."""
     cls = config_cls if config_cls is not None else _CONFIGS.get(generator)
     declared = declared_bugs(cls) if cls is not None else {}
-    if declared:
-        return [BugFlag(name=name, generator=generator, description=doc.description,
-                        consequence=doc.consequence, implementations=doc.implementations,
-                        kind=doc.kind, unbounded_reason=doc.unbounded_reason)
-                for name, doc in declared.items()]
-    return [f for f in _REGISTERED.values() if f.generator == generator]
+    return [BugFlag(name=name, generator=generator, description=doc.description,
+                    consequence=doc.consequence, implementations=doc.implementations,
+                    kind=doc.kind, unbounded_reason=doc.unbounded_reason)
+            for name, doc in declared.items()]
 
 
 def register_variant(variant: Variant) -> Variant:

@@ -1,0 +1,124 @@
+"""Toy plug-ins with exactly known privacy, written against the plain-types plug-in
+contract (docs/plugins.md): they import nothing from dpaudit and are audited through
+the plug-in adapter, as a user's own generator would be.
+
+* :class:`PublicSeedRandomizedResponse` is exactly ``epsilon``-DP (delta 0) **for every
+  fixed public seed**, and draws from both streams: the privacy stream (``seed``)
+  feeds one randomized-response coin on the target's membership bit; the public
+  stream (``public_seed``) feeds everything else (the filler rows of the release). It
+  accepts ``public_seed`` and so declares that its guarantee holds conditionally on
+  the public randomness, which is true: the release is a function of the noisy bit
+  and the public draws alone. With fixed public randomness the filler rows are equal
+  in every round, so an attack sees the noisy bit perfectly and the audit can reach
+  ``epsilon`` itself; with independent randomness the fillers hide it.
+* :class:`CopyData` releases a shuffle of its training rows and claims ``epsilon``:
+  no privacy at all (the claim is false whatever the randomness).
+
+Use them as ``--generator dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def _public_rng(seed: int, public_seed: int | None) -> np.random.Generator:
+    # Without a public seed every draw is fresh per call (the independent game): the
+    # public stream is then a child of the privacy seed, never the same stream.
+    if public_seed is None:
+        return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+    return np.random.default_rng(public_seed)
+
+
+def _random_rows(domain: dict[str, Any], n: int, rng: np.random.Generator
+                 ) -> pd.DataFrame:
+    """``n`` rows drawn uniformly from the public domain (data-independent)."""
+    columns: dict[str, Any] = {}
+    for col in domain["columns"]:
+        kind = col["kind"]
+        if kind == "binary":
+            columns[col["name"]] = rng.integers(0, 2, size=n)
+        elif kind == "categorical":
+            cats = list(col["categories"])
+            columns[col["name"]] = [cats[i] for i in rng.integers(0, len(cats), size=n)]
+        elif kind == "integer":
+            columns[col["name"]] = rng.integers(int(col["lower"]), int(col["upper"]) + 1,
+                                                size=n)
+        else:
+            columns[col["name"]] = rng.uniform(float(col["lower"]), float(col["upper"]),
+                                               size=n)
+    return pd.DataFrame(columns)
+
+
+class PublicSeedRandomizedResponse:
+    """The target's membership through randomized response, in a public-noise release.
+
+    ``fit`` checks whether ``target`` (default: ones in every column, the worst case's
+    target) is a row of the data and keeps that bit with probability
+    ``e^epsilon / (1 + e^epsilon)`` (privacy stream), else flips it. ``sample`` draws
+    ``n`` filler rows uniformly from the public domain (public stream) and replaces the
+    first with the target when the noisy bit is 1. For every fixed public seed the
+    release is a post-processing of one randomized-response bit: exactly
+    ``epsilon``-DP, and an optimal attack attains ``epsilon`` exactly.
+    """
+
+    def __init__(self, *, epsilon: float, delta: float = 0.0,
+                 target: dict[str, Any] | None = None) -> None:
+        if not (isinstance(epsilon, int | float) and epsilon >= 0
+                and math.isfinite(epsilon)):
+            raise ValueError(f"`epsilon` must be a finite number >= 0. Got {epsilon!r}.")
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self.target = target
+
+    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
+            public_seed: int | None = None) -> PublicSeedRandomizedResponse:
+        names = [c["name"] for c in domain["columns"]]
+        target = self.target or dict.fromkeys(names, 1)
+        row = np.array([target[n] for n in names], dtype=object)
+        member = bool((data[names].to_numpy(dtype=object) == row).all(axis=1).any())
+        keep = math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))
+        truth = np.random.default_rng(seed).random() < keep
+        self.bit_ = member if truth else not member
+        self.domain_, self.target_, self.seed_ = domain, target, seed
+        self.dtypes_ = data.dtypes
+        self.privacy_claim = {"epsilon": self.epsilon, "delta": 0.0,
+                              "accountant": "randomized response (exact, any public seed)"}
+        return self
+
+    def sample(self, n: int, *, seed: int, public_seed: int | None = None
+               ) -> pd.DataFrame:
+        frame = _random_rows(self.domain_, n, _public_rng(seed, public_seed))
+        if self.bit_ and n > 0:
+            for name, value in self.target_.items():
+                frame.loc[0, name] = value
+        return frame.astype(self.dtypes_)
+
+
+class CopyData:
+    """Releases its training rows (shuffled, then resampled to ``n``): no privacy, while
+    claiming ``epsilon``."""
+
+    def __init__(self, *, epsilon: float, delta: float = 0.0) -> None:
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+
+    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
+            public_seed: int | None = None) -> CopyData:
+        self.data_ = data.reset_index(drop=True).copy()
+        self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
+                              "accountant": "none (claims epsilon, copies its data)"}
+        return self
+
+    def sample(self, n: int, *, seed: int, public_seed: int | None = None
+               ) -> pd.DataFrame:
+        rng = _public_rng(seed, public_seed)
+        idx = rng.integers(0, len(self.data_), size=n)
+        # Every distinct training row first (all of them when n allows): a pure copy.
+        m = min(n, len(self.data_))
+        idx[:m] = rng.permutation(len(self.data_))[:m]
+        return self.data_.iloc[idx].reset_index(drop=True)
