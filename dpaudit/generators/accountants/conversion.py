@@ -11,9 +11,10 @@ An RDP curve ``RDP(a)`` (Mironov 2017) gives ``(epsilon, delta)``-DP with
 
       epsilon = min_a RDP(a) + log((a - 1)/a) - (log(delta) + log(a)) / (a - 1)
 
-Both are valid for every order ``a > 1``; the improved one is never larger than the
-classic one at the same order once ``a >= 1 + 1/e`` or so, and on a typical composed
-curve it is 0.2 to 0.8 lower in epsilon. The improved conversion here is the one of
+Both are valid for every order ``a > 1``. At the same order the improved one is lower
+by ``log(a / (a - 1)) + log(a) / (a - 1) > 0``; on G-PATE's composed curves it is 0.2
+to 0.8 lower in epsilon (10,000 answered queries at sigma1 = 1500, sigma2 = 600,
+delta = 1e-5: 0.990 against 1.206). The improved conversion here is the one of
 dp-accounting's ``rdp_privacy_accountant.compute_epsilon`` (version 0.6), order by
 order: an order whose RDP is so small that ``delta^2 > 1 - exp(-RDP)`` gives epsilon 0
 (the KL/Pinsker bound), orders ``a <= 1.01`` are not used (the formula is numerically

@@ -49,8 +49,10 @@ class MomentsAccountantSpec:
         orders: number of moment orders ``L`` (orders ``1..L``).
         data_dependent: use the data-dependent term where it is valid.
         index_bug: the ``accountant_index_bug`` defect: ``exp(2 lambda l + 1)`` (orders
-            counted from 0) where ``exp(2 lambda (l + 1))`` is meant. Underestimates
-            epsilon when lambda > 0.5.
+            counted from 0) where ``exp(2 lambda (l + 1))`` is meant: the term
+            ``q e^{2 lambda l}`` is multiplied by ``e^{1 - 2 lambda}``. Wherever the
+            data-dependent term is the one used, it underestimates epsilon for
+            lambda > 0.5 and overestimates it for lambda < 0.5 (exact at 0.5).
         missing_log: the ``accountant_missing_log`` defect: the data-dependent term
             is used without its log (then clamped to the data-independent term).
             Overestimates epsilon.
