@@ -117,3 +117,15 @@ def test_max_queries_matches_epsilon() -> None:
     spec = acc.MomentsAccountantSpec(lam=1e-3, orders=100, data_dependent=False)
     assert acc.pate_gan_epsilon([n], spec, delta=1e-5) <= 1.0
     assert acc.pate_gan_epsilon([n + 1], spec, delta=1e-5) > 1.0
+
+
+def test_index_bug_at_lambda_1e_3_needs_thousands_of_teachers() -> None:
+    """At lambda = 1e-3 (synthcity's default) the data-independent term binds for every
+    gap below 3,315, so the bug changes nothing with 5 teachers (Cervical Cancer); a
+    unanimous vote of 4,000 teachers shows the overestimate."""
+    right = acc.MomentsAccountantSpec(lam=1e-3)
+    bug = acc.MomentsAccountantSpec(lam=1e-3, index_bug=True)
+    gaps = np.arange(3315)
+    assert np.array_equal(acc.moments_increment(gaps, bug), acc.moments_increment(gaps, right))
+    big_right, big_bug = acc.moments_increment(4000, right), acc.moments_increment(4000, bug)
+    assert np.all(big_bug >= big_right) and np.any(big_bug > big_right)
