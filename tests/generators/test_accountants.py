@@ -64,13 +64,44 @@ def test_data_independent_never_below_data_dependent() -> None:
         assert dd <= di + 1e-12
 
 
-def test_index_bug_underestimates_above_half() -> None:
-    counts = [0, 0, 0, 0, 0, 100]  # unanimous votes, where the data-dependent term binds
-    for lam, lower in ((1.0, True), (2.0, True), (0.3, False)):
-        right = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(lam=lam), delta=1e-5)
-        bug = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
-            lam=lam, index_bug=True), delta=1e-5)
-        assert (bug < right) if lower else (bug >= right)
+# A Cervical Cancer-like ledger: 5 teachers (gaps 1, 3, 5), one iteration's 320
+# answered queries (5 student steps of 64), mostly confident votes.
+CERVICAL_LEDGER = [0, 32, 0, 128, 0, 160]
+
+
+@pytest.mark.parametrize("lam", [1e-4, 1e-3, 0.1, 0.4, 0.5, 0.6, 1.0, 2.0])
+def test_index_bug_direction_per_query_on_both_sides_of_one_half(lam: float) -> None:
+    """The bug multiplies ``q e^{2 lambda l}`` by ``e^{1 - 2 lambda}``: never below the
+    correct increment for lambda < 0.5, never above for lambda > 0.5, equal at 0.5,
+    at every gap and order (both are clamped by the same data-independent term)."""
+    right = acc.increment_table(5, acc.MomentsAccountantSpec(lam=lam))
+    bug = acc.increment_table(5, acc.MomentsAccountantSpec(lam=lam, index_bug=True))
+    if lam < 0.5:
+        assert np.all(bug >= right)
+    elif lam > 0.5:
+        assert np.all(bug <= right)
+    else:
+        assert np.array_equal(bug, right)
+    # Where the data-dependent term binds (lambda >= 0.1 for a unanimous 5-teacher
+    # vote) the difference is strict at some order.
+    if lam >= 0.1 and lam != 0.5:
+        assert np.any(bug[5] != right[5])
+
+
+@pytest.mark.parametrize(
+    ("lam", "direction"),
+    [(1e-4, 0), (1e-3, 0), (0.1, 0), (0.4, 1), (0.5, 0), (0.6, -1), (1.0, -1), (2.0, -1)],
+)
+def test_index_bug_epsilon_on_a_cervical_ledger(lam: float, direction: int) -> None:
+    """Measured on :data:`CERVICAL_LEDGER`, delta 1e-5: the bug overestimates epsilon
+    below lambda = 0.5 (0.4: 172.0 vs 156.2) and underestimates it above (0.6: 179.7 vs
+    190.5; 1: 230.1 vs 257.1; 2: 565.1 vs 588.2). At lambda <= 0.1 the epsilon's
+    optimal order is one where the data-independent term binds: no difference."""
+    right = float(acc.pate_gan_epsilon(CERVICAL_LEDGER, acc.MomentsAccountantSpec(lam=lam),
+                                       delta=1e-5))
+    bug = float(acc.pate_gan_epsilon(CERVICAL_LEDGER, acc.MomentsAccountantSpec(
+        lam=lam, index_bug=True), delta=1e-5))
+    assert np.sign(bug - right) == direction
 
 
 def test_missing_log_overestimates() -> None:
@@ -86,3 +117,15 @@ def test_max_queries_matches_epsilon() -> None:
     spec = acc.MomentsAccountantSpec(lam=1e-3, orders=100, data_dependent=False)
     assert acc.pate_gan_epsilon([n], spec, delta=1e-5) <= 1.0
     assert acc.pate_gan_epsilon([n + 1], spec, delta=1e-5) > 1.0
+
+
+def test_index_bug_at_lambda_1e_3_needs_thousands_of_teachers() -> None:
+    """At lambda = 1e-3 (synthcity's default) the data-independent term binds for every
+    gap below 3,315, so the bug changes nothing with 5 teachers (Cervical Cancer); a
+    unanimous vote of 4,000 teachers shows the overestimate."""
+    right = acc.MomentsAccountantSpec(lam=1e-3)
+    bug = acc.MomentsAccountantSpec(lam=1e-3, index_bug=True)
+    gaps = np.arange(3315)
+    assert np.array_equal(acc.moments_increment(gaps, bug), acc.moments_increment(gaps, right))
+    big_right, big_bug = acc.moments_increment(4000, right), acc.moments_increment(4000, bug)
+    assert np.all(big_bug >= big_right) and np.any(big_bug > big_right)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import importlib
 import json
 import math
 
@@ -13,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.errors import InvalidParameterError, UnsupportedEventError
-from dpaudit.generators import accountants as acc
 from dpaudit.generators.accountants import (
     RDP_ORDERS,
     ConfidentGnmaxLedger,
@@ -71,10 +71,24 @@ def mp_epsilon_on_grid(c: mp.mpf, delta: float, orders: np.ndarray) -> mp.mpf:
     )
 
 
+def mp_improved_epsilon_on_grid(c: mp.mpf, delta: float, orders: np.ndarray) -> mp.mpf:
+    """min over the grid (orders > 1.01) of
+    c a + log((a - 1)/a) - (log delta + log a) / (a - 1), in high precision."""
+    log_delta = mp.log(mp.mpf(delta))
+    values = []
+    for order in orders:
+        a = mp.mpf(float(order))
+        if a > mp.mpf(1.01):
+            values.append(c * a + mp.log((a - 1) / a) - (log_delta + mp.log(a)) / (a - 1))
+    return min(values)
+
+
 # ------------------------------------------------------------------------ doctests
-def test_doctests_of_the_accountants_module_pass() -> None:
-    failures, tried = doctest.testmod(acc, optionflags=doctest.ELLIPSIS)
-    assert tried > 10
+@pytest.mark.parametrize("module", ["conversion", "gnmax", "moments", "reference"])
+def test_doctests_of_the_accountants_modules_pass(module: str) -> None:
+    mod = importlib.import_module(f"dpaudit.generators.accountants.{module}")
+    failures, tried = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert tried >= 3
     assert failures == 0
 
 
@@ -106,12 +120,16 @@ def test_data_independent_epsilon_matches_mpmath(
         num_queries=queries,
         num_answered=answered,
     )
-    got = confident_gnmax_epsilon(ledger, delta=delta)
+    got = confident_gnmax_epsilon(ledger, delta=delta, conversion="classic")
     # The RDP curve is c * a with c below; on the grid the epsilon is exact.
     c = (
         mp.mpf(queries) / (2 * mp.mpf(sigma1) ** 2)
         + mp.mpf(answered) / mp.mpf(sigma2) ** 2
     )
+    improved = confident_gnmax_epsilon(ledger, delta=delta)
+    assert improved == pytest.approx(
+        float(mp_improved_epsilon_on_grid(c, delta, RDP_ORDERS)), rel=1e-12)
+    assert improved < got
     on_grid = mp_epsilon_on_grid(c, delta, RDP_ORDERS)
     assert got == pytest.approx(float(on_grid), rel=1e-12)
     # Continuous optimum: a* = 1 + sqrt(L / c), epsilon* = c + 2 sqrt(c L). The grid
@@ -373,12 +391,17 @@ def test_malformed_ledgers_are_refused(kwargs: dict[str, object], match: str) ->
 # ---------------------------------------------------------------------- conversion
 def test_epsilon_from_rdp_is_monotone_and_picks_its_order() -> None:
     rdp = confident_gnmax_rdp_data_independent(1000, 500, sigma1=50.0, sigma2=20.0)
-    eps = float(epsilon_from_rdp(rdp, delta=1e-5))
-    assert float(epsilon_from_rdp(rdp * 1.1, delta=1e-5)) > eps
-    assert float(epsilon_from_rdp(rdp, delta=1e-6)) > eps
-    a = float(optimal_order(rdp, delta=1e-5))
-    i = int(np.argmin(np.abs(RDP_ORDERS - a)))
-    assert eps == pytest.approx(rdp[i] + math.log(1e5) / (a - 1), rel=1e-14)
+    for conversion in ("classic", "improved"):
+        eps = float(epsilon_from_rdp(rdp, delta=1e-5, conversion=conversion))
+        assert float(epsilon_from_rdp(rdp * 1.1, delta=1e-5, conversion=conversion)) > eps
+        assert float(epsilon_from_rdp(rdp, delta=1e-6, conversion=conversion)) > eps
+        a = float(optimal_order(rdp, delta=1e-5, conversion=conversion))
+        i = int(np.argmin(np.abs(RDP_ORDERS - a)))
+        if conversion == "classic":
+            expected = rdp[i] + math.log(1e5) / (a - 1)
+        else:
+            expected = rdp[i] + math.log((a - 1) / a) - (math.log(1e-5) + math.log(a)) / (a - 1)
+        assert eps == pytest.approx(expected, rel=1e-14)
 
 
 @pytest.mark.parametrize("delta", [0.0, 1.0, -0.1])

@@ -1,22 +1,8 @@
-"""Privacy accountants as pure functions over ledgers.
+"""Confident-GNMax: the Renyi-DP accountant of G-PATE's DPGradAgg.
 
-PATE-GAN's moments accountant (Jordon et al. 2019, Algorithm 1; Papernot et al. 2017,
-Theorem 3). For a two-class vote with clean counts ``n0, n1`` and Laplace noise
-``Lap(1/lambda)`` on each count (report-noisy-max), with ``gap = |n0 - n1|``::
-
-    q = (2 + lambda * gap) / (4 * exp(lambda * gap))
-    alpha(l) += min(2 lambda^2 l (l + 1),
-                    log((1 - q) * ((1 - q) / (1 - e^{2 lambda} q))^l + q e^{2 lambda l}))
-    epsilon = min_l (alpha(l) + log(1 / delta)) / l
-
-The data-dependent (second) term is a bound only when the aggregator adds independent
-``Lap(1/lambda)`` noise to both counts and ``q < 1 / (1 + e^{2 lambda})``; elsewhere
-the data-independent term ``2 lambda^2 l (l + 1)`` is used alone. Written naively the
-formula divides by zero at ``q = e^{-2 lambda}`` and goes negative or NaN beyond it.
-
-The increment depends on a query only through its gap, so a PATE-GAN ledger is a
-histogram of gaps: ``gap_counts[..., g]`` = number of answered queries with gap ``g``
-(``g = 0..k``). Everything here is pure: no I/O, no randomness, float64.
+Pure functions (float64, no randomness) over a ledger of threshold checks and answers;
+the conversion to ``(epsilon, delta)`` is :mod:`dpaudit.generators.accountants.conversion`
+(the improved conversion by default).
 """
 
 from __future__ import annotations
@@ -29,155 +15,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.accountants.conversion import (
+    RDP_ORDERS,
+    Conversion,
+    _orders,
+    epsilon_from_rdp,
+)
 
 FloatArray = NDArray[np.float64]
 
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MomentsAccountantSpec:
-    """How a PATE-GAN moments accountant computes its per-query increment.
-
-    Args:
-        lam: the noise parameter lambda of the mechanism the accountant assumes
-            (noise ``Lap(1/lambda)`` on each count).
-        orders: number of moment orders ``L`` (orders ``1..L``).
-        data_dependent: use the data-dependent term where it is valid.
-        index_bug: the ``accountant_index_bug`` defect: ``exp(2 lambda l + 1)`` (orders
-            counted from 0) where ``exp(2 lambda (l + 1))`` is meant. Underestimates
-            epsilon when lambda > 0.5.
-        missing_log: the ``accountant_missing_log`` defect: the data-dependent term
-            is used without its log (then clamped to the data-independent term).
-            Overestimates epsilon.
-    """
-
-    lam: float
-    orders: int = 100
-    data_dependent: bool = True
-    index_bug: bool = False
-    missing_log: bool = False
-
-    def __post_init__(self) -> None:
-        if not (self.lam > 0 and math.isfinite(self.lam)):
-            raise InvalidParameterError(f"`lam` must be a positive number. Got {self.lam!r}.")
-        if not (isinstance(self.orders, int) and self.orders >= 1):
-            raise InvalidParameterError(f"`orders` must be an integer >= 1. Got {self.orders!r}.")
-
-
-def error_bound(gap: ArrayLike, *, lam: float) -> FloatArray:
-    """PATE-GAN's ``q``: a bound on the probability that the noisy vote differs from
-    the clean plurality, for clean gap ``|n0 - n1|``.
-
-    >>> float(error_bound(0, lam=1.0))
-    0.5
-    """
-    g = np.asarray(gap, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        return (2.0 + lam * g) / (4.0 * np.exp(lam * g))
-
-
-def data_independent_increment(*, lam: float, orders: int) -> FloatArray:
-    """``2 lambda^2 l (l + 1)`` for ``l = 1..orders``.
-
-    >>> data_independent_increment(lam=0.5, orders=2).tolist()
-    [1.0, 3.0]
-    """
-    ls = np.arange(1, orders + 1, dtype=np.float64)
-    return 2.0 * lam**2 * ls * (ls + 1.0)
-
-
-def moments_increment(gap: ArrayLike, spec: MomentsAccountantSpec) -> FloatArray:
-    """The moments increment of one answered query with clean gap ``gap``.
-
-    Returns an array of shape ``gap.shape + (orders,)``; never NaN, never negative.
-    """
-    lam, orders = spec.lam, spec.orders
-    g = np.asarray(gap, dtype=np.float64)
-    di = data_independent_increment(lam=lam, orders=orders)
-    di_full = np.broadcast_to(di, (*g.shape, orders)).copy()
-    if not spec.data_dependent:
-        return di_full
-    q = error_bound(g, lam=lam)[..., None]
-    ls = np.arange(1, orders + 1, dtype=np.float64)
-    # Papernot et al. 2017, Thm 3: the bound holds only for q < 1 / (1 + e^{2 lambda}).
-    valid = q < 1.0 / (1.0 + math.exp(2.0 * lam))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        denom = 1.0 - math.exp(2.0 * lam) * q
-        ratio = np.where(valid, (1.0 - q) / np.where(valid, denom, 1.0), 1.0)
-        if spec.index_bug:
-            # Orders counted from 0 (l0 = l - 1) and `exp(2*lambda*l0 + 1)` written for
-            # `exp(2*lambda*(l0 + 1))`.
-            tail = q * np.exp(2.0 * lam * (ls - 1.0) + 1.0)
-        else:
-            tail = q * np.exp(2.0 * lam * ls)
-        inner = (1.0 - q) * ratio**ls + tail
-        dd = inner if spec.missing_log else np.log(inner)
-    dd = np.where(valid & np.isfinite(dd), dd, np.inf)
-    out = np.minimum(di_full, dd)
-    return np.maximum(out, 0.0)
-
-
-def increment_table(num_teachers: int, spec: MomentsAccountantSpec) -> FloatArray:
-    """Increments for every possible gap ``0..num_teachers``: shape ``(k + 1, L)``.
-
-    Gaps of the wrong parity cannot occur but cost nothing to tabulate.
-    """
-    return moments_increment(np.arange(num_teachers + 1), spec)
-
-
-def epsilon_from_moments(alpha: ArrayLike, *, delta: float) -> FloatArray:
-    """``min_l (alpha(l) + log(1/delta)) / l`` over the last axis (orders ``1..L``).
-
-    >>> round(float(epsilon_from_moments([1.0, 3.0], delta=math.exp(-1.0))), 6)
-    2.0
-    """
-    if not 0 < delta < 1:
-        raise InvalidParameterError(f"`delta` must be in (0, 1). Got {delta!r}.")
-    a = np.asarray(alpha, dtype=np.float64)
-    ls = np.arange(1, a.shape[-1] + 1, dtype=np.float64)
-    eps: FloatArray = np.min((a + math.log(1.0 / delta)) / ls, axis=-1)
-    return eps
-
-
-def moments_from_gap_counts(
-    gap_counts: ArrayLike, spec: MomentsAccountantSpec
-) -> FloatArray:
-    """Accumulated moments ``alpha[..., L]`` of a ledger of gap counts ``[..., k + 1]``."""
-    counts = np.asarray(gap_counts, dtype=np.float64)
-    table = increment_table(counts.shape[-1] - 1, spec)
-    return counts @ table
-
-
-def pate_gan_epsilon(
-    gap_counts: ArrayLike, spec: MomentsAccountantSpec, *, delta: float
-) -> FloatArray:
-    """Epsilon of a PATE-GAN ledger (a histogram of vote gaps).
-
-    >>> spec = MomentsAccountantSpec(lam=0.001, orders=100, data_dependent=False)
-    >>> round(float(pate_gan_epsilon([0, 0, 0, 0, 0, 0], spec, delta=1e-5)), 6)
-    0.115129
-    """
-    return epsilon_from_moments(moments_from_gap_counts(gap_counts, spec), delta=delta)
-
-
-def max_queries_data_independent(*, lam: float, orders: int, epsilon: float,
-                                 delta: float) -> int:
-    """The largest number of queries whose data-independent epsilon stays <= epsilon."""
-    di = data_independent_increment(lam=lam, orders=orders)
-    ls = np.arange(1, orders + 1, dtype=np.float64)
-    budget = epsilon * ls - math.log(1.0 / delta)
-    best = np.where(budget >= 0, np.floor(budget / di), -1.0)
-    return int(max(best.max(), 0))
-
-
-def ledger_summary(gap_counts: ArrayLike) -> dict[str, Any]:
-    """JSON form of a gap-count ledger."""
-    counts = np.asarray(gap_counts, dtype=np.int64)
-    return {"gap_counts": counts.tolist(), "queries": int(counts.sum())}
-
-
-# =============================================================================
-# Confident-GNMax: Renyi-DP accountant of G-PATE's DPGradAgg
-# =============================================================================
 #
 # G-PATE (Long et al., NeurIPS 2021) answers each coordinate of each projected,
 # discretised teacher gradient with Confident-GNMax (Papernot et al., ICLR 2018,
@@ -193,28 +39,12 @@ def ledger_summary(gap_counts: ArrayLike) -> dict[str, Any]:
 #                                            or Theorem 6 of Papernot et al. 2018
 #                                            (data-dependent; not a DP claim unless
 #                                            sanitised with smooth sensitivity)
-#     epsilon = min_a RDP(a) + log(1/delta) / (a - 1)
+#     epsilon = min_a RDP(a) + log((a-1)/a) - (log(delta) + log(a)) / (a - 1)
+#               (improved conversion, the default; see conversion.py)
 #
 # Charging the GNMax step only when the (noisy, hence already accounted) threshold
 # check passes is Papernot et al.'s accounting; for one fixed order it is an RDP
 # filter (Feldman and Zrnic 2021). All functions below are pure: float64, no RNG.
-
-RDP_ORDERS: FloatArray = 1.0 + np.logspace(-2.0, 4.0, 301)
-"""The default grid of Renyi orders: ``1 + 10^u`` for 301 ``u`` evenly spaced in
-``[-2, 4]`` (orders 1.01 to 10,001). Consecutive orders differ by a factor 1.047 in
-``a - 1``, which costs at most about 0.03% of epsilon against the continuous
-optimum of a linear RDP curve."""
-RDP_ORDERS.setflags(write=False)
-
-
-def _orders(orders: ArrayLike) -> FloatArray:
-    a = np.atleast_1d(np.asarray(orders, dtype=np.float64))
-    if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 1.0):
-        raise InvalidParameterError(
-            f"`orders` must be a non-empty 1-D array of finite numbers > 1. Got {orders!r}."
-        )
-    return a
-
 
 def _check_sigma(name: str, value: float) -> float:
     if not (isinstance(value, int | float | np.floating) and math.isfinite(value)
@@ -569,47 +399,11 @@ def confident_gnmax_rdp(
     return threshold + total
 
 
-def epsilon_from_rdp(
-    rdp: ArrayLike, *, delta: float, orders: ArrayLike = RDP_ORDERS
-) -> FloatArray:
-    """``min_a RDP(a) + log(1/delta) / (a - 1)`` over the last axis (Mironov 2017,
-    Prop. 3): an ``(epsilon, delta)``-DP guarantee from an RDP curve.
-
-    >>> round(float(epsilon_from_rdp([0.5, 0.6], delta=math.exp(-1.0),
-    ...                              orders=[2.0, 3.0])), 6)
-    1.1
-    """
-    if not 0 < delta < 1:
-        raise InvalidParameterError(f"`delta` must be in (0, 1). Got {delta!r}.")
-    a = _orders(orders)
-    r = np.asarray(rdp, dtype=np.float64)
-    if r.shape[-1:] != a.shape:
-        raise InvalidParameterError(
-            f"`rdp` must have one value per order ({a.size}). Got shape {r.shape}."
-        )
-    return np.asarray(np.min(r + math.log(1.0 / delta) / (a - 1.0), axis=-1),
-                      dtype=np.float64)
-
-
-def optimal_order(
-    rdp: ArrayLike, *, delta: float, orders: ArrayLike = RDP_ORDERS
-) -> FloatArray:
-    """The order at which :func:`epsilon_from_rdp` attains its minimum.
-
-    >>> float(optimal_order([0.5, 0.6], delta=math.exp(-1.0), orders=[2.0, 3.0]))
-    3.0
-    """
-    if not 0 < delta < 1:
-        raise InvalidParameterError(f"`delta` must be in (0, 1). Got {delta!r}.")
-    a = _orders(orders)
-    r = np.asarray(rdp, dtype=np.float64)
-    return np.asarray(a[np.argmin(r + math.log(1.0 / delta) / (a - 1.0), axis=-1)],
-                      dtype=np.float64)
 
 
 def confident_gnmax_epsilon(
     ledger: ConfidentGnmaxLedger, *, delta: float, data_dependent: bool = False,
-    orders: ArrayLike = RDP_ORDERS,
+    orders: ArrayLike = RDP_ORDERS, conversion: Conversion = "improved",
 ) -> float:
     """Epsilon of a Confident-GNMax ledger at ``delta`` (0 when nothing was asked).
 
@@ -619,17 +413,19 @@ def confident_gnmax_epsilon(
     >>> ledger = ConfidentGnmaxLedger(sigma1=1500.0, sigma2=600.0, num_classes=10,
     ...                               num_queries=16000, num_answered=8000)
     >>> round(confident_gnmax_epsilon(ledger, delta=1e-5), 4)
+    0.9117
+    >>> round(confident_gnmax_epsilon(ledger, delta=1e-5, conversion="classic"), 4)
     1.1154
     """
     if ledger.num_queries == 0:
         return 0.0
     rdp = confident_gnmax_rdp(ledger, data_dependent=data_dependent, orders=orders)
-    return float(epsilon_from_rdp(rdp, delta=delta, orders=orders))
+    return float(epsilon_from_rdp(rdp, delta=delta, orders=orders, conversion=conversion))
 
 
 def calibrate_confident_gnmax_sigmas(
     *, epsilon: float, delta: float, num_queries: int, ratio: float = 2.5,
-    orders: ArrayLike = RDP_ORDERS,
+    orders: ArrayLike = RDP_ORDERS, conversion: Conversion = "improved",
 ) -> tuple[float, float]:
     """The smallest ``(sigma1, sigma2) = (ratio * s, s)`` whose data-independent epsilon
     for ``num_queries`` Confident-GNMax queries, all answered, is ``epsilon``.
@@ -644,7 +440,10 @@ def calibrate_confident_gnmax_sigmas(
     >>> s1, s2 = calibrate_confident_gnmax_sigmas(epsilon=1.0, delta=1e-5,
     ...                                           num_queries=16000)
     >>> round(s2, 1), round(s1 / s2, 6)
-    (911.2, 2.5)
+    (752.1, 2.5)
+    >>> round(calibrate_confident_gnmax_sigmas(epsilon=1.0, delta=1e-5, num_queries=16000,
+    ...                                        conversion="classic")[1], 1)
+    911.2
     """
     from scipy.optimize import brentq
 
@@ -660,7 +459,8 @@ def calibrate_confident_gnmax_sigmas(
         s = math.exp(log_sigma)
         rdp = confident_gnmax_rdp_data_independent(
             num_queries, num_queries, sigma1=ratio * s, sigma2=s, orders=orders)
-        return float(epsilon_from_rdp(rdp, delta=delta, orders=orders)) - epsilon
+        return float(epsilon_from_rdp(rdp, delta=delta, orders=orders,
+                                      conversion=conversion)) - epsilon
 
     lo, hi = math.log(1e-6), math.log(1e12)
     if gap(hi) > 0:
