@@ -108,5 +108,6 @@ def reference_epsilon(cfg: PateGanConfig, k: int, gap_counts: np.ndarray, *,
         notes.append("single noise draw: data-dependent bound invalid")
     spec = acc.MomentsAccountantSpec(lam=lam, orders=cfg.orders,
                                      data_dependent=data_dependent)
-    eps = acc.pate_gan_epsilon(gap_counts, spec, delta=cfg.delta)
+    # dpaudit's own, correct accountant: the improved conversion (docs/formulas.md).
+    eps = acc.pate_gan_epsilon(gap_counts, spec, delta=cfg.delta, conversion="improved")
     return eps, "; ".join(notes) or "correct moments accountant on the same ledger"

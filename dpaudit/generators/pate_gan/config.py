@@ -17,7 +17,7 @@ import torch
 
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.catalogue import bug_field, declared_bugs
-from dpaudit.validation import require
+from dpaudit.validation import check_choice, require
 
 Device = Literal["auto", "cpu", "cuda"]
 LatentDistribution = Literal["uniform", "uniform_pm1", "normal"]
@@ -55,6 +55,11 @@ class PateGanConfig:
         record_trace: keep per-iteration traces (epsilon, teacher losses on their own
             partition vs the others', records seen per teacher).
         variant: the name of the variant this config reproduces (for records only).
+        moments_conversion: how the implementation's own accountant turns log-moments
+            into epsilon: ``classic`` (PATE-GAN's ``min_l (alpha(l) + log(1/delta))/l``),
+            ``improved`` (the tighter RDP conversion, docs/formulas.md) or ``auto``
+            (improved for the reference, classic when a defect is switched on: the
+            reviewed code computes the classic formula).
         The remaining boolean fields are the defects (docs/bugs.md; all False:
         correct).
     """
@@ -94,6 +99,7 @@ class PateGanConfig:
     device: Device = "auto"
     record_trace: bool = False
     variant: str | None = None
+    moments_conversion: Literal["auto", "classic", "improved"] = "auto"
     # --- defects (docs/bugs.md); every one False in the correct reference
     single_discriminator: bool = bug_field(
         kind="privacy", implementations="original turing",
@@ -241,6 +247,8 @@ class PateGanConfig:
         require(self.lr > 0, "lr", "> 0", self.lr)
         require(0 <= self.student_dropout < 1, "student_dropout", "in [0, 1)",
                 self.student_dropout)
+        check_choice(self.moments_conversion, "moments_conversion",
+                     ("auto", "classic", "improved"))
         require(self.device in ("auto", "cpu", "cuda"), "device", "auto, cpu or cuda",
                 self.device)
         require(self.latent_distribution in ("uniform", "uniform_pm1", "normal"),
@@ -260,6 +268,20 @@ class PateGanConfig:
     def bugs(self) -> list[str]:
         """The defects switched on."""
         return [name for name in BUG_FIELDS if getattr(self, name)]
+
+    @property
+    def conversion(self) -> Literal["classic", "improved"]:
+        """How the implementation's own accountant turns log-moments into epsilon.
+
+        The reference (no defect switched on) uses the improved RDP conversion (Balle
+        et al. 2020; Canonne, Kamath, Steinke 2020; docs/formulas.md): ``alpha(l)/l``
+        is the RDP of order ``l + 1``, so it is a valid, tighter reading of the same
+        bound. A variant keeps PATE-GAN's classic ``min_l (alpha(l) + log(1/delta))/l``,
+        which is what the reviewed code computes.
+        """
+        if self.moments_conversion != "auto":
+            return self.moments_conversion
+        return "classic" if self.bugs else "improved"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -108,8 +108,10 @@ class TrainerState:
                                          device=self.device)
         self.gap_counts = torch.zeros(m, k + 1, dtype=torch.float64, device=self.device)
         self.all_gap_counts = torch.zeros_like(self.gap_counts)  # incl. skipped batches
-        self.log_inv_delta = torch.as_tensor(np.log(1.0 / self.delta_claim),
-                                             device=self.device)
+        # min_l (alpha(l) + c_l) / l: c_l = log(1/delta) for the classic conversion.
+        self.moments_offset = torch.as_tensor(
+            acc.moments_offset(cfg.orders, delta=self.delta_claim,
+                               conversion=cfg.conversion), device=self.device)
         self.orders = torch.arange(1, cfg.orders + 1, dtype=torch.float64,
                                    device=self.device)
         self.active = torch.ones(m, dtype=torch.bool, device=self.device)
@@ -230,7 +232,7 @@ class TrainerState:
     def epsilon(self, gap_counts: Tensor) -> Tensor:
         """The implementation's own accountant on a ledger of vote gaps: ``[M]``."""
         alpha = gap_counts @ self.own_table
-        return torch.min((alpha + self.log_inv_delta[:, None]) / self.orders, dim=1).values
+        return torch.min((alpha + self.moments_offset) / self.orders, dim=1).values
 
     # --------------------------------------------------------------- models
     def build(self) -> None:

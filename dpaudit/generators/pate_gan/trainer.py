@@ -106,7 +106,8 @@ class Trainer(TrainerState):
         di = acc.data_independent_increment(lam=self.cfg.lam, orders=self.cfg.orders)
         queries = self.gap_counts.sum(dim=1).cpu().numpy()
         self.trace_eps_di.append(acc.epsilon_from_moments(
-            queries[:, None] * di[None, :], delta=self.cfg.delta).tolist())
+            queries[:, None] * di[None, :], delta=self.cfg.delta,
+            conversion=self.cfg.conversion).tolist())
         if self.cfg.single_discriminator or self.cfg.lr_teachers_refit:
             return
         own, other = teacher_losses(self)
@@ -119,7 +120,8 @@ class Trainer(TrainerState):
         counts = self.gap_counts.cpu().numpy()
         all_counts = self.all_gap_counts.cpu().numpy()
         di = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
-            lam=cfg.lam, orders=cfg.orders, data_dependent=False), delta=cfg.delta)
+            lam=cfg.lam, orders=cfg.orders, data_dependent=False), delta=cfg.delta,
+            conversion=cfg.conversion)
         # The release's own events: exact frequencies of the private data.
         for flag in ("real_category_frequencies", "label_distribution_given"):
             if getattr(cfg, flag):
