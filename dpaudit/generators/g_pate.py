@@ -59,7 +59,7 @@ from torch.nn import functional as F
 from dpaudit.data import Domain
 from dpaudit.errors import DpauditWarning, InvalidParameterError, NotFittedError
 from dpaudit.generators import accountants
-from dpaudit.generators.base import PrivacyClaim, register_generator
+from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.bugs import BugFlag, register_bug
 from dpaudit.generators.nets import (
     BatchedLinear,
@@ -1206,8 +1206,3 @@ register_bug(BugFlag(
                 "(Domain.with_data_bounds) to scale inputs and outputs",
     consequence="a record that sets a column's extreme leaks through the released range",
 ))
-register_generator(
-    "gpate", _factory,
-    description="G-PATE (Long et al. 2021): teacher-gradient aggregation with "
-                "Confident-GNMax and an RDP accountant",
-)

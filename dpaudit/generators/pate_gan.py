@@ -39,7 +39,7 @@ from torch import Tensor
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError, NotFittedError
 from dpaudit.generators import accountants as acc
-from dpaudit.generators.base import PrivacyClaim, register_generator
+from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.nets import (
     BatchedMLP,
     MaskedStep,
@@ -965,7 +965,3 @@ def config_from_options(*, epsilon: float, delta: float, variant: str | None = N
 
 def _factory(*, epsilon: float, delta: float, **options: Any) -> PateGan:
     return PateGan(config_from_options(epsilon=epsilon, delta=delta, **options))
-
-
-register_generator("pategan", _factory,
-                   description="PATE-GAN (Jordon et al. 2019), batched; variants via --variant")
