@@ -28,6 +28,8 @@ from dpaudit.generators.plugins import (
 )
 from dpaudit.validation import check_scalar, require
 
+DEFAULT_GENERATOR = "pategan"
+"""The generator of a command or audit that names none."""
 DEVICES = ("auto", "cpu", "cuda")
 WORST_CASE_ITERATIONS = 100
 """The study's iteration cap of an audit on the worst-case dataset."""
