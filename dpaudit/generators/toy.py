@@ -9,8 +9,9 @@
 * ``copy``: releases (a resample of) its training data: no privacy at all.
 
 Both take the public stream of contract 1 (docs/design.md): ``randomized-response``
-flips its coin from the privacy stream ``rng`` only, so its guarantee holds for every
-fixed public stream (``supports_public_randomness``); ``copy`` has no guarantee to keep.
+flips its coin from the privacy stream only, so its guarantee holds for every fixed
+public stream (``supports_public_randomness``); ``copy`` draws its release from the
+public stream and has no guarantee to keep.
 The registry (:mod:`dpaudit.generators.registry`) names them.
 """
 
@@ -24,7 +25,7 @@ import pandas as pd
 from dpaudit.data import Domain
 from dpaudit.errors import NotFittedError
 from dpaudit.generators.base import PrivacyClaim
-from dpaudit.rng import Rngs
+from dpaudit.rng import Rngs, public_and_privacy
 from dpaudit.validation import check_scalar
 
 
@@ -49,12 +50,12 @@ class RandomizedResponseGenerator:
 
     def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
             public_rng: Rngs | None = None) -> Self:
-        """Flips the membership bit with the privacy stream ``rng`` (the only draw; a
-        public stream has nothing to feed)."""
+        """Flips the membership bit with the privacy stream (the only draw)."""
+        _, privacy = public_and_privacy(rng, public_rng)
         target = self.target or dict.fromkeys(domain.names, 1)
         row = pd.Series(target)[domain.names]
         member = bool((data[domain.names] == row.to_numpy()).all(axis=1).any())
-        truth = rng.numpy.random() < math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))
+        truth = privacy.numpy.random() < math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))
         self.bit_ = member if truth else not member
         self.columns_ = domain.names
         self.dtypes_ = data.dtypes
@@ -97,11 +98,11 @@ class CopyGenerator:
         """``n`` rows resampled from the training data (each row once first)."""
         if not hasattr(self, "data_"):
             raise NotFittedError("call `fit` first.")
-        stream = rng if public_rng is None else public_rng
-        idx = stream.numpy.integers(0, len(self.data_), size=n)
+        public, _ = public_and_privacy(rng, public_rng)
+        idx = public.numpy.integers(0, len(self.data_), size=n)
         # Distinct training rows first (all of them when n allows): a pure copy.
         m = min(n, len(self.data_))
-        idx[:m] = stream.numpy.permutation(len(self.data_))[:m]
+        idx[:m] = public.numpy.permutation(len(self.data_))[:m]
         return self.data_.iloc[idx].reset_index(drop=True)
 
     @property
