@@ -106,12 +106,10 @@ class Domain:
     _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not self.columns:
-            raise InvalidParameterError("a domain needs at least one column.")
+        require(bool(self.columns), "columns", "at least one column", self.columns)
         names = [c.name for c in self.columns]
         dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise InvalidParameterError(f"domain column names must be unique. Got {dupes}.")
+        require(not dupes, "columns", "unique column names (duplicated names)", dupes)
         object.__setattr__(self, "_index", {n: i for i, n in enumerate(names)})
 
     # ------------------------------------------------------------------ access
@@ -151,18 +149,15 @@ class Domain:
             )
         cols = []
         for i, raw in enumerate(obj["columns"]):
-            if not isinstance(raw, Mapping):
-                raise InvalidParameterError(f"domain column #{i} must be an object. Got {raw!r}.")
-            unknown = set(raw) - {"name", "kind", "lower", "upper", "categories"}
-            if unknown:
-                raise InvalidParameterError(
-                    f"domain column #{i}: unknown keys {sorted(unknown)}."
-                )
+            require(isinstance(raw, Mapping), f"columns[{i}]", "an object", raw)
+            unknown = sorted(set(raw) - {"name", "kind", "lower", "upper", "categories"})
+            require(not unknown, f"columns[{i}]", "an object of name, kind, lower, upper "
+                    "and categories (unknown keys)", unknown)
             cats = raw.get("categories")
             cols.append(
                 Column(
-                    name=raw.get("name"),  # type: ignore[arg-type]
-                    kind=raw.get("kind"),  # type: ignore[arg-type]
+                    name=raw.get("name"),
+                    kind=raw.get("kind"),
                     lower=None if raw.get("lower") is None else float(raw["lower"]),
                     upper=None if raw.get("upper") is None else float(raw["upper"]),
                     categories=None if cats is None else tuple(cats),
@@ -322,10 +317,8 @@ class Domain:
         blocks decoded by argmax.
         """
         encoded = np.asarray(encoded, dtype=np.float64)
-        if encoded.ndim != 2 or encoded.shape[1] != self.encoded_dim:
-            raise InvalidParameterError(
-                f"`encoded` must have shape (n, {self.encoded_dim}). Got {encoded.shape}."
-            )
+        require(encoded.ndim == 2 and encoded.shape[1] == self.encoded_dim, "encoded",
+                f"of shape (n, {self.encoded_dim})", encoded.shape)
         columns: dict[str, Any] = {}
         for col, sl in zip(self.columns, self.slices()):
             block = encoded[:, sl]

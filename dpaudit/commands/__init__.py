@@ -14,8 +14,8 @@ import argparse
 import json
 from typing import Any
 
-from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import DEFAULT_DELTA, DEFAULT_EPSILON
+from dpaudit.validation import require
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
 
@@ -35,8 +35,7 @@ def parse_option(text: str) -> tuple[str, Any]:
         InvalidParameterError: ``text`` has no ``=`` or no key.
     """
     key, sep, raw = text.partition("=")
-    if not sep or not key:
-        raise InvalidParameterError(f"`--option` must be KEY=VALUE. Got {text!r}.")
+    require(bool(sep and key), "--option", "KEY=VALUE", text)
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:

@@ -35,9 +35,11 @@ def load_toml(path: str) -> dict[str, Any]:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
     except FileNotFoundError as err:
-        raise InvalidParameterError(f"`--config` {path!r} does not exist.") from err
+        raise InvalidParameterError(
+            f"`--config` must be an existing TOML file. Got {path!r}.") from err
     except tomllib.TOMLDecodeError as err:
-        raise InvalidParameterError(f"`--config` {path!r} is not valid TOML: {err}.") from err
+        raise InvalidParameterError(
+            f"`--config` must be valid TOML ({err}). Got {path!r}.") from err
     return dict(data.get("audit", data))
 
 

@@ -24,7 +24,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         table = pd.read_csv(args.data, na_values=["?"])
     except FileNotFoundError as err:
-        raise InvalidParameterError(f"{args.data!r} does not exist.") from err
+        raise InvalidParameterError(
+            f"`data` must be an existing CSV file. Got {args.data!r}.") from err
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DpauditWarning)
         domain = infer_domain(table)

@@ -10,11 +10,11 @@ from typing import Any
 
 from dpaudit.commands import EXIT_OK, budget, parse_options
 from dpaudit.data import Dataset, load_dataset
-from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import get_spec
 from dpaudit.io import write_atomic
 from dpaudit.rng import Rngs
+from dpaudit.validation import require
 
 DEFAULT_DATASET = "cervical_cancer"
 
@@ -53,8 +53,7 @@ def run(args: argparse.Namespace) -> int:
         InvalidParameterError: ``--out`` is a directory, or any bad input.
     """
     out = Path(args.out)
-    if out.exists() and out.is_dir():
-        raise InvalidParameterError(f"`--out` {str(out)!r} is a directory; give a CSV path.")
+    require(not out.is_dir(), "--out", "a CSV file path, not a directory", str(out))
     dataset, generator, seconds = fit_one(args)
     rows = len(dataset.train) if args.rows is None else args.rows
     synthetic = generator.sample(rows, rng=Rngs.from_seed(args.seed).spawn(1)[0])
