@@ -87,8 +87,9 @@ class GeneratorSpec:
             **options) -> config`` when ``factory`` is constructed from a config; a
             generator with a config builder takes ``variant`` and ``bugs``.
         devices: the ``device`` option's values; () when it has none.
-        trace_iterations: the options set to ``--iterations`` by ``dpaudit trace``,
-            () when the generator records no training trace.
+        trace_switch: the option that makes training record its trace (None: the
+            generator records none; ``dpaudit trace`` refuses it).
+        trace_iterations: the options ``dpaudit trace`` sets to ``--iterations``.
         audit: :class:`AuditDefaults`.
         plugin: a plug-in (wrapped by :class:`~dpaudit.generators.plugins.PluginAdapter`).
     """
@@ -99,6 +100,7 @@ class GeneratorSpec:
     factory: str
     config_builder: str | None = None
     devices: tuple[str, ...] = ()
+    trace_switch: str | None = None
     trace_iterations: tuple[str, ...] = ()
     audit: AuditDefaults = NO_AUDIT_DEFAULTS
     plugin: bool = False
@@ -151,7 +153,7 @@ class GeneratorSpec:
     @property
     def records_trace(self) -> bool:
         """Whether ``dpaudit trace`` can record this generator's training."""
-        return bool(self.trace_iterations)
+        return self.trace_switch is not None
 
     # ------------------------------------------------------------------ build
     def make_factory(self) -> GeneratorFactory:
@@ -218,7 +220,8 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType({spec.name: spec for s
         description="PATE-GAN (Jordon et al. 2019), batched; variants via --variant",
         factory="dpaudit.generators.pate_gan:PateGan",
         config_builder="dpaudit.generators.pate_gan:config_from_options",
-        devices=DEVICES, trace_iterations=("max_iterations", "fixed_iterations"),
+        devices=DEVICES, trace_switch="record_trace",
+        trace_iterations=("max_iterations", "fixed_iterations"),
         audit=AuditDefaults(
             # The study's audit settings: lambda = 0.001 for every variant.
             options={"lam": 1e-3},
@@ -342,4 +345,5 @@ def trace_options(name: str, *, iterations: int) -> dict[str, Any]:
     require(spec.records_trace, "--generator", "one that records training traces: "
             + ", ".join(f"{n} ({label})" for n, label in tracing.items()), name)
     check_scalar(iterations, "iterations", kind=int, min_val=1)
-    return {"record_trace": True, **dict.fromkeys(spec.trace_iterations, iterations)}
+    assert spec.trace_switch is not None
+    return {spec.trace_switch: True, **dict.fromkeys(spec.trace_iterations, iterations)}
