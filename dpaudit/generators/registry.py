@@ -26,7 +26,7 @@ from dpaudit.generators.plugins import (
     plugin_entry_points,
     supports_public_seed,
 )
-from dpaudit.validation import check_scalar, require
+from dpaudit.validation import check_choice, check_scalar, require
 
 DEFAULT_GENERATOR = "pategan"
 """The generator of a command or audit that names none."""
@@ -186,6 +186,7 @@ class GeneratorSpec:
         out = dict(options)
         bugs = [bugs] if isinstance(bugs, str) else list(bugs)
         if device is not None and self.devices:
+            check_choice(device, "device", self.devices)
             if device_wins:
                 out["device"] = device
             else:
@@ -211,8 +212,6 @@ class GeneratorSpec:
 
 
 # ---------------------------------------------------------------- the table
-
-_AUDIT_CAPS = AuditDefaults()
 
 _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType({spec.name: spec for spec in (
     GeneratorSpec(

@@ -92,6 +92,8 @@ def test_toys_get_no_generator_options() -> None:
 def test_bad_input() -> None:
     with pytest.raises(InvalidParameterError, match="`n_rows` must be an integer"):
         options("pategan", n_rows=0)
+    with pytest.raises(InvalidParameterError, match="`device` must be one of auto, cpu, cuda"):
+        options("gpate", device="gpu")
     with pytest.raises(InvalidParameterError, match="`generator` must be"):
         registry.get_spec("")
     with pytest.raises(InvalidParameterError, match="records training traces: pategan"):
