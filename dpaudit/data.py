@@ -27,6 +27,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpaudit.errors import DataError, DpauditWarning, InvalidParameterError
+from dpaudit.validation import check_scalar, require
 
 ColumnKind = Literal["continuous", "integer", "binary", "categorical"]
 KINDS: tuple[ColumnKind, ...] = ("continuous", "integer", "binary", "categorical")
@@ -52,35 +53,22 @@ class Column:
     categories: tuple[Any, ...] | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise InvalidParameterError(
-                f"a column `name` must be a non-empty string. Got {self.name!r}."
-            )
-        if self.kind not in KINDS:
-            raise InvalidParameterError(
-                f"column {self.name!r}: `kind` must be one of {', '.join(KINDS)}. "
-                f"Got {self.kind!r}."
-            )
+        require(isinstance(self.name, str) and bool(self.name), "name",
+                "a non-empty string (a column's name)", self.name)
+        require(self.kind in KINDS, f"{self.name}.kind", "one of " + ", ".join(KINDS),
+                self.kind)
         if self.kind in ("continuous", "integer"):
-            if self.lower is None or self.upper is None:
-                raise InvalidParameterError(
-                    f"column {self.name!r} ({self.kind}) needs public `lower` and "
-                    "`upper` bounds in the domain."
-                )
-            if not (np.isfinite(self.lower) and np.isfinite(self.upper)):
-                raise InvalidParameterError(
-                    f"column {self.name!r}: bounds must be finite. "
-                    f"Got [{self.lower}, {self.upper}]."
-                )
-            if self.lower > self.upper:
-                raise InvalidParameterError(
-                    f"column {self.name!r}: `lower` must be <= `upper`. "
-                    f"Got [{self.lower}, {self.upper}]."
-                )
-        if self.kind == "categorical" and not self.categories:
-            raise InvalidParameterError(
-                f"column {self.name!r} (categorical) needs a non-empty `categories` list."
-            )
+            require(self.lower is not None and self.upper is not None,
+                    f"{self.name}.lower/upper", f"given (a {self.kind} column needs public "
+                    "`lower` and `upper` bounds)", (self.lower, self.upper))
+            assert self.lower is not None and self.upper is not None
+            require(bool(np.isfinite(self.lower) and np.isfinite(self.upper)),
+                    f"{self.name}.lower/upper", "finite bounds", (self.lower, self.upper))
+            require(self.lower <= self.upper, f"{self.name}.lower", "<= `upper`",
+                    (self.lower, self.upper))
+        require(self.kind != "categorical" or bool(self.categories),
+                f"{self.name}.categories", "a non-empty list (a categorical column)",
+                self.categories)
 
     @property
     def width(self) -> int:
@@ -118,12 +106,10 @@ class Domain:
     _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not self.columns:
-            raise InvalidParameterError("a domain needs at least one column.")
+        require(bool(self.columns), "columns", "at least one column", self.columns)
         names = [c.name for c in self.columns]
         dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise InvalidParameterError(f"domain column names must be unique. Got {dupes}.")
+        require(not dupes, "columns", "unique column names (duplicated names)", dupes)
         object.__setattr__(self, "_index", {n: i for i, n in enumerate(names)})
 
     # ------------------------------------------------------------------ access
@@ -163,18 +149,15 @@ class Domain:
             )
         cols = []
         for i, raw in enumerate(obj["columns"]):
-            if not isinstance(raw, Mapping):
-                raise InvalidParameterError(f"domain column #{i} must be an object. Got {raw!r}.")
-            unknown = set(raw) - {"name", "kind", "lower", "upper", "categories"}
-            if unknown:
-                raise InvalidParameterError(
-                    f"domain column #{i}: unknown keys {sorted(unknown)}."
-                )
+            require(isinstance(raw, Mapping), f"columns[{i}]", "an object", raw)
+            unknown = sorted(set(raw) - {"name", "kind", "lower", "upper", "categories"})
+            require(not unknown, f"columns[{i}]", "an object of name, kind, lower, upper "
+                    "and categories (unknown keys)", unknown)
             cats = raw.get("categories")
             cols.append(
                 Column(
-                    name=raw.get("name"),  # type: ignore[arg-type]
-                    kind=raw.get("kind"),  # type: ignore[arg-type]
+                    name=raw.get("name"),
+                    kind=raw.get("kind"),
                     lower=None if raw.get("lower") is None else float(raw["lower"]),
                     upper=None if raw.get("upper") is None else float(raw["upper"]),
                     categories=None if cats is None else tuple(cats),
@@ -334,10 +317,8 @@ class Domain:
         blocks decoded by argmax.
         """
         encoded = np.asarray(encoded, dtype=np.float64)
-        if encoded.ndim != 2 or encoded.shape[1] != self.encoded_dim:
-            raise InvalidParameterError(
-                f"`encoded` must have shape (n, {self.encoded_dim}). Got {encoded.shape}."
-            )
+        require(encoded.ndim == 2 and encoded.shape[1] == self.encoded_dim, "encoded",
+                f"of shape (n, {self.encoded_dim})", encoded.shape)
         columns: dict[str, Any] = {}
         for col, sl in zip(self.columns, self.slices()):
             block = encoded[:, sl]
@@ -453,6 +434,24 @@ BUILTIN_FILES = {
     "credit_sample": "credit_sample.csv.gz",
 }
 DATASET_NAMES = ("worst-case", *BUILTIN_FILES)
+WORST_CASE_COLUMNS = ("a", "b", "c")
+
+
+def worst_case_domain(n_columns: int = 3) -> Domain:
+    """The public domain of the worst case: ``n_columns`` binary columns."""
+    names = WORST_CASE_COLUMNS if n_columns == 3 else tuple(f"x{i}" for i in range(n_columns))
+    return Domain(tuple(Column(name=n, kind="binary") for n in names))
+
+
+def worst_case_dataset(*, n_rows: int = 4, n_columns: int = 3) -> Dataset:
+    """The audit study's worst case: ``n_rows`` records of zeros (the dataset D, without
+    the target); the target, all ones, is
+    :func:`dpaudit.worst_case.datasets.worst_case_target`."""
+    check_scalar(n_rows, "n_rows", kind=int, min_val=1)
+    domain = worst_case_domain(n_columns)
+    train = pd.DataFrame(np.zeros((n_rows, n_columns), dtype=np.int64), columns=domain.names)
+    return Dataset(name="worst-case", train=train, domain=domain,
+                   citation="Worst case of Ganev, Annamalai and De Cristofaro (2024).")
 
 
 def default_data_dir() -> Path:
@@ -539,8 +538,6 @@ def load_dataset(
     metadata by declaration: the file's extremes), like the bundled one.
     """
     if name_or_path == "worst-case":
-        from dpaudit.worst_case.datasets import worst_case_dataset
-
         return worst_case_dataset()
     if name_or_path == "cervical_cancer" and domain is None:
         return load_cervical_cancer()

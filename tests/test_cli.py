@@ -105,9 +105,13 @@ def test_console_script_entry_point() -> None:
 
 def test_trace_writes_csv_and_json(capsys, tmp_path: Path) -> None:
     out = tmp_path / "trace"
-    code, text, _ = run(capsys, "trace", "--variant", "updated", "--dataset", "worst-case",
-                        "--iterations", "3", "--device", "cpu", "--option", "num_teachers=2",
-                        "--out", str(out))
+    argv = ("trace", "--variant", "updated", "--dataset", "worst-case", "--iterations", "3",
+            "--device", "cpu", "--option", "num_teachers=2")
+    # The default budget is a real one: `updated` spends it in its first iteration here.
+    code, text, _ = run(capsys, *argv, "--out", str(tmp_path / "budget"))
+    assert code == 0
+    assert "stopped training after 1 of 3 iterations" in text
+    code, text, _ = run(capsys, *argv, "--epsilon", "1e4", "--out", str(out))
     assert code == 0
     assert "records seen per teacher" in text
     seen = pd.read_csv(out / "records_seen.csv")

@@ -40,7 +40,8 @@ from dpaudit.audit.store import ResultStore
 from dpaudit.audit.verdict import decide
 from dpaudit.data import Dataset, Domain, load_dataset
 from dpaudit.errors import InvalidParameterError, StoreError
-from dpaudit.generators.base import Generator, generator_factory
+from dpaudit.generators.base import Generator
+from dpaudit.generators.registry import generator_factory
 from dpaudit.io import write_atomic
 from dpaudit.rng import Rngs
 from dpaudit.worst_case.datasets import neighbouring_pair, worst_case_target

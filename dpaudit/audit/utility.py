@@ -1179,7 +1179,7 @@ def generator_factory(name: str) -> GeneratorFactory:
     The import is deferred so that joblib workers, which import this module to run
     the classifier fits, do not import torch.
     """
-    from dpaudit.generators.base import generator_factory as factory
+    from dpaudit.generators.registry import generator_factory as factory
 
     return factory(name)
 

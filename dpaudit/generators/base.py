@@ -1,9 +1,16 @@
-"""The generator protocol, privacy claims and the generator registry.
+"""The generator protocol, privacy claims and the default privacy budget.
 
-A generator is trained by ``fit(data, *, domain, rng)``, releases data with
-``sample(n, *, rng)``, and states what it spent in ``privacy_claim_``. A generator may
-also offer ``fit_many(datasets, *, domain, rngs)`` that trains several independent
-models as one tensor program; the audit's runner uses it when present.
+A generator is trained by ``fit(data, *, domain, rng, public_rng=None)``, releases
+data with ``sample(n, *, rng, public_rng=None)``, and states what it spent in
+``privacy_claim_``. ``rng`` is the privacy stream, ``public_rng`` the public one (with
+None both come from ``rng``: :func:`dpaudit.rng.public_and_privacy`). A generator
+declaring ``supports_public_randomness = True`` promises that its privacy proof holds
+for every fixed value of the public stream (docs/soundness.md). A generator may also
+offer ``fit_many(datasets, *, domain, rngs, public_rngs=None)`` that trains several
+independent models as one tensor program; model ``m`` depends only on its own streams.
+
+The names of the generators, their factories and their audit defaults live in
+:mod:`dpaudit.generators.registry`.
 """
 
 from __future__ import annotations
@@ -15,8 +22,12 @@ from typing import Any, Protocol, Self, runtime_checkable
 import pandas as pd
 
 from dpaudit.data import Domain
-from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
+
+DEFAULT_EPSILON = 1.0
+"""The privacy budget epsilon of every command, config and generator left unset."""
+DEFAULT_DELTA = 1e-5
+"""The delta of every command, config and generator left unset."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -77,9 +88,11 @@ def _opt(value: Any) -> float | None:
 class Generator(Protocol):
     """What the distinguishing game needs from anything it audits."""
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs) -> Self: ...
+    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
+            public_rng: Rngs | None = None) -> Self: ...
 
-    def sample(self, n: int, *, rng: Rngs) -> pd.DataFrame: ...
+    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+               ) -> pd.DataFrame: ...
 
     @property
     def privacy_claim_(self) -> PrivacyClaim: ...
@@ -89,45 +102,13 @@ class BatchedGenerator(Generator, Protocol):
     """A generator that trains several independent models as one tensor program."""
 
     def fit_many(
-        self, datasets: Sequence[pd.DataFrame], *, domain: Domain, rngs: Sequence[Rngs]
+        self, datasets: Sequence[pd.DataFrame], *, domain: Domain, rngs: Sequence[Rngs],
+        public_rngs: Sequence[Rngs] | None = None,
     ) -> list[Generator]: ...
 
 
 GeneratorFactory = Callable[..., Generator]
-_REGISTRY: dict[str, tuple[GeneratorFactory, str]] = {}
+"""``factory(epsilon=, delta=, **options) -> Generator``."""
 
 
-def register_generator(name: str, factory: GeneratorFactory, *, description: str) -> None:
-    """Registers a generator factory ``factory(epsilon=, delta=, **options)``.
 
-    Raises:
-        InvalidParameterError: if ``name`` is taken.
-    """
-    if name in _REGISTRY:
-        raise InvalidParameterError(f"a generator named {name!r} is already registered.")
-    _REGISTRY[name] = (factory, description)
-
-
-def registered_generators() -> dict[str, str]:
-    """Names and one-line descriptions of the registered generators."""
-    _load_builtin()
-    return {name: desc for name, (_, desc) in sorted(_REGISTRY.items())}
-
-
-def generator_factory(name: str) -> GeneratorFactory:
-    """The factory of a registered generator, or of a plug-in ``module:Class`` or entry
-    point in group ``dpaudit.generators``."""
-    _load_builtin()
-    if name in _REGISTRY:
-        return _REGISTRY[name][0]
-    from dpaudit.generators.plugins import load_plugin_factory
-
-    return load_plugin_factory(name)
-
-
-def _load_builtin() -> None:
-    # Importing the modules registers them (once).
-    import importlib
-
-    for module in ("pate_gan", "g_pate", "toy"):
-        importlib.import_module(f"dpaudit.generators.{module}")

@@ -7,6 +7,12 @@
   the estimator's stated failure probability, and for large epsilon it must reach the
   attainable maximum.
 * ``copy``: releases (a resample of) its training data: no privacy at all.
+
+Both take the public stream of contract 1 (docs/design.md): ``randomized-response``
+flips its coin from the privacy stream only, so its guarantee holds for every fixed
+public stream (``supports_public_randomness``); ``copy`` draws its release from the
+public stream and has no guarantee to keep.
+The registry (:mod:`dpaudit.generators.registry`) names them.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from typing import Any, Self
 import pandas as pd
 
 from dpaudit.data import Domain
-from dpaudit.errors import InvalidParameterError, NotFittedError
-from dpaudit.generators.base import PrivacyClaim, register_generator
-from dpaudit.rng import Rngs
+from dpaudit.errors import NotFittedError
+from dpaudit.generators.base import PrivacyClaim
+from dpaudit.rng import Rngs, public_and_privacy
+from dpaudit.validation import check_scalar
 
 
 class RandomizedResponseGenerator:
@@ -33,19 +40,22 @@ class RandomizedResponseGenerator:
     response, an ``epsilon``-DP mechanism on the bit.
     """
 
+    supports_public_randomness = True
+
     def __init__(self, *, epsilon: float, delta: float = 0.0,
                  target: dict[str, Any] | None = None) -> None:
-        if not (epsilon >= 0 and math.isfinite(epsilon)):
-            raise InvalidParameterError(f"`epsilon` must be >= 0. Got {epsilon!r}.")
-        self.epsilon = float(epsilon)
+        self.epsilon = float(check_scalar(epsilon, "epsilon", min_val=0))
         self.delta = float(delta)
         self.target = target
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs) -> Self:
+    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
+            public_rng: Rngs | None = None) -> Self:
+        """Flips the membership bit with the privacy stream (the only draw)."""
+        _, privacy = public_and_privacy(rng, public_rng)
         target = self.target or dict.fromkeys(domain.names, 1)
         row = pd.Series(target)[domain.names]
         member = bool((data[domain.names] == row.to_numpy()).all(axis=1).any())
-        truth = rng.numpy.random() < math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))
+        truth = privacy.numpy.random() < math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))
         self.bit_ = member if truth else not member
         self.columns_ = domain.names
         self.dtypes_ = data.dtypes
@@ -55,7 +65,8 @@ class RandomizedResponseGenerator:
                                    accountant="randomized response (exact)")
         return self
 
-    def sample(self, n: int, *, rng: Rngs) -> pd.DataFrame:
+    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+        """``n`` copies of the target (bit 1) or of the first training row (bit 0)."""
         if not hasattr(self, "bit_"):
             raise NotFittedError("call `fit` first.")
         row = self.target_ if self.bit_ else self.row0_
@@ -72,22 +83,26 @@ class CopyGenerator:
     """Releases a resample (with replacement) of its training data: no privacy."""
 
     def __init__(self, *, epsilon: float, delta: float = 0.0) -> None:
-        self.epsilon = float(epsilon)
+        self.epsilon = float(check_scalar(epsilon, "epsilon", min_val=0))
         self.delta = float(delta)
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs) -> Self:
+    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
+            public_rng: Rngs | None = None) -> Self:
+        """Keeps the training data."""
         self.data_ = data.reset_index(drop=True).copy()
         self.claim_ = PrivacyClaim(epsilon=self.epsilon, delta=self.delta,
                                    accountant="none (claims epsilon, copies its data)")
         return self
 
-    def sample(self, n: int, *, rng: Rngs) -> pd.DataFrame:
+    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+        """``n`` rows resampled from the training data (each row once first)."""
         if not hasattr(self, "data_"):
             raise NotFittedError("call `fit` first.")
-        idx = rng.numpy.integers(0, len(self.data_), size=n)
+        public, _ = public_and_privacy(rng, public_rng)
+        idx = public.numpy.integers(0, len(self.data_), size=n)
         # Distinct training rows first (all of them when n allows): a pure copy.
         m = min(n, len(self.data_))
-        idx[:m] = rng.numpy.permutation(len(self.data_))[:m]
+        idx[:m] = public.numpy.permutation(len(self.data_))[:m]
         return self.data_.iloc[idx].reset_index(drop=True)
 
     @property
@@ -95,9 +110,3 @@ class CopyGenerator:
         if not hasattr(self, "claim_"):
             raise NotFittedError("call `fit` first.")
         return self.claim_
-
-
-register_generator("randomized-response", RandomizedResponseGenerator,
-                   description="toy: target membership by randomized response (exact epsilon)")
-register_generator("copy", CopyGenerator,
-                   description="toy: releases its training data (no privacy)")

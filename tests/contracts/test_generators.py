@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from dpaudit.errors import InvalidParameterError, NotFittedError
-from dpaudit.generators.base import generator_factory, registered_generators
 from dpaudit.generators.bugs import variants
+from dpaudit.generators.registry import generator_factory, registered_generators
 from dpaudit.rng import Rngs
 from dpaudit.worst_case.datasets import (
     neighbouring_pair,

@@ -25,7 +25,7 @@ from dpaudit.errors import (
     NotFittedError,
 )
 from dpaudit.generators import accountants
-from dpaudit.generators.base import _REGISTRY, PrivacyClaim
+from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.catalogue import declared_bugs
 from dpaudit.generators.g_pate import (
     ACCOUNTANT_NAME,
@@ -39,6 +39,7 @@ from dpaudit.generators.g_pate import (
     teacher_input_gradients,
     with_small_table_defaults,
 )
+from dpaudit.generators.registry import generator_factory, registered_generators
 from dpaudit.rng import Rngs
 
 SMALL = {
@@ -137,7 +138,7 @@ def test_config_is_frozen_and_keyword_only() -> None:
 
 
 def test_registered_generator_and_bug_flags() -> None:
-    factory, description = _REGISTRY["gpate"]
+    factory, description = generator_factory("gpate"), registered_generators()["gpate"]
     assert "G-PATE" in description
     model = factory(epsilon=1.0, delta=1e-5, num_teachers=5)
     assert isinstance(model, GPate)

@@ -23,7 +23,6 @@ program, one public and one privacy stream per model) and :mod:`.model` (the
 
 from __future__ import annotations
 
-from dpaudit.generators.base import register_generator
 from dpaudit.generators.g_pate.accounting import (
     ACCOUNTANT_NAME,
     NOT_SANITISED_NOTE,
@@ -70,10 +69,3 @@ __all__ = [
     "teacher_input_gradients",
     "with_small_table_defaults",
 ]
-
-# Until the static registry (dpaudit.generators.registry) replaces base's table.
-register_generator(
-    "gpate", make_gpate,
-    description="G-PATE (Long et al. 2021): teacher-gradient aggregation with "
-                "Confident-GNMax and an RDP accountant",
-)

@@ -17,7 +17,7 @@ from torch import Tensor
 
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError, NotFittedError
-from dpaudit.generators.base import PrivacyClaim, register_generator
+from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.flags import build_config
 from dpaudit.generators.nets import BatchedMLP
 from dpaudit.generators.pate_gan.config import PateGanConfig, default_num_teachers
@@ -174,11 +174,3 @@ def config_from_options(*, epsilon: float, delta: float, variant: str | None = N
         PateGanConfig, generator="pategan", label="PATE-GAN", epsilon=epsilon,
         delta=delta, variant=variant, bugs=bugs, **options)
     return config
-
-
-def _factory(*, epsilon: float, delta: float, **options: Any) -> PateGan:
-    return PateGan(config_from_options(epsilon=epsilon, delta=delta, **options))
-
-
-register_generator("pategan", _factory,
-                   description="PATE-GAN (Jordon et al. 2019), batched; variants via --variant")

@@ -1,0 +1,41 @@
+"""``dpaudit trace``: record a generator's training trace (records seen per teacher,
+teacher losses, epsilon per iteration) into a folder of CSV and JSON files."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dpaudit.audit.traces import write_trace
+from dpaudit.commands import EXIT_OK, budget
+from dpaudit.commands.fit import fit_one
+from dpaudit.generators.registry import trace_options
+from dpaudit.validation import require
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fits ``--generator`` once with tracing on, for at most ``--iterations``
+    iterations within the budget ``--epsilon`` (default
+    :data:`~dpaudit.commands.DEFAULT_EPSILON`): the accountant of a variant that has
+    one stops training when the budget is spent, as in an audit.
+
+    Raises:
+        InvalidParameterError: the generator records no trace, or any bad input.
+    """
+    extra = trace_options(args.generator, iterations=args.iterations)
+    dataset, generator, seconds = fit_one(args, extra=extra)
+    claim = generator.privacy_claim_
+    out = Path(args.out)
+    teachers = getattr(generator, "num_teachers_", None)
+    require(isinstance(teachers, int), "--generator",
+            "one whose fitted model has teachers (`num_teachers_`)", args.generator)
+    write_trace(out, claim.to_json(), num_teachers=int(teachers))  # type: ignore[arg-type]
+    print(f"{claim.trace.get('records_seen')} records seen per teacher "
+          f"({len(dataset.train)} rows); {claim.iterations} iterations in {seconds:.1f} s")
+    if claim.iterations is not None and claim.iterations < args.iterations:
+        epsilon, _ = budget(args)
+        print(f"NOTE: the budget epsilon {epsilon:g} stopped training after "
+              f"{claim.iterations} of {args.iterations} iterations; pass a larger "
+              "--epsilon to trace more.")
+    print(f"wrote the trace to {out}/")
+    return EXIT_OK

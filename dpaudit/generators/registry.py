@@ -1,0 +1,348 @@
+"""The one place that knows the generators: name -> :class:`GeneratorSpec`.
+
+A static table in the style of Opacus' ``accountants/registry.py``: each built-in
+generator is a frozen spec holding its factory as a lazy ``"module:attr"`` path (nothing
+heavy is imported to list or validate names), its capabilities and the defaults an
+audit gives it, as data. Installed plug-ins (entry points of group
+``dpaudit.generators``) and ad-hoc ``module:Class`` names get a plug-in spec.
+
+The commands, the audit and the utility benchmark ask this module and name no
+generator: :func:`generator_factory`, :func:`registered_generators`, :func:`get_spec`
+and :func:`audit_options`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from dpaudit.generators.base import GeneratorFactory
+from dpaudit.generators.plugins import (
+    load_plugin_class,
+    load_plugin_factory,
+    plugin_entry_points,
+    supports_public_seed,
+)
+from dpaudit.validation import check_choice, check_scalar, require
+
+DEFAULT_GENERATOR = "pategan"
+"""The generator of a command or audit that names none."""
+DEVICES = ("auto", "cpu", "cuda")
+WORST_CASE_ITERATIONS = 100
+"""The study's iteration cap of an audit on the worst-case dataset."""
+REAL_DATA_ITERATIONS = 1000
+"""The study's iteration cap of an audit on real data."""
+
+
+def _load(path: str) -> Any:
+    """The attribute a ``"module:attr"`` path names (imported on first use)."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AuditDefaults:
+    """What an audit gives a generator unless the user says otherwise (data, not code).
+
+    Attributes:
+        options: option defaults (PATE-GAN's ``lam = 1e-3``, the study's setting).
+        iteration_option: the option capping training iterations, or None.
+        worst_case_iterations, real_data_iterations: that cap on the worst case and
+            on real data.
+        teachers_option: the option set from ``|D|``, or None.
+        teachers_from_rows: ``"module:attr"`` of ``f(n_rows) -> int``. ``k`` is fixed
+            from ``|D|`` for both worlds: a ``k`` that changed with the target's
+            presence would itself leak membership.
+        small_table: ``"module:attr"`` of ``f(options, n_rows, *, epsilon, delta) ->
+            options``: the calibration of a generator whose published settings assume
+            a larger table (given options win).
+    """
+
+    options: Mapping[str, Any] = field(default_factory=dict)
+    iteration_option: str | None = "max_iterations"
+    worst_case_iterations: int = WORST_CASE_ITERATIONS
+    real_data_iterations: int = REAL_DATA_ITERATIONS
+    teachers_option: str | None = None
+    teachers_from_rows: str | None = None
+    small_table: str | None = None
+
+
+NO_AUDIT_DEFAULTS = AuditDefaults(iteration_option=None)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GeneratorSpec:
+    """One generator: its factory, capabilities and audit defaults.
+
+    Attributes:
+        name: the registry name (``--generator NAME``).
+        description: one line for ``dpaudit list generators``.
+        label: the generator's display name (in messages).
+        factory: ``"module:attr"`` of the generator class (or of a factory taking
+            ``epsilon=, delta=, **options``).
+        config_builder: ``"module:attr"`` of ``f(*, epsilon, delta, variant, bugs,
+            **options) -> config`` when ``factory`` is constructed from a config; a
+            generator with a config builder takes ``variant`` and ``bugs``.
+        devices: the ``device`` option's values; () when it has none.
+        trace_switch: the option that makes training record its trace (None: the
+            generator records none; ``dpaudit trace`` refuses it).
+        trace_iterations: the options ``dpaudit trace`` sets to ``--iterations``.
+        audit: :class:`AuditDefaults`.
+        plugin: a plug-in (wrapped by :class:`~dpaudit.generators.plugins.PluginAdapter`).
+    """
+
+    name: str
+    description: str
+    label: str
+    factory: str
+    config_builder: str | None = None
+    devices: tuple[str, ...] = ()
+    trace_switch: str | None = None
+    trace_iterations: tuple[str, ...] = ()
+    audit: AuditDefaults = NO_AUDIT_DEFAULTS
+    plugin: bool = False
+
+    # ------------------------------------------------------------ capabilities
+    def load_class(self) -> type:
+        """The generator class (the plug-in's own class for a plug-in)."""
+        if self.plugin:
+            return load_plugin_class(self.factory)
+        cls: type = _load(self.factory)
+        return cls
+
+    @property
+    def batched(self) -> bool:
+        """Whether the generator trains several models at once (``fit_many``)."""
+        return not self.plugin and callable(getattr(self.load_class(), "fit_many", None))
+
+    @property
+    def supports_public_randomness(self) -> bool:
+        """Whether the generator's privacy proof holds for every fixed public stream
+        (the class attribute of a built-in; ``public_seed`` in a plug-in's signatures)."""
+        cls = self.load_class()
+        if self.plugin:
+            return supports_public_seed(cls)
+        return bool(getattr(cls, "supports_public_randomness", False))
+
+    @property
+    def configurable(self) -> bool:
+        """Whether the generator takes ``variant`` and ``bugs``."""
+        return self.config_builder is not None
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The variants (reviewed implementations) of this generator."""
+        if not self.configurable:
+            return ()
+        from dpaudit.generators.bugs import variants
+
+        return tuple(n for n, v in variants().items() if v.generator == self.name)
+
+    @property
+    def bug_flags(self) -> tuple[str, ...]:
+        """The bug flags of this generator's config."""
+        if not self.configurable:
+            return ()
+        from dpaudit.generators.bugs import bugs
+
+        return tuple(b.name for b in bugs() if b.generator == self.name)
+
+    @property
+    def records_trace(self) -> bool:
+        """Whether ``dpaudit trace`` can record this generator's training."""
+        return self.trace_switch is not None
+
+    # ------------------------------------------------------------------ build
+    def make_factory(self) -> GeneratorFactory:
+        """``factory(epsilon=, delta=, **options) -> Generator``."""
+        if self.plugin:
+            return load_plugin_factory(self.factory)
+        cls = _load(self.factory)
+        if self.config_builder is None:
+            built: GeneratorFactory = cls
+            return built
+        builder = _load(self.config_builder)
+
+        def factory(*, epsilon: float, delta: float, **options: Any) -> Any:
+            return cls(builder(epsilon=epsilon, delta=delta, **options))
+
+        return factory
+
+    # ---------------------------------------------------------------- options
+    def with_choices(self, options: Mapping[str, Any], *, device: str | None = None,
+                     variant: str | None = None, bugs: Iterable[str] = (),
+                     device_wins: bool = False) -> dict[str, Any]:
+        """``options`` with the device, the variant and the bug flags chosen.
+
+        The device goes only to a generator with a ``device`` option (the user's
+        ``device`` option wins unless ``device_wins``).
+
+        Raises:
+            InvalidParameterError: a variant or bug flags for a generator without them.
+        """
+        out = dict(options)
+        bugs = [bugs] if isinstance(bugs, str) else list(bugs)
+        if device is not None and self.devices:
+            check_choice(device, "device", self.devices)
+            if device_wins:
+                out["device"] = device
+            else:
+                out.setdefault("device", device)
+        if variant or bugs:
+            takes = ", ".join(s.name for s in _BUILTINS.values() if s.configurable)
+            require(self.configurable, "variant/bugs",
+                    f"unset for {self.name!r} (they apply to {takes})",
+                    {"variant": variant, "bugs": bugs})
+        if variant:
+            out["variant"] = variant
+        if bugs:
+            out["bugs"] = bugs
+        return out
+
+    def calibrated(self, options: Mapping[str, Any], *, n_rows: int, epsilon: float,
+                   delta: float) -> dict[str, Any]:
+        """``options`` completed by the generator's small-table calibration, if any."""
+        if self.audit.small_table is None:
+            return dict(options)
+        calibrate: Callable[..., dict[str, Any]] = _load(self.audit.small_table)
+        return calibrate(options, n_rows, epsilon=epsilon, delta=delta)
+
+
+# ---------------------------------------------------------------- the table
+
+_BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType({spec.name: spec for spec in (
+    GeneratorSpec(
+        name="pategan", label="PATE-GAN",
+        description="PATE-GAN (Jordon et al. 2019), batched; variants via --variant",
+        factory="dpaudit.generators.pate_gan:PateGan",
+        config_builder="dpaudit.generators.pate_gan:config_from_options",
+        devices=DEVICES, trace_switch="record_trace",
+        trace_iterations=("max_iterations", "fixed_iterations"),
+        audit=AuditDefaults(
+            # The study's audit settings: lambda = 0.001 for every variant.
+            options={"lam": 1e-3},
+            teachers_option="num_teachers",
+            teachers_from_rows="dpaudit.generators.pate_gan:default_num_teachers"),
+    ),
+    GeneratorSpec(
+        name="gpate", label="G-PATE",
+        description="G-PATE (Long et al. 2021): teacher-gradient aggregation with "
+                    "Confident-GNMax and an RDP accountant",
+        factory="dpaudit.generators.g_pate:GPate",
+        config_builder="dpaudit.generators.g_pate:config_from_options",
+        devices=DEVICES,
+        # The published settings are for 2,100 teachers on 284k rows: on a smaller
+        # table k is fixed from |D| (both worlds) and the noise calibrated so that
+        # the planned iterations run.
+        audit=AuditDefaults(small_table="dpaudit.generators.g_pate:with_small_table_defaults"),
+    ),
+    GeneratorSpec(
+        name="randomized-response", label="randomized response",
+        description="toy: target membership by randomized response (exact epsilon)",
+        factory="dpaudit.generators.toy:RandomizedResponseGenerator",
+    ),
+    GeneratorSpec(
+        name="copy", label="copy",
+        description="toy: releases its training data (no privacy)",
+        factory="dpaudit.generators.toy:CopyGenerator",
+    ),
+)})
+
+
+def builtin_generators() -> Mapping[str, GeneratorSpec]:
+    """The built-in specs (read-only)."""
+    return _BUILTINS
+
+
+def registered_generators() -> dict[str, str]:
+    """Names and one-line descriptions: the built-ins, then the installed plug-ins
+    (entry points of group ``dpaudit.generators``; a built-in's name is never
+    shadowed)."""
+    out = {name: spec.description for name, spec in _BUILTINS.items()}
+    for name, value in plugin_entry_points().items():
+        out.setdefault(name, f"plug-in {value} (entry point)")
+    return out
+
+
+def get_spec(name: str) -> GeneratorSpec:
+    """The spec of a built-in, an installed plug-in or a plug-in ``module:Class``.
+
+    Raises:
+        InvalidParameterError: ``name`` is not a string.
+        PluginError: ``name`` is none of those.
+    """
+    require(isinstance(name, str) and bool(name), "generator",
+            "a generator name (`dpaudit list generators`) or a plug-in module:Class", name)
+    if name in _BUILTINS:
+        return _BUILTINS[name]
+    if ":" not in name:
+        points = plugin_entry_points()
+        if name not in points:
+            load_plugin_class(name)  # raises the unknown-generator error
+        description = f"plug-in {points[name]} (entry point)"
+    else:
+        description = f"plug-in {name}"
+    return GeneratorSpec(name=name, description=description, label=name, factory=name,
+                         plugin=True)
+
+
+def generator_factory(name: str) -> GeneratorFactory:
+    """``factory(epsilon=, delta=, **options) -> Generator`` of ``name`` (a built-in,
+    an installed plug-in or a plug-in ``module:Class``)."""
+    return get_spec(name).make_factory()
+
+
+def audit_options(name: str, options: Mapping[str, Any], *, n_rows: int,
+                  worst_case: bool, epsilon: float, delta: float, device: str | None,
+                  variant: str | None, bugs: Iterable[str]) -> dict[str, Any]:
+    """The generator options an audit uses; the user's ``options`` win.
+
+    In order: the device (a generator with a ``device`` option), the variant and bug
+    flags (refused for a generator without them), the teachers from ``|D|``, the
+    option defaults, the iteration cap (100 on the worst case, 1,000 on real data),
+    then the small-table calibration.
+
+    Args:
+        name: the generator.
+        options: the user's generator options.
+        n_rows: ``|D|``, the rows without the target (equal in both worlds).
+        worst_case: whether the dataset is the worst case.
+        epsilon, delta: the budget (for the calibration).
+        device: ``auto``, ``cpu`` or ``cuda`` (None: the generator's default).
+        variant, bugs: the chosen variant and extra bug flags.
+
+    Raises:
+        InvalidParameterError: bad ``n_rows``, or a variant or bug flags for a
+            generator without them.
+    """
+    check_scalar(n_rows, "n_rows", kind=int, min_val=1)
+    spec = get_spec(name)
+    out = spec.with_choices(options, device=device, variant=variant, bugs=bugs)
+    defaults = spec.audit
+    if defaults.teachers_option is not None and defaults.teachers_from_rows is not None:
+        teachers: Callable[[int], int] = _load(defaults.teachers_from_rows)
+        out.setdefault(defaults.teachers_option, teachers(n_rows))
+    for key, value in defaults.options.items():
+        out.setdefault(key, value)
+    if defaults.iteration_option is not None:
+        out.setdefault(defaults.iteration_option, defaults.worst_case_iterations
+                       if worst_case else defaults.real_data_iterations)
+    return spec.calibrated(out, n_rows=n_rows, epsilon=epsilon, delta=delta)
+
+
+def trace_options(name: str, *, iterations: int) -> dict[str, Any]:
+    """The options of a training trace of ``iterations`` iterations.
+
+    Raises:
+        InvalidParameterError: the generator records no training trace.
+    """
+    spec = get_spec(name)
+    tracing = {s.name: s.label for s in _BUILTINS.values() if s.records_trace}
+    require(spec.records_trace, "--generator", "one that records training traces: "
+            + ", ".join(f"{n} ({label})" for n, label in tracing.items()), name)
+    check_scalar(iterations, "iterations", kind=int, min_val=1)
+    assert spec.trace_switch is not None
+    return {spec.trace_switch: True, **dict.fromkeys(spec.trace_iterations, iterations)}

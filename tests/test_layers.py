@@ -1,0 +1,166 @@
+"""The package's layers run one way, and no module imports another in a cycle.
+
+Layers, bottom to top (docs/design.md):
+
+    errors, validation, rng, io, allocator  <  data  <  generators, attacks, worst_case
+    <  audit, utility  <  reports  <  ci  <  commands, cli
+
+Every ``import``/``from ... import`` of a ``dpaudit`` module is an edge, wherever it
+stands (module level, inside a function, under ``TYPE_CHECKING``), and so is
+``importlib.import_module("dpaudit....")`` with a literal name: lazy imports hide a
+dependency from the reader but not from the interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "dpaudit"
+
+LAYERS: dict[str, int] = {
+    "__init__": 0, "errors": 0, "validation": 0, "rng": 0, "io": 0, "allocator": 0,
+    "data": 1, "datasets": 1,
+    "generators": 2, "attacks": 2, "worst_case": 2,
+    "audit": 3, "utility": 3,
+    "reports": 4,
+    "ci": 5,
+    "commands": 6, "cli": 6, "__main__": 6,
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The module a dotted import name lands in (a submodule, else its package)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> Iterator[tuple[str, int]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # `from dpaudit.x import y`: y may be a submodule or an attribute.
+            names = [f"{node.module}.{a.name}" for a in node.names]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args
+              and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            names = [node.args[0].value]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args
+              and isinstance(node.args[0], ast.JoinedStr)):
+            head = node.args[0].values[0]
+            if isinstance(head, ast.Constant) and str(head.value).startswith("dpaudit"):
+                names = [str(head.value).rstrip(".")]
+        for name in names:
+            if name == "dpaudit" or name.startswith("dpaudit."):
+                target = _resolve(name, modules)
+                if target is not None:
+                    yield target, node.lineno
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    key = parts[1] if len(parts) > 1 else "__init__"
+    if key not in LAYERS:
+        pytest.fail(f"module {module} is in no layer: add {key!r} to LAYERS")
+    return LAYERS[key]
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for target, _ in _imports(path, modules):
+            if target != module:
+                graph[module].add(target)
+    return graph
+
+
+def test_no_module_imports_a_layer_above_it() -> None:
+    modules = _modules()
+    upward = []
+    for module, path in sorted(modules.items()):
+        for target, line in _imports(path, modules):
+            if _layer(target) > _layer(module):
+                upward.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert upward == []
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    # Tarjan's strongly connected components: any component with two or more
+    # modules is a cycle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = 0
+
+    def visit(v: str) -> None:
+        nonlocal counter
+        index[v] = low[v] = counter
+        counter += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+def test_the_checker_sees_lazy_and_importlib_imports(tmp_path: Path) -> None:
+    """The rule checker itself: a lazy import and an import_module call are edges."""
+    source = tmp_path / "m.py"
+    source.write_text(
+        "import importlib\n"
+        "def f():\n"
+        "    from dpaudit.cli import main\n"
+        "    importlib.import_module('dpaudit.reports')\n"
+    )
+    modules = {"dpaudit.cli": ROOT, "dpaudit.reports": ROOT}
+    assert sorted(t for t, _ in _imports(source, modules)) == ["dpaudit.cli",
+                                                               "dpaudit.reports"]
+
+
+def test_no_module_over_600_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 600}
+    assert long == {}
