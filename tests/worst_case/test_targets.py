@@ -10,11 +10,11 @@ import pytest
 
 from dpaudit.audit.game import GamePlan
 from dpaudit.audit.runner import AuditConfig, build_setup, run_audit
+from dpaudit.audit.selection import rank_targets, select_target, selection_streams
+from dpaudit.audit.streams import STREAM_INDEX, Streams
 from dpaudit.data import Column, Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
-from dpaudit.audit.selection import rank_targets, select_target, selection_streams
-from dpaudit.audit.streams import STREAM_INDEX, Streams
 from dpaudit.worst_case.targets import (
     candidate_targets,
     pool_datasets,
