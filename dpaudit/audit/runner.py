@@ -18,7 +18,7 @@ from dpaudit.audit.analysis import (
 from dpaudit.audit.config import AuditConfig, Backend, Randomness
 from dpaudit.audit.rounds import compact_claim, train_batch
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.setup import AuditSetup, build_setup
+from dpaudit.audit.setup import AuditSetup, build_setup, cached_setup
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -34,3 +34,6 @@ __all__ = [
     "summarise_claims",
     "train_batch",
 ]
+
+#: The old private name, still used by ``benchmarks/audit_throughput.py``.
+_cached_setup = cached_setup
