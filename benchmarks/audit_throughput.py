@@ -15,7 +15,8 @@ import time
 
 import torch
 
-from dpaudit.audit.runner import AuditConfig, _cached_setup, train_batch
+from dpaudit.audit.runner import AuditConfig, train_batch
+from dpaudit.audit.setup import cached_setup
 
 
 def main() -> None:
@@ -28,7 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     config = AuditConfig(device=args.device, jobs=1, batch_size=args.batch_size)
     config_json = json.dumps(config.to_json(), sort_keys=True)
-    _cached_setup(config_json)
+    cached_setup(config_json)
     torch.set_num_threads(args.threads)
     train_batch(config_json, [0, 1])  # warm-up
     torch.set_num_threads(args.threads)

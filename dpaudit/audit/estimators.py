@@ -30,32 +30,24 @@ one-sided bound at the ``alpha`` it is given.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import integrate, optimize, special, stats
-from sklearn.metrics import roc_auc_score
-from sklearn.metrics import roc_curve as _sklearn_roc_curve
+from scipy import stats
 
 from dpaudit.errors import InvalidParameterError
 
 __all__ = [
     "AttackCounts",
-    "EpsilonEstimate",
     "EstimatorMethod",
     "bonferroni_alpha",
-    "eps_bayesian",
     "eps_lower_bound",
     "eps_max_attainable",
-    "estimate",
     "rate_upper_bound",
-    "roc_auc",
-    "roc_curve",
-    "select_threshold",
+    "rounds_needed",
 ]
 
 EstimatorMethod = Literal["clopper_pearson", "jeffreys"]
@@ -511,249 +503,61 @@ def eps_max_attainable(
     )
 
 
-# ----------------------------------------------------------------------- Bayesian
+def rounds_needed(*, eps_claimed: float, delta: float, alpha: float = 0.05,
+                  split: tuple[float, float, float] = (0.4, 0.2, 0.4),
+                  method: EstimatorMethod = "clopper_pearson",
+                  max_rounds: int = 10_000_000) -> int | None:
+    """The fewest rounds per world whose attainable maximum exceeds ``eps_claimed``.
 
+    With ``R`` rounds per world the game tests ``R - round(split[0] R) -
+    round(split[1] R)`` rounds of each world (as :class:`~dpaudit.audit.game.GamePlan`
+    splits them); the answer is the smallest ``R`` with
+    ``eps_max_attainable(n, n) > eps_claimed``.
 
-def _check_prior(prior: object) -> tuple[float, float]:
-    try:
-        a0, b0 = (float(v) for v in prior)  # type: ignore[attr-defined]
-    except (TypeError, ValueError) as err:
+    Args:
+        eps_claimed: The claim to refute, >= 0.
+        delta: The claim's delta, in [0, 1).
+        alpha: Total overshoot probability of the bound.
+        split: Fractions of each world's rounds for train, validation and test.
+        method: ``"clopper_pearson"`` or ``"jeffreys"``.
+        max_rounds: Search limit.
+
+    Returns:
+        Rounds per world, or ``None`` when no ``R <= max_rounds`` suffices.
+
+    Example:
+        >>> rounds_needed(eps_claimed=1.0, delta=1e-5)
+        30
+    """
+    if not (math.isfinite(eps_claimed) and eps_claimed >= 0):
         raise InvalidParameterError(
-            f"`prior` must be a pair of positive finite numbers. Got {prior!r}."
-        ) from err
-    if not (math.isfinite(a0) and math.isfinite(b0) and a0 > 0.0 and b0 > 0.0):
-        raise InvalidParameterError(
-            f"`prior` must be a pair of positive finite numbers. Got {prior!r}."
-        )
-    return a0, b0
+            f"`eps_claimed` must be a finite number >= 0. Got {eps_claimed!r}.")
 
+    def test_rounds(rounds: int) -> int:
+        return rounds - round(split[0] * rounds) - round(split[1] * rounds)
 
-def eps_bayesian(
-    counts: AttackCounts,
-    *,
-    delta: float,
-    alpha: float = 0.05,
-    prior: tuple[float, float] = (1.0, 1.0),
-) -> float:
-    """Lower credible bound of epsilon under the joint-beta posterior.
+    def exceeds(n_test: int) -> bool:
+        return eps_max_attainable(n_test, n_test, delta=delta, alpha=alpha,
+                                  method=method) > eps_claimed
 
-    Zanella-Béguelin et al., "Bayesian estimation of differential privacy",
-    ICML 2023, Sec. 3: with a Beta(a0, b0) prior on each rate, the posteriors are
-    independent, FPR ~ Beta(fp + a0, tn + b0) and FNR ~ Beta(fn + a0, tp + b0).
-    Epsilon is the function eps(FPR, FNR) = max{log((1 - FPR - delta)/FNR),
-    log((1 - FNR - delta)/FPR), 0} of the pair, and the estimate is its
-    ``alpha``-quantile: the posterior probability that epsilon is at least the
-    returned value is ``1 - alpha``. Because the two rates are bounded jointly
-    rather than separately, no union bound is paid and the value is usually above
-    :func:`eps_lower_bound`. It is a credible bound (a statement about the
-    posterior), not a frequentist confidence bound.
-
-    Computed deterministically: for e > 0, eps >= e exactly when
-    FNR <= g_e(FPR) = max{(1 - FPR - delta) e^-e, 1 - delta - e^e FPR}, so
-
-        P(eps >= e) = integral over u in (0, 1) of F_FNR(g_e(F_FPR^-1(u))) du,
-
-    integrated adaptively (scipy ``quad``) on the FPR quantile scale, and the root of
-    ``P(eps >= e) = 1 - alpha`` is found with Brent's method (``xtol`` 1e-10).
-
-    Args:
-        counts: The attack's confusion matrix on test rounds.
-        delta: The delta of the claim, in [0, 1).
-        alpha: Posterior probability left below the estimate, in (0, 1).
-        prior: The (a0, b0) parameters of the Beta prior of each rate; (1, 1) is
-            uniform, (0.5, 0.5) Jeffreys.
-
-    Returns:
-        The ``alpha``-quantile of the posterior of epsilon, >= 0 (0.0 when the
-        posterior puts at most ``1 - alpha`` on epsilon > 0).
-
-    Raises:
-        InvalidParameterError: On invalid counts, delta, alpha or prior.
-
-    Example:
-        >>> counts = AttackCounts(tp=400, fp=0, tn=400, fn=0)
-        >>> eps_bayesian(counts, delta=1e-5) > eps_lower_bound(counts, delta=1e-5)
-        True
-    """
-    c = _check_counts(counts)
-    d = _check_delta(delta)
-    level = _check_alpha(alpha)
-    a0, b0 = _check_prior(prior)
-    x_a, x_b = c.fp + a0, c.tn + b0  # FPR posterior
-    y_a, y_b = c.fn + a0, c.tp + b0  # FNR posterior
-    target = 1.0 - level
-
-    def survival(e: float) -> float:
-        shrink, grow = math.exp(-e), math.exp(e)
-
-        def integrand(u: float) -> float:
-            x = float(special.betaincinv(x_a, x_b, u))
-            g = max((1.0 - x - d) * shrink, 1.0 - d - grow * x)
-            if g <= 0.0:
-                return 0.0
-            if g >= 1.0:
-                return 1.0
-            return float(special.betainc(y_a, y_b, g))
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", integrate.IntegrationWarning)
-            value, _ = integrate.quad(
-                integrand, 0.0, 1.0, epsabs=1e-11, epsrel=1e-10, limit=400
-            )
-        return min(max(float(value), 0.0), 1.0)
-
-    # At e = 0 both regions are {FPR + FNR <= 1 - delta}, i.e. P(eps > 0).
-    if survival(0.0) <= target:
-        return 0.0
-    hi = 1.0
-    while survival(hi) > target:
-        hi *= 2.0
-        if hi > 1e4:  # pragma: no cover - the posterior has a bounded quantile
-            raise ArithmeticError("eps_bayesian: no bracket for the quantile")
-    root: float = optimize.brentq(lambda e: survival(e) - target, 0.0, hi, xtol=1e-10)
-    return float(root)
-
-
-# ---------------------------------------------------------------- threshold choice
-
-
-def select_threshold(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    *,
-    delta: float,
-    alpha: float = 0.05,
-    method: EstimatorMethod = "clopper_pearson",
-) -> tuple[float, int]:
-    """Chooses the decision threshold and score direction that maximise eps_lo.
-
-    Every unique score value is a candidate threshold, in both directions (+1:
-    ``score >= threshold`` means member; -1: ``score <= threshold`` means member,
-    as in :meth:`AttackCounts.from_scores`); the pair with the largest
-    :func:`eps_lower_bound` wins. Ties go, in order, to the larger eps_lo, to the
-    larger validation Youden J (TPR - FPR), to direction +1, then to the middle one
-    of the tied thresholds (sorted ascending,
-    the lower middle when their number is even). The scores are sorted once and all
-    candidates are scored with cumulative counts.
-
-    Soundness: this choice is a search over many tests, so the maximised eps_lo is
-    optimistic on the rounds it was chosen on. Call this on *validation* rounds only,
-    and compute the reported bound on test rounds that are disjoint from them
-    (DESIGN.md, rule 4); only then does the coverage of :func:`eps_lower_bound`
-    hold.
-
-    Args:
-        scores: 1-D array of finite attack scores on validation rounds.
-        labels: 1-D array of 0/1, same length; 1 means member (b = 1).
-        delta: The delta of the claim, in [0, 1).
-        alpha: As in :func:`eps_lower_bound`.
-        method: As in :func:`eps_lower_bound`.
-
-    Returns:
-        ``(threshold, direction)`` with direction +1 or -1.
-
-    Raises:
-        InvalidParameterError: On empty or malformed arrays, or invalid delta,
-            alpha or method.
-
-    Example:
-        >>> scores = [0.1] * 30 + [0.2] * 30 + [0.8] * 30 + [0.9] * 30
-        >>> labels = [0] * 60 + [1] * 60
-        >>> select_threshold(scores, labels, delta=1e-5)
-        (0.8, 1)
-    """
-    y = _as_labels(labels)
-    s = _as_scores(scores, y.shape[0])
-    if s.size == 0:
-        raise InvalidParameterError("`scores` must be non-empty. Got 0 rounds.")
-    d = _check_delta(delta)
-    level = _check_alpha(alpha)
-    name = _check_method(method)
-
-    order = np.argsort(s, kind="stable")
-    s_sorted, y_sorted = s[order], y[order]
-    values, first = np.unique(s_sorted, return_index=True)
-    last = np.append(first[1:], s_sorted.size)  # one past each group's end
-    # cum_m[i] = number of members among the i lowest scores; likewise cum_n.
-    cum_m = np.concatenate(([0], np.cumsum(y_sorted)))
-    cum_n = np.concatenate(([0], np.cumsum(1 - y_sorted)))
-    n1, n0 = int(cum_m[-1]), int(cum_n[-1])
-    n1_arr, n0_arr = np.full(values.size, n1), np.full(values.size, n0)
-
-    # Direction +1, threshold v: rounds with score < v are guessed non-member.
-    fn_up, tn_up = cum_m[first], cum_n[first]
-    eps_up = _eps_lower_bounds(n0 - tn_up, n0_arr, fn_up, n1_arr, d, level, name)
-    # Direction -1, threshold v: rounds with score <= v are guessed member.
-    tp_dn, fp_dn = cum_m[last], cum_n[last]
-    eps_dn = _eps_lower_bounds(fp_dn, n0_arr, n1 - tp_dn, n1_arr, d, level, name)
-
-    best = max(float(eps_up.max()), float(eps_dn.max()))
-    # Among thresholds tied at the best eps_lo (all tie at 0 when the validation set
-    # is too small to show any bound), keep those with the best validation Youden J
-    # (TPR - FPR), so a perfect attack keeps its perfect threshold.
-    j_up = (n1 - fn_up) / max(n1, 1) - (n0 - tn_up) / max(n0, 1)
-    j_dn = tp_dn / max(n1, 1) - fp_dn / max(n0, 1)
-    best_j = max(float(j_up[eps_up == best].max(initial=-np.inf)),
-                 float(j_dn[eps_dn == best].max(initial=-np.inf)))
-    for eps, j, direction in ((eps_up, j_up, 1), (eps_dn, j_dn, -1)):
-        tied = np.flatnonzero((eps == best) & (j == best_j))
-        if tied.size:
-            return float(values[tied[(tied.size - 1) // 2]]), direction
-    raise AssertionError("unreachable: the maximum is attained")  # pragma: no cover
-
-
-# --------------------------------------------------------------------------- ROC
-
-
-def roc_auc(scores: ArrayLike, labels: ArrayLike) -> float:
-    """Area under the ROC curve of scores for membership (higher = member).
-
-    Args:
-        scores: 1-D array of finite attack scores.
-        labels: 1-D array of 0/1, same length; 1 means member.
-
-    Returns:
-        The AUC (``sklearn.metrics.roc_auc_score``); 0.5 when one class is absent.
-
-    Raises:
-        InvalidParameterError: On malformed arrays.
-
-    Example:
-        >>> roc_auc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
-        0.75
-    """
-    y = _as_labels(labels)
-    s = _as_scores(scores, y.shape[0])
-    if np.unique(y).size < 2:
-        return 0.5
-    return float(roc_auc_score(y, s))
-
-
-def roc_curve(scores: ArrayLike, labels: ArrayLike) -> tuple[list[float], list[float]]:
-    """The ROC curve of scores for membership (higher = member).
-
-    Args:
-        scores: 1-D array of finite attack scores.
-        labels: 1-D array of 0/1, same length; 1 means member.
-
-    Returns:
-        ``(fpr, tpr)`` as lists of floats from ``sklearn.metrics.roc_curve``
-        (all thresholds kept); the diagonal ``([0, 1], [0, 1])`` when one class is
-        absent.
-
-    Raises:
-        InvalidParameterError: On malformed arrays.
-
-    Example:
-        >>> roc_curve([0.1, 0.9], [0, 1])
-        ([0.0, 0.0, 1.0], [0.0, 1.0, 1.0])
-    """
-    y = _as_labels(labels)
-    s = _as_scores(scores, y.shape[0])
-    if np.unique(y).size < 2:
-        return [0.0, 1.0], [0.0, 1.0]
-    fpr, tpr, _ = _sklearn_roc_curve(y, s, drop_intermediate=False)
-    return [float(v) for v in fpr], [float(v) for v in tpr]
+    # The attainable maximum grows with the test size: the fewest test rounds per
+    # world first (doubling, then bisection), then the fewest rounds giving them.
+    hi = 1
+    while not exceeds(hi):
+        if hi >= max_rounds:
+            return None
+        hi = min(2 * hi, max_rounds)
+    lo = hi // 2  # exceeds(lo) is False (0 test rounds show nothing)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if exceeds(mid):
+            hi = mid
+        else:
+            lo = mid
+    rounds = max(5, int(hi / max(split[2], 1e-12)) - 10)
+    while test_rounds(rounds) < hi:
+        rounds += 1
+    return rounds if rounds <= max_rounds else None
 
 
 # -------------------------------------------------------------------- bookkeeping
@@ -785,121 +589,3 @@ def bonferroni_alpha(alpha: float, n_tests: int) -> float:
     if n < 1:
         raise InvalidParameterError(f"`n_tests` must be a positive integer. Got {n}.")
     return level / n
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class EpsilonEstimate:
-    """An empirical-epsilon estimate with everything needed to report it.
-
-    Attributes:
-        eps_lo: The lower bound (:func:`eps_lower_bound`).
-        eps_max_attainable: The largest value this test size could show.
-        method: The rate-bound method used.
-        alpha: Total overshoot probability (coverage is ``1 - alpha``).
-        delta: The delta of the claim tested.
-        counts: The test-round confusion matrix.
-
-    Raises:
-        InvalidParameterError: On invalid fields.
-    """
-
-    eps_lo: float
-    eps_max_attainable: float
-    method: str
-    alpha: float
-    delta: float
-    counts: AttackCounts
-
-    def __post_init__(self) -> None:
-        for name in ("eps_lo", "eps_max_attainable"):
-            value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float | np.integer | np.floating)
-                or not 0.0 <= float(value) < math.inf
-            ):
-                raise InvalidParameterError(
-                    f"`{name}` must be a finite number >= 0. Got {value!r}."
-                )
-            object.__setattr__(self, name, float(value))
-        if not isinstance(self.method, str) or not self.method:
-            raise InvalidParameterError(
-                f"`method` must be a non-empty string. Got {self.method!r}."
-            )
-        object.__setattr__(self, "alpha", _check_alpha(self.alpha))
-        object.__setattr__(self, "delta", _check_delta(self.delta))
-        _check_counts(self.counts)
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON form (``counts`` nested as ``{"tp", "fp", "tn", "fn"}``)."""
-        return {
-            "eps_lo": self.eps_lo,
-            "eps_max_attainable": self.eps_max_attainable,
-            "method": self.method,
-            "alpha": self.alpha,
-            "delta": self.delta,
-            "counts": self.counts.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> EpsilonEstimate:
-        """Rebuilds an estimate from :meth:`to_json` output.
-
-        Raises:
-            InvalidParameterError: If a key is missing or a field is invalid.
-        """
-        keys = ("eps_lo", "eps_max_attainable", "method", "alpha", "delta", "counts")
-        missing = [k for k in keys if k not in data]
-        if missing:
-            raise InvalidParameterError(
-                f"`estimate` must be a mapping with keys {', '.join(keys)}. "
-                f"Got keys {sorted(data)!r}."
-            )
-        return cls(
-            eps_lo=data["eps_lo"],
-            eps_max_attainable=data["eps_max_attainable"],
-            method=data["method"],
-            alpha=data["alpha"],
-            delta=data["delta"],
-            counts=AttackCounts.from_json(data["counts"]),
-        )
-
-
-def estimate(
-    counts: AttackCounts,
-    *,
-    delta: float,
-    alpha: float = 0.05,
-    method: EstimatorMethod = "clopper_pearson",
-) -> EpsilonEstimate:
-    """Computes eps_lo and the attainable maximum for one set of test counts.
-
-    Args:
-        counts: The attack's confusion matrix on test rounds.
-        delta: The delta of the claim, in [0, 1).
-        alpha: Total overshoot probability, as in :func:`eps_lower_bound`.
-        method: ``"clopper_pearson"`` or ``"jeffreys"``.
-
-    Returns:
-        The :class:`EpsilonEstimate`; ``P(eps_lo <= epsilon) >= 1 - alpha`` under
-        the conditions of :func:`eps_lower_bound`.
-
-    Raises:
-        InvalidParameterError: On invalid counts, delta, alpha or method.
-
-    Example:
-        >>> est = estimate(AttackCounts(tp=400, fp=0, tn=400, fn=0), delta=1e-5)
-        >>> est.eps_lo == est.eps_max_attainable
-        True
-    """
-    c = _check_counts(counts)
-    return EpsilonEstimate(
-        eps_lo=eps_lower_bound(c, delta=delta, alpha=alpha, method=method),
-        eps_max_attainable=eps_max_attainable(
-            c.n_non_members, c.n_members, delta=delta, alpha=alpha, method=method
-        ),
-        method=method,
-        alpha=alpha,
-        delta=delta,
-        counts=c,
-    )

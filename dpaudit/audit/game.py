@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from dpaudit.audit.streams import Streams
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
 
@@ -33,7 +34,7 @@ class GamePlan:
     Attributes:
         bits: membership bit of each round, shape ``[2 * rounds]``.
         splits: split code of each round (0 train, 1 validation, 2 test).
-        root_seed: the root seed; round ``i``'s streams are ``root.spawn(...)[i]``.
+        root_seed: the root seed; its named children are :class:`Streams`.
     """
 
     bits: NDArray[np.int64]
@@ -56,7 +57,7 @@ class GamePlan:
             raise InvalidParameterError(
                 f"`split` must be three positive fractions summing to 1. Got {split!r}."
             )
-        plan_rng = Rngs.from_seed(seed).spawn(2)[1].numpy
+        plan_rng = Streams(seed).plan().numpy
         n_train = round(split[0] * rounds)
         n_val = round(split[1] * rounds)
         n_test = rounds - n_train - n_val
@@ -76,11 +77,11 @@ class GamePlan:
 
     def round_rngs(self) -> list[Rngs]:
         """One independent stream per round, spawned from the root seed."""
-        return Rngs.from_seed(self.root_seed).spawn(2)[0].spawn(self.n_rounds)
+        return Streams(self.root_seed).rounds(self.n_rounds)
 
     def attack_rngs(self, n: int) -> list[Rngs]:
         """Streams for the attacks (queries, classifiers), disjoint from the rounds'."""
-        return Rngs.from_seed(self.root_seed).spawn(3)[2].spawn(n)
+        return Streams(self.root_seed).attacks(n)
 
     def indices(self, split: Split) -> NDArray[np.int64]:
         """Round indices of one split (both worlds)."""

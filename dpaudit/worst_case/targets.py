@@ -1,52 +1,54 @@
 """Choosing the most vulnerable target record of a real dataset (``--target auto``).
 
 Average-case audits on real data need a target; a random record is rarely the one a
-generator leaks most. Selection works in two stages, as in the audit study:
+generator leaks most. Selection works in two stages:
 
 1. :func:`candidate_targets`: the ``n`` records farthest from the rest of the data
    (largest mean distance to their ``neighbours`` nearest neighbours, measured in
    :meth:`dpaudit.data.Domain.encode`'s space, so every column is scaled by its PUBLIC
    bounds, never by the data's range).
-2. :func:`rank_targets`: a mini-audit of each candidate, a small game of
-   ``config.selection_rounds`` rounds per world with the configured attack (``all``:
-   every attack, and the largest AUC counts); :func:`select_target` returns the
-   candidate with the highest AUC (ties: the lower row index).
+2. :func:`score_candidates`: one shared pool of models scores every candidate at once
+   (the LiRA design of Carlini et al., "Membership inference attacks from first
+   principles", IEEE S&P 2022; Meeus et al. 2023 for synthetic data). Each model
+   trains on the data with every candidate kept or dropped by an independent fair
+   coin, so each model is a member-world model for about half of the candidates and a
+   non-member-world model for the rest: every model informs every candidate. For each
+   candidate an attack is fitted on half of the models and its AUC measured on the
+   other half; the candidate with the highest AUC wins (ties: the lower row index).
+   ``M`` models score all candidates, where a mini-audit per candidate trained ``M``
+   models for EACH candidate.
 
-The selection games are NEVER the final audit's rounds. Their root seed,
-:func:`selection_seed`, is drawn from ``SeedSequence([config.seed, SELECTION_KEY])``,
-a stream separate from ``SeedSequence(config.seed)`` that the final audit's plan, round
-and attack streams are spawned from. Reusing rounds that picked the target to also
-bound epsilon would be a winner's-curse bias: the target was chosen *because* the
-attack did well on those rounds, so their error rates are optimistic and the
-confidence statement of the bound (DESIGN.md, rules 1 and 4) would no longer hold.
-With a separate stream, the final audit's rounds are independent of the selection, and
-the selected target is just a (data-dependent but round-independent) fixed input.
-
-The mini-audits are ordinary audits run by :func:`dpaudit.audit.runner.run_audit`
-(same generator, options, split, estimator, release size and parallelism), each in a
-temporary directory that is deleted afterwards.
+The pool is trained in memory (no store, no recursive audit). The audit passes the
+pool a random stream disjoint from every stream of the final game
+(:meth:`dpaudit.audit.streams.Streams.selection`): reusing rounds that picked the
+target to also bound epsilon would be a winner's-curse bias (the target was chosen
+*because* the attack did well on them), and the confidence statement of the bound
+(docs/soundness.md, rules 1 and 4) would no longer hold. With a disjoint stream the
+final audit's rounds are independent of the selection, and the selected target is a
+(data-dependent but round-independent) fixed input.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import tempfile
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
+from scipy import stats
 
-from dpaudit.data import Domain, load_dataset
+from dpaudit.data import Domain
 from dpaudit.errors import DataError, InvalidParameterError
+from dpaudit.rng import Rngs
 
-if TYPE_CHECKING:
-    from dpaudit.audit.runner import AuditConfig
+#: Models the pool needs at least (both halves must hold members and non-members).
+MIN_POOL_MODELS = 10
 
-#: Mixed with the root seed to derive the selection games' seed ("SELECT").
-SELECTION_KEY = 0x5E1EC7
-#: Rounds per world a mini-audit needs (one per split, and a usable test set).
-MIN_SELECTION_ROUNDS = 5
+#: Trains one model per dataset (each from its own stream) and returns the releases.
+Release = Callable[[Sequence[pd.DataFrame], Sequence[Rngs]], Sequence[pd.DataFrame]]
+#: The attacks aimed at one target record (a one-row frame), by name.
+AttackFactory = Callable[[pd.DataFrame], Mapping[str, Any]]
 
 
 # ------------------------------------------------------------------ candidates
@@ -99,118 +101,90 @@ def candidate_targets(data: pd.DataFrame, *, domain: Domain, n: int = 64,
     return [int(i) for i in order[: min(int(n), len(data))]]
 
 
-# ------------------------------------------------------------------ mini-audits
+# ------------------------------------------------------------------ the pool
 
-def selection_seed(config: AuditConfig) -> int:
-    """Root seed of the selection games, from a stream disjoint from the audit's.
-
-    It is drawn from ``SeedSequence([config.seed, SELECTION_KEY])``, whose entropy
-    differs from the final audit's ``SeedSequence(config.seed)``, so the selection
-    games' membership bits, splits and per-round streams are independent of the
-    final audit's (see the module docstring for why this matters). All candidates
-    share it (common random numbers: they are compared on the same bits and splits).
-    """
-    state = np.random.SeedSequence([config.seed, SELECTION_KEY]).generate_state(
-        2, dtype=np.uint32)
-    seed = ((int(state[0]) << 32) | int(state[1])) & ((1 << 63) - 1)
-    # Never the final audit's root seed (probability 2^-63; handled all the same).
-    return seed if seed != config.seed else (seed + 1) & ((1 << 63) - 1)
-
-
-def selection_config(config: AuditConfig, target: int) -> AuditConfig:
-    """The configuration of ``target``'s mini-audit: ``config`` with that target,
-    ``config.selection_rounds`` rounds per world and :func:`selection_seed`."""
-    return dataclasses.replace(
-        config, target=int(target), target_record=None,
-        rounds=config.selection_rounds, seed=selection_seed(config),
-    )
-
-
-def _check_selection(config: AuditConfig) -> None:
-    if not (isinstance(config.candidates, int) and config.candidates >= 1):
-        raise InvalidParameterError(
-            f"`candidates` must be an integer >= 1. Got {config.candidates!r}."
-        )
-    if not (isinstance(config.selection_rounds, int)
-            and config.selection_rounds >= MIN_SELECTION_ROUNDS):
-        raise InvalidParameterError(
-            f"`selection_rounds` must be an integer >= {MIN_SELECTION_ROUNDS} (rounds per "
-            f"world of each candidate's mini-audit). Got {config.selection_rounds!r}."
-        )
-
-
-def _same_table(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    return (a.shape == b.shape and list(a.columns) == list(b.columns)
-            and a.reset_index(drop=True).equals(b.reset_index(drop=True)))
-
-
-def _data_overrides(data: pd.DataFrame, domain: Domain, config: AuditConfig,
-                    workdir: Path) -> dict[str, Any]:
-    """Where the mini-audits read ``data`` from.
-
-    The runner passes the training table of ``config.dataset``: the mini-audits then
-    load that same dataset (``{}``), so a row index means the same record in the
-    selection and in the final audit. Any other table (a direct library call) is
-    written to a CSV with ``domain`` next to it, and the mini-audits read that.
-    """
-    try:
-        loaded = load_dataset(config.dataset, domain=config.domain,
-                              data_dir=config.data_dir)
-    except InvalidParameterError:
-        loaded = None
-    if loaded is not None and loaded.domain == domain and _same_table(loaded.train, data):
-        return {}
-    csv, domain_json = workdir / "selection-data.csv", workdir / "selection-domain.json"
-    domain.cast(data).to_csv(csv, index=False, float_format="%.17g")
-    domain.save(domain_json)
-    return {"dataset": str(csv), "domain": str(domain_json), "data_dir": None}
-
-
-def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
-                 neighbours: int = 5) -> list[tuple[int, float]]:
-    """Mini-audits every candidate; returns ``(row, auc)`` pairs, best first.
-
-    The candidates are :func:`candidate_targets` (``config.candidates`` of them).
-    Each one's mini-audit is :func:`selection_config` run by
-    :func:`~dpaudit.audit.runner.run_audit` in a temporary directory; its AUC is the
-    test-round AUC of ``config.attack`` (``all``: the largest over every attack).
+def pool_membership(n_models: int, n_candidates: int, *, rng: Rngs
+                    ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """The pool's design: who is in which model, and which models fit the attacks.
 
     Returns:
-        ``(row position in data, AUC)`` for every candidate, sorted by decreasing AUC,
-        equal AUCs by increasing row index; the first pair is :func:`select_target`'s
-        choice. Reports show the list as the record of what selection tried.
+        ``members`` (``[n_models, n_candidates]``, fair coins: candidate ``c`` is in
+        model ``m``'s data) and ``fits`` (``[n_models]``, exactly half True: the
+        models the attacks learn from; the others measure the AUC).
+    """
+    members = rng.numpy.random((n_models, n_candidates)) < 0.5
+    fits = np.zeros(n_models, dtype=bool)
+    fits[rng.numpy.permutation(n_models)[: n_models // 2]] = True
+    return members, fits
+
+
+def pool_datasets(data: pd.DataFrame, candidates: Sequence[int],
+                  members: NDArray[np.bool_]) -> list[pd.DataFrame]:
+    """Each model's training data: ``data`` without the candidates it leaves out."""
+    positions = np.asarray(candidates, dtype=np.int64)
+    out = []
+    for row in members:
+        keep = np.ones(len(data), dtype=bool)
+        keep[positions[~row]] = False
+        out.append(data.iloc[np.flatnonzero(keep)].reset_index(drop=True))
+    return out
+
+
+def _auc(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> float:
+    """Mann-Whitney AUC (ties count one half); 0.5 without both classes."""
+    n1 = int(labels.sum())
+    n0 = labels.size - n1
+    if n0 == 0 or n1 == 0:
+        return 0.5
+    ranks = stats.rankdata(scores)
+    return float((ranks[labels].sum() - n1 * (n1 + 1) / 2) / (n0 * n1))
+
+
+def score_candidates(data: pd.DataFrame, *, candidates: Sequence[int], release: Release,
+                     make_attacks: AttackFactory, n_models: int, rng: Rngs
+                     ) -> list[tuple[int, float]]:
+    """Scores every candidate from one shared pool of ``n_models`` models.
+
+    Args:
+        data: the table (rows addressed by position).
+        candidates: row positions to score (:func:`candidate_targets`).
+        release: trains a model on each dataset from each stream and returns one
+            release per model (the audit's generator, options and release size).
+        make_attacks: the attacks aimed at a target record.
+        n_models: models in the pool (at least :data:`MIN_POOL_MODELS`).
+        rng: the pool's stream (membership coins, the fit/score halves, the models).
+
+    Returns:
+        ``(row, auc)`` for every candidate, by decreasing AUC (ties: lower row
+        first); a candidate's AUC is the largest over the attacks, each fitted on the
+        pool's fitting half and scored on the other half.
 
     Raises:
-        InvalidParameterError: ``candidates < 1`` or ``selection_rounds < 5``, or
-            anything the mini-audit's configuration is refused for.
+        InvalidParameterError: too few models, or no candidates.
     """
-    from dpaudit.audit.runner import run_audit
-
-    _check_selection(config)
-    candidates = candidate_targets(data, domain=domain, n=config.candidates,
-                                   neighbours=neighbours)
-    scored: list[tuple[int, float]] = []
-    with tempfile.TemporaryDirectory(prefix="dpaudit-select-") as tmp:
-        workdir = Path(tmp)
-        overrides = _data_overrides(data, domain, config, workdir)
-        base = dataclasses.replace(config, **overrides) if overrides else config
-        for row in candidates:
-            result = run_audit(selection_config(base, row),
-                               out_dir=workdir / f"candidate-{row}", progress=False)
-            auc = max(float(a["auc"]) for a in result["attacks"].values())
-            scored.append((row, auc))
+    if not (isinstance(n_models, int) and n_models >= MIN_POOL_MODELS):
+        raise InvalidParameterError(
+            f"`n_models` must be an integer >= {MIN_POOL_MODELS}. Got {n_models!r}.")
+    if len(candidates) < 1:
+        raise InvalidParameterError(
+            f"`candidates` must name at least one row. Got {list(candidates)!r}.")
+    design_rng, models_rng = rng.spawn(2)
+    members, fits = pool_membership(n_models, len(candidates), rng=design_rng)
+    releases = list(release(pool_datasets(data, candidates, members),
+                            models_rng.spawn(n_models)))
+    scored = []
+    for j, row in enumerate(candidates):
+        labels = members[:, j]
+        target = data.iloc[[row]].reset_index(drop=True)
+        aucs = []
+        for attack in make_attacks(target).values():
+            features = np.asarray(attack.featurize(releases))
+            if attack.trains_classifier and len(set(labels[fits].tolist())) < 2:
+                aucs.append(0.5)
+                continue
+            attack.fit(features[fits], labels[fits].astype(np.int64))
+            scores = np.asarray(attack.score(features[~fits]), dtype=np.float64)
+            aucs.append(_auc(scores, labels[~fits]))
+        scored.append((int(row), max(aucs)))
     scored.sort(key=lambda pair: (-pair[1], pair[0]))
     return scored
-
-
-def select_target(data: pd.DataFrame, *, domain: Domain, config: AuditConfig) -> int:
-    """The most vulnerable record of ``data`` for ``config`` (``--target auto``).
-
-    The candidate whose mini-audit reached the highest AUC (ties: the lower row
-    index); see :func:`rank_targets`. The selection games use a seed stream disjoint
-    from the final audit's, so none of their rounds enters the final estimate.
-
-    Returns:
-        The chosen row position in ``data`` (``data.iloc``).
-    """
-    return rank_targets(data, domain=domain, config=config)[0][0]

@@ -14,19 +14,16 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.audit import estimators
+from dpaudit.audit.bayesian import eps_bayesian
+from dpaudit.audit.estimate import EpsilonEstimate, estimate
 from dpaudit.audit.estimators import (
     AttackCounts,
-    EpsilonEstimate,
     bonferroni_alpha,
-    eps_bayesian,
     eps_lower_bound,
     eps_max_attainable,
-    estimate,
     rate_upper_bound,
-    roc_auc,
-    roc_curve,
-    select_threshold,
 )
+from dpaudit.audit.thresholds import roc_auc, roc_curve, select_threshold
 from dpaudit.errors import InvalidParameterError
 
 TEMPLATE = re.compile(r"^`\w+` must be .+\. Got .+\.$", re.DOTALL)

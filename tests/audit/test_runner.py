@@ -21,6 +21,7 @@ from dpaudit.audit import estimators as est
 from dpaudit.audit.game import GamePlan
 from dpaudit.audit.runner import AuditConfig, build_setup, run_audit
 from dpaudit.audit.store import ResultStore
+from dpaudit.audit.thresholds import select_threshold
 from dpaudit.errors import InvalidParameterError
 
 
@@ -119,7 +120,7 @@ def test_threshold_chosen_on_validation_only(tmp_path: Path) -> None:
         attack.fit(store.features("querybased", plan.indices("train")),
                    plan.bits[plan.indices("train")])
         val = attack.score(store.features("querybased", plan.indices("validation")))
-    threshold, direction = est.select_threshold(val, plan.bits[plan.indices("validation")],
+    threshold, direction = select_threshold(val, plan.bits[plan.indices("validation")],
                                                 delta=1e-5)
     head = result["attacks"]["querybased"]
     assert (head["threshold"], head["direction"]) == (threshold, direction)
@@ -165,11 +166,16 @@ def test_large_epsilon_reaches_attainable_maximum(tmp_path: Path, seed: int) -> 
     """At epsilon_0 = 15 randomized response lies with probability 3.1e-7; an error
     in the 120 validation and test rounds happens with probability < 4e-5, so eps_emp
     equals the attainable maximum except with that probability. The maximum of 40 + 40
-    test rounds is far below 15: no false alarm."""
+    test rounds is far below 15: no false alarm, and since no outcome of this audit
+    could have refuted a claim of 15, the verdict is INCONCLUSIVE (saturated)."""
     result = run_audit(rr(15.0, seed=seed), out_dir=tmp_path)
     assert result["eps_emp"] == pytest.approx(result["eps_max_attainable"])
     assert result["auc"] == 1.0
-    assert result["verdict"] == "CONSISTENT"
+    assert result["verdict"] == "INCONCLUSIVE"
+    assert result["power"]["saturated"] is True
+    # The attainable maximum grows like log(test rounds): refuting 15 would take
+    # more than the search limit of 10 million rounds per world.
+    assert result["power"]["rounds_needed"] is None
 
 
 @pytest.mark.slow

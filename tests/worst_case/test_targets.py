@@ -10,14 +10,16 @@ import pytest
 
 from dpaudit.audit.game import GamePlan
 from dpaudit.audit.runner import AuditConfig, build_setup, run_audit
+from dpaudit.audit.selection import rank_targets, select_target, selection_streams
+from dpaudit.audit.streams import STREAM_INDEX, Streams
 from dpaudit.data import Column, Domain
 from dpaudit.errors import InvalidParameterError
+from dpaudit.rng import Rngs
 from dpaudit.worst_case.targets import (
     candidate_targets,
-    rank_targets,
-    select_target,
-    selection_config,
-    selection_seed,
+    pool_datasets,
+    pool_membership,
+    score_candidates,
 )
 
 OUTLIER = 13
@@ -146,40 +148,84 @@ def test_selection_arguments_are_validated(planted: pd.DataFrame,
 
 # ------------------------------------------------------------------ seed streams
 
-def _round_states(plan: GamePlan) -> set[tuple[int, ...]]:
-    return {tuple(r.seed_sequence.generate_state(4).tolist()) for r in plan.round_rngs()}
+def _states(rngs: list[Rngs]) -> set[tuple[int, ...]]:
+    return {tuple(r.seed_sequence.generate_state(4).tolist()) for r in rngs}
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345])
-def test_selection_games_use_a_disjoint_seed_stream(seed: int) -> None:
+def test_selection_uses_a_disjoint_seed_stream(seed: int) -> None:
+    """No stream of the selection pool is a stream of the final game."""
     config = _copy_config(seed=seed, rounds=50, selection_rounds=50)
-    mini = selection_config(config, OUTLIER)
-    assert mini.seed == selection_seed(config) != config.seed
-    assert mini.target == OUTLIER and mini.rounds == config.selection_rounds
     final = GamePlan.create(rounds=config.rounds, split=config.split, seed=config.seed)
-    selection = GamePlan.create(rounds=mini.rounds, split=mini.split, seed=mini.seed)
-    # Same size, yet not one round stream (nor attack stream) in common.
-    assert not _round_states(final) & _round_states(selection)
-    assert [a.seed_sequence.generate_state(4).tolist() for a in final.attack_rngs(6)] != [
-        a.seed_sequence.generate_state(4).tolist() for a in selection.attack_rngs(6)]
-    assert not np.array_equal(final.bits, selection.bits) or not np.array_equal(
-        final.splits, selection.splits)
+    pool, attacks, public = selection_streams(config)
+    selection = [pool, attacks, public, *pool.spawn(2), *pool.spawn(2)[1].spawn(100),
+                 *attacks.spawn(6), *public.spawn(2)]
+    streams = Streams(seed)
+    game = [*final.round_rngs(), *final.attack_rngs(6), streams.plan(), streams.trace(),
+            streams.public_fit(), streams.public_sample()]
+    assert not _states(selection) & _states(game)
+    assert selection_streams(config)[0].spawn_key == (STREAM_INDEX["selection"], 0)
     # Deterministic, and different for different root seeds.
-    assert selection_seed(config) == selection_seed(_copy_config(seed=seed))
-    assert selection_seed(config) != selection_seed(_copy_config(seed=seed + 1))
+    assert _states([selection_streams(_copy_config(seed=seed))[0]]) == _states([pool])
+    assert not _states([selection_streams(_copy_config(seed=seed + 1))[0]]) & _states(
+        [pool])
+
+
+def test_pool_design_is_balanced_and_every_model_informs_every_candidate() -> None:
+    members, fits = pool_membership(200, 8, rng=Rngs.from_seed(3))
+    assert members.shape == (200, 8) and fits.sum() == 100
+    # Failure probability of the bounds: P(|Bin(100, 1/2) - 50| > 25) < 1e-6 for each
+    # of the 16 (candidate, half) cells.
+    for half in (fits, ~fits):
+        assert np.all(np.abs(members[half].sum(axis=0) - 50) <= 25)
+    data = pd.DataFrame({"a": np.arange(20)})
+    datasets = pool_datasets(data, [3, 7], members[:5, :2])
+    for rows, frame in zip(members[:5, :2], datasets):
+        assert (3 in frame["a"].tolist()) == rows[0]
+        assert (7 in frame["a"].tolist()) == rows[1]
+        assert len(frame) == 18 + int(rows.sum())
+
+
+def test_score_candidates_trains_one_pool(planted: pd.DataFrame, domain: Domain) -> None:
+    """The pool trains n_models models in all, whatever the number of candidates."""
+    calls: list[int] = []
+
+    def release(datasets: object, rngs: object) -> list[pd.DataFrame]:
+        frames = list(datasets)  # type: ignore[call-overload]
+        calls.append(len(frames))
+        return frames  # the copy generator's release, row for row
+
+    from dpaudit.attacks.registry import make_attack
+
+    def attacks(target: pd.DataFrame) -> dict[str, object]:
+        return {"distance": make_attack("distance", domain=domain, target=target,
+                                        rng=Rngs.from_seed(0))}
+
+    ranking = score_candidates(planted, candidates=[OUTLIER, 0, 1, 2], release=release,
+                               make_attacks=attacks, n_models=40, rng=Rngs.from_seed(1))
+    assert calls == [40]
+    assert ranking[0] == (OUTLIER, 1.0)
+    with pytest.raises(InvalidParameterError, match="`n_models`"):
+        score_candidates(planted, candidates=[0], release=release, make_attacks=attacks,
+                         n_models=4, rng=Rngs.from_seed(1))
 
 
 def test_final_plan_is_the_unselected_plan(planted: pd.DataFrame, domain: Domain,
                                            tmp_path: Path) -> None:
     """Selecting the target does not move the final audit onto other rounds: its
     plan is exactly the plan of the same config with the target given by hand."""
+    from dpaudit.audit.selection import resolve_target
+
     planted.to_csv(tmp_path / "p.csv", index=False)
     domain.save(tmp_path / "p.json")
     common = {"dataset": str(tmp_path / "p.csv"), "domain": str(tmp_path / "p.json"),
               "candidates": 2}
-    auto = build_setup(_copy_config(target="auto", **common))
+    resolved, ranking = resolve_target(_copy_config(target="auto", **common))
+    assert ranking is not None and resolved.target == OUTLIER
+    auto = build_setup(resolved, target_selection=ranking)
     fixed = build_setup(_copy_config(target=OUTLIER, **common))
-    assert auto.target_index == OUTLIER
+    assert auto.target_index == OUTLIER and auto.target_selection == ranking
     assert np.array_equal(auto.plan.bits, fixed.plan.bits)
     assert np.array_equal(auto.plan.splits, fixed.plan.splits)
-    assert auto.plan.root_seed == fixed.plan.root_seed != selection_seed(auto.config)
+    with pytest.raises(InvalidParameterError, match="`target`"):
+        build_setup(_copy_config(target="auto", **common))

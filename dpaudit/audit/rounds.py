@@ -1,0 +1,124 @@
+"""Training the game's rounds: one batch of models, released and featurised.
+
+:func:`release` trains and samples a list of rounds (one model per round, each from
+its own streams) and is shared by the audit's batches (:func:`train_batch`) and by
+target selection's pool (:mod:`dpaudit.audit.selection`).
+
+Randomness (docs/soundness.md): with ``public`` streams (the ``fixed_public`` mode,
+for generators declaring ``supports_public_randomness``) every model gets the SAME
+public streams (one for fit, one for sample) and its round's own privacy streams;
+without, each round's streams feed every draw (the ``independent`` game).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from dpaudit.allocator import keep_freed_memory
+from dpaudit.audit.setup import cached_round_rngs, cached_setup
+from dpaudit.audit.streams import Streams
+from dpaudit.data import Domain
+from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.base import Generator
+from dpaudit.rng import Rngs
+
+PublicStreams = tuple[Rngs, Rngs]
+
+
+def compact_claim(claim: Mapping[str, Any]) -> dict[str, Any]:
+    """A round's claim without its per-iteration trace (kept small in the store)."""
+    out = {k: v for k, v in claim.items() if k != "trace"}
+    trace = claim.get("trace", {})
+    out["trace"] = {k: trace[k] for k in ("records_seen", "records_unused",
+                                           "reference_note", "delta_used") if k in trace}
+    # A PATE-GAN ledger is a short histogram; a data-dependent G-PATE ledger can be
+    # long and is left out of the store.
+    if "ledger" in trace and len(json.dumps(trace["ledger"])) < 20_000:
+        out["trace"]["ledger"] = trace["ledger"]
+    return out
+
+
+def release(make_generator: Callable[[], Generator], datasets: Sequence[pd.DataFrame],
+            round_rngs: Sequence[Rngs], *, domain: Domain, rows: int,
+            public: PublicStreams | None, name: str = "generator"
+            ) -> tuple[list[Any], list[pd.DataFrame]]:
+    """Trains one model per dataset and releases ``rows`` rows from each.
+
+    Args:
+        make_generator: a fresh, unfitted generator.
+        datasets: each model's training data.
+        round_rngs: each model's round stream (split into fit and sample streams by
+            :meth:`Streams.fit_and_sample`); in ``fixed_public`` mode these are the
+            privacy streams.
+        domain: the public domain.
+        rows: rows released per model (must be fixed).
+        public: ``(fit, sample)`` public streams shared by every model, or ``None``.
+        name: the generator's name, for messages.
+
+    Returns:
+        ``(models, releases)``, in the order of ``datasets``.
+
+    Raises:
+        InvalidParameterError: a model released another number of rows.
+    """
+    split = [Streams.fit_and_sample(r) for r in round_rngs]
+    fit_rngs = [f for f, _ in split]
+    sample_rngs = [s for _, s in split]
+    generator = make_generator()
+    fit_public: dict[str, Any] = {}
+    many_public: dict[str, Any] = {}
+    sample_public: dict[str, Any] = {}
+    if public is not None:
+        fit_public = {"public_rng": public[0]}
+        many_public = {"public_rngs": [public[0]] * len(datasets)}
+        sample_public = {"public_rng": public[1]}
+    if hasattr(generator, "fit_many"):
+        models = generator.fit_many(datasets, domain=domain, rngs=fit_rngs, **many_public)
+    else:
+        models = [make_generator().fit(d, domain=domain, rng=g, **fit_public)
+                  for d, g in zip(datasets, fit_rngs)]
+    frames = []
+    for model, g in zip(models, sample_rngs):
+        frame = model.sample(rows, rng=g, **sample_public)
+        if len(frame) != rows:
+            raise InvalidParameterError(
+                f"generator {name!r} released {len(frame)} rows; {rows} were asked "
+                "for (the release size must be fixed)."
+            )
+        frames.append(frame)
+    return list(models), frames
+
+
+def train_batch(config_json: str, rounds: Sequence[int]) -> list[dict[str, Any]]:
+    """Trains and attacks the rounds ``rounds``; returns rows for the store.
+
+    Runs in a worker: everything is rebuilt from the config, so the result depends on
+    the rounds alone (not on which worker ran them).
+    """
+    keep_freed_memory()  # once per worker process
+    setup = cached_setup(config_json)
+    plan = setup.plan
+    if setup.config.device != "cuda":
+        # Tiny per-member matmuls gain nothing from intra-op threads, and threads
+        # oversubscribe the cores when jobs run side by side.
+        import torch
+
+        torch.set_num_threads(1)
+    all_rngs = cached_round_rngs(config_json)
+    datasets = [setup.with_target if plan.bits[r] else setup.without for r in rounds]
+    models, synthetic = release(
+        setup.make_generator, datasets, [all_rngs[r] for r in rounds],
+        domain=setup.domain, rows=setup.synthetic_rows, public=setup.public_streams(),
+        name=setup.config.generator)
+    attacks = setup.make_attacks()
+    features = {name: attack.featurize(synthetic) for name, attack in attacks.items()}
+    return [
+        {"round": int(r), "bit": int(plan.bits[r]), "split": int(plan.splits[r]),
+         "claim": compact_claim(model.privacy_claim_.to_json()),
+         "features": {name: features[name][i] for name in attacks}}
+        for i, (r, model) in enumerate(zip(rounds, models))
+    ]

@@ -1,0 +1,117 @@
+"""Resolving ``--target auto``: the audit's side of target selection.
+
+:func:`resolve_target` runs before the setup is built: it ranks the candidates of
+:func:`dpaudit.worst_case.targets.candidate_targets` with one shared pool of models
+(:func:`dpaudit.worst_case.targets.score_candidates`) trained with the audit's
+generator, options, release size and randomness mode, and returns the config with the
+chosen row. The pool has ``2 * selection_rounds`` models and draws only from
+:meth:`Streams.selection`, a stream disjoint from the final game's rounds, plan,
+attacks and public streams (docs/soundness.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import pandas as pd
+
+from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
+from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.rounds import release
+from dpaudit.audit.setup import attack_options, audit_generator_options, release_rows
+from dpaudit.audit.streams import Streams
+from dpaudit.data import Domain, load_dataset
+from dpaudit.generators.base import Generator
+from dpaudit.generators.registry import generator_factory
+from dpaudit.rng import Rngs
+from dpaudit.validation import require
+from dpaudit.worst_case.targets import candidate_targets, score_candidates
+
+Ranking = tuple[tuple[int, float], ...]
+
+
+def selection_streams(config: AuditConfig) -> tuple[Rngs, Rngs, Rngs]:
+    """The selection's ``(pool, attacks, public)`` streams, all children of
+    :meth:`Streams.selection` of the audit's root seed."""
+    pool, attacks, public = Streams(config.seed).selection().spawn(3)
+    return pool, attacks, public
+
+
+def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
+                 neighbours: int = 5) -> list[tuple[int, float]]:
+    """Ranks ``config.candidates`` candidates of ``data`` by their pool AUC.
+
+    Args:
+        data: the training table the final audit will draw the target from.
+        domain: its public domain.
+        config: the audit (generator, options, attack, release size, randomness,
+            ``candidates``, ``selection_rounds``).
+        neighbours: nearest neighbours of the isolation score.
+
+    Returns:
+        ``(row position in data, AUC)`` for every candidate, by decreasing AUC (ties:
+        lower row first); the first is :func:`select_target`'s choice.
+    """
+    require(isinstance(config.candidates, int) and config.candidates >= 1, "candidates",
+            "an integer >= 1", config.candidates)
+    require(isinstance(config.selection_rounds, int) and config.selection_rounds >= 5,
+            "selection_rounds", "an integer >= 5", config.selection_rounds)
+    candidates = candidate_targets(data, domain=domain, n=config.candidates,
+                                   neighbours=neighbours)
+    n_rows = len(data) - 1  # |D| of the final audit: teachers and release size
+    options = audit_generator_options(config, n_rows=n_rows, worst_case=False)
+    rows = release_rows(config, n_rows=n_rows, worst_case=False)
+
+    def make_generator() -> Generator:
+        factory = generator_factory(config.generator)
+        return factory(epsilon=config.epsilon, delta=config.delta, **options)
+
+    pool_rng, attacks_rng, public_rng = selection_streams(config)
+    public = None
+    if config.randomness == "fixed_public" and getattr(
+            make_generator(), "supports_public_randomness", False):
+        fit_public, sample_public = public_rng.spawn(2)
+        public = (fit_public, sample_public)
+
+    def release_all(datasets: Sequence[pd.DataFrame], rngs: Sequence[Rngs]
+                    ) -> list[pd.DataFrame]:
+        out: list[pd.DataFrame] = []
+        for start in range(0, len(datasets), config.batch_size):
+            stop = start + config.batch_size
+            _, frames = release(make_generator, datasets[start:stop], rngs[start:stop],
+                                domain=domain, rows=rows, public=public,
+                                name=config.generator)
+            out.extend(frames)
+        return out
+
+    names = expand_attacks(config.attack)
+    attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
+
+    def make_attacks(target: pd.DataFrame) -> dict[str, object]:
+        return {name: make_attack(name, domain=domain, target=domain.cast(target),
+                                  rng=attack_rngs[ATTACK_NAMES.index(name)],
+                                  **attack_options(name, config.attack_options))
+                for name in names}
+
+    return score_candidates(domain.cast(data), candidates=candidates,
+                            release=release_all, make_attacks=make_attacks,
+                            n_models=2 * config.selection_rounds, rng=pool_rng)
+
+
+def select_target(data: pd.DataFrame, *, domain: Domain, config: AuditConfig) -> int:
+    """The most vulnerable record of ``data`` for ``config`` (:func:`rank_targets`'s
+    first row)."""
+    return rank_targets(data, domain=domain, config=config)[0][0]
+
+
+def resolve_target(config: AuditConfig, *, progress: bool = False
+                   ) -> tuple[AuditConfig, Ranking | None]:
+    """``config`` with ``target = "auto"`` replaced by the selected row, and the
+    ranking that chose it (``None`` when there was nothing to select)."""
+    del progress  # the pool trains in one pass; no progress bar yet
+    if config.target != "auto" or config.target_record is not None:
+        return config, None
+    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir)
+    ranking = tuple(rank_targets(dataset.train, domain=dataset.domain, config=config))
+    return dataclasses.replace(config, target=ranking[0][0]), ranking

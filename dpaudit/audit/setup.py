@@ -1,0 +1,187 @@
+"""The audit's setup: the data, the target, the neighbouring pair, derived settings.
+
+:func:`build_setup` turns an :class:`~dpaudit.audit.config.AuditConfig` whose target
+is resolved (a row, a record, or the dataset's default; ``"auto"`` is resolved first
+by :func:`dpaudit.audit.selection.resolve_target`) into an :class:`AuditSetup`, the
+deterministic input every worker rebuilds from the config.
+
+Soundness (docs/soundness.md): the generator gets the public domain (rule 2); the
+number of released rows is fixed by the configuration and equal in both worlds (rule
+3); teacher counts are fixed from |D| for both worlds.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
+from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.game import GamePlan
+from dpaudit.audit.streams import Streams
+from dpaudit.data import Dataset, Domain, load_dataset
+from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.base import Generator
+from dpaudit.generators.registry import audit_options, generator_factory
+from dpaudit.rng import Rngs
+from dpaudit.worst_case.datasets import neighbouring_pair, worst_case_target
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditSetup:
+    """What every job needs, rebuilt deterministically from the config."""
+
+    config: AuditConfig
+    dataset: Dataset
+    without: pd.DataFrame  # D
+    with_target: pd.DataFrame  # D ∪ {target}
+    target: pd.DataFrame  # one row
+    target_index: int | None
+    target_selection: tuple[tuple[int, float], ...] | None
+    synthetic_rows: int
+    generator_options: Mapping[str, Any]
+    attacks: tuple[str, ...]
+    plan: GamePlan
+
+    @property
+    def domain(self) -> Domain:
+        return self.dataset.domain
+
+    def make_generator(self) -> Generator:
+        cfg = self.config
+        factory = generator_factory(cfg.generator)
+        return factory(epsilon=cfg.epsilon, delta=cfg.delta, **self.generator_options)
+
+    def make_attacks(self) -> dict[str, Any]:
+        rngs = self.plan.attack_rngs(len(ATTACK_NAMES))
+        return {
+            name: make_attack(name, domain=self.domain, target=self.target,
+                              rng=rngs[ATTACK_NAMES.index(name)],
+                              **attack_options(name, self.config.attack_options))
+            for name in self.attacks
+        }
+
+    def supports_public_randomness(self) -> bool:
+        """Whether the generator declares ``supports_public_randomness``."""
+        return bool(getattr(self.make_generator(), "supports_public_randomness", False))
+
+    @property
+    def randomness(self) -> str:
+        """The mode actually used: ``fixed_public`` only where asked for and the
+        generator declares support, else ``independent``."""
+        fixed = (self.config.randomness == "fixed_public"
+                 and self.supports_public_randomness())
+        return "fixed_public" if fixed else "independent"
+
+    def public_streams(self) -> tuple[Rngs, Rngs] | None:
+        """The audit's ``(fit, sample)`` public streams in ``fixed_public`` mode."""
+        if self.randomness != "fixed_public":
+            return None
+        streams = Streams(self.config.seed)
+        return streams.public_fit(), streams.public_sample()
+
+
+def attack_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of ``options`` that attack ``name`` accepts."""
+    from dpaudit.attacks.registry import attack_options as accepted
+
+    allowed = set(accepted(name))
+    return {k: v for k, v in options.items() if k in allowed}
+
+
+def audit_generator_options(config: AuditConfig, *, n_rows: int,
+                            worst_case: bool) -> dict[str, Any]:
+    """The generator options an audit uses, for ``|D| = n_rows``.
+
+    The generator registry holds each generator's audit defaults
+    (:func:`dpaudit.generators.registry.audit_options`): device, variant and bug
+    flags; teachers from ``|D|`` (fixed for both worlds: a k that changed with the
+    target's presence would itself leak membership); the study's lambda and iteration
+    caps (100 on the worst case, 1,000 on real data); small-table noise calibration.
+    Options the user set win.
+    """
+    return audit_options(config.generator, config.generator_options, n_rows=n_rows,
+                         worst_case=worst_case, epsilon=config.epsilon,
+                         delta=config.delta, device=config.device,
+                         variant=config.variant, bugs=config.bugs)
+
+
+def release_rows(config: AuditConfig, *, n_rows: int, worst_case: bool) -> int:
+    """Rows released per round: the configured number, else 100 on the worst case
+    and ``|D|`` otherwise (equal in both worlds)."""
+    return config.synthetic_rows or (100 if worst_case else n_rows)
+
+
+def build_setup(config: AuditConfig, *,
+                target_selection: tuple[tuple[int, float], ...] | None = None
+                ) -> AuditSetup:
+    """Loads the data, takes the target and fixes every derived setting.
+
+    Args:
+        config: the audit; ``target`` must not be ``"auto"`` (resolve it first with
+            :func:`dpaudit.audit.selection.resolve_target`).
+        target_selection: the ranking that chose ``config.target``, recorded in the
+            result.
+
+    Raises:
+        InvalidParameterError: on bad input, before anything is written.
+    """
+    if config.target == "auto" and config.target_record is None:
+        raise InvalidParameterError(
+            "`target` must be resolved before the setup is built (run_audit resolves "
+            "'auto' with dpaudit.audit.selection.resolve_target). Got 'auto'."
+        )
+    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir)
+    domain = dataset.domain
+    target_index: int | None = None
+    if config.target_record is not None:
+        target = pd.DataFrame([dict(config.target_record)])
+        base = dataset.train
+    elif config.target is None and dataset.name == "worst-case":
+        target = worst_case_target(domain)
+        base = dataset.train
+    elif config.target is None:
+        raise InvalidParameterError(
+            f"dataset {dataset.name!r} needs a target: pass --target ROW, --target auto "
+            "or --target-record JSON."
+        )
+    else:
+        target_index = int(config.target)
+        if target_index >= len(dataset.train):
+            raise InvalidParameterError(
+                f"`target` must be a row index below {len(dataset.train)}. "
+                f"Got {target_index}."
+            )
+        target = dataset.train.iloc[[target_index]].reset_index(drop=True)
+        base = dataset.train.drop(index=dataset.train.index[target_index])
+    without, with_target = neighbouring_pair(base, target, domain=domain)
+    target = with_target.iloc[[-1]].reset_index(drop=True)
+    worst_case = dataset.name == "worst-case"
+    setup = AuditSetup(
+        config=config, dataset=dataset, without=without, with_target=with_target,
+        target=target, target_index=target_index, target_selection=target_selection,
+        synthetic_rows=release_rows(config, n_rows=len(without), worst_case=worst_case),
+        generator_options=audit_generator_options(config, n_rows=len(without),
+                                                  worst_case=worst_case),
+        attacks=tuple(expand_attacks(config.attack)),
+        plan=GamePlan.create(rounds=config.rounds, split=config.split, seed=config.seed),
+    )
+    setup.make_generator()  # refuses bad generator options now, not in a worker
+    return setup
+
+
+@functools.lru_cache(maxsize=4)
+def cached_setup(config_json: str) -> AuditSetup:
+    """:func:`build_setup` of a JSON config, cached per worker process."""
+    return build_setup(AuditConfig.from_mapping(json.loads(config_json)))
+
+
+@functools.lru_cache(maxsize=4)
+def cached_round_rngs(config_json: str) -> list[Rngs]:
+    """Every round's stream of a JSON config, cached per worker process."""
+    return cached_setup(config_json).plan.round_rngs()

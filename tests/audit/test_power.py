@@ -1,0 +1,93 @@
+"""The verdict rule with power, rounds needed, saturation, tightness, the headline."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpaudit.audit.analysis import headline_attack
+from dpaudit.audit.estimators import eps_max_attainable, rounds_needed
+from dpaudit.audit.game import GamePlan
+from dpaudit.audit.verdict import Verdict, decide, saturated, tightness, verdict_reason
+
+
+def test_decide_rule() -> None:
+    assert decide(eps_emp=1.2, eps_claimed=1.0, eps_max_attainable=0.9) is Verdict.VIOLATION
+    assert decide(eps_emp=0.3, eps_claimed=1.0, eps_max_attainable=4.7) is Verdict.CONSISTENT
+    # An audit that could not have refuted the claim is not CONSISTENT.
+    assert decide(eps_emp=0.0, eps_claimed=0.998,
+                  eps_max_attainable=0.535) is Verdict.INCONCLUSIVE
+    assert decide(eps_emp=1.0, eps_claimed=1.0,
+                  eps_max_attainable=1.0) is Verdict.INCONCLUSIVE
+    assert decide(eps_emp=None, eps_claimed=1.0,
+                  eps_max_attainable=4.7) is Verdict.INCONCLUSIVE
+    assert decide(eps_emp=math.nan, eps_claimed=1.0,
+                  eps_max_attainable=4.7) is Verdict.INCONCLUSIVE
+    with pytest.raises(TypeError):
+        decide(0.3, 1.0, 4.7)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("method", ["clopper_pearson", "jeffreys"])
+@pytest.mark.parametrize(("eps", "alpha", "split"), [
+    (0.998, 0.05, (0.4, 0.2, 0.4)), (1.0, 0.025, (0.4, 0.2, 0.4)),
+    (3.0, 0.05, (0.5, 0.25, 0.25)), (0.1, 0.05, (0.4, 0.2, 0.4))])
+def test_rounds_needed_is_the_smallest_that_exceeds_the_claim(
+        eps: float, alpha: float, split: tuple[float, float, float], method: str) -> None:
+    delta = 1e-5
+
+    def attainable(rounds: int) -> float:
+        n0, n1 = GamePlan.create(rounds=rounds, split=split, seed=0).world_sizes("test")
+        return eps_max_attainable(n0, n1, delta=delta, alpha=alpha,
+                                  method=method)  # type: ignore[arg-type]
+
+    needed = rounds_needed(eps_claimed=eps, delta=delta, alpha=alpha, split=split,
+                           method=method)  # type: ignore[arg-type]
+    assert needed is not None
+    assert attainable(needed) > eps
+    assert all(attainable(r) <= eps for r in range(5, needed))
+
+
+def test_rounds_needed_without_a_feasible_size() -> None:
+    assert rounds_needed(eps_claimed=15.0, delta=1e-5, max_rounds=100_000) is None
+    assert rounds_needed(eps_claimed=0.998, delta=1e-5) == 30
+
+
+def test_saturation_and_tightness() -> None:
+    assert saturated(eps_emp=4.68, eps_max_attainable=4.68)
+    assert not saturated(eps_emp=4.0, eps_max_attainable=4.68)
+    assert not saturated(eps_emp=0.0, eps_max_attainable=0.0)
+    assert tightness(eps_emp=0.5, eps_reference=2.0, eps_claimed=1.0) == 0.25
+    assert tightness(eps_emp=0.5, eps_reference=None, eps_claimed=1.0) == 0.5
+    assert tightness(eps_emp=0.5, eps_reference=None, eps_claimed=math.inf) is None
+
+
+def test_verdict_reason_says_why() -> None:
+    text = verdict_reason(Verdict.INCONCLUSIVE, eps_emp=0.0, eps_claimed=0.998,
+                          eps_max_attainable=0.535, rounds_needed=30)
+    assert "0.535" in text and "30 rounds per world" in text
+    text = verdict_reason(Verdict.VIOLATION, eps_emp=4.68, eps_claimed=1.0,
+                          eps_max_attainable=4.68, approximate=True, is_saturated=True)
+    assert "approximate" in text and "more rounds" in text
+    assert verdict_reason(Verdict.CONSISTENT, eps_emp=0.1, eps_claimed=1.0,
+                          eps_max_attainable=4.7).startswith("CONSISTENT")
+
+
+def _attack(eps: float, *, constant: bool, val_auc: float, auc: float) -> dict[str, object]:
+    return {"eps_emp": eps, "constant_scores": constant, "validation_auc": val_auc,
+            "auc": auc}
+
+
+def test_headline_never_favours_a_constant_guess() -> None:
+    # All bounds at 0: the test AUC (chance) must not decide, nor may a constant guess.
+    attacks = {"groundhog-naive": _attack(0.0, constant=True, val_auc=0.5, auc=0.62),
+               "querybased": _attack(0.0, constant=False, val_auc=0.55, auc=0.48),
+               "distance": _attack(0.0, constant=False, val_auc=0.52, auc=0.7)}
+    assert headline_attack(attacks) == "querybased"
+    # A larger bound always wins.
+    attacks["distance"]["eps_emp"] = 0.2
+    assert headline_attack(attacks) == "distance"
+    # Only constant guesses: the first one, deterministically.
+    const = {"a": _attack(0.0, constant=True, val_auc=0.5, auc=0.9),
+             "b": _attack(0.0, constant=True, val_auc=0.5, auc=0.1)}
+    assert headline_attack(const) == "a"
