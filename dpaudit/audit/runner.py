@@ -18,7 +18,7 @@ from dpaudit.audit.analysis import (
 from dpaudit.audit.config import AuditConfig, Backend, Randomness
 from dpaudit.audit.rounds import compact_claim, train_batch
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.setup import AuditSetup, build_setup, cached_setup
+from dpaudit.audit.setup import AuditSetup, build_setup
 
 __all__ = [
     "SCHEMA_VERSION",

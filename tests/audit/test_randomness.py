@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
 import pandas as pd
@@ -10,7 +11,9 @@ import pytest
 
 from dpaudit.audit.runner import AuditConfig, run_audit
 from dpaudit.data import Domain
-from dpaudit.generators.base import PrivacyClaim, generator_factory, register_generator
+from dpaudit.generators import registry
+from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.registry import GeneratorSpec
 from dpaudit.rng import Rngs
 
 Record = dict[str, Any]
@@ -46,17 +49,18 @@ class _Unsupported(_Recorder):
     supports_public_randomness: ClassVar[bool] = False
 
 
-def _register() -> None:
+@pytest.fixture(autouse=True)
+def _register(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recorders as registry entries (the table is static: patch it for the test)."""
+    table = dict(registry._BUILTINS)
     for name, cls in (("test-recorder", _Recorder), ("test-recorder-off", _Unsupported)):
-        try:
-            generator_factory(name)
-        except Exception:
-            register_generator(name, cls, description="test: records its streams")
+        table[name] = GeneratorSpec(name=name, description="test: records its streams",
+                                    label=name, factory=f"{cls.__module__}:{cls.__name__}")
+    monkeypatch.setattr(registry, "_BUILTINS", MappingProxyType(table))
 
 
 def _run(tmp_path: Path, generator: str, randomness: str) -> tuple[dict[str, Any],
                                                                    list[Record]]:
-    _register()
     _Recorder.LOG.clear()
     config = AuditConfig(generator=generator, rounds=10, jobs=1, batch_size=7,
                          attack="querybased", randomness=randomness)  # type: ignore[arg-type]
