@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float,
                    help="false-alarm probability of eps_emp (default 0.05: 95%% confidence)")
     p.add_argument("--estimator", choices=("clopper_pearson", "jeffreys"))
+    p.add_argument("--randomness", choices=("fixed_public", "independent"),
+                   help="fixed_public (default): one public stream (weights, partitions, "
+                        "batches, latents, the release's sampling) for every round and "
+                        "both worlds, fresh privacy noise per round, where the generator "
+                        "declares its proof holds for any fixed public stream "
+                        "(docs/soundness.md); independent: every draw fresh per round")
     p.add_argument("--epsilon", type=float)
     p.add_argument("--delta", type=float)
     p.add_argument("--synthetic-rows", type=int)

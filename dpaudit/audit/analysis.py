@@ -18,12 +18,11 @@ import dpaudit
 from dpaudit.audit import estimators as est
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.game import SPLIT_CODES, GamePlan
+from dpaudit.audit.result import SCHEMA_VERSION
 from dpaudit.audit.setup import AuditSetup
 from dpaudit.audit.store import ResultStore
 from dpaudit.audit.thresholds import roc_auc, roc_curve, select_threshold
 from dpaudit.audit.verdict import decide, saturated, tightness, verdict_reason
-
-SCHEMA_VERSION = 1
 
 
 def analyse_attack(name: str, attack: Any, store: ResultStore, plan: GamePlan, *,

@@ -16,11 +16,11 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import dpaudit
 from dpaudit.audit.analysis import analyse
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.result import AuditResult
 from dpaudit.audit.rounds import train_batch
 from dpaudit.audit.selection import resolve_target
 from dpaudit.audit.setup import AuditSetup, build_setup
@@ -137,8 +137,9 @@ def _write_training_trace(setup: AuditSetup, out: Path) -> None:
 
 
 def run_audit(config: AuditConfig, *, out_dir: Path | str, resume: bool = False,
-              force: bool = False, progress: bool = False) -> dict[str, Any]:
-    """Runs (or resumes) an audit and writes ``out_dir``; returns ``result.json``.
+              force: bool = False, progress: bool = False) -> AuditResult:
+    """Runs (or resumes) an audit, writes ``out_dir`` and returns its typed result
+    (what ``result.json`` holds: :meth:`AuditResult.to_json` writes it).
 
     ``target = "auto"`` is resolved first (:func:`resolve_target`, in memory); the
     stored configuration then names the chosen row, so a resumed audit trains the
@@ -171,6 +172,7 @@ def run_audit(config: AuditConfig, *, out_dir: Path | str, resume: bool = False,
     _write_training_trace(setup, out)
     result["timing"] = {"train_seconds": trained,
                         "total_seconds": time.perf_counter() - started}
+    typed = AuditResult.from_json(result, source=out / "result.json")
     write_atomic(out / "result.json",
-                 json.dumps(result, indent=2, allow_nan=False) + "\n")
-    return result
+                 json.dumps(typed.to_json(), indent=2, allow_nan=False) + "\n")
+    return typed

@@ -10,12 +10,12 @@ The audit is split by concept: :mod:`~dpaudit.audit.config` (:class:`AuditConfig
 from __future__ import annotations
 
 from dpaudit.audit.analysis import (
-    SCHEMA_VERSION,
     analyse,
     analyse_attack,
     summarise_claims,
 )
 from dpaudit.audit.config import AuditConfig, Backend, Randomness
+from dpaudit.audit.result import SCHEMA_VERSION, AuditResult, Verdict
 from dpaudit.audit.rounds import compact_claim, train_batch
 from dpaudit.audit.run import run_audit
 from dpaudit.audit.setup import AuditSetup, build_setup
@@ -23,9 +23,11 @@ from dpaudit.audit.setup import AuditSetup, build_setup
 __all__ = [
     "SCHEMA_VERSION",
     "AuditConfig",
+    "AuditResult",
     "AuditSetup",
     "Backend",
     "Randomness",
+    "Verdict",
     "analyse",
     "analyse_attack",
     "build_setup",

@@ -10,16 +10,9 @@ the claim, found no violation; it is not a proof of privacy.
 
 from __future__ import annotations
 
-import enum
 import math
 
-
-class Verdict(enum.Enum):
-    """The outcome of an audit."""
-
-    CONSISTENT = "CONSISTENT"
-    VIOLATION = "VIOLATION"
-    INCONCLUSIVE = "INCONCLUSIVE"
+from dpaudit.audit.result import Verdict
 
 
 def _missing(value: float | None) -> bool:

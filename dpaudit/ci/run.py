@@ -157,8 +157,8 @@ def _json_default(value: Any) -> Any:
 def as_result(
     returned: AuditResult | Mapping[str, Any], *, source: Path | str | None = None
 ) -> AuditResult:
-    """ADAPTER while ``run_audit`` changes its return type: the :class:`AuditResult`
-    of what it returned, be it already one or the ``result.json`` dict.
+    """The :class:`AuditResult` of what a runner returned: already one (``run_audit``)
+    or a ``result.json`` mapping (a custom runner), validated against the schema.
 
     Args:
         returned: ``run_audit``'s return value.
@@ -253,8 +253,8 @@ def run_check(
         error = None
         try:
             returned = runner(config, out_dir=directory, progress=progress)
-            # ADAPTER: run_audit returns a dict today and an AuditResult after the
-            # runner split; as_result accepts both.
+            # run_audit returns an AuditResult; a custom runner (tests, scripts) may
+            # return the result.json mapping, which as_result validates.
             result = as_result(returned, source=directory / RESULT_FILE)
             result = attach_directory(result, directory)
             status = result.verdict.value

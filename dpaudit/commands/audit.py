@@ -8,20 +8,23 @@ result.
 from __future__ import annotations
 
 import argparse
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import AuditConfig, run_audit
 from dpaudit.commands import EXIT_OK, parse_options
 from dpaudit.errors import InvalidParameterError
+from dpaudit.reports.text import render_terminal
 
 DEFAULT_OUT = "dpaudit-audit"
 
 AUDIT_FLAGS = ("generator", "variant", "dataset", "domain", "data_dir", "target",
                "target_record", "attack", "rounds", "epsilon", "delta", "synthetic_rows",
                "batch_size", "jobs", "backend", "scheduler", "device", "seed",
-               "candidates", "selection_rounds", "alpha", "estimator")
+               "candidates", "selection_rounds", "alpha", "estimator", "randomness")
 """The flags that are keys of the audit configuration, under the same name."""
 
 
@@ -70,27 +73,6 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def print_result(result: Any) -> None:
-    """Prints an audit result (the ``result.json`` mapping) for a terminal."""
-    name = result["generator"] + (f" ({result['variant']})" if result.get("variant") else "")
-    print(f"audit of {name} on {result['dataset']}, attack {result['attack']}, "
-          f"{result['rounds']['total']} rounds")
-    print(f"  eps_emp (lower bound, {result['estimator']['confidence']:.0%}) "
-          f"{result['eps_emp']:.3f}")
-    print(f"  claimed epsilon        {result['eps_claimed']:.3f}")
-    reference = result.get("eps_reference")
-    note = str((result.get("claim") or {}).get("reference_note") or "")
-    shown = (f"{reference:.3f}" if reference is not None
-             else "unbounded" if note.startswith("unbounded") else "n/a")
-    print(f"  reference epsilon      {shown}")
-    print(f"  attainable maximum     {result['eps_max_attainable']:.3f}")
-    print(f"  AUC                    {result['auc']:.3f}")
-    counts = result["counts"]
-    print(f"  test counts            tp {counts['tp']} fp {counts['fp']} "
-          f"tn {counts['tn']} fn {counts['fn']}")
-    if len(result.get("attacks", {})) > 1:
-        for attack, r in result["attacks"].items():
-            print(f"    {attack:24s} eps_emp {r['eps_emp']:.3f}  AUC {r['auc']:.3f}")
-    print(f"  verdict                {result['verdict']}")
-    if "timing" in result:
-        print(f"  wall time              {result['timing']['total_seconds']:.1f} s")
+def print_result(result: AuditResult) -> None:
+    """Prints an audit result for a terminal (colour only on a terminal)."""
+    print(render_terminal(result, color=sys.stdout.isatty()))

@@ -9,7 +9,8 @@ from typing import Any, ClassVar, Self
 import pandas as pd
 import pytest
 
-from dpaudit.audit.runner import AuditConfig, run_audit
+from dpaudit.audit.runner import AuditConfig
+from dpaudit.audit.runner import run_audit as run_typed_audit
 from dpaudit.data import Domain
 from dpaudit.generators import registry
 from dpaudit.generators.base import PrivacyClaim
@@ -17,6 +18,11 @@ from dpaudit.generators.registry import GeneratorSpec
 from dpaudit.rng import Rngs
 
 Record = dict[str, Any]
+
+
+def run_audit(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The audit's ``result.json`` document (the typed result's JSON form)."""
+    return run_typed_audit(*args, **kwargs).to_json()
 
 
 class _Recorder:

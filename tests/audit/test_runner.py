@@ -12,6 +12,7 @@ import textwrap
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,10 +20,16 @@ from scipy import stats
 
 from dpaudit.audit import estimators as est
 from dpaudit.audit.game import GamePlan
-from dpaudit.audit.runner import AuditConfig, build_setup, run_audit
+from dpaudit.audit.runner import AuditConfig, build_setup
+from dpaudit.audit.runner import run_audit as run_typed_audit
 from dpaudit.audit.store import ResultStore
 from dpaudit.audit.thresholds import select_threshold
 from dpaudit.errors import InvalidParameterError
+
+
+def run_audit(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The audit's ``result.json`` document (the typed result's JSON form)."""
+    return run_typed_audit(*args, **kwargs).to_json()
 
 
 def rr(epsilon: float, **kw) -> AuditConfig:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from dpaudit.audit.game import GamePlan
-from dpaudit.audit.runner import AuditConfig, build_setup, run_audit
+from dpaudit.audit.runner import AuditConfig, build_setup
+from dpaudit.audit.runner import run_audit as run_typed_audit
 from dpaudit.audit.selection import rank_targets, select_target, selection_streams
 from dpaudit.audit.streams import STREAM_INDEX, Streams
 from dpaudit.data import Column, Domain
@@ -23,6 +25,11 @@ from dpaudit.worst_case.targets import (
 )
 
 OUTLIER = 13
+
+
+def run_audit(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The audit's ``result.json`` document (the typed result's JSON form)."""
+    return run_typed_audit(*args, **kwargs).to_json()
 
 
 @pytest.fixture
