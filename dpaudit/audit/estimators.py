@@ -14,7 +14,7 @@ FPR and false-negative rate FNR with
 
 so epsilon >= max{log((1 - FPR - delta) / FNR), log((1 - FNR - delta) / FPR), 0}.
 The true rates are unknown; replacing them by upper confidence bounds computed on
-test rounds gives a bound that holds with a stated probability (DESIGN.md, rule 5).
+test rounds gives a bound that holds with a stated probability (docs/soundness.md, rule 5).
 
 Convention for ``alpha``: it is the *total* probability that the reported lower
 bound overshoots. :func:`eps_lower_bound` bounds each of the two rates at one-sided
@@ -23,7 +23,7 @@ interval, as ``statsmodels.stats.proportion.proportion_confint(k, n, alpha=alpha
 method="beta")`` returns it), and a union bound over the two rates gives coverage
 ``1 - alpha``. With the default ``alpha = 0.05`` and zero errors this reproduces the
 study's figures: 4.68 for 400 + 400 test rounds and 5.60 for 1,000 + 1,000
-(REFERENCES.md, "Empirical epsilon"). :func:`rate_upper_bound` itself is a plain
+(docs/formulas.md, "Empirical epsilon"). :func:`rate_upper_bound` itself is a plain
 one-sided bound at the ``alpha`` it is given.
 """
 

@@ -1,6 +1,6 @@
 """The distinguishing game's plan: rounds, membership bits, seeds and the split.
 
-Soundness rules (DESIGN.md) enforced here:
+Soundness rules (docs/soundness.md) enforced here:
 
 1. Every round has a membership bit ``b`` (1: train on ``D ∪ {target}``, 0: on ``D``)
    and its own random stream spawned from one root seed. Bits are a random balanced

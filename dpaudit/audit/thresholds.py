@@ -50,7 +50,7 @@ def select_threshold(
     Soundness: this choice is a search over many tests, so the maximised eps_lo is
     optimistic on the rounds it was chosen on. Call this on *validation* rounds only,
     and compute the reported bound on test rounds that are disjoint from them
-    (DESIGN.md, rule 4); only then does the coverage of :func:`eps_lower_bound`
+    (docs/soundness.md, rule 4); only then does the coverage of :func:`eps_lower_bound`
     hold.
 
     Args:

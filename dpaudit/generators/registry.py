@@ -233,7 +233,7 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType({spec.name: spec for s
                     "Confident-GNMax and an RDP accountant",
         factory="dpaudit.generators.g_pate:GPate",
         config_builder="dpaudit.generators.g_pate:config_from_options",
-        devices=DEVICES,
+        devices=DEVICES, trace_switch="record_trace", trace_iterations=("max_iterations",),
         # The published settings are for 2,100 teachers on 284k rows: on a smaller
         # table k is fixed from |D| (both worlds) and the noise calibrated so that
         # the planned iterations run.

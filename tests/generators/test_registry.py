@@ -54,7 +54,8 @@ def test_capabilities_derive_from_the_code() -> None:
         assert spec.supports_public_randomness == bool(
             getattr(spec.load_class(), "supports_public_randomness", False))
     assert registry.get_spec("randomized-response").supports_public_randomness
-    assert pategan.records_trace and not gpate.records_trace
+    assert pategan.records_trace and gpate.records_trace
+    assert not registry.get_spec("copy").records_trace
 
 
 def test_pategan_audit_options() -> None:
@@ -97,6 +98,6 @@ def test_bad_input() -> None:
     with pytest.raises(InvalidParameterError, match="`generator` must be"):
         registry.get_spec("")
     with pytest.raises(InvalidParameterError, match="records training traces: pategan"):
-        registry.trace_options("gpate", iterations=3)
+        registry.trace_options("copy", iterations=3)
     assert registry.trace_options("pategan", iterations=3) == {
         "record_trace": True, "max_iterations": 3, "fixed_iterations": 3}

@@ -17,6 +17,7 @@ bookkeeping here runs on NumPy arrays over the ``M`` models, outside the tensor 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,9 +172,11 @@ class Spending:
                 self.ledger_rows, self.ledger_mult = [merged[0]], [merged[1]]
         self._pending = None
 
-    def claims(self) -> tuple[list[PrivacyClaim], list[int]]:
+    def claims(self, *, records_seen: Sequence[Sequence[int]] | None = None
+               ) -> tuple[list[PrivacyClaim], list[int]]:
         """Every model's claim, and the models that never trained (budget below one
-        batch)."""
+        batch). ``records_seen[i]``: model ``i``'s rows per teacher, traced when
+        given."""
         cfg = self.config
         stopped_by_cap = self.active & (self.iterations >= cfg.max_iterations)
         merged_rows, merged_mult = (
@@ -191,14 +194,17 @@ class Spending:
                 multiplicity=(tuple(merged_mult[mine].tolist())
                               if cfg.traces_data_dependent else ()),
             )
-            claims.append(self._claim(i, ledger, stop_reason="max_iterations"
-                                      if stopped_by_cap[i] else "budget"))
+            claim = self._claim(i, ledger, stop_reason="max_iterations"
+                                if stopped_by_cap[i] else "budget",
+                                records_seen=None if records_seen is None
+                                else [int(c) for c in records_seen[i]])
+            claims.append(claim)
             if self.iterations[i] == 0 and not stopped_by_cap[i]:
                 untrained.append(i)
         return claims, untrained
 
     def _claim(self, i: int, ledger: accountants.ConfidentGnmaxLedger, *,
-               stop_reason: str) -> PrivacyClaim:
+               stop_reason: str, records_seen: list[int] | None = None) -> PrivacyClaim:
         cfg = self.config
         committed = [j for j, c in enumerate(self.committed_trace) if c[i]]
         trace: dict[str, Any] = {
@@ -208,6 +214,10 @@ class Spending:
             "accountant_mode": cfg.accountant,
             "stop_reason": stop_reason,
         }
+        if records_seen is not None:
+            # Every row of a teacher's part is in its batches (with replacement): the
+            # part sizes are the records each teacher can see.
+            trace["records_seen"] = records_seen
         eps_independent = accountants.confident_gnmax_epsilon(ledger, delta=cfg.delta)
         # The reference: what a correct accountant charges for the queries run (as for
         # PATE-GAN); none holds where data reach the release unnoised (a flag declared

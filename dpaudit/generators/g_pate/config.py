@@ -79,6 +79,9 @@ class GPateConfig:
         accountant: ``data_independent`` (the DP claim) or ``data_dependent``, which
             also traces the data-dependent epsilon, labelled "not sanitised"; the
             claim stays data-independent.
+        record_trace: also record the records each teacher holds (``records_seen``)
+            in the claim's trace, next to the per-iteration epsilon and answered
+            queries it always holds (``dpaudit trace --generator gpate``).
         unsanitised_data_dependent: DEFECT (public G-PATE code): training stops on
             the unsanitised data-dependent epsilon and the claim reports it.
         data_bounds: DEFECT: bounds and categories are read from the private data
@@ -104,6 +107,7 @@ class GPateConfig:
     teacher_steps: int = 1
     device: DeviceName = "auto"
     accountant: AccountantMode = "data_independent"
+    record_trace: bool = False
     unsanitised_data_dependent: bool = bug_field(
         kind="further", implementations="g-pate",
         description="training stops on, and the claim reports, the data-dependent RDP "

@@ -66,6 +66,13 @@ class GPate:
             )
         return self._fitted.claim
 
+    @property
+    def num_teachers_(self) -> int:
+        """The number of teachers of the fitted model."""
+        if self._fitted is None:
+            raise NotFittedError("this GPate is not fitted: call `fit` first.")
+        return int(self.config.num_teachers)
+
     def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
             public_rng: Rngs | None = None) -> Self:
         """Trains on ``data`` (validated against the public ``domain``).

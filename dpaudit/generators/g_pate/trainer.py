@@ -292,7 +292,9 @@ class Trainer:
                 break
             self.generator_phase(x, agg, self._mask(spend.active))
             spend.commit()
-        claims, untrained = spend.claims()
+        seen = ([np.bincount(teacher, minlength=self.k).tolist()
+                 for teacher, _ in self.assignments] if cfg.record_trace else None)
+        claims, untrained = spend.claims(records_seen=seen)
         results = []
         for i, claim in enumerate(claims):
             template = self.templates[i]
