@@ -10,7 +10,7 @@ The study keeps, per classifier, the best of 5 models x 5 samples, so ``best-of`
 the default protocol here; ``--protocol plain`` gives the mean and standard deviation
 instead. The study reports AUROC only for Setting B; AUPRC is printed for reference.
 A synthetic training set with one class only has no defined score (see
-:mod:`dpaudit.audit.utility`); the ``one-class sets`` column counts them, and a row
+:mod:`dpaudit.utility`); the ``one-class sets`` column counts them, and a row
 whose sets all have one class shows ``-`` where a study might have printed 0.5.
 The ``reference`` row is dpaudit's correct PATE-GAN, compared with the PATE-GAN
 paper's own figure (Jordon et al. 2019).
@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from dpaudit.audit.utility import ONE_CLASS_TRAIN, PROTOCOLS, UtilityResult, run_utility
+from dpaudit.utility.runner import ONE_CLASS_TRAIN, PROTOCOLS, UtilityResult, run_utility
 from dpaudit.data import load_cervical_cancer
 
 EPSILON = 1.0

@@ -1,6 +1,6 @@
 """``dpaudit utility``: the PATE-GAN papers' utility benchmark from the command line.
 
-Parses the arguments, loads the dataset, calls :func:`dpaudit.audit.utility.run_utility`,
+Parses the arguments, loads the dataset, calls :func:`dpaudit.utility.run_utility`,
 prints a short table and writes ``utility.json`` and ``utility.csv`` with ``--out``.
 No logic of its own beyond the CSV-path convenience split (``--label``).
 """
@@ -12,7 +12,7 @@ import dataclasses
 import sys
 from typing import Any, TextIO
 
-from dpaudit.audit.utility import (
+from dpaudit.utility.runner import (
     CLASSIFIERS,
     DEFAULT_MODELS,
     DEFAULT_SAMPLES,

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-import dpaudit.audit.utility as utility
-from dpaudit.audit.utility import (
+import dpaudit.utility.runner as utility
+from dpaudit.utility.runner import (
     CLASSIFIERS,
     XGBOOST_MISSING,
     UtilityResult,
