@@ -28,8 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-from dpaudit.utility.runner import ONE_CLASS_TRAIN, PROTOCOLS, UtilityResult, run_utility
 from dpaudit.data import load_cervical_cancer
+from dpaudit.utility import ONE_CLASS_TRAIN, PROTOCOLS, UtilityResult, run_utility
 
 EPSILON = 1.0
 DELTA = 1e-5

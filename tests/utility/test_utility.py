@@ -17,8 +17,16 @@ import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-import dpaudit.utility.runner as utility
-from dpaudit.utility.runner import (
+import dpaudit.utility as utility
+import dpaudit.utility.metrics as utility_metrics
+import dpaudit.utility.results as utility_results
+import dpaudit.utility.runner as utility_runner
+from dpaudit.commands import utility as utility_command
+from dpaudit.data import Dataset, infer_domain, load_cervical_cancer
+from dpaudit.errors import DataError, DpauditWarning, InvalidParameterError
+from dpaudit.generators.base import PrivacyClaim
+from dpaudit.rng import Rngs
+from dpaudit.utility import (
     CLASSIFIERS,
     XGBOOST_MISSING,
     UtilityResult,
@@ -27,11 +35,6 @@ from dpaudit.utility.runner import (
     score_predictions,
     synthetic_ranking_agreement,
 )
-from dpaudit.commands import utility as utility_command
-from dpaudit.data import Dataset, infer_domain, load_cervical_cancer
-from dpaudit.errors import DataError, DpauditWarning, InvalidParameterError
-from dpaudit.generators.base import PrivacyClaim
-from dpaudit.rng import Rngs
 
 FAST = ["LogisticRegression", "GaussianNB", "LDA"]
 STUDY_SETTING_A_AUROC = 0.9400  # Cervical Cancer, mean of 12 classifiers (data README)
@@ -93,7 +96,7 @@ def test_score_predictions_one_class_is_undefined() -> None:
 
 
 def test_module_doctests() -> None:
-    failures, tried = doctest.testmod(utility, raise_on_error=False)
+    failures, tried = doctest.testmod(utility_metrics, raise_on_error=False)
     assert tried >= 4
     assert failures == 0
 
@@ -591,7 +594,7 @@ def test_write_is_atomic(
         raise OSError("disk full")
 
     changed = dataclasses.replace(result, dataset="changed")
-    monkeypatch.setattr(utility.os, "replace", broken_replace)
+    monkeypatch.setattr(utility_results.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         changed.write(tmp_path)
     monkeypatch.undo()
@@ -637,7 +640,7 @@ def stub_factory(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
         return build
 
-    monkeypatch.setattr(utility, "generator_factory", factory)
+    monkeypatch.setattr(utility_runner, "generator_factory", factory)
     return calls
 
 
@@ -709,7 +712,7 @@ def test_run_utility_uses_fit_many_when_offered(
                 for d, r in zip(datasets, rngs)
             ]
 
-    monkeypatch.setattr(utility, "generator_factory", lambda name: Batched)
+    monkeypatch.setattr(utility_runner, "generator_factory", lambda name: Batched)
     result = run_utility(
         generator_name="batched",
         dataset=_toy_dataset(toy),
