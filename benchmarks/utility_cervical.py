@@ -1,7 +1,7 @@
 """Setting-B utility of PATE-GAN and its six variants on Cervical Cancer at epsilon 1.
 
 Reproduces the utility table of the PATE-GAN audit study (Ganev, Annamalai and De
-Cristofaro 2024, Section 5; figures in REFERENCES.md, "Utility"): train each
+Cristofaro 2024, Section 5, its Setting-B utility table): train each
 implementation on the study's 80/20 split, sample, train the 12 classifiers on
 synthetic data and score them on the real test set (Setting B), and print the mean
 AUROC and AUPRC over classifiers next to the study's figures, with the wall time.
@@ -34,7 +34,7 @@ from dpaudit.utility import ONE_CLASS_TRAIN, PROTOCOLS, UtilityResult, run_utili
 EPSILON = 1.0
 DELTA = 1e-5
 VARIANTS = ("original", "updated", "synthcity", "turing", "borealis", "smartnoise")
-# Study, epsilon = 1, mean AUROC over 12 classifiers, Setting B (REFERENCES.md).
+# Study, epsilon = 1, mean AUROC over 12 classifiers, Setting B (Ganev et al. 2024, Sec. 5).
 STUDY_AUROC = {
     "reference": 0.9108,  # the PATE-GAN paper's own figure
     "original": 0.9265,
