@@ -97,6 +97,17 @@ def _positive_scores(model: Any, x: NDArray[np.float64]) -> NDArray[np.float64]:
 
 @dataclass(frozen=True, slots=True)
 class FitTask:
+    """One classifier fit: train on ``(x_train, y_train)``, score ``x_test``.
+
+    Attributes:
+        setting: ``A``, ``B`` or ``C``.
+        run: the synthetic set's index (0 in Setting A).
+        classifier: the classifier's name (see :data:`CLASSIFIERS`).
+        random_state: the classifier's seed.
+        x_train, y_train: training features and 0/1 labels.
+        x_test, y_test: test features and 0/1 labels.
+    """
+
     setting: Setting
     run: int
     classifier: str
@@ -109,6 +120,15 @@ class FitTask:
 
 @dataclass(frozen=True, slots=True)
 class FitOutcome:
+    """The scores of one :class:`FitTask`, or the reason they are undefined.
+
+    Attributes:
+        setting, run, classifier: those of the task.
+        auroc, auprc: the scores (None where undefined).
+        reason: why the scores are undefined (None when defined).
+        fit_warnings: warnings raised while fitting and scoring.
+    """
+
     setting: Setting
     run: int
     classifier: str
@@ -119,6 +139,12 @@ class FitOutcome:
 
 
 def evaluate_task(task: FitTask) -> FitOutcome:
+    """Fits and scores one task (BLAS limited to one thread; warnings counted).
+
+    A training or test set with one class, a fit that scikit-learn refuses on
+    degenerate data, or non-finite scores give an undefined outcome with its reason,
+    never an exception.
+    """
     from threadpoolctl import threadpool_limits
 
     def undefined(reason: str) -> FitOutcome:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 def generator_factory(name: str) -> GeneratorFactory:
-    """:func:`dpaudit.generators.base.generator_factory`, imported on first use.
+    """:func:`dpaudit.generators.registry.generator_factory`, imported on first use.
 
     The import is deferred so that joblib workers, which import this module to run
     the classifier fits, do not import torch.
@@ -82,7 +82,8 @@ def run_utility(
     training samples, test samples), child 1 for the classifiers.
 
     Args:
-        generator_name: a registered generator (``pategan``, ``gpate``) or plug-in.
+        generator_name: a registered generator (``dpaudit list generators``) or a
+            plug-in ``module:Class``.
         dataset: a dataset with a held-out ``test`` table and a binary ``label``.
         epsilon: the generator's target epsilon.
         delta: the generator's target delta.
