@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 def generator_factory(name: str) -> GeneratorFactory:
     """:func:`dpaudit.generators.registry.generator_factory`, imported on first use.
 
-    The import is deferred so that joblib workers, which import this module to run
+    The import is deferred so that joblib workers, which import this package to run
     the classifier fits, do not import torch.
     """
     from dpaudit.generators.registry import generator_factory as factory

@@ -830,3 +830,38 @@ def test_cli_defaults_are_the_documented_ones() -> None:
     assert (args.protocol, args.models, args.samples, args.jobs) == ("plain", 5, 5, 1)
     assert args.variant is None and args.bugs == [] and args.classifiers is None
     assert set(CLASSIFIERS) >= {"XGBoost", "LinearSVC"}
+
+
+def _utility_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="dpaudit")
+    utility_command.add_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(
+        ["utility", *argv, "--models", "1", "--samples", "1", "--classifier", "LDA",
+         "--no-progress"]
+    )
+
+
+def test_cli_utility_takes_the_registry_calibration(
+    stub_factory: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command adds what the registry's spec calibrates for the table (G-PATE's
+    small-table teachers and noise) and names no generator itself."""
+    from dpaudit.generators.registry import get_spec
+
+    args = _utility_args("--generator", "gpate", "--epsilon", "2")
+    assert utility_command.run(args) == 0
+    n_rows = len(load_cervical_cancer().train)
+    expected = get_spec("gpate").calibrated({}, n_rows=n_rows, epsilon=2.0, delta=1e-5)
+    assert expected  # the calibration is not empty on this table
+    options = {k: v for k, v in stub_factory[0].items() if k not in ("name", "epsilon", "delta")}
+    assert options == expected
+    assert "utility of gpate" in capsys.readouterr().out
+
+
+def test_cli_utility_refuses_a_variant_for_a_generator_without_variants(
+    stub_factory: list[dict[str, Any]],
+) -> None:
+    args = _utility_args("--generator", "copy", "--variant", "original")
+    with pytest.raises(InvalidParameterError, match="`variant/bugs` must be unset"):
+        utility_command.run(args)
+    assert stub_factory == []  # refused before any training
