@@ -5,11 +5,12 @@ al. 2021: 2,100 teachers, batch 32, sigma1 = 1500, sigma2 = 600, projection dime
 5, T = 0.5 k, c = 1e-4, B = 10, Adam 1e-3) on the training part of the bundled Credit
 sample (``dpaudit.data.load_dataset("credit_sample")``: 80/20 stratified split, seed
 13, domain drafted from the file), releases a synthetic table the size of the training
-set, trains four scikit-learn classifiers on it (LogisticRegression, AdaBoost,
-Bagging, MLP; each ``MinMaxScaler -> classifier`` with scikit-learn defaults,
-LogisticRegression with ``max_iter=1000``) and prints their AUROC on the real test
+set, trains four of the utility benchmark's classifiers on it
+(:func:`dpaudit.utility.make_classifier`: LogisticRegression, AdaBoost, Bagging, MLP;
+each ``MinMaxScaler -> classifier`` with scikit-learn defaults, LogisticRegression
+with ``max_iter=1000``) and prints their AUROC on the real test
 split (Setting B), next to the same classifiers trained on the real training split
-(Setting A) and the paper's figure (mean AUROC 0.9072, REFERENCES.md).
+(Setting A) and the paper's figure (mean AUROC 0.9072, docs/formulas.md).
 
 A classifier cannot be trained on a synthetic table with a single class; it then
 scores 0.5 (chance) and is marked ``one class``. The unconditional generator
@@ -53,34 +54,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import AdaBoostClassifier, BaggingClassifier
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import MinMaxScaler
 
 from dpaudit.data import Dataset, load_dataset
 from dpaudit.generators.g_pate import GPate, GPateConfig
 from dpaudit.generators.pate_gan import PateGan, PateGanConfig
 from dpaudit.rng import Rngs
+from dpaudit.utility import make_classifier
 
 EPSILON, DELTA = 1.0, 1e-5
 PAPER_MEAN_AUROC = 0.9072
 PAPER_PATEGAN_AUROC = 0.8872
 CLASSIFIERS = ("LogisticRegression", "AdaBoost", "Bagging", "MLP")
-
-
-def make_classifier(name: str, seed: int) -> Any:
-    if name == "LogisticRegression":
-        model: Any = LogisticRegression(max_iter=1000)
-    elif name == "AdaBoost":
-        model = AdaBoostClassifier(random_state=seed)
-    elif name == "Bagging":
-        model = BaggingClassifier(random_state=seed)
-    else:
-        model = MLPClassifier(random_state=seed)
-    return make_pipeline(MinMaxScaler(), model)
 
 
 def auroc_scores(train: pd.DataFrame, test: pd.DataFrame, label: str,
@@ -95,7 +80,7 @@ def auroc_scores(train: pd.DataFrame, test: pd.DataFrame, label: str,
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence warnings on synthetic data
-            model = make_classifier(name, seed).fit(x_train, y_train)
+            model = make_classifier(name, random_state=seed).fit(x_train, y_train)
         out[name] = float(roc_auc_score(y_test, model.predict_proba(x_test)[:, 1]))
     return out
 

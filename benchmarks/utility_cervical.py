@@ -1,7 +1,7 @@
 """Setting-B utility of PATE-GAN and its six variants on Cervical Cancer at epsilon 1.
 
 Reproduces the utility table of the PATE-GAN audit study (Ganev, Annamalai and De
-Cristofaro 2024, Section 5; figures in REFERENCES.md, "Utility"): train each
+Cristofaro 2024, Section 5, its Setting-B utility table): train each
 implementation on the study's 80/20 split, sample, train the 12 classifiers on
 synthetic data and score them on the real test set (Setting B), and print the mean
 AUROC and AUPRC over classifiers next to the study's figures, with the wall time.
@@ -10,7 +10,7 @@ The study keeps, per classifier, the best of 5 models x 5 samples, so ``best-of`
 the default protocol here; ``--protocol plain`` gives the mean and standard deviation
 instead. The study reports AUROC only for Setting B; AUPRC is printed for reference.
 A synthetic training set with one class only has no defined score (see
-:mod:`dpaudit.audit.utility`); the ``one-class sets`` column counts them, and a row
+:mod:`dpaudit.utility`); the ``one-class sets`` column counts them, and a row
 whose sets all have one class shows ``-`` where a study might have printed 0.5.
 The ``reference`` row is dpaudit's correct PATE-GAN, compared with the PATE-GAN
 paper's own figure (Jordon et al. 2019).
@@ -28,13 +28,13 @@ import sys
 import time
 from pathlib import Path
 
-from dpaudit.audit.utility import ONE_CLASS_TRAIN, PROTOCOLS, UtilityResult, run_utility
 from dpaudit.data import load_cervical_cancer
+from dpaudit.utility import ONE_CLASS_TRAIN, PROTOCOLS, UtilityResult, run_utility
 
 EPSILON = 1.0
 DELTA = 1e-5
 VARIANTS = ("original", "updated", "synthcity", "turing", "borealis", "smartnoise")
-# Study, epsilon = 1, mean AUROC over 12 classifiers, Setting B (REFERENCES.md).
+# Study, epsilon = 1, mean AUROC over 12 classifiers, Setting B (Ganev et al. 2024, Sec. 5).
 STUDY_AUROC = {
     "reference": 0.9108,  # the PATE-GAN paper's own figure
     "original": 0.9265,

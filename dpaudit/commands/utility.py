@@ -1,6 +1,6 @@
 """``dpaudit utility``: the PATE-GAN papers' utility benchmark from the command line.
 
-Parses the arguments, loads the dataset, calls :func:`dpaudit.audit.utility.run_utility`,
+Parses the arguments, loads the dataset, calls :func:`dpaudit.utility.run_utility`,
 prints a short table and writes ``utility.json`` and ``utility.csv`` with ``--out``.
 No logic of its own beyond the CSV-path convenience split (``--label``).
 """
@@ -12,7 +12,10 @@ import dataclasses
 import sys
 from typing import Any, TextIO
 
-from dpaudit.audit.utility import (
+from dpaudit.data import Dataset, load_dataset, stratified_split
+from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.registry import DEFAULT_GENERATOR, get_spec
+from dpaudit.utility import (
     CLASSIFIERS,
     DEFAULT_MODELS,
     DEFAULT_SAMPLES,
@@ -20,8 +23,6 @@ from dpaudit.audit.utility import (
     UtilityResult,
     run_utility,
 )
-from dpaudit.data import Dataset, load_dataset, stratified_split
-from dpaudit.errors import InvalidParameterError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -45,14 +46,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--generator",
-        default="pategan",
-        help="registered generator or plug-in module:Class (default pategan)",
+        default=DEFAULT_GENERATOR,
+        help="registered generator or plug-in module:Class "
+        f"(default {DEFAULT_GENERATOR}; `dpaudit list generators`)",
     )
     parser.add_argument(
         "--variant",
         default=None,
-        help="implementation variant (original, updated, synthcity, "
-        "turing, borealis, smartnoise)",
+        help="implementation variant (`dpaudit list variants`)",
     )
     parser.add_argument(
         "--bug",
@@ -60,7 +61,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="FLAG",
-        help="switch on a bug flag (repeatable)",
+        help="switch on a bug flag (repeatable; `dpaudit list bugs`)",
     )
     parser.add_argument(
         "--dataset",
@@ -155,17 +156,13 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         0 on success (errors are raised as :class:`dpaudit.errors.AuditError`).
     """
     stream = sys.stdout if out is None else out
-    options: dict[str, Any] = {}
-    if args.variant is not None:
-        options["variant"] = args.variant
-    if args.bugs:
-        options["bugs"] = list(args.bugs)
+    # The registry knows the generator: its variants and bug flags, and the
+    # calibration of a generator whose published settings assume a larger table.
+    spec = get_spec(args.generator)
+    options = spec.with_choices({}, variant=args.variant, bugs=args.bugs)
     dataset = _load(args)
-    if args.generator == "gpate":
-        from dpaudit.generators.g_pate import with_small_table_defaults
-
-        options = with_small_table_defaults(options, len(dataset.train),
-                                            epsilon=args.epsilon, delta=args.delta)
+    options = spec.calibrated(options, n_rows=len(dataset.train),
+                              epsilon=args.epsilon, delta=args.delta)
     result = run_utility(
         generator_name=args.generator,
         dataset=dataset,

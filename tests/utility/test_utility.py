@@ -17,8 +17,16 @@ import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-import dpaudit.audit.utility as utility
-from dpaudit.audit.utility import (
+import dpaudit.utility as utility
+import dpaudit.utility.metrics as utility_metrics
+import dpaudit.utility.results as utility_results
+import dpaudit.utility.runner as utility_runner
+from dpaudit.commands import utility as utility_command
+from dpaudit.data import Dataset, infer_domain, load_cervical_cancer
+from dpaudit.errors import DataError, DpauditWarning, InvalidParameterError
+from dpaudit.generators.base import PrivacyClaim
+from dpaudit.rng import Rngs
+from dpaudit.utility import (
     CLASSIFIERS,
     XGBOOST_MISSING,
     UtilityResult,
@@ -27,11 +35,6 @@ from dpaudit.audit.utility import (
     score_predictions,
     synthetic_ranking_agreement,
 )
-from dpaudit.commands import utility as utility_command
-from dpaudit.data import Dataset, infer_domain, load_cervical_cancer
-from dpaudit.errors import DataError, DpauditWarning, InvalidParameterError
-from dpaudit.generators.base import PrivacyClaim
-from dpaudit.rng import Rngs
 
 FAST = ["LogisticRegression", "GaussianNB", "LDA"]
 STUDY_SETTING_A_AUROC = 0.9400  # Cervical Cancer, mean of 12 classifiers (data README)
@@ -93,7 +96,7 @@ def test_score_predictions_one_class_is_undefined() -> None:
 
 
 def test_module_doctests() -> None:
-    failures, tried = doctest.testmod(utility, raise_on_error=False)
+    failures, tried = doctest.testmod(utility_metrics, raise_on_error=False)
     assert tried >= 4
     assert failures == 0
 
@@ -591,7 +594,7 @@ def test_write_is_atomic(
         raise OSError("disk full")
 
     changed = dataclasses.replace(result, dataset="changed")
-    monkeypatch.setattr(utility.os, "replace", broken_replace)
+    monkeypatch.setattr(utility_results.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         changed.write(tmp_path)
     monkeypatch.undo()
@@ -637,7 +640,7 @@ def stub_factory(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
         return build
 
-    monkeypatch.setattr(utility, "generator_factory", factory)
+    monkeypatch.setattr(utility_runner, "generator_factory", factory)
     return calls
 
 
@@ -709,7 +712,7 @@ def test_run_utility_uses_fit_many_when_offered(
                 for d, r in zip(datasets, rngs)
             ]
 
-    monkeypatch.setattr(utility, "generator_factory", lambda name: Batched)
+    monkeypatch.setattr(utility_runner, "generator_factory", lambda name: Batched)
     result = run_utility(
         generator_name="batched",
         dataset=_toy_dataset(toy),
@@ -827,3 +830,38 @@ def test_cli_defaults_are_the_documented_ones() -> None:
     assert (args.protocol, args.models, args.samples, args.jobs) == ("plain", 5, 5, 1)
     assert args.variant is None and args.bugs == [] and args.classifiers is None
     assert set(CLASSIFIERS) >= {"XGBoost", "LinearSVC"}
+
+
+def _utility_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="dpaudit")
+    utility_command.add_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(
+        ["utility", *argv, "--models", "1", "--samples", "1", "--classifier", "LDA",
+         "--no-progress"]
+    )
+
+
+def test_cli_utility_takes_the_registry_calibration(
+    stub_factory: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command adds what the registry's spec calibrates for the table (G-PATE's
+    small-table teachers and noise) and names no generator itself."""
+    from dpaudit.generators.registry import get_spec
+
+    args = _utility_args("--generator", "gpate", "--epsilon", "2")
+    assert utility_command.run(args) == 0
+    n_rows = len(load_cervical_cancer().train)
+    expected = get_spec("gpate").calibrated({}, n_rows=n_rows, epsilon=2.0, delta=1e-5)
+    assert expected  # the calibration is not empty on this table
+    options = {k: v for k, v in stub_factory[0].items() if k not in ("name", "epsilon", "delta")}
+    assert options == expected
+    assert "utility of gpate" in capsys.readouterr().out
+
+
+def test_cli_utility_refuses_a_variant_for_a_generator_without_variants(
+    stub_factory: list[dict[str, Any]],
+) -> None:
+    args = _utility_args("--generator", "copy", "--variant", "original")
+    with pytest.raises(InvalidParameterError, match="`variant/bugs` must be unset"):
+        utility_command.run(args)
+    assert stub_factory == []  # refused before any training
