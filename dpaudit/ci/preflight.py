@@ -20,7 +20,7 @@ from typing import Any, Literal
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.setup import build_setup
 from dpaudit.audit.store import ResultStore
-from dpaudit.errors import InvalidParameterError
+from dpaudit.errors import AuditError, InvalidParameterError
 
 __all__ = [
     "RESULT_FILES",
@@ -58,10 +58,13 @@ def preflight_audit(config: Any) -> None:
         build_setup(probe)
     except InvalidParameterError:
         raise
-    except Exception as err:  # a plug-in's own error, a dataset that cannot load
-        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    except AuditError as err:  # a plug-in that cannot be loaded, a bad store
+        raise InvalidParameterError(str(err)) from err
+    except Exception as err:  # a plug-in's own error, an option of the wrong type
+        text = str(err).strip().splitlines()[0].rstrip(".") if str(err).strip() else ""
         raise InvalidParameterError(
-            f"`generator` {config.generator!r} could not be set up: "
+            f"`generator` {config.generator!r} could not be set up with its options "
+            f"{dict(config.generator_options)!r}: "
             f"{type(err).__name__}{': ' + text if text else ''}."
         ) from err
 
