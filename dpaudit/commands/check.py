@@ -26,6 +26,7 @@ from dpaudit.ci import (
     write_junit,
     write_summary,
 )
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["add_parser", "run"]
 
@@ -137,12 +138,19 @@ def run(args: argparse.Namespace) -> int:
         resume=bool(getattr(args, "resume", False)),
         files=files,
     )
-    if junit:
-        write_junit(report, junit)
-        print(f"dpaudit check: JUnit XML written to {junit}")
-    if summary is not None:
-        write_summary(report, summary)
-        print(f"dpaudit check: summary appended to {summary}")
+    try:
+        if junit:
+            write_junit(report, junit)
+            print(f"dpaudit check: JUnit XML written to {junit}")
+        if summary is not None:
+            write_summary(report, summary)
+            print(f"dpaudit check: summary appended to {summary}")
+    except OSError as err:  # checked before the run; the disk may still fail
+        raise InvalidParameterError(
+            f"cannot write {err.filename or 'an output'}: {err.strerror or err}. The "
+            f"audits ran (exit code {report.exit_code}); their directories are in "
+            f"{report.out_dir}."
+        ) from err
     words = {
         0: "passed: no violation found",
         1: "FAILED: privacy violation found",
