@@ -17,7 +17,9 @@ import pytest
 yaml = pytest.importorskip("yaml")
 
 import dpaudit  # noqa: E402
+from dpaudit.audit.config import AuditConfig  # noqa: E402
 from dpaudit.ci import load_policy  # noqa: E402
+from dpaudit.ci.preflight import preflight_audit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "examples" / "github-actions.yml"
@@ -100,6 +102,9 @@ def test_example_policy_is_valid() -> None:
     policy = load_policy(POLICY)
     assert [a.name for a in policy.audits] == ["pategan-reference", "gpate-reference"]
     assert recipe()["env"]["POLICY"] == "privacy.toml"
+    # Everything `dpaudit check` verifies before training holds for the example.
+    for audit in policy.audits:
+        preflight_audit(AuditConfig.from_mapping(dict(audit.settings)))
 
 
 FAST_POLICY = """
