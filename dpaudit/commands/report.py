@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         results = load_results(directory)
     except InvalidParameterError:
-        if not unfinished or fmt == "json":
+        if not unfinished:
             raise
         results = ()
     if unfinished:

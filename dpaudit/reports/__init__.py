@@ -110,8 +110,8 @@ def render(
         compare: Force a comparison or a single report; default: a comparison when
             there are several results.
         unfinished: A comparison's audits without a result (failed or
-            interrupted): listed as such in HTML and Markdown, and as JUnit
-            errors (the JSON comparison holds results only).
+            interrupted): listed as such in HTML, Markdown and the JSON
+            comparison's ``unfinished``, and as JUnit errors.
 
     Returns:
         The report's text.
@@ -119,7 +119,7 @@ def render(
     Raises:
         InvalidParameterError: On an unknown format or no results.
     """
-    if not results and not (unfinished and fmt != "json"):
+    if not results and not unfinished:
         raise InvalidParameterError("`results` must hold at least one audit. Got none.")
     if compare is None:
         compare = len(results) + len(unfinished) > 1
@@ -134,7 +134,9 @@ def render(
     if fmt == "json":
         from dpaudit.reports.jsonreport import render_json
 
-        return render_json(results, base=base, compare=compare)
+        return render_json(
+            results, base=base, compare=compare, unfinished=unfinished
+        )
     if fmt == "junit":
         from dpaudit.reports.junit import (
             JunitCase,

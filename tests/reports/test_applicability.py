@@ -92,6 +92,13 @@ def test_comparison_lists_unfinished_audits(
     md = render(results, "md", base=tmp_path, compare=True, unfinished=unfinished)
     assert "1 of 2 audit(s) found a violation; 1 did not finish" in md
     assert "| **INTERRUPTED** | stopped |" in md
+    doc = json.loads(
+        render(results, "json", base=tmp_path, compare=True, unfinished=unfinished)
+    )
+    assert doc["unfinished"] == [
+        {"path": "stopped", "status": "INTERRUPTED", "reason": unfinished[0].reason}
+    ]
+    assert [a["path"] for a in doc["audits"]] == ["done"]
     # Through the command: the interrupted audit is reported, not skipped.
     assert cli.main(["report", str(tmp_path), "--format", "md", "--out", "-"]) == 0
     captured = capsys.readouterr()
