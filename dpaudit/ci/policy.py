@@ -39,16 +39,18 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from dpaudit.audit.config import AuditConfig
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_choice, check_scalar
 
 __all__ = [
     "DEFAULT_ALPHA",
+    "POLICY_AUDIT_KEYS",
     "PRESETS",
     "Policy",
     "PolicyAudit",
@@ -61,6 +63,15 @@ __all__ = [
 DEFAULT_ALPHA = 0.05
 
 _TOP_KEYS = frozenset({"alpha", "preset", "defaults", "audit"})
+#: The keys an ``[[audit]]`` table or ``[defaults]`` may hold, generated from the one
+#: definition of an audit's keys (the fields of
+#: :class:`~dpaudit.audit.config.AuditConfig`): every audit key but ``alpha`` (the
+#: policy's, split over the audits), plus the policy's own ``name``.
+POLICY_AUDIT_KEYS: tuple[str, ...] = tuple(
+    sorted(
+        ({f.name for f in fields(AuditConfig)} - {"alpha"}) | {"name"}
+    )
+)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -205,6 +216,14 @@ def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Polic
     defaults = mapping.get("defaults", {})
     if not isinstance(defaults, Mapping):
         raise _fail(source, f"`defaults` must be a table. Got {defaults!r}.")
+    bad_defaults = sorted(set(defaults) - set(POLICY_AUDIT_KEYS) - {"alpha"})
+    if bad_defaults or "name" in defaults:
+        raise _fail(
+            f"{source}, [defaults]",
+            f"unknown key(s) {bad_defaults or ['name']}; valid keys: "
+            f"{', '.join(k for k in POLICY_AUDIT_KEYS if k != 'name')} "
+            "(`name` belongs to one [[audit]]).",
+        )
     tables = mapping.get("audit")
     if isinstance(tables, Mapping):
         tables = [tables]
@@ -226,6 +245,13 @@ def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Polic
                 "`alpha` is set once, at the top of the policy, and split over the "
                 f"audits (Bonferroni: {alpha:g} / {n} = {audit_alpha:g} each); remove "
                 "it from [defaults] and [[audit]].",
+            )
+        unknown_keys = sorted(set(table) - set(POLICY_AUDIT_KEYS))
+        if unknown_keys:
+            raise _fail(
+                where,
+                f"unknown key(s) {unknown_keys}; valid keys: "
+                f"{', '.join(POLICY_AUDIT_KEYS)}.",
             )
         settings: dict[str, Any] = dict(preset.settings) if preset else {}
         settings.update(defaults)

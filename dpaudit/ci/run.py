@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from dpaudit.audit.result import AuditResult, Verdict
 from dpaudit.ci.policy import Policy
+from dpaudit.ci.preflight import check_outputs, preflight_audit
 from dpaudit.errors import InvalidParameterError
 from dpaudit.reports.text import approximate_note, attainable, fmt_eps, fmt_number
 
@@ -188,15 +189,20 @@ def _write_report(out_dir: Path, result: AuditResult) -> Path:
     return write_atomic(out_dir / "report.html", render_html([result]))
 
 
-def _configs(policy: Policy, make_config: ConfigFactory) -> list[Any]:
+def _configs(
+    policy: Policy, make_config: ConfigFactory, validate: Callable[[Any], None]
+) -> list[Any]:
+    """Every audit's config, each validated as far as it can be without training."""
     configs = []
     for audit in policy.audits:
         try:
-            configs.append(make_config(dict(audit.settings)))
+            config = make_config(dict(audit.settings))
+            validate(config)
         except InvalidParameterError as err:
             raise InvalidParameterError(
                 f"{policy.source}, audit {audit.name!r}: {err}"
             ) from err
+        configs.append(config)
     return configs
 
 
@@ -209,11 +215,19 @@ def run_check(
     progress: bool = False,
     reports: bool = True,
     log: Callable[[str], None] | None = None,
+    force: bool = False,
+    resume: bool = False,
+    files: Sequence[tuple[str, Path, bool]] = (),
+    validate: Callable[[Any], None] = preflight_audit,
 ) -> CheckReport:
     """Runs every audit of ``policy`` and collects the outcomes.
 
-    Every audit's configuration is built first, so a bad key stops the check before
-    anything runs. A run that raises is recorded as ``ERROR`` and the check goes on.
+    Before anything trains, every audit's configuration is built and validated
+    (``validate``, by default :func:`~dpaudit.ci.preflight.preflight_audit`: the
+    generator, plug-in, dataset, domain, target and attacks) and every output is
+    checked (:func:`~dpaudit.ci.preflight.check_outputs`), so a typo or an
+    unwritable path stops the check at once. A run that raises is recorded as
+    ``ERROR`` and the check goes on.
 
     Args:
         policy: The policy.
@@ -226,12 +240,21 @@ def run_check(
         progress: Show each run's progress bar.
         reports: Write HTML reports.
         log: Called with one line per finished audit.
+        force: Replace audit directories an earlier check left in ``out_dir``.
+        resume: Continue the unfinished audits (same configuration) an earlier
+            check left in ``out_dir``.
+        files: ``(option, path, append)`` of the other files the caller will write
+            (``--junit``, ``--summary``), checked before any run.
+        validate: Called with each config before any run; raises
+            :class:`InvalidParameterError` on a bad one.
 
     Returns:
         The :class:`CheckReport` (its ``exit_code`` is the command's).
 
     Raises:
-        InvalidParameterError: If an audit's settings are invalid (before any run).
+        InvalidParameterError: If an audit's settings are invalid, an output cannot
+            be written, or ``out_dir`` holds audits and neither ``force`` nor
+            ``resume`` is set (all before any run).
     """
     from dpaudit.reports.model import attach_directory
 
@@ -241,7 +264,14 @@ def run_check(
         runner = runner or run_audit
         make_config = make_config or AuditConfig.from_mapping
     root = Path(out_dir)
-    configs = _configs(policy, make_config)
+    configs = _configs(policy, make_config, validate)
+    resumes = check_outputs(
+        root,
+        [(a.name, c) for a, c in zip(policy.audits, configs)],
+        force=force,
+        resume=resume,
+        files=files,
+    )
     outcomes: list[CheckOutcome] = []
     for i, (audit, config) in enumerate(zip(policy.audits, configs), start=1):
         directory = root / audit.name
@@ -252,7 +282,10 @@ def run_check(
         report_path = None
         error = None
         try:
-            returned = runner(config, out_dir=directory, progress=progress)
+            flags = {"force": True} if force else {}
+            if resumes.get(audit.name):
+                flags = {"resume": True}
+            returned = runner(config, out_dir=directory, progress=progress, **flags)
             # run_audit returns an AuditResult; a custom runner (tests, scripts) may
             # return the result.json mapping, which as_result validates.
             result = as_result(returned, source=directory / RESULT_FILE)
@@ -284,14 +317,21 @@ def run_check(
     report = CheckReport(policy=policy, outcomes=tuple(outcomes), out_dir=root)
     if reports and len(outcomes) > 1:
         results = [o.result for o in outcomes if o.result is not None]
-        if results:
-            from dpaudit.reports import render_html, write_atomic
+        from dpaudit.reports import render_html, write_atomic
+        from dpaudit.reports.model import Unfinished
 
-            # A failed comparison leaves the per-audit reports and the summary.
-            with contextlib.suppress(Exception):
-                write_atomic(
-                    root / "report.html", render_html(results, base=root, compare=True)
-                )
+        # Audits that did not finish are listed as such, never silently left out.
+        unfinished = [
+            Unfinished(path=o.name, status="ERROR", reason=o.error or "did not run")
+            for o in outcomes
+            if o.result is None
+        ]
+        # A failed comparison leaves the per-audit reports and the summary.
+        with contextlib.suppress(Exception):
+            write_atomic(
+                root / "report.html",
+                render_html(results, base=root, compare=True, unfinished=unfinished),
+            )
     return report
 
 

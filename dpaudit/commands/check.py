@@ -4,6 +4,10 @@ Runs every audit of the policy (see :mod:`dpaudit.ci.policy` for the format), wr
 each audit directory and HTML report under ``--out``, a JUnit file (``--junit``) and a
 Markdown summary (``--summary``, else ``$GITHUB_STEP_SUMMARY`` when set; appended).
 
+Every audit is validated (generator, plug-in, dataset, domain, target, attacks) and
+every output checked for writing before the first one trains. ``--force`` starts
+afresh the audits an earlier check left in ``--out``; ``--resume`` continues them.
+
 Exit codes: 0 every audit CONSISTENT; 1 a VIOLATION; 2 a bad policy, a failed run or an
 INCONCLUSIVE audit.
 """
@@ -22,6 +26,7 @@ from dpaudit.ci import (
     write_junit,
     write_summary,
 )
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["add_parser", "run"]
 
@@ -76,6 +81,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="directory of the audit directories and reports "
         "(default: ./dpaudit-check)",
     )
+    reuse = parser.add_mutually_exclusive_group()
+    reuse.add_argument(
+        "--force",
+        action="store_true",
+        help="start afresh the audits an earlier check left in --out",
+    )
+    reuse.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the unfinished audits an earlier check left in --out (same "
+        "policy settings); the others run from the start",
+    )
     parser.add_argument(
         "--progress", action="store_true", help="show each audit's progress bar"
     )
@@ -94,9 +111,18 @@ def run(args: argparse.Namespace) -> int:
         0 (all CONSISTENT), 1 (a VIOLATION) or 2 (a failed or INCONCLUSIVE audit).
 
     Raises:
-        InvalidParameterError: On a bad policy, before any audit runs.
+        InvalidParameterError: On a bad policy or audit (generator, dataset, target,
+            attack), an output that cannot be written, or audits already in
+            ``--out`` without ``--force`` or ``--resume``: all before any audit runs.
     """
     policy = load_policy(args.policy)
+    junit = getattr(args, "junit", None)
+    summary = summary_path(getattr(args, "summary", None))
+    files: list[tuple[str, Path, bool]] = []
+    if junit:
+        files.append(("--junit", Path(junit), False))
+    if summary is not None:
+        files.append(("--summary", Path(summary), True))
     print(
         f"dpaudit check: {len(policy.audits)} audit(s) from {policy.source}; "
         f"alpha {policy.alpha:g} overall, {policy.audit_alpha:g} per audit "
@@ -108,15 +134,23 @@ def run(args: argparse.Namespace) -> int:
         out_dir=args.out,
         progress=bool(getattr(args, "progress", False)),
         log=lambda line: print(line, flush=True),
+        force=bool(getattr(args, "force", False)),
+        resume=bool(getattr(args, "resume", False)),
+        files=files,
     )
-    junit = getattr(args, "junit", None)
-    if junit:
-        write_junit(report, junit)
-        print(f"dpaudit check: JUnit XML written to {junit}")
-    summary = summary_path(getattr(args, "summary", None))
-    if summary is not None:
-        write_summary(report, summary)
-        print(f"dpaudit check: summary appended to {summary}")
+    try:
+        if junit:
+            write_junit(report, junit)
+            print(f"dpaudit check: JUnit XML written to {junit}")
+        if summary is not None:
+            write_summary(report, summary)
+            print(f"dpaudit check: summary appended to {summary}")
+    except OSError as err:  # checked before the run; the disk may still fail
+        raise InvalidParameterError(
+            f"cannot write {err.filename or 'an output'}: {err.strerror or err}. The "
+            f"audits ran (exit code {report.exit_code}); their directories are in "
+            f"{report.out_dir}."
+        ) from err
     words = {
         0: "passed: no violation found",
         1: "FAILED: privacy violation found",

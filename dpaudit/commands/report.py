@@ -83,12 +83,25 @@ def run(args: argparse.Namespace) -> int:
     if not directory.exists():
         raise InvalidParameterError(f"`DIR` must exist. Got {str(directory)!r}.")
     from dpaudit.reports.io import write_atomic
-    from dpaudit.reports.model import load_results
+    from dpaudit.reports.model import find_unfinished, load_results
 
-    results = load_results(directory)
     base = directory if directory.is_dir() else directory.parent
     compare = directory.is_dir() and not (directory / "result.json").is_file()
-    text = render(results, fmt, base=base, compare=compare)
+    # Interrupted or failed audits (a store, no result.json) are shown as such.
+    unfinished = find_unfinished(directory) if compare else []
+    try:
+        results = load_results(directory)
+    except InvalidParameterError:
+        if not unfinished:
+            raise
+        results = ()
+    if unfinished:
+        print(
+            f"dpaudit report: {len(unfinished)} audit(s) without a result "
+            f"(interrupted or failed): {', '.join(u.path for u in unfinished)}",
+            file=sys.stderr,
+        )
+    text = render(results, fmt, base=base, compare=compare, unfinished=unfinished)
     out = getattr(args, "out", None)
     if out == "-":
         sys.stdout.write(text)

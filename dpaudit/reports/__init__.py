@@ -28,7 +28,12 @@ if TYPE_CHECKING:
     from dpaudit.reports.jsonreport import render_json
     from dpaudit.reports.junit import JunitCase, case_from_result, render_junit
     from dpaudit.reports.markdown import render_markdown
-    from dpaudit.reports.model import AuditResult, load_result, load_results
+    from dpaudit.reports.model import (
+        AuditResult,
+        Unfinished,
+        load_result,
+        load_results,
+    )
     from dpaudit.reports.text import render_terminal
 
 __all__ = [
@@ -94,15 +99,19 @@ def render(
     *,
     base: Path | None = None,
     compare: bool | None = None,
+    unfinished: Sequence[Unfinished] = (),
 ) -> str:
     """Renders one audit (or a comparison of several) in format ``fmt``.
 
     Args:
-        results: The audits (at least one).
+        results: The audits (at least one, unless ``unfinished`` lists some).
         fmt: ``html``, ``md``, ``json`` or ``junit``.
         base: The directory the results were loaded from (relative paths).
         compare: Force a comparison or a single report; default: a comparison when
             there are several results.
+        unfinished: A comparison's audits without a result (failed or
+            interrupted): listed as such in HTML, Markdown and the JSON
+            comparison's ``unfinished``, and as JUnit errors.
 
     Returns:
         The report's text.
@@ -110,32 +119,62 @@ def render(
     Raises:
         InvalidParameterError: On an unknown format or no results.
     """
-    if not results:
+    if not results and not unfinished:
         raise InvalidParameterError("`results` must hold at least one audit. Got none.")
+    if compare is None:
+        compare = len(results) + len(unfinished) > 1
     if fmt == "html":
         from dpaudit.reports.html import render_html
 
-        return render_html(results, base=base, compare=compare)
+        return render_html(results, base=base, compare=compare, unfinished=unfinished)
     if fmt == "md":
         from dpaudit.reports.markdown import render_markdown
 
-        return render_markdown(results, compare=compare)
+        return render_markdown(results, compare=compare, unfinished=unfinished)
     if fmt == "json":
         from dpaudit.reports.jsonreport import render_json
 
-        return render_json(results, base=base, compare=compare)
+        return render_json(
+            results, base=base, compare=compare, unfinished=unfinished
+        )
     if fmt == "junit":
-        from dpaudit.reports.junit import case_from_result, render_junit
+        from dpaudit.reports.junit import (
+            JunitCase,
+            case_from_result,
+            render_junit,
+            unique_names,
+        )
+        from dpaudit.reports.model import path_from
 
+        # Each case is named by its audit directory in a comparison (unique), and
+        # by label and attack for a single audit.
+        names = unique_names(
+            [
+                (path_from(r, base) if compare else "") or f"{r.label} [{r.attack}]"
+                for r in results
+            ]
+        )
         cases = []
-        for r in results:
+        for r, name in zip(results, names):
             directory = r.directory
             report = (
                 None if directory is None else directory / DEFAULT_FILENAMES["html"]
             )
             cases.append(
                 case_from_result(
-                    r, report_path=report if report and report.is_file() else None
+                    r,
+                    name=name,
+                    report_path=report if report and report.is_file() else None,
+                )
+            )
+        for u in unfinished:
+            cases.append(
+                JunitCase(
+                    name=u.path,
+                    classname="dpaudit.unfinished",
+                    status="error",
+                    message=f"{u.status}: {u.reason}",
+                    details=f"{u.status}: {u.reason}",
                 )
             )
         return render_junit(cases)

@@ -19,7 +19,13 @@ from markupsafe import Markup
 
 import dpaudit.reports.plots as plots
 from dpaudit import __version__
-from dpaudit.reports.model import AttackResult, AuditResult, path_from, relative_path
+from dpaudit.reports.model import (
+    AttackResult,
+    AuditResult,
+    Unfinished,
+    path_from,
+    relative_path,
+)
 from dpaudit.reports.text import (
     COMPARISON_COLUMNS,
     DATA_NOTICE,
@@ -38,6 +44,7 @@ from dpaudit.reports.text import (
     test_size,
     utility_tables,
 )
+from dpaudit.reports.traceview import TRACE_SOURCE, trace_view, variant_text
 
 __all__ = ["render_comparison_html", "render_html", "render_result_html"]
 
@@ -118,25 +125,38 @@ def _target_table(result: AuditResult) -> Table:
     )
 
 
-def _trace_context(result: AuditResult) -> tuple[list[tuple[str, Markup]], list[Any]]:
+def _trace_context(
+    result: AuditResult,
+) -> tuple[list[tuple[str, Markup]], list[Any], tuple[str, ...]]:
+    """The trace figures that apply to the generator, trace.json's excerpt, and one
+    note per figure left out (:func:`~dpaudit.reports.traceview.trace_view`)."""
     trace = result.trace
     if trace is None:
-        return [], []
-    figures = [
-        ("Records seen per teacher", plots.records_seen_chart(trace)),
-        ("Teacher losses: own partition versus the others", plots.losses_chart(trace)),
-        (
-            "Epsilon over training iterations",
-            plots.epsilon_trace_chart(trace, claimed=result.eps_claimed),
-        ),
-    ]
+        return [], [], ()
+    view = trace_view(result)
+    figures = []
+    if view.teachers:
+        figures += [
+            ("Records seen per teacher", plots.records_seen_chart(trace)),
+            (
+                "Teacher losses: own partition versus the others",
+                plots.losses_chart(trace),
+            ),
+        ]
+    if view.accountant:
+        figures.append(
+            (
+                "Epsilon over training iterations",
+                plots.epsilon_trace_chart(trace, claimed=result.eps_claimed),
+            )
+        )
     shown = [(title, svg) for title, svg in figures if svg is not None]
     # trace.json can hold a long ledger; the page shows a bounded excerpt of it.
     details = [
         (key, value if len(value) <= 300 else value[:299] + "…")
         for key, value in (flatten(trace.details) if trace.details else [])
     ]
-    return [(t, Markup(s)) for t, s in shown], details[:200]
+    return [(t, Markup(s)) for t, s in shown], details[:200], view.notes
 
 
 def render_result_html(result: AuditResult) -> str:
@@ -148,7 +168,7 @@ def render_result_html(result: AuditResult) -> str:
     Returns:
         A complete HTML document (UTF-8 text), with figures inline.
     """
-    traces, trace_details = _trace_context(result)
+    traces, trace_details, trace_notes = _trace_context(result)
     histograms = []
     for attack in result.attacks.values():
         svg = plots.score_histogram(attack)
@@ -157,7 +177,7 @@ def render_result_html(result: AuditResult) -> str:
     audit_rows = [
         ("verdict", result.verdict),
         ("generator", result.generator),
-        ("variant", result.variant or "— (reference)"),
+        ("variant", variant_text(result)),
         ("bug flags", ", ".join(result.bugs) or "none"),
         ("dataset", result.dataset),
         ("headline attack", result.attack),
@@ -192,6 +212,8 @@ def render_result_html(result: AuditResult) -> str:
         "histograms": histograms,
         "traces": traces,
         "trace_details": trace_details,
+        "trace_notes": trace_notes,
+        "trace_source": TRACE_SOURCE,
         "utility_tables": utility_tables(result.utility) if result.utility else [],
         "target_table": _target_table(result),
         "audit_rows": audit_rows,
@@ -215,12 +237,19 @@ def comparison_rows(
     return rows
 
 
-def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None) -> str:
+def render_comparison_html(
+    results: Sequence[AuditResult],
+    *,
+    base: Path | None,
+    unfinished: Sequence[Unfinished] = (),
+) -> str:
     """The HTML comparison of several audits: one row per generator/variant/attack.
 
     Args:
         results: The audits.
         base: Their common parent directory; paths and links are relative to it.
+        unfinished: Audits without a result (failed or interrupted): listed with
+            their status and counted, never left out silently.
 
     Returns:
         A complete HTML document.
@@ -234,7 +263,7 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
                 "verdict": result.verdict,
                 "cells": (
                     result.generator,
-                    result.variant or "—",
+                    variant_text(result),
                     ", ".join(result.bugs) or "—",
                     result.dataset,
                     attack.name
@@ -257,6 +286,8 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
     overall = (
         "VIOLATION"
         if "VIOLATION" in verdicts
+        else "INCOMPLETE"
+        if unfinished
         else "INCONCLUSIVE"
         if "INCONCLUSIVE" in verdicts
         else "CONSISTENT"
@@ -280,7 +311,11 @@ def render_comparison_html(results: Sequence[AuditResult], *, base: Path | None)
         "violations": verdicts.count("VIOLATION"),
         "inconclusive": verdicts.count("INCONCLUSIVE"),
         "audits": audits,
-        "chart_svg": _svg(plots.comparison_chart(comparison_rows(results))),
+        "unfinished": list(unfinished),
+        "total": len(results) + len(unfinished),
+        "chart_svg": (
+            _svg(plots.comparison_chart(comparison_rows(results))) if results else None
+        ),
         "headers": (*COMPARISON_COLUMNS, "audit"),
         "rows": rows,
     }
@@ -292,20 +327,23 @@ def render_html(
     *,
     base: Path | None = None,
     compare: bool | None = None,
+    unfinished: Sequence[Unfinished] = (),
 ) -> str:
     """One audit's report, or a comparison when there are several.
 
     Args:
-        results: The audits (at least one).
+        results: The audits (at least one, unless ``unfinished`` lists some).
         base: The directory they were loaded from (for relative paths).
         compare: Force a comparison (``True``) or a single report (``False``);
             by default a comparison when there is more than one result.
+        unfinished: A comparison's audits that have no result (failed or
+            interrupted).
 
     Returns:
         A complete HTML document.
     """
     if compare is None:
-        compare = len(results) > 1
-    if not compare:
+        compare = len(results) + len(unfinished) > 1
+    if not compare and results:
         return render_result_html(results[0])
-    return render_comparison_html(results, base=base)
+    return render_comparison_html(results, base=base, unfinished=unfinished)

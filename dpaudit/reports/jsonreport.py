@@ -17,7 +17,7 @@ from typing import Any
 
 from dpaudit import __version__
 from dpaudit.audit.result import SCHEMA_VERSION
-from dpaudit.reports.model import AuditResult, path_from
+from dpaudit.reports.model import AuditResult, Unfinished, path_from
 from dpaudit.reports.schema import validate
 
 __all__ = ["render_json", "result_document"]
@@ -44,6 +44,7 @@ def render_json(
     *,
     base: Path | None = None,
     compare: bool | None = None,
+    unfinished: Sequence[Unfinished] = (),
 ) -> str:
     """The JSON report of one audit, or the comparison document of several.
 
@@ -51,6 +52,8 @@ def render_json(
         results: The audits (at least one).
         base: The directory they were loaded from (comparison paths are relative).
         compare: As in :func:`dpaudit.reports.html.render_html`.
+        unfinished: A comparison's audits without a result (its ``unfinished``
+            list).
 
     Returns:
         JSON text (indented, ending with a newline) that conforms to the schema.
@@ -59,8 +62,8 @@ def render_json(
         InvalidParameterError: If the document would not conform (a dpaudit bug).
     """
     if compare is None:
-        compare = len(results) > 1
-    if not compare:
+        compare = len(results) + len(unfinished) > 1
+    if not compare and results:
         doc = result_document(results[0])
         validate(doc, source="the JSON report")
     else:
@@ -73,5 +76,10 @@ def render_json(
                 for r in results
             ],
         }
+        if unfinished:
+            doc["unfinished"] = [
+                {"path": u.path, "status": u.status, "reason": u.reason}
+                for u in unfinished
+            ]
         validate(doc, source="the JSON comparison report", definition="comparison")
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"

@@ -5,8 +5,11 @@ eps_emp, the claim (marked approximate when found with the Jeffreys interval) an
 report's path; an INCONCLUSIVE audit (one that could not have refuted its claim, or
 produced no estimate), or one that failed to run, is an ``<error>``. Every case
 records the audit's power (attainable maximum, rounds needed, saturation, tightness,
-randomness) as properties and in its text. Built with :mod:`xml.etree.ElementTree`, which escapes
-every string; characters XML 1.0 cannot hold are dropped.
+randomness) as ``name: value`` lines of its ``<system-out>`` (the Jenkins xunit
+schema, like most JUnit consumers, allows ``<properties>`` only on a
+``<testsuite>``, never inside a ``<testcase>``). Test-case names are unique within
+a suite (:func:`unique_names`). Built with :mod:`xml.etree.ElementTree`, which
+escapes every string; characters XML 1.0 cannot hold are dropped.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from dpaudit.reports.text import (
     power_rows,
 )
 
-__all__ = ["JunitCase", "case_from_result", "render_junit"]
+__all__ = ["JunitCase", "case_from_result", "render_junit", "unique_names"]
 
 CaseStatus = Literal["passed", "failure", "error"]
 
@@ -53,7 +56,8 @@ class JunitCase:
         message: one line for the failure or error.
         details: longer text (the failure body, or the case's output).
         seconds: run time.
-        properties: ``(name, value)`` pairs recorded on the case.
+        properties: ``(name, value)`` pairs recorded on the case (written as
+            lines of its ``<system-out>``).
     """
 
     name: str
@@ -151,6 +155,30 @@ def case_from_result(
     )
 
 
+def unique_names(names: Sequence[str]) -> list[str]:
+    """``names`` with repeats made unique by a ``#2``, ``#3``... suffix (dashboards
+    merge test cases of the same name).
+
+    Example:
+        >>> unique_names(["a", "b", "a", "a"])
+        ['a', 'b', 'a #2', 'a #3']
+    """
+    seen: dict[str, int] = {}
+    taken = set(names)
+    out = []
+    for name in names:
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        candidate = name if count == 1 else f"{name} #{count}"
+        while count > 1 and candidate in taken:
+            count += 1
+            seen[name] = count
+            candidate = f"{name} #{count}"
+        taken.add(candidate)
+        out.append(candidate)
+    return out
+
+
 def render_junit(
     cases: Sequence[JunitCase],
     *,
@@ -192,26 +220,26 @@ def render_junit(
         props = ET.SubElement(node, "properties")
         for key, value in properties:
             ET.SubElement(props, "property", name=_clean(key), value=_clean(value))
-    for case in cases:
+    names = unique_names([c.name for c in cases])
+    for case, name in zip(cases, names):
         element = ET.SubElement(
             node,
             "testcase",
-            name=_clean(case.name),
+            name=_clean(name),
             classname=_clean(case.classname),
             time=f"{case.seconds:.3f}",
         )
-        if case.properties:
-            props = ET.SubElement(element, "properties")
-            for key, value in case.properties:
-                ET.SubElement(props, "property", name=_clean(key), value=_clean(value))
         if case.status in ("failure", "error"):
             kind = "privacy-violation" if case.status == "failure" else "audit-error"
             child = ET.SubElement(
                 element, case.status, message=_clean(case.message), type=kind
             )
             child.text = _clean(case.details or case.message)
-        elif case.details:
-            ET.SubElement(element, "system-out").text = _clean(case.details)
+        out = [] if case.status != "passed" else [case.details] if case.details else []
+        if case.properties:
+            out.append("\n".join(f"{key}: {value}" for key, value in case.properties))
+        if out:
+            ET.SubElement(element, "system-out").text = _clean("\n\n".join(out))
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from dpaudit import __version__
-from dpaudit.reports.model import AuditResult
+from dpaudit.reports.model import AuditResult, Unfinished
 from dpaudit.reports.text import (
     COMPARISON_COLUMNS,
     DATA_NOTICE,
@@ -28,6 +28,7 @@ from dpaudit.reports.text import (
     test_size,
     utility_tables,
 )
+from dpaudit.reports.traceview import variant_text
 
 __all__ = ["md_escape", "md_table", "render_markdown"]
 
@@ -144,30 +145,51 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
 
 
 def render_markdown(
-    results: Sequence[AuditResult], *, compare: bool | None = None
+    results: Sequence[AuditResult],
+    *,
+    compare: bool | None = None,
+    unfinished: Sequence[Unfinished] = (),
 ) -> str:
     """The Markdown summary of one audit, or a comparison table of several.
 
     Args:
         results: The audits (at least one).
         compare: As in :func:`dpaudit.reports.html.render_html`.
+        unfinished: A comparison's audits without a result (failed or
+            interrupted): counted and listed, never left out silently.
 
     Returns:
         Markdown text ending with a newline.
     """
     if compare is None:
-        compare = len(results) > 1
-    if not compare:
+        compare = len(results) + len(unfinished) > 1
+    if not compare and results:
         lines = _result_section(results[0])
     else:
         violations = sum(r.verdict == "VIOLATION" for r in results)
+        total = len(results) + len(unfinished)
+        missing = f"; {len(unfinished)} did not finish" if unfinished else ""
         lines = [
-            f"## dpaudit comparison: {violations} of {len(results)} audit(s) "
-            "found a violation",
+            f"## dpaudit comparison: {violations} of {total} audit(s) "
+            f"found a violation{missing}",
             "",
-            *_comparison_table(results),
+            *(_comparison_table(results) if results else []),
             "",
         ]
+        if unfinished:
+            lines += [
+                "**Audits without a result** (no verdict; the comparison is "
+                "incomplete):",
+                "",
+                *md_table(
+                    ["status", "audit", "what happened"],
+                    [
+                        [f"**{u.status}**", md_escape(u.path), md_escape(u.reason)]
+                        for u in unfinished
+                    ],
+                ),
+                "",
+            ]
         for r in results:
             lines += [
                 f"**{r.verdict}**, {md_escape(r.label)} on {md_escape(r.dataset)}: "
@@ -187,7 +209,7 @@ def _comparison_table(results: Sequence[AuditResult]) -> list[str]:
                 [
                     f"**{r.verdict}**",
                     md_escape(r.generator),
-                    md_escape(r.variant or "—"),
+                    md_escape(variant_text(r)),
                     md_escape(", ".join(r.bugs) or "—"),
                     md_escape(r.dataset),
                     md_escape(a.name) + (" (headline)" if a.name == r.attack else ""),

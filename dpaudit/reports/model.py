@@ -47,10 +47,12 @@ __all__ = [
     "Power",
     "Rounds",
     "Trace",
+    "Unfinished",
     "Verdict",
     "attach",
     "attach_directory",
     "find_result_dirs",
+    "find_unfinished",
     "freeze",
     "load_result",
     "load_results",
@@ -60,6 +62,7 @@ __all__ = [
 ]
 
 RESULT_FILE = "result.json"
+STORE_FILE = "audit.sqlite"
 UTILITY_FILE = "utility.json"
 TRACE_DIR = "trace"
 #: trace file -> the columns it must have.
@@ -308,6 +311,43 @@ def find_result_dirs(parent: Path | str) -> list[Path]:
             "parent of audit directories."
         )
     return found
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Unfinished:
+    """An audit of a comparison that has no result: it failed, or was interrupted.
+
+    Attributes:
+        path: its directory (relative to the comparison's parent where possible).
+        status: ``ERROR`` (the run failed) or ``INTERRUPTED`` (a store but no
+            ``result.json``: stopped before the analysis).
+        reason: one line saying what happened.
+    """
+
+    path: str
+    status: str
+    reason: str
+
+
+def find_unfinished(parent: Path | str) -> list[Unfinished]:
+    """Audit directories below ``parent`` holding a store (``audit.sqlite``) but no
+    ``result.json``: audits that were interrupted or failed, which a comparison
+    lists as such instead of leaving them out."""
+    parent = Path(parent)
+    if not parent.is_dir() or (parent / RESULT_FILE).is_file():
+        return []
+    return [
+        Unfinished(
+            path=relative_path(p.parent, parent),
+            status="INTERRUPTED",
+            reason=(
+                "the audit has a store but no result.json: it was interrupted or "
+                "failed before its analysis (continue it with --resume)"
+            ),
+        )
+        for p in sorted(parent.rglob(STORE_FILE))
+        if p.is_file() and not (p.parent / RESULT_FILE).is_file()
+    ]
 
 
 def load_results(path: Path | str) -> tuple[AuditResult, ...]:

@@ -154,7 +154,13 @@ def test_inconclusive_in_summary_and_junit(tmp_path: Path) -> None:
     assert "could not have refuted the claim; 45 rounds per world needed" in (
         error.get("message") or ""
     )
-    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    # Per-case properties are `name: value` lines of <system-out> (the xunit
+    # schema allows <properties> only on the suite).
+    assert case.find("properties") is None
+    out = case.findtext("system-out") or ""
+    props = dict(
+        line.split(": ", 1) for line in out.splitlines() if ": " in line
+    )
     assert props["rounds_needed"] == "45" and props["saturated"] == "true"
     assert props["randomness"] == "fixed_public"
     suite_props = {p.get("name"): p.get("value") for p in root.iter("property")}

@@ -1,0 +1,104 @@
+"""What a report may say about a generator and its training trace.
+
+Reports show only what applies to the audited generator: a variant without teachers
+(PATE-GAN's ``original`` trains one discriminator on all the data) has no records
+seen per teacher nor teacher losses, and a generator without a privacy accountant
+(its claim is the nominal epsilon) has no epsilon curve to plot. A plug-in is never
+called a "reference" implementation: only a built-in generator with reviewed
+variants has one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dpaudit.generators.registry import builtin_generators
+from dpaudit.reports.model import AuditResult
+
+__all__ = ["TRACE_SOURCE", "TraceView", "trace_view", "variant_text"]
+
+#: The caption of every training trace: where its model comes from.
+TRACE_SOURCE = (
+    "These traces come from one extra fit of the generator on D ∪ {target}, made "
+    "after the audit for this report (from its own seed stream, with the audit's "
+    "generator options); that model is not one of the audit's rounds and its "
+    "numbers take no part in the verdict."
+)
+
+_TEACHERLESS = frozenset({"single_discriminator"})
+_NO_ACCOUNTANT = frozenset({"no_accountant"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TraceView:
+    """Which trace figures apply, and why the others are not shown.
+
+    Attributes:
+        teachers: records seen per teacher and teacher losses apply.
+        accountant: an epsilon curve over iterations applies.
+        notes: one sentence per figure left out, saying why.
+    """
+
+    teachers: bool
+    accountant: bool
+    notes: tuple[str, ...]
+
+
+def _inner(details: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if not details:
+        return {}
+    inner = details.get("trace")
+    return inner if isinstance(inner, Mapping) else {}
+
+
+def trace_view(result: AuditResult) -> TraceView:
+    """Which training-trace figures apply to ``result``'s generator.
+
+    The trace's ``trace.json`` (the traced model's claim) says which non-private
+    events training had and which accountant made the claim; the result's bug flags
+    are consulted too.
+    """
+    trace = result.trace
+    details = trace.details if trace is not None else None
+    inner = _inner(details)
+    events = {str(e) for e in inner.get("non_private_events", []) or []}
+    flags = events | {str(b) for b in result.bugs}
+    accountant_name = str((details or {}).get("accountant") or result.claim.get(
+        "accountant") or "")
+    teachers = not (flags & _TEACHERLESS)
+    ledger = inner.get("ledger")
+    no_queries = isinstance(ledger, Mapping) and ledger.get("queries") == 0
+    accountant = not (
+        flags & _NO_ACCOUNTANT or accountant_name.startswith("none") or no_queries
+    )
+    notes = []
+    if not teachers:
+        notes.append(
+            "No records-seen or teacher-loss figures: this generator trains a single "
+            "discriminator on all the data (no teacher partitions), so there are no "
+            "teachers to show."
+        )
+    if not accountant:
+        name = f" ({accountant_name})" if accountant_name else ""
+        notes.append(
+            f"No epsilon curve: this generator keeps no privacy accountant{name}; its "
+            "claim is the nominal epsilon it was given, not computed from training, "
+            "so a curve over iterations would be flat and mean nothing."
+        )
+    return TraceView(teachers=teachers, accountant=accountant, notes=tuple(notes))
+
+
+def variant_text(result: AuditResult) -> str:
+    """The variant cell: the variant's name; for a built-in generator with reviewed
+    variants and none chosen, its reference implementation; for a plug-in, that it
+    has no variants (never "reference")."""
+    if result.variant:
+        return result.variant
+    spec = builtin_generators().get(result.generator)
+    if spec is None:
+        return "— (plug-in)"
+    if spec.configurable:
+        return "— (reference implementation)"
+    return "—"
