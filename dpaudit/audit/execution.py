@@ -1,7 +1,8 @@
 """Where and how an audit's rounds run: processes, batch size, out-of-memory retries.
 
 On the CPU the rounds fan out over worker processes (``--jobs``, default one per
-core) in batches of ``--batch-size`` rounds. On CUDA one process trains as many rounds
+core) in batches of ``--batch-size`` rounds (default: about two batches a worker,
+128 to 512 rounds each). On CUDA one process trains as many rounds
 per ``fit_many`` as the GPU's free memory holds, estimated from the model sizes
 (:func:`estimate_model_bytes`): worker processes would each initialise CUDA and share
 one GPU. An explicit ``--jobs`` or ``--batch-size`` wins on either device.
@@ -15,6 +16,7 @@ streams (docs/soundness.md), so a halved batch trains and releases the same mode
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
@@ -28,6 +30,10 @@ T = TypeVar("T")
 #: The most rounds one CUDA ``fit_many`` trains (4,096 PATE-GANs were measured to fit
 #: an H100 with room to spare; larger batches gain little and commit less often).
 MAX_CUDA_BATCH = 4096
+#: The most rounds one CPU ``fit_many`` trains by default: larger batches spend less
+#: Python time per model (512 rounds took 20% less CPU time than 4 x 128 on the
+#: worst case) but commit to the store less often and balance the workers worse.
+MAX_CPU_BATCH = 512
 #: The share of the GPU's free memory the batch is sized to fill (the rest is slack
 #: for the estimate's error, the allocator's fragmentation and the attacks).
 CUDA_MEMORY_SHARE = 0.5
@@ -74,7 +80,8 @@ def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | Non
 
     Args:
         config: the audit; ``jobs`` other than -1 and ``batch_size`` other than the
-            default (128) are the user's and are kept.
+            default (128) are the user's and are kept (an explicit 128 cannot be told
+            from the default).
         n_rounds: rounds to run (both worlds).
         model_bytes: the estimated device memory of one model in training
             (:func:`estimate_model_bytes`); CUDA only.
@@ -85,8 +92,16 @@ def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | Non
     device = device or resolve_device(config.device)
     user_batch = config.batch_size != DEFAULT_BATCH_SIZE
     if device != "cuda":
-        return ExecutionPlan(device=device, jobs=config.jobs, batch_size=config.batch_size,
-                             reason="CPU: worker processes over batches of rounds")
+        if user_batch:
+            return ExecutionPlan(device=device, jobs=config.jobs,
+                                 batch_size=config.batch_size,
+                                 reason="CPU: worker processes, the batch size given")
+        workers = cpu_cores() if config.jobs == -1 else config.jobs
+        batch = min(MAX_CPU_BATCH, max(DEFAULT_BATCH_SIZE,
+                                       math.ceil(n_rounds / (2 * max(workers, 1)))))
+        return ExecutionPlan(device=device, jobs=config.jobs, batch_size=batch,
+                             reason=f"CPU: {workers} worker process(es), about two "
+                                    "batches each")
     jobs = 1 if config.jobs == DEFAULT_JOBS else config.jobs
     if user_batch:
         return ExecutionPlan(device=device, jobs=jobs, batch_size=config.batch_size,
@@ -104,6 +119,14 @@ def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | Non
     per_job = max(1, math.ceil(n_rounds / max(jobs, 1)))
     return ExecutionPlan(device=device, jobs=jobs, batch_size=min(batch, per_job),
                          reason=reason)
+
+
+def cpu_cores() -> int:
+    """CPU cores this process may use (what ``--jobs -1`` starts workers for)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def cuda_free_bytes() -> int:

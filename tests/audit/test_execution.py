@@ -33,9 +33,14 @@ def oom() -> torch.cuda.OutOfMemoryError:
 
 # ------------------------------------------------------------------------ plans
 
-def test_cpu_plan_keeps_the_process_fan_out() -> None:
+def test_cpu_plan_keeps_the_process_fan_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(execution, "cpu_cores", lambda: 2)
+    # About two batches a worker, between 128 and 512 rounds.
     plan = plan_execution(AuditConfig(), n_rounds=2000, device="cpu")
-    assert (plan.jobs, plan.batch_size) == (-1, 128)
+    assert (plan.jobs, plan.batch_size) == (-1, 500)
+    assert plan_execution(AuditConfig(), n_rounds=200, device="cpu").batch_size == 128
+    assert plan_execution(AuditConfig(), n_rounds=20_000, device="cpu").batch_size == 512
+    assert plan_execution(AuditConfig(jobs=1), n_rounds=800, device="cpu").batch_size == 400
     plan = plan_execution(AuditConfig(jobs=3, batch_size=40), n_rounds=2000, device="cpu")
     assert (plan.jobs, plan.batch_size) == (3, 40)
 
