@@ -194,8 +194,11 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 
 def _release_cached_memory() -> None:
+    import gc
+
     import torch
 
+    gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
 
@@ -233,6 +236,10 @@ def run_halving(rounds: Sequence[int], work: Callable[[list[int]], list[T]], *,
             if not is_out_of_memory(error) or size == 1:
                 raise
             _LIMITS[key] = max(1, size // 2)
+            results = None
+        if results is None:
+            # Outside the handler: the failed attempt's tensors, held by the
+            # traceback until now, can be freed.
             _release_cached_memory()
             continue
         require(len(results) == len(chunk), "work", "one result per round",
