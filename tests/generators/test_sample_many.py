@@ -102,6 +102,18 @@ def test_gpate_sample_many_equals_per_model_sample(options: dict[str, object]) -
         batched.iloc[25:50].reset_index(drop=True))
 
 
+def test_pategan_sample_many_decodes_each_domain_of_the_data_bounds_defect() -> None:
+    full = table(60, 5)
+    no_west = full[full["region"] != "west"].reset_index(drop=True)
+    models = pategan(data_bounds=True).fit_many([full, no_west, no_west, full],
+                                                domain=DOMAIN,
+                                                rngs=Rngs.from_seed(0).spawn(4))
+    rngs = Rngs.from_seed(1).spawn(4)
+    batched = PateGan.sample_many(models, 30, rngs=rngs)
+    pd.testing.assert_frame_equal(batched, per_model(models, 30, rngs, None))
+    assert set(batched["region"].iloc[30:90]) <= {"north", "south"}
+
+
 def test_gpate_sample_many_decodes_each_domain_of_the_data_bounds_defect() -> None:
     full = table(120, 5)
     no_west = full[full["region"] != "west"].reset_index(drop=True)
@@ -120,7 +132,7 @@ def test_sample_many_checks_its_input() -> None:
         PateGan.sample_many([], 5, rngs=[])
     with pytest.raises(NotFittedError):
         PateGan.sample_many([pategan()], 5, rngs=[Rngs.from_seed(1)])
-    with pytest.raises(InvalidParameterError, match="one configuration and domain"):
+    with pytest.raises(InvalidParameterError, match="one configuration"):
         PateGan.sample_many([model, pategan(lr=1e-3).fit(table(60, 0), domain=DOMAIN,
                                                          rng=Rngs.from_seed(0))],
                             5, rngs=Rngs.from_seed(1).spawn(2))

@@ -140,7 +140,7 @@ class PateGan:
 
         Raises:
             InvalidParameterError: streams of the wrong number, or models of different
-                configurations or domains.
+                configurations.
             NotFittedError: a model is not fitted.
         """
         models = list(models)
@@ -155,13 +155,12 @@ class PateGan:
             require(isinstance(model, PateGan), "models", "PateGan models",
                     type(model).__name__)
             model._check_sample(n)
-            require(model.config == first.config and model.domain_ == first.domain_
-                    and model.latent_dim_ == first.latent_dim_, "models",
-                    "models of one configuration and domain", "models that differ")
+            require(model.config == first.config, "models", "models of one configuration",
+                    "models that differ")
         publics = [public_and_privacy(r, None if public_rngs is None else public_rngs[i])[0]
                    for i, r in enumerate(rngs)]
         n = int(n)
-        out = np.empty((len(models), n, first.domain_.encoded_dim), dtype=np.float32)
+        outs: list[NDArray[np.float32]] = [np.empty(0, dtype=np.float32)] * len(models)
         # Members of one batched ensemble run as one forward pass.
         groups: dict[int, list[int]] = {}
         for i, model in enumerate(models):
@@ -173,8 +172,19 @@ class PateGan:
                                                  device=lead.device_)
                 z = latent(streams, n, lead.latent_dim_, lead._latent_distribution())
                 index = [_member_index(models[i]) for i in members]
-                out[members] = _forward_members(_ensemble(lead), index, z).cpu().numpy()
-        return first._finish(out.reshape(len(models) * n, -1), models, publics, n)
+                out = _forward_members(_ensemble(lead), index, z).cpu().numpy()
+                for j, i in enumerate(members):
+                    outs[i] = out[j]
+        # Consecutive models of one domain (all of them, but with the data_bounds
+        # defect) are decoded together.
+        frames, start = [], 0
+        for stop in range(1, len(models) + 1):
+            if stop == len(models) or not _same(models[stop].domain_, models[start].domain_):
+                frames.append(models[start]._finish(
+                    np.concatenate(outs[start:stop]), models[start:stop],
+                    publics[start:stop], n))
+                start = stop
+        return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
     def _check_sample(self, n: int) -> None:
         if not hasattr(self, "generator_"):
@@ -230,6 +240,10 @@ class PateGan:
         if not hasattr(self, "_claim"):
             raise NotFittedError("this PateGan is not fitted yet: call `fit` first.")
         return self._claim
+
+
+def _same(a: Domain, b: Domain) -> bool:
+    return a is b or a == b
 
 
 def _ensemble(model: PateGan) -> torch.nn.Module:
