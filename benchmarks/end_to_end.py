@@ -90,10 +90,9 @@ def time_phases(rounds: int, release: str, batch_size: int | None
     from dpaudit.audit.store import ResultStore
     from dpaudit.audit.streams import Streams
 
-    config = AuditConfig(rounds=rounds, jobs=1,
-                         **({} if batch_size is None else {"batch_size": batch_size}))
-    setup = build_setup(config)
+    setup = build_setup(AuditConfig(rounds=rounds, jobs=1))
     plan = plan_for_setup(setup)
+    batch = batch_size or plan.batch_size
     torch.set_num_threads(1)
     rngs = setup.plan.round_rngs()
     public = setup.public_streams()
@@ -101,8 +100,8 @@ def time_phases(rounds: int, release: str, batch_size: int | None
     add("start-up", clock.lap())
     rows = []
     n = setup.plan.n_rounds
-    for start in range(0, n, plan.batch_size):
-        todo = list(range(start, min(start + plan.batch_size, n)))
+    for start in range(0, n, batch):
+        todo = list(range(start, min(start + batch, n)))
         split = [Streams.fit_and_sample(rngs[r]) for r in todo]
         datasets = [setup.with_target if setup.plan.bits[r] else setup.without for r in todo]
         clock.lap()
@@ -132,7 +131,8 @@ def time_phases(rounds: int, release: str, batch_size: int | None
         clock.lap()
         result = analyse(setup, store)
         add("analysis", clock.lap())
-    print(f"  {plan.reason}; batch size {plan.batch_size}; eps_emp "
+    print(f"  the audit's plan: {plan.reason}, batch size {plan.batch_size}; timed with "
+          f"batch size {batch}; eps_emp "
           f"{result['eps_emp']:.3f}, AUC {result['auc']:.3f}")
     return phases
 
@@ -143,7 +143,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument("--release", choices=("batched", "per-model"), default="batched")
     parser.add_argument("--batch-size", type=int, default=None,
-                        help="phases: rounds per fit_many (default: the audit's plan)")
+                        help="phases: rounds per fit_many (default: the audit's plan "
+                             "for one process)")
     parser.add_argument("--skip-command", action="store_true")
     parser.add_argument("--skip-phases", action="store_true")
     parser.add_argument("--command-args", default="",
