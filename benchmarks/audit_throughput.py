@@ -2,7 +2,9 @@
 
 Trains and attacks the rounds of the default worst-case audit (reference PATE-GAN,
 epsilon 1, query-based attack) in one process: batched (`fit_many` over
---batch-size rounds) and one fit per round, and prints rounds per second of each.
+--batch-size rounds) and one fit per round, and prints rounds per second of each;
+then the release of one batch: one `sample` call per model against `sample_many`
+(one generator pass, one decode), and the execution plan the audit would use here.
 
     python benchmarks/audit_throughput.py [--rounds 256] [--batch-size 128] [--threads 1]
 """
@@ -15,8 +17,11 @@ import time
 
 import torch
 
+from dpaudit.audit.execution import plan_for_setup
+from dpaudit.audit.rounds import sample_all
 from dpaudit.audit.runner import AuditConfig, train_batch
 from dpaudit.audit.setup import cached_setup
+from dpaudit.audit.streams import Streams
 
 
 def main() -> None:
@@ -48,6 +53,35 @@ def main() -> None:
           f"({batched / single:.1f}x)")
     print(f"2,000 rounds (the default audit) at the batched rate: {2000 / batched:.0f} s "
           "per process")
+    release_rates(config_json, args.batch_size)
+
+
+def release_rates(config_json: str, batch_size: int) -> None:
+    """Models released per second: one ``sample`` each against ``sample_many``."""
+    setup = cached_setup(config_json)
+    rngs = setup.plan.round_rngs()[:batch_size]
+    split = [Streams.fit_and_sample(r) for r in rngs]
+    public = setup.public_streams()
+    datasets = [setup.with_target if setup.plan.bits[i] else setup.without
+                for i in range(len(rngs))]
+    models = setup.make_generator().fit_many(  # type: ignore[attr-defined]
+        datasets, domain=setup.domain, rngs=[f for f, _ in split],
+        **({} if public is None else {"public_rngs": [public[0]] * len(rngs)}))
+    sample_rngs = [s for _, s in split]
+    extra = {} if public is None else {"public_rng": public[1]}
+    started = time.perf_counter()
+    for model, g in zip(models, sample_rngs):
+        model.sample(setup.synthetic_rows, rng=g, **extra)
+    single = len(models) / (time.perf_counter() - started)
+    started = time.perf_counter()
+    sample_all(models, setup.synthetic_rows, sample_rngs,
+               public=None if public is None else public[1]).frames()
+    many = len(models) / (time.perf_counter() - started)
+    print(f"release, one sample per model: {single:9.0f} models/s")
+    print(f"release, sample_many + views:  {many:9.0f} models/s ({many / single:.1f}x)")
+    plan = plan_for_setup(setup)
+    print(f"execution plan here: jobs {plan.jobs}, batch size {plan.batch_size} "
+          f"({plan.reason})")
 
 
 if __name__ == "__main__":

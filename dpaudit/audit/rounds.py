@@ -1,8 +1,11 @@
 """Training the game's rounds: one batch of models, released and featurised.
 
-:func:`release` trains and samples a list of rounds (one model per round, each from
-its own streams) and is shared by the audit's batches (:func:`train_batch`) and by
-target selection's pool (:mod:`dpaudit.audit.selection`).
+:func:`train_and_release` trains and samples a list of rounds (one model per round,
+each from its own streams) and is shared by the audit's batches (:func:`train_batch`)
+and, through :func:`release`, by target selection's pool
+(:mod:`dpaudit.audit.selection`). The release of a batch is one table
+(:class:`Release`), sampled in one generator pass where the generator offers
+``sample_many`` and decoded once; per-model tables are views made for the attacks.
 
 Randomness (docs/soundness.md): with ``public`` streams (the ``fixed_public`` mode,
 for generators declaring ``supports_public_randomness``) every model gets the SAME
@@ -14,11 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from dpaudit.allocator import keep_freed_memory
+from dpaudit.audit.execution import run_halving
 from dpaudit.audit.setup import cached_round_rngs, cached_setup
 from dpaudit.audit.streams import Streams
 from dpaudit.data import Domain
@@ -42,10 +47,72 @@ def compact_claim(claim: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def release(make_generator: Callable[[], Generator], datasets: Sequence[pd.DataFrame],
-            round_rngs: Sequence[Rngs], *, domain: Domain, rows: int,
-            public: PublicStreams | None, name: str = "generator"
-            ) -> tuple[list[Any], list[pd.DataFrame]]:
+@dataclass(frozen=True, slots=True)
+class Release:
+    """The releases of ``models`` models of one batch as one table.
+
+    ``table`` holds ``models * rows`` rows: model ``m``'s release is rows ``m * rows``
+    to ``(m + 1) * rows - 1``. Per-model frames (:meth:`frames`) are views made only
+    at the boundary with code that takes one table per model (the attacks).
+    """
+
+    table: pd.DataFrame
+    models: int
+    rows: int
+
+    def frames(self) -> list[pd.DataFrame]:
+        """One table per model (index ``0 .. rows - 1``), sharing ``table``'s data."""
+        index = pd.RangeIndex(self.rows)
+        out = []
+        for m in range(self.models):
+            frame = self.table.iloc[m * self.rows:(m + 1) * self.rows]
+            frame.index = index
+            out.append(frame)
+        return out
+
+
+def sample_all(models: Sequence[Any], rows: int, rngs: Sequence[Rngs], *,
+               public: Rngs | None, name: str = "generator") -> Release:
+    """The releases of ``models`` (``rows`` rows each, model ``m`` from ``rngs[m]``
+    and the shared public stream ``public``) as one :class:`Release`.
+
+    Models whose class offers ``sample_many(models, n, *, rngs, public_rngs)`` (the
+    built-ins) are sampled in one generator pass and decoded once; others (plug-ins)
+    by one ``sample`` call each. Both give each model what its own ``sample`` gives.
+
+    Raises:
+        InvalidParameterError: a model released another number of rows.
+    """
+    kind = type(models[0]) if models else None
+    sample_many = getattr(kind, "sample_many", None)
+    publics = None if public is None else [public] * len(models)
+    if sample_many is not None and all(type(m) is kind for m in models):
+        table = sample_many(list(models), rows, rngs=list(rngs), public_rngs=publics)
+        if len(table) != rows * len(models):
+            raise InvalidParameterError(
+                f"generator {name!r} released {len(table)} rows for {len(models)} "
+                f"models; {rows} each were asked for (the release size must be fixed)."
+            )
+        return Release(table=table.reset_index(drop=True), models=len(models), rows=rows)
+    extra: dict[str, Any] = {} if public is None else {"public_rng": public}
+    frames = []
+    for model, g in zip(models, rngs):
+        frame = model.sample(rows, rng=g, **extra)
+        if len(frame) != rows:
+            raise InvalidParameterError(
+                f"generator {name!r} released {len(frame)} rows; {rows} were asked "
+                "for (the release size must be fixed)."
+            )
+        frames.append(frame)
+    table = (pd.concat(frames, ignore_index=True) if frames
+             else pd.DataFrame())
+    return Release(table=table, models=len(frames), rows=rows)
+
+
+def train_and_release(make_generator: Callable[[], Generator],
+                      datasets: Sequence[pd.DataFrame], round_rngs: Sequence[Rngs], *,
+                      domain: Domain, rows: int, public: PublicStreams | None,
+                      name: str = "generator") -> tuple[list[Any], Release]:
     """Trains one model per dataset and releases ``rows`` rows from each.
 
     Args:
@@ -60,7 +127,7 @@ def release(make_generator: Callable[[], Generator], datasets: Sequence[pd.DataF
         name: the generator's name, for messages.
 
     Returns:
-        ``(models, releases)``, in the order of ``datasets``.
+        ``(models, release)``, in the order of ``datasets``.
 
     Raises:
         InvalidParameterError: a model released another number of rows.
@@ -71,51 +138,63 @@ def release(make_generator: Callable[[], Generator], datasets: Sequence[pd.DataF
     generator = make_generator()
     fit_public: dict[str, Any] = {}
     many_public: dict[str, Any] = {}
-    sample_public: dict[str, Any] = {}
     if public is not None:
         fit_public = {"public_rng": public[0]}
         many_public = {"public_rngs": [public[0]] * len(datasets)}
-        sample_public = {"public_rng": public[1]}
     if hasattr(generator, "fit_many"):
         models = generator.fit_many(datasets, domain=domain, rngs=fit_rngs, **many_public)
     else:
         models = [make_generator().fit(d, domain=domain, rng=g, **fit_public)
                   for d, g in zip(datasets, fit_rngs)]
-    frames = []
-    for model, g in zip(models, sample_rngs):
-        frame = model.sample(rows, rng=g, **sample_public)
-        if len(frame) != rows:
-            raise InvalidParameterError(
-                f"generator {name!r} released {len(frame)} rows; {rows} were asked "
-                "for (the release size must be fixed)."
-            )
-        frames.append(frame)
-    return list(models), frames
+    released = sample_all(models, rows, sample_rngs,
+                          public=None if public is None else public[1], name=name)
+    return list(models), released
+
+
+def release(make_generator: Callable[[], Generator], datasets: Sequence[pd.DataFrame],
+            round_rngs: Sequence[Rngs], *, domain: Domain, rows: int,
+            public: PublicStreams | None, name: str = "generator"
+            ) -> tuple[list[Any], list[pd.DataFrame]]:
+    """:func:`train_and_release` with one released table per model:
+    ``(models, releases)``, in the order of ``datasets``."""
+    models, released = train_and_release(make_generator, datasets, round_rngs,
+                                         domain=domain, rows=rows, public=public,
+                                         name=name)
+    return models, released.frames()
 
 
 def train_batch(config_json: str, rounds: Sequence[int]) -> list[dict[str, Any]]:
     """Trains and attacks the rounds ``rounds``; returns rows for the store.
 
     Runs in a worker: everything is rebuilt from the config, so the result depends on
-    the rounds alone (not on which worker ran them).
+    the rounds alone (not on which worker ran them, nor on the batch size: a batch
+    that runs out of device memory is halved and retried,
+    :func:`dpaudit.audit.execution.run_halving`).
     """
     keep_freed_memory()  # once per worker process
     setup = cached_setup(config_json)
-    plan = setup.plan
     if setup.config.device != "cuda":
         # Tiny per-member matmuls gain nothing from intra-op threads, and threads
         # oversubscribe the cores when jobs run side by side.
         import torch
 
         torch.set_num_threads(1)
+    return run_halving(list(rounds), lambda part: _train_rounds(config_json, part),
+                       key=config_json)
+
+
+def _train_rounds(config_json: str, rounds: list[int]) -> list[dict[str, Any]]:
+    setup = cached_setup(config_json)
+    plan = setup.plan
     all_rngs = cached_round_rngs(config_json)
     datasets = [setup.with_target if plan.bits[r] else setup.without for r in rounds]
-    models, synthetic = release(
+    models, released = train_and_release(
         setup.make_generator, datasets, [all_rngs[r] for r in rounds],
         domain=setup.domain, rows=setup.synthetic_rows, public=setup.public_streams(),
         name=setup.config.generator)
     attacks = setup.make_attacks()
-    features = {name: attack.featurize(synthetic) for name, attack in attacks.items()}
+    frames = released.frames()
+    features = {name: attack.featurize(frames) for name, attack in attacks.items()}
     return [
         {"round": int(r), "bit": int(plan.bits[r]), "split": int(plan.splits[r]),
          "claim": compact_claim(model.privacy_claim_.to_json()),

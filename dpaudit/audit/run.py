@@ -20,6 +20,7 @@ from pathlib import Path
 import dpaudit
 from dpaudit.audit.analysis import analyse
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.execution import plan_for_setup
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.rounds import train_batch
 from dpaudit.audit.selection import resolve_target
@@ -55,17 +56,18 @@ def _train_all(setup: AuditSetup, store: ResultStore, *, progress: bool) -> None
     from tqdm import tqdm
 
     config = setup.config
+    execution = plan_for_setup(setup)  # jobs and batch size for this device
     done = store.done_rounds()
     n = setup.plan.n_rounds
-    batches = [list(range(s, min(s + config.batch_size, n)))
-               for s in range(0, n, config.batch_size)]
+    batches = [list(range(s, min(s + execution.batch_size, n)))
+               for s in range(0, n, execution.batch_size)]
     todo = [b for b in batches if not set(b) <= done]
     config_json = json.dumps(config.to_json(), sort_keys=True)
     bar = tqdm(total=n, initial=n - sum(len(b) for b in todo), unit="round",
                desc="audit", disable=not progress, file=None)
     try:
         with _backend(config):
-            jobs = config.jobs if config.backend != "dask" else -1
+            jobs = execution.jobs if config.backend != "dask" else -1
             parallel = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
             for rows in parallel(joblib.delayed(train_batch)(config_json, b) for b in todo):
                 store.commit_batch(rows)

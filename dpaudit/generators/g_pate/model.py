@@ -9,6 +9,7 @@ from typing import Any, Self
 import numpy as np
 import pandas as pd
 import torch
+from numpy.typing import NDArray
 from torch.nn import functional as F
 
 from dpaudit.data import Domain
@@ -180,25 +181,80 @@ class GPate:
         if public_rng is not None:
             _check_rngs([public_rng], "public_rng")
         public, _ = public_and_privacy(rng, public_rng)
-        fitted = self._fitted
-        layout, device, n = fitted.layout, fitted.device, int(n)
-        g = public.torch(device)
-        z = torch.randn(1, n, fitted.latent, generator=g, device=device)
-        classes = None
-        if layout.classes:
-            u = torch.rand(1, n, generator=g, device=device)
-            classes = (u * layout.classes).long().clamp_(max=layout.classes - 1)
-        pieces = []
-        with torch.no_grad():
-            for start in range(0, n, _SAMPLE_CHUNK):
-                stop = min(start + _SAMPLE_CHUNK, n)
-                cond = (torch.zeros(1, stop - start, 0, device=device) if classes is None
-                        else F.one_hot(classes[:, start:stop], layout.classes).float())
-                pieces.append(fitted.generator(z[:, start:stop], cond)[0].cpu())
-        free = (torch.cat(pieces).numpy() if pieces
-                else np.zeros((0, layout.width), dtype=np.float32))
-        cls_np = None if classes is None else classes[0].cpu().numpy()
-        return layout.domain.decode(layout.assemble(free, cls_np))
+        layout = self._fitted.layout
+        return layout.domain.decode(_encoded_release(self._fitted, int(n), public))
+
+    @staticmethod
+    def sample_many(models: Sequence[GPate], n: int, *, rngs: Sequence[Rngs],
+                    public_rngs: Sequence[Rngs] | None = None) -> pd.DataFrame:
+        """The releases of several fitted models, decoded as one table.
+
+        Model ``m`` releases what ``models[m].sample(n, rng=rngs[m],
+        public_rng=public_rngs[m])`` releases (each model draws from its own public
+        stream); the rows of models sharing a domain are decoded together, once.
+
+        Returns:
+            One table of ``len(models) * n`` rows: model ``m``'s release is rows
+            ``m * n`` to ``(m + 1) * n - 1``, index ``0 .. M*n - 1``.
+
+        Raises:
+            InvalidParameterError: streams of the wrong number, or not GPate models.
+            NotFittedError: a model is not fitted.
+        """
+        models = list(models)
+        require(bool(models), "models", "at least one fitted GPate", len(models))
+        require(len(rngs) == len(models), "rngs", f"one stream per model ({len(models)})",
+                len(rngs))
+        require(public_rngs is None or len(public_rngs) == len(models), "public_rngs",
+                f"one stream per model ({len(models)})",
+                None if public_rngs is None else len(public_rngs))
+        _check_rngs(rngs, "rngs")
+        if public_rngs is not None:
+            _check_rngs(public_rngs, "public_rngs")
+        require(isinstance(n, int | np.integer) and not isinstance(n, bool) and n >= 0,
+                "n", "an integer >= 0", n)
+        fitted: list[Fitted] = []
+        for model in models:
+            require(isinstance(model, GPate), "models", "GPate models", type(model).__name__)
+            if model._fitted is None:
+                raise NotFittedError("this GPate is not fitted: call `fit` before `sample`.")
+            fitted.append(model._fitted)
+        publics = [public_and_privacy(r, None if public_rngs is None else public_rngs[i])[0]
+                   for i, r in enumerate(rngs)]
+        encoded = [_encoded_release(f, int(n), p) for f, p in zip(fitted, publics)]
+        # Consecutive models of one domain (all of them, but with the data_bounds
+        # defect) are decoded together.
+        frames, start = [], 0
+        for stop in range(1, len(fitted) + 1):
+            if stop == len(fitted) or fitted[stop].layout.domain != fitted[start].layout.domain:
+                domain = fitted[start].layout.domain
+                frames.append(domain.decode(np.concatenate(encoded[start:stop])))
+                start = stop
+        if len(frames) == 1:
+            return frames[0]
+        return pd.concat(frames, ignore_index=True)
+
+
+def _encoded_release(fitted: Fitted, n: int, public: Rngs) -> NDArray[np.float64]:
+    """``n`` encoded rows of ``fitted``'s release, drawn from the stream ``public``."""
+    layout, device = fitted.layout, fitted.device
+    g = public.torch(device)
+    z = torch.randn(1, n, fitted.latent, generator=g, device=device)
+    classes = None
+    if layout.classes:
+        u = torch.rand(1, n, generator=g, device=device)
+        classes = (u * layout.classes).long().clamp_(max=layout.classes - 1)
+    pieces = []
+    with torch.no_grad():
+        for start in range(0, n, _SAMPLE_CHUNK):
+            stop = min(start + _SAMPLE_CHUNK, n)
+            cond = (torch.zeros(1, stop - start, 0, device=device) if classes is None
+                    else F.one_hot(classes[:, start:stop], layout.classes).float())
+            pieces.append(fitted.generator(z[:, start:stop], cond)[0].cpu())
+    free = (torch.cat(pieces).numpy() if pieces
+            else np.zeros((0, layout.width), dtype=np.float32))
+    cls_np = None if classes is None else classes[0].cpu().numpy()
+    return layout.assemble(free, cls_np)
 
 
 def make_gpate(*, epsilon: float, delta: float, **options: Any) -> GPate:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal, Self
 import numpy as np
 import pandas as pd
 import torch
+from numpy.typing import NDArray
 from torch import Tensor
 
 from dpaudit.data import Domain
@@ -24,6 +25,7 @@ from dpaudit.generators.pate_gan.config import PateGanConfig, default_num_teache
 from dpaudit.generators.pate_gan.state import latent
 from dpaudit.generators.pate_gan.trainer import Trainer
 from dpaudit.rng import ModelStreams, Rngs, public_and_privacy
+from dpaudit.validation import require
 
 
 class PateGan:
@@ -113,21 +115,95 @@ class PateGan:
         Every draw of the release (latents, category draws) comes from the public
         stream; the release adds no privacy noise.
         """
+        self._check_sample(n)
+        public, _ = public_and_privacy(rng, public_rng)
+        streams = ModelStreams.from_rngs([public], device=self.device_)
+        with torch.no_grad():
+            z = latent(streams, int(n), self.latent_dim_, self._latent_distribution())
+            out = self.generator_(z)[0].clamp(0.0, 1.0).cpu().numpy()
+        return self._finish(out, [self], [public], int(n))
+
+    @staticmethod
+    def sample_many(models: Sequence[PateGan], n: int, *, rngs: Sequence[Rngs],
+                    public_rngs: Sequence[Rngs] | None = None) -> pd.DataFrame:
+        """The releases of several fitted models, drawn in one generator pass.
+
+        Model ``m`` releases what ``models[m].sample(n, rng=rngs[m],
+        public_rng=public_rngs[m])`` releases: its latents come from its own
+        counter-based stream, so neither its batch mates nor their number change it.
+        Models trained by one :meth:`fit_many` run as one batched forward pass; the
+        table is decoded once.
+
+        Returns:
+            One table of ``len(models) * n`` rows: model ``m``'s release is rows
+            ``m * n`` to ``(m + 1) * n - 1``, index ``0 .. M*n - 1``.
+
+        Raises:
+            InvalidParameterError: streams of the wrong number, or models of different
+                configurations.
+            NotFittedError: a model is not fitted.
+        """
+        models = list(models)
+        require(bool(models), "models", "at least one fitted PateGan", len(models))
+        require(len(rngs) == len(models), "rngs", f"one stream per model ({len(models)})",
+                len(rngs))
+        require(public_rngs is None or len(public_rngs) == len(models), "public_rngs",
+                f"one stream per model ({len(models)})",
+                None if public_rngs is None else len(public_rngs))
+        first = models[0]
+        for model in models:
+            require(isinstance(model, PateGan), "models", "PateGan models",
+                    type(model).__name__)
+            model._check_sample(n)
+            require(model.config == first.config, "models", "models of one configuration",
+                    "models that differ")
+        publics = [public_and_privacy(r, None if public_rngs is None else public_rngs[i])[0]
+                   for i, r in enumerate(rngs)]
+        n = int(n)
+        outs: list[NDArray[np.float32]] = [np.empty(0, dtype=np.float32)] * len(models)
+        # Members of one batched ensemble run as one forward pass.
+        groups: dict[int, list[int]] = {}
+        for i, model in enumerate(models):
+            groups.setdefault(id(_ensemble(model)), []).append(i)
+        with torch.no_grad():
+            for members in groups.values():
+                lead = models[members[0]]
+                streams = ModelStreams.from_rngs([publics[i] for i in members],
+                                                 device=lead.device_)
+                z = latent(streams, n, lead.latent_dim_, lead._latent_distribution())
+                index = [_member_index(models[i]) for i in members]
+                out = _forward_members(_ensemble(lead), index, z).cpu().numpy()
+                for j, i in enumerate(members):
+                    outs[i] = out[j]
+        # Consecutive models of one domain (all of them, but with the data_bounds
+        # defect) are decoded together.
+        frames, start = [], 0
+        for stop in range(1, len(models) + 1):
+            if stop == len(models) or not _same(models[stop].domain_, models[start].domain_):
+                frames.append(models[start]._finish(
+                    np.concatenate(outs[start:stop]), models[start:stop],
+                    publics[start:stop], n))
+                start = stop
+        return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+    def _check_sample(self, n: int) -> None:
         if not hasattr(self, "generator_"):
             raise NotFittedError("this PateGan is not fitted yet: call `fit` first.")
         if not (isinstance(n, int | np.integer) and n >= 0):
             raise InvalidParameterError(f"`n` must be a non-negative integer. Got {n!r}.")
-        cfg = self.config
-        public, _ = public_and_privacy(rng, public_rng)
-        streams = ModelStreams.from_rngs([public], device=self.device_)
-        with torch.no_grad():
-            latent_dist = cfg.latent_distribution
-            if cfg.latent_mismatch:
-                # Trained on U(0,1), sampled from N(0,1): outside the training range.
-                latent_dist = "normal"
-            z = latent(streams, int(n), self.latent_dim_, latent_dist)
-            out = self.generator_(z)[0].clamp(0.0, 1.0).cpu().numpy()
-        domain = self.domain_
+
+    def _latent_distribution(self) -> str:
+        if self.config.latent_mismatch:
+            # Trained on U(0,1), sampled from N(0,1): outside the training range.
+            return "normal"
+        return self.config.latent_distribution
+
+    def _finish(self, out: NDArray[np.float32], models: Sequence[PateGan],
+                publics: Sequence[Rngs], n: int) -> pd.DataFrame:
+        """Decodes the generator's outputs of ``models`` (``n`` rows each, stacked,
+        with their public streams) into one table, then applies the release-time
+        variants (model ``self``'s configuration and domain)."""
+        cfg, domain = self.config, self.domain_
         if cfg.output_not_rescaled:
             # Released in the model's [0, 1] space, not in original units.
             frame = pd.DataFrame(
@@ -137,14 +213,26 @@ class PateGan:
         else:
             rounding: Literal["round", "floor"] = "floor" if cfg.integer_floor else "round"
             frame = domain.decode(out, integer_rounding=rounding)
+        draws: list[tuple[str, bool]] = []  # (column, from the label frequencies)
         if cfg.real_category_frequencies:
             # Discrete columns drawn from the private data's exact frequencies.
-            for name, (values, probs) in self.category_frequencies_.items():
-                frame[name] = public.numpy.choice(values, size=int(n), p=probs)
+            draws += [(name, False) for name in self.category_frequencies_]
         if cfg.label_distribution_given:
             # The private label distribution, passed to the generator, used at sampling.
-            values, probs = self.label_frequencies_
-            frame[self.label_column_] = public.numpy.choice(values, size=int(n), p=probs)
+            draws.append((self.label_column_, True))
+        if draws:
+            # Each model's own frequencies, drawn in order from a fresh generator on
+            # its public seed: the draws depend on the stream alone, not on what the
+            # Rngs object drew before.
+            parts: list[list[np.ndarray]] = [[] for _ in draws]
+            for model, public in zip(models, publics):
+                gen = np.random.default_rng(public.seed_sequence)
+                for j, (name, label) in enumerate(draws):
+                    values, probs = (model.label_frequencies_ if label
+                                     else model.category_frequencies_[name])
+                    parts[j].append(gen.choice(values, size=n, p=probs))
+            for (name, _), drawn in zip(draws, parts):
+                frame[name] = np.concatenate(drawn)
         return frame
 
     @property
@@ -152,6 +240,30 @@ class PateGan:
         if not hasattr(self, "_claim"):
             raise NotFittedError("this PateGan is not fitted yet: call `fit` first.")
         return self._claim
+
+
+def _same(a: Domain, b: Domain) -> bool:
+    return a is b or a == b
+
+
+def _ensemble(model: PateGan) -> torch.nn.Module:
+    member = model.generator_
+    return member.ensemble if isinstance(member, _Member) else member
+
+
+def _member_index(model: PateGan) -> int:
+    member = model.generator_
+    return member.index if isinstance(member, _Member) else 0
+
+
+def _forward_members(ensemble: torch.nn.Module, index: list[int], z: Tensor) -> Tensor:
+    """Members ``index`` of ``ensemble`` on ``z[len(index), n, latent]``, clamped to
+    [0, 1]: one pass when ``index`` is every member in order, else member by member."""
+    if isinstance(ensemble, BatchedMLP) and index == list(range(ensemble.members)):
+        out: Tensor = ensemble(z)
+    else:
+        out = torch.cat([ensemble(z[j:j + 1], member=i) for j, i in enumerate(index)])
+    return out.clamp(0.0, 1.0)
 
 
 class _Member(torch.nn.Module):

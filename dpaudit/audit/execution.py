@@ -1,0 +1,255 @@
+"""Where and how an audit's rounds run: processes, batch size, out-of-memory retries.
+
+On the CPU the rounds fan out over worker processes (``--jobs``, default one per
+core) in batches of ``--batch-size`` rounds (default: about two batches a worker,
+128 to 512 rounds each). On CUDA one process trains as many rounds
+per ``fit_many`` as the GPU's free memory holds, estimated from the model sizes
+(:func:`estimate_model_bytes`): worker processes would each initialise CUDA and share
+one GPU. An explicit ``--jobs`` or ``--batch-size`` wins on either device.
+
+A batch that runs out of GPU memory is halved and retried (:func:`run_halving`),
+down to one round, and later batches of the process start at the size that fit. The
+audit's results do not depend on the batch size: every model draws only from its own
+streams (docs/soundness.md), so a halved batch trains and releases the same models.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.setup import AuditSetup
+from dpaudit.validation import require
+
+T = TypeVar("T")
+
+#: The most rounds one CUDA ``fit_many`` trains (4,096 PATE-GANs were measured to fit
+#: an H100 with room to spare; larger batches gain little and commit less often).
+MAX_CUDA_BATCH = 4096
+#: The most rounds one CPU ``fit_many`` trains by default: larger batches spend less
+#: Python time per model (512 rounds took 20% less CPU time than 4 x 128 on the
+#: worst case) but commit to the store less often and balance the workers worse.
+MAX_CPU_BATCH = 512
+#: The share of the GPU's free memory the batch is sized to fill (the rest is slack
+#: for the estimate's error, the allocator's fragmentation and the attacks).
+CUDA_MEMORY_SHARE = 0.5
+
+
+def _default(name: str) -> Any:
+    return next(f.default for f in fields(AuditConfig) if f.name == name)
+
+
+DEFAULT_JOBS: int = _default("jobs")
+DEFAULT_BATCH_SIZE: int = _default("batch_size")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExecutionPlan:
+    """How the rounds run.
+
+    Attributes:
+        device: ``cpu`` or ``cuda`` (``auto`` resolved).
+        jobs: worker processes (``-1``: one per CPU core).
+        batch_size: rounds per ``fit_many``.
+        reason: one sentence saying why, for logs and benchmarks.
+    """
+
+    device: str
+    jobs: int
+    batch_size: int
+    reason: str
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` where CUDA is available, else ``cpu``."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | None = None,
+                   free_bytes: int | None = None, device: str | None = None
+                   ) -> ExecutionPlan:
+    """The plan for ``n_rounds`` rounds of ``config``.
+
+    Args:
+        config: the audit; ``jobs`` other than -1 and ``batch_size`` other than the
+            default (128) are the user's and are kept (an explicit 128 cannot be told
+            from the default).
+        n_rounds: rounds to run (both worlds).
+        model_bytes: the estimated device memory of one model in training
+            (:func:`estimate_model_bytes`); CUDA only.
+        free_bytes: the GPU's free memory; CUDA only.
+        device: the resolved device (default: ``config.device`` resolved).
+    """
+    require(n_rounds >= 1, "n_rounds", "an integer >= 1", n_rounds)
+    device = device or resolve_device(config.device)
+    user_batch = config.batch_size != DEFAULT_BATCH_SIZE
+    if device != "cuda":
+        if user_batch:
+            return ExecutionPlan(device=device, jobs=config.jobs,
+                                 batch_size=config.batch_size,
+                                 reason="CPU: worker processes, the batch size given")
+        workers = cpu_cores() if config.jobs == -1 else config.jobs
+        batch = min(MAX_CPU_BATCH, max(DEFAULT_BATCH_SIZE,
+                                       math.ceil(n_rounds / (2 * max(workers, 1)))))
+        return ExecutionPlan(device=device, jobs=config.jobs, batch_size=batch,
+                             reason=f"CPU: {workers} worker process(es), about two "
+                                    "batches each")
+    jobs = 1 if config.jobs == DEFAULT_JOBS else config.jobs
+    if user_batch:
+        return ExecutionPlan(device=device, jobs=jobs, batch_size=config.batch_size,
+                             reason="CUDA: the batch size given")
+    if model_bytes is None or free_bytes is None:
+        batch = min(n_rounds, MAX_CUDA_BATCH)
+        reason = "CUDA: every round in one batch (no memory estimate)"
+    else:
+        require(model_bytes >= 1, "model_bytes", "an integer >= 1", model_bytes)
+        fit = int(CUDA_MEMORY_SHARE * max(free_bytes, 0) // model_bytes)
+        batch = max(1, min(n_rounds, MAX_CUDA_BATCH, fit))
+        reason = (f"CUDA: {batch} rounds per batch ({model_bytes / 2**20:.2f} MiB a "
+                  f"model, {free_bytes / 2**30:.1f} GiB free)")
+    # Several processes on one GPU split its memory.
+    per_job = max(1, math.ceil(n_rounds / max(jobs, 1)))
+    return ExecutionPlan(device=device, jobs=jobs, batch_size=min(batch, per_job),
+                         reason=reason)
+
+
+def cpu_cores() -> int:
+    """CPU cores this process may use (what ``--jobs -1`` starts workers for)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def cuda_free_bytes() -> int:
+    """Free memory of the current CUDA device, in bytes."""
+    import torch
+
+    free, _total = torch.cuda.mem_get_info()
+    return int(free)
+
+
+def estimate_model_bytes(setup: AuditSetup) -> int:
+    """Device memory one model of ``setup``'s audit needs in training, estimated.
+
+    From the model sizes: the encoded training data (``|D| x p`` floats), the
+    networks' parameters with their gradients and two Adam moments (a generator,
+    student and critic of width about ``p`` each, and ``k`` teachers of width ``p``),
+    one training batch's activations through every teacher, and the release
+    (``rows x p`` floats, three copies). Generators without teachers count one.
+    Deliberately generous (a factor 2 on top): an underestimate costs an
+    out-of-memory retry, an overestimate only a smaller batch.
+    """
+    generator = setup.make_generator()
+    cfg = getattr(generator, "config", None)
+    p = max(1, setup.domain.encoded_dim)
+    n = len(setup.with_target)
+    teachers = getattr(cfg, "num_teachers", None)
+    k = int(teachers) if isinstance(teachers, int) and teachers > 0 else max(1, n // 100)
+    batch = getattr(cfg, "batch_size", 64)
+    batch = int(batch) if isinstance(batch, int) and batch > 0 else 64
+    hidden = max(p, 16)
+    params = (8 + k) * (p + 1) * hidden
+    floats = (4 * params                       # weights, gradients, two Adam moments
+              + 2 * n * p + n * k // 4         # data (and a padded copy); rows seen
+              + 6 * k * batch * (p + hidden)   # teacher activations and their grads
+              + 3 * setup.synthetic_rows * p)  # the release
+    return int(2 * 4 * floats)
+
+
+def plan_for_setup(setup: AuditSetup) -> ExecutionPlan:
+    """The plan for ``setup``'s audit on this machine (the hook of ``run_audit``)."""
+    config = setup.config
+    device = resolve_device(config.device)
+    if device != "cuda":
+        return plan_execution(config, n_rounds=setup.plan.n_rounds, device=device)
+    return plan_execution(config, n_rounds=setup.plan.n_rounds, device=device,
+                          model_bytes=estimate_model_bytes(setup),
+                          free_bytes=cuda_free_bytes())
+
+
+# --------------------------------------------------------------------------------
+# Out-of-memory retries.
+
+# The largest batch known to fit, per audit (its JSON config), in this process.
+_LIMITS: dict[str, int] = {}
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is a device out-of-memory error (CUDA's, or an allocator's
+    "out of memory" RuntimeError)."""
+    import torch
+
+    if isinstance(error, torch.cuda.OutOfMemoryError):
+        return True
+    return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
+
+
+def _release_cached_memory() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def run_halving(rounds: Sequence[int], work: Callable[[list[int]], list[T]], *,
+                key: str) -> list[T]:
+    """``work`` over ``rounds`` in consecutive chunks; a chunk that runs out of device
+    memory is halved and retried.
+
+    Chunks start at the largest size known to fit for ``key`` in this process (all of
+    ``rounds`` at first); after an out-of-memory error that size halves for the rest
+    of the process, so one failure is not paid for on every batch. ``work`` must give
+    each round's result independently of its chunk mates (the generators' per-model
+    streams ensure it), so the results equal one unhalved call's.
+
+    Args:
+        rounds: the rounds, in order.
+        work: trains and releases a chunk of rounds, one result per round, in order.
+        key: the audit this process remembers the fitting size for.
+
+    Returns:
+        The results of every round, in the order of ``rounds``.
+
+    Raises:
+        The out-of-memory error itself when one round alone does not fit.
+    """
+    todo = list(rounds)
+    out: list[T] = []
+    while todo:
+        size = min(len(todo), _LIMITS.get(key, len(todo)))
+        chunk = todo[:size]
+        try:
+            results = work(chunk)
+        except Exception as error:
+            if not is_out_of_memory(error) or size == 1:
+                raise
+            _LIMITS[key] = max(1, size // 2)
+            results = None
+        if results is None:
+            # Outside the handler: the failed attempt's tensors, held by the
+            # traceback until now, can be freed.
+            _release_cached_memory()
+            continue
+        require(len(results) == len(chunk), "work", "one result per round",
+                f"{len(results)} for {len(chunk)} rounds")
+        out.extend(results)
+        todo = todo[size:]
+    return out
+
+
+def learned_limit(key: str) -> int | None:
+    """The batch size ``run_halving`` fell back to for ``key`` in this process."""
+    return _LIMITS.get(key)
+
