@@ -64,7 +64,9 @@ class ResultStore:
         try:
             self.conn.executescript(SCHEMA)
         except sqlite3.DatabaseError as err:
-            raise StoreError(f"{str(self.path)!r} is not a dpaudit store: {err}.") from err
+            self.conn.close()
+            raise StoreError(f"{str(self.path)!r} is not a dpaudit store ({err}); start "
+                             "over with --force, or choose another --out.") from err
 
     def close(self) -> None:
         self.conn.close()
