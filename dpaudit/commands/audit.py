@@ -147,6 +147,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             kwargs["type"] = {"int": int, "float": float}.get(key.kind, str)
             if key.choices:
                 kwargs["choices"] = key.choices
+            else:
+                kwargs["metavar"] = {"int": "N", "float": "X", "split": "TRAIN,VAL,TEST",
+                                     "record": "JSON"}.get(key.kind, key.name.upper())
         parser.add_argument(key.flag, **kwargs)
     parser.add_argument("--resume", metavar="DIR",
                         help="continue the audit stored in DIR (killed, failed, or "
