@@ -319,7 +319,13 @@ def _make_directory(out: Path) -> list[Path]:
     """Creates ``out`` (and missing parents); returns the folders created, outermost
     first."""
     missing = [p for p in (out, *out.parents) if not p.exists()]
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        _remove_created(missing[::-1])
+        raise InvalidParameterError(
+            f"`--out` must be a folder that can be created ({err.strerror}). "
+            f"Got {str(out)!r}.") from err
     return missing[::-1]
 
 

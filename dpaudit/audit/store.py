@@ -156,7 +156,12 @@ class StoreLock:
         if fcntl is None:  # pragma: no cover
             return
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as err:
+                raise StoreError(
+                    f"cannot lock {str(self.path.parent)!r} ({err.strerror}): choose a "
+                    "writable --out.") from err
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as err:

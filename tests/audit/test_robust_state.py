@@ -327,3 +327,22 @@ def test_trace_folder_is_readable_by_others(tmp_path: Path) -> None:
         assert stat.S_IMODE(f.stat().st_mode) == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["trace"]
 
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_unwritable_out_is_one_line(capsys, tmp_path: Path) -> None:
+    locked = tmp_path / "ro"
+    locked.mkdir(mode=0o555)
+    for out in (locked, locked / "sub"):
+        code, _, err = cli(capsys, "audit", "--generator", "randomized-response",
+                           "--rounds", "5", "--out", str(out), "--quiet")
+        assert code == 2 and err.count("\n") == 1, err
+    assert list(locked.iterdir()) == []
+
+
+def test_out_under_a_file_is_one_line(capsys, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    code, _, err = cli(capsys, "audit", "--generator", "randomized-response", "--rounds",
+                       "5", "--out", str(tmp_path / "file" / "sub"), "--quiet")
+    assert code == 2 and "can be created" in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
