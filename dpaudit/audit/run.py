@@ -251,8 +251,8 @@ def _clear(out: Path) -> None:
         shutil.rmtree(out / TRACE)
 
 
-def _prepare_directory(out_dir: Path, config: AuditConfig, *, resume: bool,
-                       force: bool) -> tuple[AuditConfig, Ranking | None, bool]:
+def _prepare_directory(out_dir: Path, config: AuditConfig, *,
+                       resume: bool) -> tuple[AuditConfig, Ranking | None, bool]:
     """Checks what ``out_dir`` holds (under the lock); returns the config to run, its
     target ranking (the stored ones when continuing) and whether it continues a
     stored audit."""
@@ -261,9 +261,6 @@ def _prepare_directory(out_dir: Path, config: AuditConfig, *, resume: bool,
     if resume and not store_path.exists():
         raise InvalidParameterError(
             f"--resume: {str(out_dir)!r} holds no audit to resume (no audit.sqlite).")
-    if force and not resume:
-        _clear(out_dir)
-        return config, None, False
     if not store_path.exists():
         if finished:
             raise InvalidParameterError(
@@ -416,11 +413,16 @@ def _stored_timing(store: ResultStore, out: Path) -> dict[str, float]:
 def _run_locked(config: AuditConfig, out: Path, session: _Session, *, resume: bool,
                 force: bool, progress: bool) -> AuditResult:
     started = time.perf_counter()
-    config, selection, continued = _prepare_directory(out, config, resume=resume,
-                                                      force=force)
+    overwrite = force and not resume
+    selection: Ranking | None = None
+    continued = False
+    if not overwrite:
+        config, selection, continued = _prepare_directory(out, config, resume=resume)
     config, ranking = resolve_target(config, progress=progress)
     selection = ranking if ranking is not None else selection
     setup = build_setup(config, target_selection=selection)
+    if overwrite:
+        _clear(out)  # only now: bad input never costs the audit it would replace
     session.fresh_store = not continued
     with ResultStore(out) as store:
         stored_before = store.count_rounds() if continued else 0

@@ -346,3 +346,14 @@ def test_out_under_a_file_is_one_line(capsys, tmp_path: Path) -> None:
                        "5", "--out", str(tmp_path / "file" / "sub"), "--quiet")
     assert code == 2 and "can be created" in err and err.count("\n") == 1, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_force_with_bad_input_keeps_the_old_audit(tmp_path: Path) -> None:
+    out = tmp_path / "a"
+    run_typed_audit(rr(), out_dir=out)
+    before = (out / "result.json").read_text()
+    with pytest.raises(InvalidParameterError, match="neither a known dataset"):
+        run_typed_audit(rr(dataset="no-such-data"), out_dir=out, force=True)
+    assert (out / "result.json").read_text() == before
+    with ResultStore(out) as store:
+        assert store.count_rounds() == 40
