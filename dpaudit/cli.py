@@ -87,44 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     _command(p, "trace")
 
     p = sub.add_parser("audit", help="run the distinguishing game and estimate epsilon")
-    p.add_argument("--config", help="audit.toml (flags override it)")
-    p.add_argument("--generator")
-    p.add_argument("--variant")
-    p.add_argument("--bug", action="append", metavar="FLAG")
-    p.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="a generator option (repeatable)")
-    _data_args(p, "worst-case")
-    p.add_argument("--target", help="row index, or 'auto' (most vulnerable record)")
-    p.add_argument("--target-record", help="a target record as JSON")
-    p.add_argument("--attack", help="querybased (default), groundhog, groundhog-naive, "
-                                    "groundhog-histogram, groundhog-correlation, distance, all")
-    p.add_argument("--rounds", type=int, help="rounds per world (default 1000)")
-    p.add_argument("--candidates", type=int,
-                   help="--target auto: candidate records mini-audited (default 64)")
-    p.add_argument("--selection-rounds", type=int,
-                   help="--target auto: rounds per world of each mini-audit (default 100)")
-    p.add_argument("--alpha", type=float,
-                   help="false-alarm probability of eps_emp (default 0.05: 95%% confidence)")
-    p.add_argument("--estimator", choices=("clopper_pearson", "jeffreys"))
-    p.add_argument("--randomness", choices=("fixed_public", "independent"),
-                   help="fixed_public (default): one public stream (weights, partitions, "
-                        "batches, latents, the release's sampling) for every round and "
-                        "both worlds, fresh privacy noise per round, where the generator "
-                        "declares its proof holds for any fixed public stream "
-                        "(docs/soundness.md); independent: every draw fresh per round")
-    p.add_argument("--epsilon", type=float)
-    p.add_argument("--delta", type=float)
-    p.add_argument("--synthetic-rows", type=int)
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--jobs", type=int)
-    p.add_argument("--backend", choices=("loky", "threading", "dask"))
-    p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
-    p.add_argument("--device", choices=DEVICES)
-    p.add_argument("--seed", type=int)
-    p.add_argument("--out", help="output folder (default ./dpaudit-audit)")
-    p.add_argument("--resume", metavar="DIR", help="continue a killed audit in DIR")
-    p.add_argument("--force", action="store_true", help="overwrite an existing audit")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    import_module("dpaudit.commands.audit").add_arguments(p)  # flags = TOML keys
     _command(p, "audit")
 
     p = sub.add_parser("domain", help="draft a domain file from a CSV (for review)")

@@ -6,16 +6,37 @@ committed batch by batch) and ``result.json``. A killed audit resumes with
 ``resume=True`` and gets the result an uninterrupted run would have: rounds are
 batched by index, each round's randomness comes from its own stream, and finished
 batches are never recomputed.
+
+State rules (docs/design.md):
+
+* One run at a time per directory: the run holds :class:`StoreLock` from before it
+  looks at the directory until ``result.json`` is written; a second run is refused.
+* A failed or interrupted run leaves either nothing (when it stopped before its first
+  batch was committed: the store and any folder it created are removed) or a store
+  that the same command continues (a store of the same audit, unfinished, is
+  continued without ``--resume``; rounds are never recomputed and the result equals
+  an uninterrupted run's). A SIGKILL cannot be cleaned up after, so "leave nothing"
+  alone could not be kept; "the same command continues" always can.
+* A stored configuration is data: :func:`resume_config` validates it and imports no
+  plug-in module and contacts no Dask scheduler that the caller did not name again.
+* Workers never outlive the run: on any exception (SIGTERM turned into one by the
+  CLI, Ctrl-C) the loky workers are killed, and each worker exits by itself when its
+  parent process dies (:func:`watch_parent`, for a SIGKILL of the parent).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
+import sqlite3
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import dpaudit
 from dpaudit.audit.analysis import analyse
@@ -25,11 +46,42 @@ from dpaudit.audit.result import AuditResult
 from dpaudit.audit.rounds import train_batch
 from dpaudit.audit.selection import resolve_target
 from dpaudit.audit.setup import AuditSetup, build_setup
-from dpaudit.audit.store import ResultStore
+from dpaudit.audit.store import ResultStore, StoreLock
 from dpaudit.audit.streams import Streams
 from dpaudit.errors import InvalidParameterError, StoreError
-from dpaudit.generators.registry import generator_factory, get_spec
+from dpaudit.generators.registry import builtin_generators, generator_factory, get_spec
 from dpaudit.io import write_atomic
+
+RESULT = "result.json"
+TRACE = "trace"
+RESUME_SETTINGS = ("jobs", "backend", "scheduler", "device", "batch_size")
+"""The keys a resumed audit may change: where and how fast it runs, never what it
+computes (every round depends on its index and the seed alone)."""
+
+_WATCH_SECONDS = 0.5
+
+
+def watch_parent(parent_pid: int) -> None:
+    """Worker initializer: exits this worker as soon as ``parent_pid`` is no longer
+    its parent (the audit's main process died, even by SIGKILL, and the worker was
+    re-parented). A daemon thread polls :func:`os.getppid` every half second."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(_WATCH_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dpaudit-parent-watch", daemon=True).start()
+
+
+def shutdown_workers() -> None:
+    """Kills the loky worker processes of this process's reusable executor, if any."""
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        with contextlib.suppress(Exception):
+            executor.shutdown(wait=True, kill_workers=True)
 
 
 @contextlib.contextmanager
@@ -46,12 +98,21 @@ def _backend(config: AuditConfig) -> Iterator[None]:
         client = Client(config.scheduler)  # type: ignore[no-untyped-call]
         with client, joblib.parallel_backend("dask"):
             yield
-    else:
-        with joblib.parallel_backend(config.backend, n_jobs=config.jobs):
+        return
+    watch: dict[str, Any] = {}
+    if config.backend == "loky":
+        watch = {"initializer": watch_parent, "initargs": (os.getpid(),)}
+    try:
+        with joblib.parallel_backend(config.backend, n_jobs=config.jobs, **watch):
             yield
+    except BaseException:
+        if config.backend == "loky":
+            shutdown_workers()
+        raise
 
 
-def _train_all(setup: AuditSetup, store: ResultStore, *, progress: bool) -> None:
+def _train_all(setup: AuditSetup, store: ResultStore, *, progress: bool) -> int:
+    """Trains every round not yet stored; returns how many rounds it trained."""
     import joblib
     from tqdm import tqdm
 
@@ -69,53 +130,160 @@ def _train_all(setup: AuditSetup, store: ResultStore, *, progress: bool) -> None
         with _backend(config):
             jobs = execution.jobs if config.backend != "dask" else -1
             parallel = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
-            for rows in parallel(joblib.delayed(train_batch)(config_json, b) for b in todo):
-                store.commit_batch(rows)
-                bar.update(len(rows))
+            outputs = parallel(joblib.delayed(train_batch)(config_json, b) for b in todo)
+            try:
+                for rows in outputs:
+                    store.commit_batch(rows)
+                    bar.update(len(rows))
+            finally:
+                outputs.close()  # after an exception: joblib aborts the pending batches
     finally:
         bar.close()
+    return sum(len(b) for b in todo)
 
 
 Ranking = tuple[tuple[int, float], ...]
 
 
-def _prepare_directory(out_dir: Path, config: AuditConfig, *, resume: bool,
-                       force: bool) -> tuple[AuditConfig, Ranking | None]:
-    """Checks what ``out_dir`` holds; returns the config to run and its target
-    ranking (the stored ones when resuming)."""
-    store_path = out_dir / ResultStore.FILENAME
-    if resume:
-        if not store_path.exists():
-            raise InvalidParameterError(
-                f"--resume: {str(out_dir)!r} holds no audit to resume (no audit.sqlite)."
-            )
-        with ResultStore(out_dir) as store:
+def _ranking(value: Any, where: Path) -> Ranking | None:
+    if value is None:
+        return None
+    try:
+        return tuple((int(r), float(a)) for r, a in value)
+    except (TypeError, ValueError) as err:
+        raise StoreError(f"{str(where)!r} holds an invalid target selection ({err}); "
+                         "start over with --force.") from err
+
+
+def load_stored(out_dir: Path | str) -> tuple[AuditConfig, Ranking | None]:
+    """The configuration and target ranking stored in ``out_dir``, validated as data
+    (the :class:`AuditConfig` checks, and the recorded identity must match): nothing
+    it names is imported, opened or contacted here.
+
+    Raises:
+        InvalidParameterError: ``out_dir`` holds no store.
+        StoreError: the store is not a dpaudit store or its configuration is invalid.
+    """
+    out = Path(out_dir)
+    path = out / ResultStore.FILENAME
+    if not path.is_file():
+        raise InvalidParameterError(
+            f"--resume: {str(out)!r} holds no audit to resume (no {ResultStore.FILENAME})."
+        )
+    fix = "start over with --force, or choose another --out"
+    try:
+        with ResultStore(out) as store:
             stored = store.get_meta("config")
+            identity = store.get_meta("identity")
             selection = store.get_meta("target_selection")
-        if stored is None:
-            raise StoreError(f"{str(store_path)!r} has no configuration; start over with --force.")
-        ranking = None if selection is None else tuple(
-            (int(r), float(a)) for r, a in selection)
-        return AuditConfig.from_mapping(stored), ranking
-    if store_path.exists() or (out_dir / "result.json").exists():
-        existing = None
-        if store_path.exists():
-            with ResultStore(out_dir) as store:
-                existing = store.get_meta("identity")
-        if not force:
-            same = existing == config.identity()
-            hint = ("it holds this same audit: pass --resume to continue it"
-                    if same else "it holds a different audit")
+    except (sqlite3.Error, ValueError) as err:
+        raise StoreError(f"{str(path)!r} is not a readable dpaudit store ({err}); {fix}."
+                         ) from err
+    if not isinstance(stored, dict):
+        raise StoreError(f"{str(path)!r} holds no audit configuration; {fix}.")
+    try:
+        config = AuditConfig.from_mapping(stored)
+    except (InvalidParameterError, TypeError, ValueError) as err:
+        raise StoreError(f"{str(path)!r} holds an invalid configuration ({err}); {fix}."
+                         ) from err
+    if identity != config.identity():
+        raise StoreError(f"{str(path)!r}: the stored configuration does not match its "
+                         f"recorded identity (edited or corrupt); {fix}.")
+    return config, _ranking(selection, path)
+
+
+def resume_config(out_dir: Path | str, *,
+                  overrides: Mapping[str, Any] | None = None) -> AuditConfig:
+    """The audit stored in ``out_dir`` (validated by :func:`load_stored`) with the
+    run settings of ``overrides`` (keys of :data:`RESUME_SETTINGS`, plus
+    ``generator`` to name the stored generator again).
+
+    The store is data. A plug-in generator (anything but a built-in) is used only
+    when ``overrides["generator"]`` names it again, and a Dask scheduler only when
+    ``overrides`` names ``backend = "dask"`` and the ``scheduler``: otherwise this
+    refuses, saying what to pass.
+
+    Raises:
+        InvalidParameterError: ``out_dir`` holds no audit, or an override changes
+            the audit or is missing (see above).
+        StoreError: the stored configuration is invalid.
+    """
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise InvalidParameterError(f"--resume: {str(out)!r} does not exist.")
+    config, _ = load_stored(out)
+    settings = dict(overrides or {})
+    changes = sorted(set(settings) - {*RESUME_SETTINGS, "generator"})
+    if changes:
+        raise InvalidParameterError(
+            f"--resume continues the stored audit and cannot change {changes}; start "
+            "a new audit with another --out instead.")
+    named = settings.pop("generator", None)
+    if named is not None and named != config.generator:
+        raise InvalidParameterError(
+            f"--resume: `--generator` {named!r} is not the stored audit's generator "
+            f"{config.generator!r}.")
+    if named is None and config.generator not in builtin_generators():
+        raise InvalidParameterError(
+            f"--resume: the stored audit uses the plug-in generator {config.generator!r}; "
+            "dpaudit imports no module that this command line does not name: pass "
+            f"--generator {config.generator} to continue it.")
+    backend = settings.get("backend", config.backend)
+    if backend == "dask" and "scheduler" not in settings:
+        raise InvalidParameterError(
+            "--resume: the stored audit ran on the Dask scheduler "
+            f"{config.scheduler!r}; dpaudit contacts no scheduler that this command line "
+            "does not name: pass --backend dask --scheduler ADDRESS, or --backend loky "
+            "to continue on this machine.")
+    if backend != "dask":
+        settings["scheduler"] = None
+    return replace(config, **settings)
+
+
+def _run_key(config: AuditConfig) -> str:
+    """The identity of what an audit computes (not where or in which batches)."""
+    return replace(config, batch_size=1, jobs=1, backend="loky", scheduler=None,
+                   device="auto").identity()
+
+
+def _clear(out: Path) -> None:
+    for name in (ResultStore.FILENAME, f"{ResultStore.FILENAME}-journal", RESULT):
+        (out / name).unlink(missing_ok=True)
+    if (out / TRACE).is_dir():
+        shutil.rmtree(out / TRACE)
+
+
+def _prepare_directory(out_dir: Path, config: AuditConfig, *,
+                       resume: bool) -> tuple[AuditConfig, Ranking | None, bool]:
+    """Checks what ``out_dir`` holds (under the lock); returns the config to run, its
+    target ranking (the stored ones when continuing) and whether it continues a
+    stored audit."""
+    store_path = out_dir / ResultStore.FILENAME
+    finished = (out_dir / RESULT).exists()
+    if resume and not store_path.exists():
+        raise InvalidParameterError(
+            f"--resume: {str(out_dir)!r} holds no audit to resume (no audit.sqlite).")
+    if not store_path.exists():
+        if finished:
             raise InvalidParameterError(
-                f"output directory {str(out_dir)!r} is not empty: {hint}, or pass "
-                "--force to overwrite it, or choose another --out."
-            )
-        store_path.unlink(missing_ok=True)
-        (out_dir / "result.json").unlink(missing_ok=True)
-        trace = out_dir / "trace"
-        if trace.is_dir():
-            shutil.rmtree(trace)
-    return config, None
+                f"output directory {str(out_dir)!r} is not empty: it holds a result.json "
+                "without its store; pass --force to overwrite it, or choose another --out.")
+        return config, None, False
+    stored, ranking = load_stored(out_dir)
+    wanted = config
+    if config.target == "auto" and ranking is not None:
+        wanted = replace(config, target=stored.target)
+    if _run_key(stored) != _run_key(wanted):
+        raise InvalidParameterError(
+            f"output directory {str(out_dir)!r} is not empty: it holds a different audit; "
+            "pass --force to overwrite it, or choose another --out.")
+    if finished and not resume:
+        raise InvalidParameterError(
+            f"output directory {str(out_dir)!r} is not empty: it holds this audit, "
+            "finished; pass --resume to analyse it again, or --force to run it again, "
+            "or choose another --out.")
+    run = replace(stored, **{k: getattr(config, k) for k in RESUME_SETTINGS})
+    return run, ranking, True
 
 
 def _write_training_trace(setup: AuditSetup, out: Path) -> None:
@@ -138,43 +306,150 @@ def _write_training_trace(setup: AuditSetup, out: Path) -> None:
                 num_teachers=int(getattr(model, "num_teachers_", 0)))
 
 
+@dataclass
+class _Session:
+    """What one run did to its directory, for the cleanup after a failure."""
+
+    created: list[Path]
+    fresh_store: bool = False
+
+
+def _make_directory(out: Path) -> list[Path]:
+    """Creates ``out`` (and missing parents); returns the folders created, outermost
+    first."""
+    missing = [p for p in (out, *out.parents) if not p.exists()]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        _remove_created(missing[::-1])
+        raise InvalidParameterError(
+            f"`--out` must be a folder that can be created ({err.strerror}). "
+            f"Got {str(out)!r}.") from err
+    return missing[::-1]
+
+
+def _discard(out: Path, session: _Session) -> None:
+    """After a failure: removes a store this run created that holds no round (while
+    the lock is held)."""
+    path = out / ResultStore.FILENAME
+    if not session.fresh_store or not path.exists():
+        return
+    try:
+        with ResultStore(out) as store:
+            empty = store.count_rounds() == 0
+    except (sqlite3.Error, StoreError):
+        return
+    if empty:
+        for name in (ResultStore.FILENAME, f"{ResultStore.FILENAME}-journal"):
+            (out / name).unlink(missing_ok=True)
+
+
+def _remove_created(created: list[Path]) -> None:
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only if empty: another run may have begun there
+
+
 def run_audit(config: AuditConfig, *, out_dir: Path | str, resume: bool = False,
               force: bool = False, progress: bool = False) -> AuditResult:
-    """Runs (or resumes) an audit, writes ``out_dir`` and returns its typed result
+    """Runs (or continues) an audit, writes ``out_dir`` and returns its typed result
     (what ``result.json`` holds: :meth:`AuditResult.to_json` writes it).
 
+    ``out_dir`` may hold the same audit unfinished (a killed or failed run): it is
+    continued. ``resume=True`` insists that it holds one, finished or not (a
+    finished audit is analysed again; its timing is kept); the run settings
+    (:data:`RESUME_SETTINGS`) are ``config``'s. To continue a directory from its
+    stored configuration alone, use :func:`resume_config` first.
+
     ``target = "auto"`` is resolved first (:func:`resolve_target`, in memory); the
-    stored configuration then names the chosen row, so a resumed audit trains the
+    stored configuration then names the chosen row, so a continued audit trains the
     same target without selecting again.
 
-    Bad input raises :class:`InvalidParameterError` before anything is written.
+    Raises:
+        InvalidParameterError: bad input, before anything is written; or ``out_dir``
+            holds another audit (pass ``force=True`` to overwrite it).
+        StoreError: another run holds ``out_dir``, or its store is corrupt.
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(f"`--out` {str(out)!r} exists and is not a directory.")
-    if resume and not out.exists():
+    if resume and not out.is_dir():
         raise InvalidParameterError(f"--resume: {str(out)!r} does not exist.")
-    selection: Ranking | None = None
-    if out.exists():
-        config, selection = _prepare_directory(out, config, resume=resume, force=force)
+    session = _Session(created=_make_directory(out))
+    lock = StoreLock(out)
+    try:
+        lock.acquire()
+    except BaseException:
+        _remove_created(session.created)
+        raise
+    try:
+        try:
+            return _run_locked(config, out, session, resume=resume, force=force,
+                               progress=progress)
+        except BaseException:
+            _discard(out, session)
+            raise
+    finally:
+        lock.release()
+        if not (out / ResultStore.FILENAME).exists():
+            _remove_created(session.created)
+
+
+def _stored_timing(store: ResultStore, out: Path) -> dict[str, float]:
+    """The timing so far: the store's, else (a store older than this key) the
+    ``result.json`` of a finished audit's, else none."""
+    timing = store.get_meta("timing")
+    if not isinstance(timing, dict) and (out / RESULT).is_file():
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            timing = json.loads((out / RESULT).read_text()).get("timing")
+    if not isinstance(timing, dict):
+        timing = {}
+    out_timing: dict[str, float] = {}
+    for key in ("train_seconds", "total_seconds", "sessions"):
+        value = timing.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out_timing[key] = float(value)
+    return out_timing
+
+
+def _run_locked(config: AuditConfig, out: Path, session: _Session, *, resume: bool,
+                force: bool, progress: bool) -> AuditResult:
     started = time.perf_counter()
+    overwrite = force and not resume
+    selection: Ranking | None = None
+    continued = False
+    if not overwrite:
+        config, selection, continued = _prepare_directory(out, config, resume=resume)
     config, ranking = resolve_target(config, progress=progress)
     selection = ranking if ranking is not None else selection
     setup = build_setup(config, target_selection=selection)
-    out.mkdir(parents=True, exist_ok=True)
+    if overwrite:
+        _clear(out)  # only now: bad input never costs the audit it would replace
+    session.fresh_store = not continued
     with ResultStore(out) as store:
+        stored_before = store.count_rounds() if continued else 0
+        timing = _stored_timing(store, out) if continued else {}
         store.set_meta("config", config.to_json())
         store.set_meta("identity", config.identity())
         store.set_meta("version", dpaudit.__version__)
         if selection is not None:
             store.set_meta("target_selection", [[r, a] for r, a in selection])
-        _train_all(setup, store, progress=progress)
+        trained_rounds = _train_all(setup, store, progress=progress)
         trained = time.perf_counter() - started
         result = analyse(setup, store)
-    _write_training_trace(setup, out)
-    result["timing"] = {"train_seconds": trained,
-                        "total_seconds": time.perf_counter() - started}
-    typed = AuditResult.from_json(result, source=out / "result.json")
-    write_atomic(out / "result.json",
-                 json.dumps(typed.to_json(), indent=2, allow_nan=False) + "\n")
+    if not (out / TRACE / "trace.json").is_file():
+        _write_training_trace(setup, out)
+    if trained_rounds or ranking is not None or not timing:
+        # This session trained: its time is added. A session that only analysed a
+        # finished audit again keeps the audit's timing.
+        timing = {"train_seconds": timing.get("train_seconds", 0.0) + trained,
+                  "total_seconds": timing.get("total_seconds", 0.0)
+                  + time.perf_counter() - started,
+                  "sessions": timing.get("sessions", 0.0) + 1}
+    with ResultStore(out) as store:
+        store.set_meta("timing", timing)
+    result["timing"] = {**timing, "sessions": int(timing["sessions"]),
+                        "resumed": continued, "rounds_stored_before": stored_before}
+    typed = AuditResult.from_json(result, source=out / RESULT)
+    write_atomic(out / RESULT, json.dumps(typed.to_json(), indent=2, allow_nan=False) + "\n")
     return typed

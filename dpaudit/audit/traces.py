@@ -4,7 +4,8 @@ Files: ``records_seen.csv`` (model, teacher, records_seen), ``losses.csv``
 (iteration, teacher, loss_own, loss_other), ``epsilon.csv`` (iteration, epsilon,
 epsilon_data_independent, moment1) and ``trace.json`` (the claim with its trace).
 The folder is written to a temporary sibling and renamed, so nothing half-written is
-left behind.
+left behind; it gets the permissions of a folder made by ``mkdir`` (0777 less the
+umask), like its files, so other users can read a shared audit.
 """
 
 from __future__ import annotations
@@ -12,13 +13,25 @@ from __future__ import annotations
 import csv
 import json
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from dpaudit.errors import InvalidParameterError
+
+
+def _fresh_sibling(out: Path) -> Path:
+    """A new empty hidden folder beside ``out``, made with the umask's permissions
+    (``tempfile.mkdtemp`` would make it 0700, unreadable by anyone else)."""
+    while True:
+        tmp = out.parent / f".{out.name}.{secrets.token_hex(6)}"
+        try:
+            tmp.mkdir(mode=0o777)
+        except FileExistsError:
+            continue
+        return tmp
 
 
 def write_trace(out: Path, claim: Mapping[str, Any], *, num_teachers: int,
@@ -29,7 +42,7 @@ def write_trace(out: Path, claim: Mapping[str, Any], *, num_teachers: int,
         raise InvalidParameterError(f"`--out` {str(out)!r} exists and is not a folder.")
     trace = claim.get("trace", {})
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+    tmp = _fresh_sibling(out)
     try:
         with open(tmp / "records_seen.csv", "w", newline="") as fh:
             w = csv.writer(fh)

@@ -1,73 +1,375 @@
 """``dpaudit audit``: run the distinguishing game and estimate epsilon.
 
 The configuration comes from ``--config audit.toml`` (a table ``[audit]`` or top-level
-keys), overridden by the flags. :func:`print_result` is the one place that prints a
-result.
+keys), overridden by the flags. Both come from one definition, :data:`AUDIT_KEYS`:
+every key is a flag (``data_dir`` is ``--data-dir``) and every flag but ``--config``
+and ``--resume`` is a key, with the same meaning. :func:`print_result` is the one
+place that prints a result.
+
+Signals: Ctrl-C (SIGINT) exits 130 and SIGTERM 143 (128 + the signal), each with one
+line saying how to continue; the audit's workers are stopped with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
-from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import AuditConfig, run_audit
-from dpaudit.commands import EXIT_OK, parse_options
+from dpaudit.commands import EXIT_OK, parse_option
 from dpaudit.errors import InvalidParameterError
-from dpaudit.reports.text import render_terminal
+
+if TYPE_CHECKING:
+    from dpaudit.audit.result import AuditResult
 
 DEFAULT_OUT = "dpaudit-audit"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
-AUDIT_FLAGS = ("generator", "variant", "dataset", "domain", "data_dir", "target",
-               "target_record", "attack", "rounds", "epsilon", "delta", "synthetic_rows",
-               "batch_size", "jobs", "backend", "scheduler", "device", "seed",
-               "candidates", "selection_rounds", "alpha", "estimator", "randomness")
-"""The flags that are keys of the audit configuration, under the same name."""
+
+@dataclass(frozen=True)
+class Key:
+    """One key of the audit configuration: a TOML key and the flag of the same name.
+
+    Attributes:
+        name: the TOML key; the flag is ``--`` + ``name`` with dashes.
+        help: the flag's help text.
+        kind: the value's type: ``str``, ``int``, ``float``, ``bool`` (a switch),
+            ``list`` (a repeatable flag; a TOML list), ``options`` (repeatable
+            ``KEY=VALUE``; a TOML table), ``split`` (``TRAIN,VALIDATION,TEST``; a
+            TOML list of three numbers) or ``record`` (JSON text; a TOML table).
+        field: the :class:`~dpaudit.audit.config.AuditConfig` field it sets, or
+            ``None`` for a setting of the run (``out``, ``force``, ``quiet``).
+        choices: the allowed values, if fixed.
+        aliases: other TOML names of the key (the configuration's field names).
+    """
+
+    name: str
+    help: str
+    kind: str = "str"
+    field: str | None = ""
+    choices: tuple[str, ...] | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def target(self) -> str | None:
+        """The configuration field (its own name unless told otherwise)."""
+        return self.name if self.field == "" else self.field
+
+
+AUDIT_KEYS: tuple[Key, ...] = (
+    Key("generator", "a name of `dpaudit list generators` or a plug-in module:Class "
+                     "(default pategan)"),
+    Key("variant", "a bug variant (dpaudit list variants)"),
+    Key("bug", "switch a bug flag on (repeatable; dpaudit list bugs)", kind="list",
+        field="bugs", aliases=("bugs",)),
+    Key("option", "a generator option KEY=VALUE, e.g. lam=0.01 (repeatable)",
+        kind="options", field="generator_options", aliases=("generator_options",)),
+    Key("attack_option", "an attack option KEY=VALUE, e.g. n_queries=500 (repeatable)",
+        kind="options", field="attack_options", aliases=("attack_options",)),
+    Key("dataset", "worst-case (default), a named dataset, or a CSV path (with --domain)"),
+    Key("domain", "the public domain JSON of a CSV dataset"),
+    Key("data_dir", "folder of the named datasets "
+                    "(default $DPAUDIT_DATA_DIR or ../shared/data)"),
+    Key("target", "row index, or 'auto' (most vulnerable record)"),
+    Key("target_record", "a target record as a JSON object (TOML: a table)",
+        kind="record"),
+    Key("attack", "querybased (default), groundhog, groundhog-naive, groundhog-histogram, "
+                  "groundhog-correlation, distance, all"),
+    Key("rounds", "rounds per world (default 1000)", kind="int"),
+    Key("split", "fractions of each world's rounds for attack training, threshold "
+                 "selection and test, as TRAIN,VALIDATION,TEST (default 0.4,0.2,0.4)",
+        kind="split"),
+    Key("candidates", "--target auto: candidate records mini-audited (default 64)",
+        kind="int"),
+    Key("selection_rounds", "--target auto: rounds per world of each mini-audit "
+                            "(default 100)", kind="int"),
+    Key("alpha", "false-alarm probability of eps_emp (default 0.05: 95% confidence)",
+        kind="float"),
+    Key("estimator", "clopper_pearson (default) or jeffreys",
+        choices=("clopper_pearson", "jeffreys")),
+    Key("randomness", "fixed_public (default): one public stream (weights, partitions, "
+                      "batches, latents, the release's sampling) for every round and both "
+                      "worlds, fresh privacy noise per round, where the generator declares "
+                      "its proof holds for any fixed public stream (docs/soundness.md); "
+                      "independent: every draw fresh per round",
+        choices=("fixed_public", "independent")),
+    Key("epsilon", "privacy budget given to the generator (default 1)", kind="float"),
+    Key("delta", "delta given to the generator (default 1e-5)", kind="float"),
+    Key("synthetic_rows", "rows released per round (default 100 on the worst case, "
+                          "|D| otherwise)", kind="int"),
+    Key("batch_size", "rounds trained together (default 128); does not change the result",
+        kind="int"),
+    Key("jobs", "parallel jobs (default -1: one per CPU core)", kind="int"),
+    Key("backend", "joblib backend (default loky); dask runs on --scheduler",
+        choices=("loky", "threading", "dask")),
+    Key("scheduler", "Dask scheduler address (with --backend dask)"),
+    Key("device", "auto (default), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    Key("seed", "the root seed (default 0)", kind="int"),
+    Key("out", f"output folder (default ./{DEFAULT_OUT})", field=None),
+    Key("force", "overwrite an existing audit in --out", kind="bool", field=None),
+    Key("quiet", "no progress bar", kind="bool", field=None),
+)
+"""The keys of ``dpaudit audit``: its flags and its TOML keys, in ``--help`` order."""
+
+FLAG_ONLY = ("config", "resume")
+"""The flags that are not configuration keys (they say where the configuration is)."""
+
+_BY_TOML_NAME: dict[str, Key] = {name: key for key in AUDIT_KEYS
+                                 for name in (key.name, *key.aliases)}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds the flags of ``dpaudit audit`` (:data:`AUDIT_KEYS`, ``--config``,
+    ``--resume``) to ``parser``."""
+    parser.add_argument("--config", metavar="TOML",
+                        help="audit.toml: the same keys as the flags (flags override it)")
+    for key in AUDIT_KEYS:
+        kwargs: dict[str, Any] = {"help": key.help.replace("%", "%%"),
+                                  "dest": key.name, "default": None}
+        if key.kind == "bool":
+            kwargs["action"] = "store_true"
+        elif key.kind in ("list", "options"):
+            kwargs["action"] = "append"
+            kwargs["metavar"] = "KEY=VALUE" if key.kind == "options" else "NAME"
+        else:
+            kwargs["type"] = {"int": int, "float": float}.get(key.kind, str)
+            if key.choices:
+                kwargs["choices"] = key.choices
+            else:
+                kwargs["metavar"] = {"int": "N", "float": "X", "split": "TRAIN,VAL,TEST",
+                                     "record": "JSON"}.get(key.kind, key.name.upper())
+        parser.add_argument(key.flag, **kwargs)
+    parser.add_argument("--resume", metavar="DIR",
+                        help="continue the audit stored in DIR (killed, failed, or "
+                             "finished: analysed again); only --jobs, --backend, "
+                             "--scheduler, --device, --batch-size and --quiet may be "
+                             "given with it, and --generator to name a plug-in again")
 
 
 def load_toml(path: str) -> dict[str, Any]:
     """The audit table of a TOML file (``[audit]``, or the top level).
 
     Raises:
-        InvalidParameterError: the file is missing or not valid TOML.
+        InvalidParameterError: the file is missing, unreadable or not valid TOML.
     """
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as err:
         raise InvalidParameterError(
             f"`--config` must be an existing TOML file. Got {path!r}.") from err
-    except tomllib.TOMLDecodeError as err:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise InvalidParameterError(
             f"`--config` must be valid TOML ({err}). Got {path!r}.") from err
-    return dict(data.get("audit", data))
+    except OSError as err:
+        raise InvalidParameterError(
+            f"`--config` must be a readable file ({err.strerror}). Got {path!r}.") from err
+    table = data.get("audit", data)
+    if not isinstance(table, dict):
+        raise InvalidParameterError(
+            f"`--config` [audit] must be a table. Got {type(table).__name__} in {path!r}.")
+    return dict(table)
+
+
+def _bad(where: str, what: str, value: Any) -> InvalidParameterError:
+    return InvalidParameterError(f"{where} must be {what}. Got {value!r}.")
+
+
+def _toml_value(key: Key, value: Any, where: str) -> Any:
+    """A TOML value checked against its key's kind (flags are typed by argparse)."""
+    if key.kind == "bool":
+        if not isinstance(value, bool):
+            raise _bad(where, "true or false", value)
+    elif key.kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _bad(where, "an integer", value)
+    elif key.kind == "float":
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise _bad(where, "a number", value)
+        value = float(value)
+    elif key.kind == "list":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _bad(where, "a name or a list of names", value)
+    elif key.kind == "options":
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = dict(parse_option(v) for v in value)
+        if not isinstance(value, dict):
+            raise _bad(where, "a table (or a list of \"KEY=VALUE\")", value)
+    elif key.kind == "split":
+        if (not isinstance(value, list) or len(value) != 3 or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in value)):
+            raise _bad(where, "a list of three fractions", value)
+    elif key.kind == "record":
+        if not isinstance(value, dict | str):
+            raise _bad(where, "a table (column -> value)", value)
+    elif key.kind == "str" and key.name == "target" and isinstance(value, int):
+        if isinstance(value, bool):
+            raise _bad(where, "a row index or 'auto'", value)
+    elif not isinstance(value, str):
+        raise _bad(where, "a string", value)
+    if key.choices and value not in key.choices:
+        raise _bad(where, f"one of {', '.join(key.choices)}", value)
+    return value
+
+
+def _flag_value(key: Key, value: Any) -> Any:
+    """A flag's value in the configuration's form."""
+    if key.kind == "options":
+        return dict(parse_option(text) for text in value)
+    if key.kind == "split":
+        parts = str(value).split(",")
+        try:
+            fractions = [float(p) for p in parts]
+        except ValueError:
+            fractions = []
+        if len(fractions) != 3:
+            raise _bad(f"`{key.flag}`", "three fractions TRAIN,VALIDATION,TEST", value)
+        return fractions
+    return value
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Every key of :data:`AUDIT_KEYS` that ``--config`` or a flag sets (a flag wins;
+    ``option`` tables are merged, the flags' entries winning), by key name.
+
+    Raises:
+        InvalidParameterError: an unknown or malformed key of the TOML file.
+    """
+    values: dict[str, Any] = {}
+    if getattr(args, "config", None):
+        table = load_toml(args.config)
+        for name, value in table.items():
+            key = _BY_TOML_NAME.get(name)
+            if key is None:
+                known = sorted(_BY_TOML_NAME)
+                raise InvalidParameterError(
+                    f"`--config` key {name!r} is not an audit key; valid keys: "
+                    f"{', '.join(known)}. Got it in {args.config!r}.")
+            if key.name in values:
+                raise InvalidParameterError(
+                    f"`--config` sets {key.name!r} twice (as {name!r} too). "
+                    f"Got it in {args.config!r}.")
+            values[key.name] = _toml_value(key, value, f"`{name}` in {args.config!r}")
+    for key in AUDIT_KEYS:
+        given = getattr(args, key.name, None)
+        if given is None or given is False:
+            continue
+        value = _flag_value(key, given)
+        if key.kind == "options":
+            value = {**values.get(key.name, {}), **value}
+        values[key.name] = value
+    return values
 
 
 def config_mapping(args: argparse.Namespace) -> dict[str, Any]:
-    """The configuration keys of ``--config`` with the flags given on top."""
-    mapping: dict[str, Any] = load_toml(args.config) if args.config else {}
-    for key in AUDIT_FLAGS:
-        value = getattr(args, key, None)
-        if value is not None:
-            mapping[key] = value
-    if args.bug:
-        mapping["bugs"] = list(args.bug)
-    if args.option:
-        options = dict(mapping.get("generator_options", {}))
-        options.update(parse_options(args.option))
-        mapping["generator_options"] = options
-    return mapping
+    """The configuration keys (:class:`AuditConfig` fields) of ``--config`` and the
+    flags."""
+    values = settings(args)
+    return {key.target: values[key.name] for key in AUDIT_KEYS
+            if key.target is not None and key.name in values}
+
+
+def _flags_given(args: argparse.Namespace) -> list[Key]:
+    return [key for key in AUDIT_KEYS if getattr(args, key.name, None) not in (None, False)]
+
+
+def _resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings a ``--resume`` may take from this command line; any other flag
+    is refused, naming it."""
+    from dpaudit.audit.run import RESUME_SETTINGS
+
+    allowed = {*RESUME_SETTINGS, "generator", "quiet"}
+    conflicts = [key.flag for key in _flags_given(args) if key.name not in allowed]
+    if getattr(args, "config", None):
+        conflicts.insert(0, "--config")
+    if conflicts:
+        raise InvalidParameterError(
+            f"--resume continues the audit stored in {args.resume!r} with its own "
+            f"configuration and cannot be combined with {', '.join(conflicts)}; "
+            "start a new audit with --out (or --force) to change it.")
+    return {key.target: getattr(args, key.name) for key in _flags_given(args)
+            if key.name in allowed and key.target is not None}
+
+
+@contextlib.contextmanager
+def _terminate_as_exception() -> Iterator[None]:
+    """Within: SIGTERM raises :class:`_Terminated` in the main thread, so the run
+    unwinds (its workers are stopped, the lock released) instead of dying."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise _Terminated
+
+    try:
+        previous: Callable[..., Any] | int | None = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread."""
+
+
+def _stopped(out: Path, why: str, code: int) -> int:
+    from dpaudit.audit.store import ResultStore
+
+    if (out / ResultStore.FILENAME).exists():
+        hint = f"continue it with: dpaudit audit --resume {out}"
+    else:
+        hint = "no round was finished, nothing was written"
+    print(f"dpaudit: {why}; {hint}", file=sys.stderr)
+    return code
 
 
 def run(args: argparse.Namespace) -> int:
     """Runs (or resumes) the audit, prints the result and where ``result.json`` is."""
-    config = AuditConfig.from_mapping(config_mapping(args))
-    out = Path(args.resume or args.out or DEFAULT_OUT)
-    result = run_audit(config, out_dir=out, resume=bool(args.resume), force=args.force,
-                       progress=not args.quiet)
+    from dpaudit.audit.config import AuditConfig
+    from dpaudit.audit.run import resume_config, run_audit, shutdown_workers
+
+    values = {} if args.resume else settings(args)
+    quiet = bool(args.quiet or values.get("quiet"))
+    if args.resume:
+        out = Path(args.resume)
+        if not out.is_dir():
+            raise InvalidParameterError(f"--resume: {args.resume!r} does not exist.")
+        config = resume_config(out, overrides=_resume_overrides(args))
+    else:
+        out_text = values.get("out", DEFAULT_OUT)
+        if not out_text.strip():
+            raise InvalidParameterError(f"`--out` must be a folder path. Got {out_text!r}.")
+        out = Path(out_text)
+        config = AuditConfig.from_mapping(config_mapping(args))
+    try:
+        with _terminate_as_exception():
+            result = run_audit(config, out_dir=out, resume=bool(args.resume),
+                               force=bool(values.get("force")), progress=not quiet)
+    except KeyboardInterrupt:
+        shutdown_workers()
+        return _stopped(out, "interrupted", EXIT_INTERRUPTED)
+    except _Terminated:
+        shutdown_workers()
+        return _stopped(out, "terminated (SIGTERM)", EXIT_TERMINATED)
+    if result.timing.get("resumed"):
+        before = result.timing.get("rounds_stored_before")
+        print(f"resumed {out}: {before} rounds were already stored")
     print_result(result)
     print(f"result: {out / 'result.json'}")
     return EXIT_OK
@@ -75,4 +377,7 @@ def run(args: argparse.Namespace) -> int:
 
 def print_result(result: AuditResult) -> None:
     """Prints an audit result for a terminal (colour only on a terminal)."""
+    from dpaudit.reports.text import render_terminal
+
     print(render_terminal(result, color=sys.stdout.isatty()))
+
