@@ -141,12 +141,23 @@ def test_bounds_caveat_only_where_the_code_does_not_read_bounds() -> None:
     turing = compare(_audit("turing-cervical"),
                      _result(variant="turing", bugs=("single_discriminator",),
                              eps_emp=1.2, power=full, dataset="cervical_cancer"))
-    assert turing.caveats == ("bounds", "score direction")
+    assert turing.caveats == ("target", "bounds", "score direction")
     assert "turing too" in turing.reason
     borealis = compare(_audit("borealis-cervical"),
                        _result(variant="borealis", bugs=("data_bounds",), eps_emp=1.2,
                                power=full))
-    assert borealis.caveats == ("score direction",)
+    assert borealis.caveats == ("target", "score direction")
+
+
+def test_quick_iteration_cap_is_a_caveat() -> None:
+    capped = compare(_audit("original-worst-case"),
+                     _result(generator_options={"max_iterations": 20}))
+    assert capped.caveats == ("test size", "iterations", "release size",
+                              "score direction")
+    assert "capped at 20 iterations (the study: at most 100)" in capped.reason
+    full = compare(_audit("original-worst-case"),
+                   _result(generator_options={"max_iterations": 100}))
+    assert "iterations" not in full.caveats
 
 
 def test_same_and_higher_figures() -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from dpaudit.audit.result import AuditResult, Verdict
 from dpaudit.ci.study.plan import STUDY_ROUNDS, StudyAudit
+from dpaudit.generators.registry import REAL_DATA_ITERATIONS, WORST_CASE_ITERATIONS
 from dpaudit.reports.text import attainable, fmt_eps, fmt_number
 
 __all__ = ["SAME_WITHIN", "STUDY_MAXIMUM", "Comparison", "compare"]
@@ -96,6 +97,22 @@ def _power_caveat(result: AuditResult, top: float, published: float) -> str:
             f"show at most {fmt_eps(top)}, below the study's {published:.2f}")
 
 
+def _iterations_caveat(audit: StudyAudit, result: AuditResult) -> str | None:
+    """Set when the audit capped training below the study's cap (``--quick``)."""
+    study_cap = (WORST_CASE_ITERATIONS if audit.setting == "worst-case"
+                 else REAL_DATA_ITERATIONS)
+    cap = (result.generator_options or {}).get("max_iterations")
+    if not isinstance(cap, int) or cap >= study_cap:
+        return None
+    return (f"iterations: training was capped at {cap} iterations (the study: at most "
+            f"{study_cap:,}), so the models learn, and leak, less")
+
+
+def _target_caveat(result: AuditResult) -> str:
+    return (f"target: dpaudit attacked {_target_text(result)}; the study chose its own "
+            "target, and a less vulnerable record gives a lower figure")
+
+
 def _kept_bounds_note(audit: StudyAudit, result: AuditResult) -> str | None:
     if "data_bounds" in result.bugs:
         return (f"dpaudit keeps {audit.subject}'s own data-dependent bounds (flag "
@@ -110,8 +127,13 @@ def _lower(audit: StudyAudit, result: AuditResult, *, eps: float,
     caveats: list[tuple[str, str]] = []
     if top is not None and top < published - SAME_WITHIN:
         caveats.append(("test size", _power_caveat(result, top, published)))
+    iterations = _iterations_caveat(audit, result)
+    if iterations is not None:
+        caveats.append(("iterations", iterations))
     if audit.setting == "worst-case":
         caveats.append(("release size", _release_caveat(result)))
+    else:
+        caveats.append(("target", _target_caveat(result)))
     if "data_bounds" not in result.bugs and audit.subject != "reference":
         caveats.append(("bounds", _bounds_caveat(audit)))
     caveats.append(("score direction", DIRECTION_CAVEAT))
