@@ -179,6 +179,7 @@ def test_disagreeing_verdict_and_unpublished_audits_are_explained() -> None:
     row = compare(_audit("updated-worst-case"),
                   _result(verdict=Verdict.INCONCLUSIVE, eps_emp=0.0, power=weak))
     assert row.relation == "lower" and "Verdicts differ" in row.reason
+    assert "explains only the gap above 0.53" in row.reason
     assert "INCONCLUSIVE" in row.reason
     reference = compare(_audit("reference-worst-case"),
                         _result(verdict=Verdict.CONSISTENT, eps_emp=0.0, variant=None,

@@ -90,11 +90,16 @@ DIRECTION_CAVEAT = (
     "chooses the direction on validation rounds (docs/soundness.md, rule 4)")
 
 
-def _power_caveat(result: AuditResult, top: float, published: float) -> str:
+def _power_caveat(result: AuditResult, top: float, published: float, *,
+                  eps: float) -> str:
     per_world = result.rounds.per_world
     rounds = f"{per_world} rounds per world" if per_world else "its rounds"
-    return (f"test size: with {rounds} (the study: {STUDY_ROUNDS:,}) dpaudit's audit can "
-            f"show at most {fmt_eps(top)}, below the study's {published:.2f}")
+    text = (f"test size: with {rounds} (the study: {STUDY_ROUNDS:,}) dpaudit's audit "
+            f"can show at most {fmt_eps(top)}, below the study's {published:.2f}")
+    if eps < top - SAME_WITHIN:
+        text += (f" (this explains only the gap above {fmt_eps(top)}; dpaudit's "
+                 f"{fmt_eps(eps)} is below what its test size allows)")
+    return text
 
 
 def _iterations_caveat(audit: StudyAudit, result: AuditResult) -> str | None:
@@ -126,7 +131,7 @@ def _lower(audit: StudyAudit, result: AuditResult, *, eps: float,
     top = attainable(result)
     caveats: list[tuple[str, str]] = []
     if top is not None and top < published - SAME_WITHIN:
-        caveats.append(("test size", _power_caveat(result, top, published)))
+        caveats.append(("test size", _power_caveat(result, top, published, eps=eps)))
     iterations = _iterations_caveat(audit, result)
     if iterations is not None:
         caveats.append(("iterations", iterations))
