@@ -25,7 +25,7 @@ from dpaudit.errors import AuditError
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 
 DEVICES = ("auto", "cpu", "cuda")
-PLUGGED_COMMANDS = ("utility", "report", "check")
+PLUGGED_COMMANDS = ("utility", "report", "check", "study")
 """Commands whose module registers its own parser (``add_parser``)."""
 
 

@@ -1,0 +1,51 @@
+"""``dpaudit study``: the PATE-GAN audit study end to end (docs/study.md).
+
+- :mod:`dpaudit.ci.study.plan`: the audits (reference PATE-GAN, the six variants,
+  G-PATE; the query-based attack on the worst case and GroundHog on Cervical Cancer
+  with ``--target auto``) and the study's published figures.
+- :mod:`dpaudit.ci.study.run`: running them, one folder each, resumably.
+- :mod:`dpaudit.ci.study.compare`: dpaudit's figure next to the study's, and why they
+  differ.
+- :mod:`dpaudit.ci.study.report`: the comparison report (HTML, Markdown, JSON).
+"""
+
+from __future__ import annotations
+
+from dpaudit.ci.study.compare import Comparison, compare
+from dpaudit.ci.study.plan import (
+    PUBLISHED,
+    QUICK,
+    SUBJECTS,
+    VARIANTS,
+    StudyAudit,
+    select_audits,
+    study_plan,
+)
+from dpaudit.ci.study.report import (
+    render_study_html,
+    render_study_json,
+    render_study_markdown,
+    terminal_table,
+    write_study_report,
+)
+from dpaudit.ci.study.run import StudyOutcome, StudyRun, run_study
+
+__all__ = [
+    "PUBLISHED",
+    "QUICK",
+    "SUBJECTS",
+    "VARIANTS",
+    "Comparison",
+    "StudyAudit",
+    "StudyOutcome",
+    "StudyRun",
+    "compare",
+    "render_study_html",
+    "render_study_json",
+    "render_study_markdown",
+    "run_study",
+    "select_audits",
+    "study_plan",
+    "terminal_table",
+    "write_study_report",
+]
