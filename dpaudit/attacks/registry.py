@@ -15,8 +15,10 @@ from typing import Any
 import pandas as pd
 
 from dpaudit.attacks.base import Attack
-from dpaudit.attacks.distance import DistanceAttack
+from dpaudit.attacks.distance import DistanceAttack, NearestDistancesAttack
+from dpaudit.attacks.fingerprint import FingerprintAttack
 from dpaudit.attacks.groundhog import GroundHogAttack
+from dpaudit.attacks.moments import MomentsAttack
 from dpaudit.attacks.querybased import QueryBasedAttack
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
@@ -29,6 +31,9 @@ ATTACK_NAMES = (
     "groundhog-histogram",
     "groundhog-correlation",
     "distance",
+    "moments",
+    "fingerprint",
+    "nearest",
 )
 ALL = "all"
 
@@ -40,6 +45,9 @@ _FACTORIES: Mapping[str, tuple[Callable[..., Attack], Mapping[str, Any]]] = {
     "groundhog-histogram": (GroundHogAttack, {"feature_set": "histogram"}),
     "groundhog-correlation": (GroundHogAttack, {"feature_set": "correlation"}),
     "distance": (DistanceAttack, {}),
+    "moments": (MomentsAttack, {}),
+    "fingerprint": (FingerprintAttack, {}),
+    "nearest": (NearestDistancesAttack, {}),
 }
 _FIXED = frozenset({"domain", "target", "rng", "name"})
 
