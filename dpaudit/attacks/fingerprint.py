@@ -18,9 +18,10 @@ the smoothed posterior of membership of its fingerprint,
 
     score = p1 / (p1 + p0),  p_b = (count_b + 1/2) / (rounds_b + 1),
 
-so the release seen most often with the target scores near 1, the one seen most often
-without it near 0, and a release never seen in training 1/2 (as under independent
-randomness, where every release is new and the attack is a constant guess: AUC 0.5).
+for a fingerprint seen in training, and exactly 1/2 for one never seen. The release
+seen most often with the target scores near 1, the one seen most often without it
+near 0, and a new release 1/2 (as under independent randomness, where every release is
+new and the attack is a constant guess: AUC 0.5).
 It is a function of the released table only.
 """
 
@@ -167,6 +168,9 @@ class FingerprintAttack:
         out = np.empty(len(x), dtype=np.float64)
         for i, value in enumerate(x.tolist()):
             c0, c1 = self.counts_.get(value, (0, 0))
+            if c0 == c1 == 0:
+                out[i] = 0.5
+                continue
             p0 = (c0 + 0.5) / (n0 + 1)
             p1 = (c1 + 0.5) / (n1 + 1)
             out[i] = p1 / (p0 + p1)
