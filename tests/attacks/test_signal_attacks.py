@@ -15,7 +15,12 @@ from sklearn.metrics import roc_auc_score
 from dpaudit.attacks.distance import NearestDistancesAttack
 from dpaudit.attacks.fingerprint import FingerprintAttack, fingerprint
 from dpaudit.attacks.moments import MomentsAttack, moment_features
-from dpaudit.attacks.registry import ATTACK_NAMES, attack_options, expand_attacks, make_attack
+from dpaudit.attacks.registry import (
+    ATTACK_NAMES,
+    attack_options,
+    expand_attacks,
+    make_attack,
+)
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError, NotFittedError
 from dpaudit.rng import Rngs
