@@ -195,3 +195,33 @@ def test_nearest_distances_by_hand(mixed_domain: Domain, mixed_target: pd.DataFr
     short = NearestDistancesAttack(domain=mixed_domain, target=mixed_target,
                                    rng=Rngs.from_seed(0), k=2)
     np.testing.assert_allclose(short.featurize([mixed_table])[0], x[:2])
+
+
+def test_default_set_per_dataset_kind(worst_domain: Domain, worst_target) -> None:
+    """``default`` expands per dataset kind; every member is a registered attack; the
+    set names are refused by make_attack with a pointer to expand_attacks."""
+    from dpaudit.attacks.registry import (
+        DEFAULT_REAL,
+        DEFAULT_WORST_CASE,
+        default_attacks,
+    )
+
+    assert expand_attacks("default", worst_case=True) == list(DEFAULT_WORST_CASE)
+    assert expand_attacks("default") == list(DEFAULT_REAL)
+    assert default_attacks(worst_case=True) == DEFAULT_WORST_CASE
+    for name in (*DEFAULT_WORST_CASE, *DEFAULT_REAL):
+        assert name in ATTACK_NAMES
+    with pytest.raises(InvalidParameterError, match="expand_attacks"):
+        make_attack("default", domain=worst_domain, target=worst_target,
+                    rng=Rngs.from_seed(0))
+    with pytest.raises(InvalidParameterError, match="default"):
+        expand_attacks("nope")
+
+
+def test_audit_config_default_is_the_set() -> None:
+    from dpaudit.audit.config import AuditConfig
+
+    assert AuditConfig().attack == "default"
+    AuditConfig(attack="moments")
+    with pytest.raises(InvalidParameterError, match="`attack` must be one of"):
+        AuditConfig(attack="nope")
