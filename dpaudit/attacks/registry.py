@@ -45,13 +45,14 @@ DEFAULT = "default"
 #: at the Bonferroni level alpha / number of attacks).
 SET_NAMES = (DEFAULT, ALL)
 
-#: ``default`` on the worst case. Measured by ``benchmarks/attack_power.py`` (1,000 rounds
-#: per world, fixed public randomness): ``querybased`` misses ``updated`` (AUC 0.5: it
-#: releases its model space and the target moves column c's mean by about 4e-4, no
-#: value across the 0.5 decode threshold of the counted cells), which ``moments``
-#: (eps_emp 4.21 at 1,000 rounds) and ``fingerprint`` (4.21) detect; no other attack detected a
-#: variant these three miss. ``querybased`` stays for the ``independent`` game, where
-#: the study's 4.68 on ``original`` comes from it and a fingerprint never repeats.
+#: ``default`` on the worst case. Measured by ``benchmarks/attack_power.py`` (1,000
+#: rounds per world, fixed public randomness): ``querybased`` misses ``updated`` (AUC
+#: 0.5: it releases its model space and the target moves column c's mean by about
+#: 4e-4, no value across the 0.5 decode threshold of the counted cells), which
+#: ``moments`` (eps_emp 4.21) and ``fingerprint`` (4.21) detect; no other attack
+#: detected a variant these three miss. ``querybased`` stays for the ``independent``
+#: game, where the study's 4.68 on ``original`` comes from it and a fingerprint never
+#: repeats.
 DEFAULT_WORST_CASE = ("querybased", "moments", "fingerprint")
 #: ``default`` on real tables: the same set (a deterministic release repeats whatever
 #: the table; moments of the raw columns keep sub-threshold shifts).
