@@ -20,7 +20,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpaudit.attacks.base import (
+    ClassifierAttack,
     check_features,
+    check_positive_int,
     check_target,
     featurize_stacked,
     numeric_values,
@@ -80,14 +82,19 @@ class DistanceAttack:
         scaled = np.where(span > 0, np.clip(scaled, 0.0, 1.0), 0.0)
         return np.asarray(np.where(self._scaled, scaled, values), dtype=np.float64)
 
-    def _features(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _squared(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``[r, n]`` squared distances from the target to every released row."""
         encoded = self._encode(values)  # categorical columns still hold codes
         squared = np.where(
             self._categorical,
             # Two one-hot vectors differ in 0 or 2 coordinates (squared distance 0 or 2).
             2.0 * (values != self._target_values),
             np.square(encoded - self._encoded_target),
-        ).sum(axis=2)  # [r, n]
+        ).sum(axis=2)
+        return np.asarray(squared, dtype=np.float64)
+
+    def _features(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        squared = self._squared(values)
         return np.asarray(
             -np.sqrt(squared.min(axis=1, keepdims=True)), dtype=np.float64
         )
@@ -124,3 +131,75 @@ class DistanceAttack:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+class NearestDistancesAttack(ClassifierAttack):
+    """The target's ``k`` smallest distances to the release, with a random forest.
+
+    Distance to closest record keeps one number; a small deterministic shift of the
+    release under fixed public randomness (docs/soundness.md) can move the second or
+    tenth nearest record instead. The features are the ``k`` smallest distances in
+    :meth:`Domain.encode`'s space (as :class:`DistanceAttack`), ascending; a release of
+    fewer than ``k`` rows repeats its largest distance. A random forest (scikit-learn
+    defaults) learns from training rounds which of them moved.
+
+    Args:
+        domain: the public domain (defines the encoding).
+        target: the target record (one row).
+        rng: source of the forest's seed.
+        k: number of nearest distances kept.
+        name: registry name (default ``nearest``).
+        n_estimators, n_jobs: passed to the random forest.
+    """
+
+    def __init__(
+        self,
+        *,
+        domain: Domain,
+        target: pd.DataFrame | Mapping[str, Any],
+        rng: Rngs,
+        k: int = 10,
+        name: str = "nearest",
+        n_estimators: int = 100,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.k = check_positive_int(k, name="k")
+        self._distance = DistanceAttack(domain=domain, target=target)
+        self.domain = domain
+        self.target = self._distance.target
+        super().__init__(name=name, rng=rng, n_estimators=n_estimators, n_jobs=n_jobs)
+
+    @property
+    def n_features(self) -> int:
+        return self.k
+
+    @property
+    def feature_names(self) -> list[str]:
+        return [f"distance_{i + 1}" for i in range(self.k)]
+
+    def _features(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        squared = self._distance._squared(values)  # [r, n]
+        n = squared.shape[1]
+        if n > self.k:
+            squared = np.partition(squared, self.k - 1, axis=1)[:, : self.k]
+        ordered = np.sort(squared, axis=1)
+        if n < self.k:
+            ordered = np.concatenate(
+                [ordered, np.repeat(ordered[:, -1:], self.k - n, axis=1)], axis=1
+            )
+        return np.asarray(np.sqrt(ordered), dtype=np.float64)
+
+    def featurize(self, synthetic: Sequence[pd.DataFrame]) -> NDArray[np.float64]:
+        """``[R, k]``: the target's ``k`` smallest distances to each release.
+
+        Raises:
+            DataError: a dataset is empty, lacks a domain column or holds a category
+                outside the domain.
+        """
+        return featurize_stacked(
+            synthetic,
+            self.domain,
+            n_features=self.k,
+            width=3 * len(self.domain),
+            features=self._features,
+        )

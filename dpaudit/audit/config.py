@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from dpaudit.attacks.registry import ATTACK_NAMES
+from dpaudit.attacks.registry import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import require
@@ -32,7 +32,7 @@ class AuditConfig:
         target: ``None`` (the dataset's default: the worst case's all-ones record),
             a row index of the dataset, or ``"auto"`` (the most vulnerable record).
         target_record: a record (column -> value) that need not be in the data.
-        attack: an attack name or ``all``.
+        attack: an attack name, ``all`` or ``default`` (the set per dataset kind).
         rounds: rounds per world (``2 * rounds`` models in all).
         split: fractions of each world's rounds for train, validation and test.
         epsilon, delta: the privacy budget given to the generator.
@@ -46,7 +46,7 @@ class AuditConfig:
         alpha: the audit's false-alarm probability: eps_emp exceeds the true epsilon
             with probability at most ``alpha`` (each error rate bounded at
             ``alpha / 2``, one-sided; 0.05 reproduces the study's 4.68 for 400 + 400
-            test rounds). Split across attacks by Bonferroni with ``attack = "all"``.
+            test rounds). Split across attacks by Bonferroni with a set (``all``, ``default``).
         estimator: ``clopper_pearson`` or ``jeffreys``.
         generator_options: extra generator options (for example ``lam``).
         attack_options: extra attack options (for example ``n_queries``).
@@ -68,7 +68,7 @@ class AuditConfig:
     data_dir: str | None = None
     target: int | str | None = None
     target_record: Mapping[str, Any] | None = None
-    attack: str = "querybased"
+    attack: str = DEFAULT
     rounds: int = 1000
     split: tuple[float, float, float] = (0.4, 0.2, 0.4)
     epsilon: float = 1.0
@@ -113,8 +113,8 @@ class AuditConfig:
         need(0 < self.alpha < 0.5, "alpha", "in (0, 0.5)", self.alpha)
         need(self.estimator in ("clopper_pearson", "jeffreys"), "estimator",
              "clopper_pearson or jeffreys", self.estimator)
-        need(self.attack == "all" or self.attack in ATTACK_NAMES, "attack",
-             f"one of {', '.join((*ATTACK_NAMES, 'all'))}", self.attack)
+        need(self.attack in (*ATTACK_NAMES, *SET_NAMES), "attack",
+             f"one of {', '.join((*ATTACK_NAMES, *SET_NAMES))}", self.attack)
         need(isinstance(self.candidates, int) and self.candidates >= 1, "candidates",
              "an integer >= 1", self.candidates)
         need(isinstance(self.selection_rounds, int) and self.selection_rounds >= 5,

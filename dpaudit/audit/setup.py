@@ -168,7 +168,7 @@ def build_setup(config: AuditConfig, *,
         synthetic_rows=release_rows(config, n_rows=len(without), worst_case=worst_case),
         generator_options=audit_generator_options(config, n_rows=len(without),
                                                   worst_case=worst_case),
-        attacks=tuple(expand_attacks(config.attack)),
+        attacks=tuple(expand_attacks(config.attack, worst_case=worst_case)),
         plan=GamePlan.create(rounds=config.rounds, split=config.split, seed=config.seed),
     )
     setup.make_generator()  # refuses bad generator options now, not in a worker

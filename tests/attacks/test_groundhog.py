@@ -298,7 +298,7 @@ def test_make_attack_rejects_unknown_names_and_options(
 def test_expand_attacks() -> None:
     assert expand_attacks("all") == list(ATTACK_NAMES)
     assert expand_attacks("groundhog-naive") == ["groundhog-naive"]
-    with pytest.raises(InvalidParameterError, match="distance, all"):
+    with pytest.raises(InvalidParameterError, match="nearest, default, all"):
         expand_attacks("nope")
     assert "n_queries" in attack_options("querybased")
     assert attack_options("distance") == ()

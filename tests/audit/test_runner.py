@@ -136,7 +136,7 @@ def test_threshold_chosen_on_validation_only(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- rule 5, 6
 
 def test_result_schema_and_verdict(tmp_path: Path) -> None:
-    result = run_audit(rr(1.0), out_dir=tmp_path)
+    result = run_audit(rr(1.0, attack="querybased"), out_dir=tmp_path)
     on_disk = json.loads((tmp_path / "result.json").read_text())
     assert on_disk["verdict"] == result["verdict"]
     for key in ("eps_emp", "eps_claimed", "eps_reference", "eps_max_attainable", "verdict",
