@@ -85,7 +85,9 @@ AUDIT_KEYS: tuple[Key, ...] = (
     Key("target", "row index, or 'auto' (most vulnerable record)"),
     Key("target_record", "a target record as a JSON object (TOML: a table)",
         kind="record"),
-    Key("attack", "querybased (default), groundhog, groundhog-naive, groundhog-histogram, "
+    Key("attack", "default (querybased, moments and fingerprint, the verdict their "
+                  "best with a Bonferroni split of alpha), querybased, moments, "
+                  "fingerprint, nearest, groundhog, groundhog-naive, groundhog-histogram, "
                   "groundhog-correlation, distance, all"),
     Key("rounds", "rounds per world (default 1000)", kind="int"),
     Key("split", "fractions of each world's rounds for attack training, threshold "
