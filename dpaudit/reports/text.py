@@ -46,6 +46,18 @@ DATA_NOTICE = (
 )
 
 
+
+def headline_confidence(result: AuditResult) -> float:
+    """The confidence of the reported (largest) bound: ``1 - alpha`` of the audit.
+
+    With a Bonferroni split over ``n`` attacks each bound holds at ``1 - alpha/n``
+    (the estimator's ``confidence``), and their maximum at ``1 - alpha``.
+    """
+    est = result.estimator
+    if est.correction == "bonferroni" and est.n_attacks > 1:
+        return 1.0 - est.n_attacks * (1.0 - est.confidence)
+    return est.confidence
+
 def fmt_eps(value: float | None) -> str:
     """An epsilon with two decimals; an em dash when missing."""
     if value is None or math.isnan(value):
@@ -231,7 +243,7 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
 
 def headline(result: AuditResult) -> str:
     """One line: ``VIOLATION: eps_emp 4.68 > claimed 1 (querybased, 95% confidence)``."""
-    conf = fmt_percent(result.estimator.confidence)
+    conf = fmt_percent(headline_confidence(result))
     claim = fmt_number(result.eps_claimed)
     if result.eps_emp is None:
         return f"INCONCLUSIVE: no estimate of epsilon (claimed {claim})"
@@ -259,7 +271,7 @@ def explain(result: AuditResult) -> list[str]:
     Returns:
         Plain-text paragraphs (callers escape them for their format).
     """
-    conf = fmt_percent(result.estimator.confidence)
+    conf = fmt_percent(headline_confidence(result))
     claim = fmt_number(result.eps_claimed)
     eps = fmt_eps(result.eps_emp)
     top_value = attainable(result)
@@ -346,7 +358,8 @@ def explain(result: AuditResult) -> list[str]:
     if result.estimator.correction == "bonferroni" and result.estimator.n_attacks > 1:
         paragraphs.append(
             f"{result.estimator.n_attacks} attacks ran and the largest bound is "
-            "reported; each bound used a Bonferroni-corrected level, so the "
+            "reported; each bound used a Bonferroni-corrected level "
+            f"({fmt_percent(result.estimator.confidence)} confidence), so the "
             f"{conf} confidence holds for the maximum."
         )
     return paragraphs
@@ -535,7 +548,7 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
     word = str(result.verdict)
     if color:
         word = f"{VERDICT_ANSI.get(word, '')}{word}\033[0m"
-    conf = fmt_percent(result.estimator.confidence)
+    conf = fmt_percent(headline_confidence(result))
     lines = [
         f"audit of {result.label} on {result.dataset}, attack {result.attack}, "
         f"{rounds_text(result)}",
