@@ -5,7 +5,8 @@ Parsing only: each command's implementation (and its printing) lives in
 ``utility``, ``report``, ``check``), imported when the command runs.
 
 Exit codes: 0 success (for ``check``: no violation), 1 violation found (``check``),
-2 bad input or a failed run.
+2 bad input or a failed run (any error: one line on stderr, the traceback only with
+the global ``--debug``), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -14,12 +15,21 @@ import argparse
 import contextlib
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import Any, NoReturn
 
 import dpaudit
 from dpaudit.allocator import keep_freed_memory
-from dpaudit.commands import DEFAULT_DELTA, DEFAULT_EPSILON, EXIT_ERROR, EXIT_OK
+from dpaudit.commands import (
+    DEFAULT_DELTA,
+    DEFAULT_EPSILON,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    nonempty_path,
+)
 from dpaudit.data import DATASET_NAMES
 from dpaudit.errors import AuditError
 from dpaudit.generators.registry import DEFAULT_GENERATOR
@@ -27,6 +37,21 @@ from dpaudit.generators.registry import DEFAULT_GENERATOR
 DEVICES = ("auto", "cpu", "cuda")
 PLUGGED_COMMANDS = ("utility", "report", "check")
 """Commands whose module registers its own parser (``add_parser``)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (exit 2), naming ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} "
+                              f"(see `{self.prog} --help`)\n")
+
+
+def _progress_args(p: argparse.ArgumentParser) -> None:
+    """The one progress convention of the commands: progress on stderr, only when
+    stderr is a terminal; ``--quiet`` (alias ``--no-progress``) hides it."""
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
+                   help="no progress on stderr (progress shows only on a terminal)")
 
 
 def _generator_args(p: argparse.ArgumentParser) -> None:
@@ -39,10 +64,11 @@ def _generator_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--option", action="append", default=None, metavar="KEY=VALUE",
                    help="a generator option, e.g. lam=0.01 (repeatable)")
     p.add_argument("--epsilon", type=float, default=None,
-                   help=f"privacy budget (default {DEFAULT_EPSILON:g})")
+                   help=f"privacy budget, > 0 (default {DEFAULT_EPSILON:g})")
     p.add_argument("--delta", type=float, default=None,
-                   help=f"delta (default {DEFAULT_DELTA:g})")
-    p.add_argument("--device", choices=DEVICES, default=None)
+                   help=f"delta, in [0, 1) as for `dpaudit audit` (default {DEFAULT_DELTA:g})")
+    p.add_argument("--device", choices=DEVICES, default=None,
+                   help="where to train: auto (a GPU when there is one), cpu or cuda")
 
 
 def _data_args(p: argparse.ArgumentParser, default: str) -> None:
@@ -57,10 +83,16 @@ def _command(p: argparse.ArgumentParser, module: str) -> None:
     p.set_defaults(func=None, module=f"dpaudit.commands.{module}")
 
 
+def _debug_arg(p: argparse.ArgumentParser, *, default: Any) -> None:
+    p.add_argument("--debug", action="store_true", default=default,
+                   help="print the traceback of an error (for a bug report)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="dpaudit", description="Audit differentially private synthetic-data generators.")
     parser.add_argument("--version", action="version", version=f"dpaudit {dpaudit.__version__}")
+    _debug_arg(parser, default=False)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list generators, datasets, variants, bugs or attacks")
@@ -70,81 +102,113 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fit", help="train a generator and write synthetic data")
     _generator_args(p)
     _data_args(p, "cervical_cancer")
-    p.add_argument("--rows", type=int, help="rows to release (default: the training size)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="synthetic.csv", help="CSV to write (default synthetic.csv)")
-    p.add_argument("--claim-out", help="write the privacy claim as JSON")
+    p.add_argument("--rows", type=int, help="rows to release, >= 1 (default: the training size)")
+    p.add_argument("--seed", type=int, default=0, help="root seed, >= 0 (default 0)")
+    p.add_argument("--out", default="synthetic.csv", type=nonempty_path,
+                   help="CSV to write; '-' writes the CSV to stdout and the summary to "
+                        "stderr (default synthetic.csv)")
+    p.add_argument("--claim-out", type=nonempty_path, help="write the privacy claim as JSON")
+    _progress_args(p)
     _command(p, "fit")
 
     p = sub.add_parser("trace", help="write a training trace (records seen, losses, epsilon)")
     _generator_args(p)
     _data_args(p, "cervical_cancer")
     p.add_argument("--iterations", type=int, default=1000,
-                   help="iterations to run at most; the budget (--epsilon) may stop "
+                   help="iterations to run at most, >= 1; the budget (--epsilon) may stop "
                         "training first (default 1000)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--seed", type=int, default=0, help="root seed, >= 0 (default 0)")
+    p.add_argument("--out", required=True, type=nonempty_path, help="output folder")
+    _progress_args(p)
     _command(p, "trace")
 
     p = sub.add_parser("audit", help="run the distinguishing game and estimate epsilon")
-    p.add_argument("--config", help="audit.toml (flags override it)")
-    p.add_argument("--generator")
-    p.add_argument("--variant")
-    p.add_argument("--bug", action="append", metavar="FLAG")
+    p.add_argument("--config", help="audit.toml: the audit keys (flags override it)")
+    p.add_argument("--generator", help="a name of `dpaudit list generators` or a plug-in "
+                                       f"module:Class (default {DEFAULT_GENERATOR})")
+    p.add_argument("--variant", help="a bug variant (dpaudit list variants)")
+    p.add_argument("--bug", action="append", metavar="FLAG",
+                   help="switch a bug flag on (repeatable; dpaudit list bugs)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="a generator option (repeatable)")
+                   help="a generator option, e.g. lam=0.01 (repeatable)")
     _data_args(p, "worst-case")
-    p.add_argument("--target", help="row index, or 'auto' (most vulnerable record)")
-    p.add_argument("--target-record", help="a target record as JSON")
+    p.add_argument("--target", help="row index, or 'auto' (most vulnerable record); "
+                                    "not with --target-record")
+    p.add_argument("--target-record", help='a target record as a JSON object, e.g. '
+                                           '\'{"a": 1, "b": 1, "c": 1}\'; not with --target')
     p.add_argument("--attack", help="querybased (default), groundhog, groundhog-naive, "
                                     "groundhog-histogram, groundhog-correlation, distance, all")
-    p.add_argument("--rounds", type=int, help="rounds per world (default 1000)")
+    p.add_argument("--rounds", type=int, help="rounds per world, >= 5 (default 1000; "
+                                              "2 x rounds models in all)")
     p.add_argument("--candidates", type=int,
                    help="--target auto: candidate records mini-audited (default 64)")
     p.add_argument("--selection-rounds", type=int,
                    help="--target auto: rounds per world of each mini-audit (default 100)")
     p.add_argument("--alpha", type=float,
-                   help="false-alarm probability of eps_emp (default 0.05: 95%% confidence)")
-    p.add_argument("--estimator", choices=("clopper_pearson", "jeffreys"))
+                   help="false-alarm probability of eps_emp, in (0, 0.5) "
+                        "(default 0.05: 95%% confidence)")
+    p.add_argument("--estimator", choices=("clopper_pearson", "jeffreys"),
+                   help="confidence interval of the error rates: clopper_pearson (exact, "
+                        "default) or jeffreys (approximate)")
     p.add_argument("--randomness", choices=("fixed_public", "independent"),
                    help="fixed_public (default): one public stream (weights, partitions, "
                         "batches, latents, the release's sampling) for every round and "
                         "both worlds, fresh privacy noise per round, where the generator "
                         "declares its proof holds for any fixed public stream "
                         "(docs/soundness.md); independent: every draw fresh per round")
-    p.add_argument("--epsilon", type=float)
-    p.add_argument("--delta", type=float)
-    p.add_argument("--synthetic-rows", type=int)
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--jobs", type=int)
-    p.add_argument("--backend", choices=("loky", "threading", "dask"))
+    p.add_argument("--epsilon", type=float,
+                   help=f"privacy budget given to the generator, > 0 (default "
+                        f"{DEFAULT_EPSILON:g})")
+    p.add_argument("--delta", type=float,
+                   help=f"delta given to the generator, in [0, 1) (default {DEFAULT_DELTA:g})")
+    p.add_argument("--synthetic-rows", type=int,
+                   help="rows released per round, >= 1 (default 100 for worst-case, "
+                        "else the dataset's size)")
+    p.add_argument("--batch-size", type=int,
+                   help="rounds trained together, >= 1 (default 128)")
+    p.add_argument("--jobs", type=int, help="parallel jobs, >= 1 or -1 for every core "
+                                            "(default -1)")
+    p.add_argument("--backend", choices=("loky", "threading", "dask"),
+                   help="joblib backend (default loky); dask needs --scheduler")
     p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
-    p.add_argument("--device", choices=DEVICES)
-    p.add_argument("--seed", type=int)
-    p.add_argument("--out", help="output folder (default ./dpaudit-audit)")
-    p.add_argument("--resume", metavar="DIR", help="continue a killed audit in DIR")
+    p.add_argument("--device", choices=DEVICES,
+                   help="where to train: auto (a GPU when there is one), cpu or cuda")
+    p.add_argument("--seed", type=int, help="root seed, >= 0 (default 0)")
+    p.add_argument("--out", type=nonempty_path,
+                   help="output folder (default ./dpaudit-audit)")
+    p.add_argument("--resume", metavar="DIR", type=nonempty_path,
+                   help="continue a killed audit in DIR")
     p.add_argument("--force", action="store_true", help="overwrite an existing audit")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _progress_args(p)
     _command(p, "audit")
 
     p = sub.add_parser("domain", help="draft a domain file from a CSV (for review)")
     dsub = p.add_subparsers(dest="domain_command", required=True)
     q = dsub.add_parser("infer", help="print a draft domain JSON (bounds are NOT private)")
-    q.add_argument("data")
+    q.add_argument("data", help="the CSV file")
     _command(q, "domain")
+    _debug_arg(q, default=argparse.SUPPRESS)
 
     for module in PLUGGED_COMMANDS:
         import_module(f"dpaudit.commands.{module}").add_parser(sub)
+    for command in sub.choices.values():
+        # `--debug` after the command too; SUPPRESS keeps the global value otherwise.
+        _debug_arg(command, default=argparse.SUPPRESS)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``dpaudit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code.
 
-    An :class:`~dpaudit.errors.AuditError` is printed as one line on stderr (exit 2).
+    Every error is one line on stderr and exit 2 (a usage error, an
+    :class:`~dpaudit.errors.AuditError`, or any other exception: a bug or a broken
+    plug-in, with a hint to rerun with ``--debug``); never 1, which is ``check``'s
+    code for a proven violation. ``--debug`` prints the traceback too. Ctrl-C exits
+    130.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
     keep_freed_memory()  # batched training reuses freed tensor memory (allocator.py)
     try:
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
@@ -152,16 +216,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             func = import_module(getattr(args, "module", f"dpaudit.commands.{args.command}")).run
         return int(func(args))
     except AuditError as err:
-        print(f"dpaudit: error: {err}", file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        print(f"dpaudit: error: {_one_line(err)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # Output piped into `head` and the like: not an error of ours.
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
+    except OSError as err:
+        # A file the command reads or writes: the message names it.
+        if debug:
+            traceback.print_exc()
+        print(f"dpaudit: error: {_one_line(err)}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as err:
+        if debug:
+            traceback.print_exc()
+        print(f"dpaudit: error: unexpected {type(err).__name__}: {_one_line(err)} "
+              "(rerun with --debug for the traceback and report it)", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _one_line(err: BaseException) -> str:
+    """The error's message on one line."""
+    text = " ".join(str(err).split())
+    return text or type(err).__name__
 
 
 if __name__ == "__main__":

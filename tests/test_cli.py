@@ -51,7 +51,7 @@ def test_fit_writes_csv_and_claim(capsys, tmp_path: Path) -> None:
     ("argv", "message"),
     [
         (["fit", "--dataset", "no-such"], "neither a known dataset"),
-        (["fit", "--dataset", "worst-case", "--epsilon", "-1"], "`epsilon` must be > 0"),
+        (["fit", "--dataset", "worst-case", "--epsilon", "-1"], "`--epsilon` must be a number in (0, inf)"),
         (["fit", "--dataset", "worst-case", "--bug", "nope"], "unknown bug flag"),
         (["fit", "--dataset", "worst-case", "--variant", "nope"], "`--variant` must be one of"),
         (["fit", "--generator", "nomodule:Gen"], "cannot import module"),
