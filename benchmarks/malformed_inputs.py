@@ -162,7 +162,7 @@ def make_fixtures(root: Path) -> dict[str, str]:
     put("empty.csv", "")
     put("header.csv", "a,b,c\n")
     put("binary.bin", bytes(range(256)) * 8)
-    put("latin1.csv", "a,b,c\n0,0,0\n".encode() + "\xe9,1,0\n".encode("latin-1"))
+    put("latin1.csv", b"a,b,c\n0,0,0\n" + "\xe9,1,0\n".encode("latin-1"))
     put("dup.csv", "a,a,c\n0,0,0\n1,1,1\n0,1,0\n")
     put("outside.csv", "a,b,c\n0,0,0\n5,0,0\n")
     put("text.csv", "a,b,c\n0,0,0\nyes,0,0\n")

@@ -207,7 +207,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     130.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # usage errors (one line, exit 2), --help, --version
+        return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
     debug = bool(getattr(args, "debug", False))
     keep_freed_memory()  # batched training reuses freed tensor memory (allocator.py)
     try:
