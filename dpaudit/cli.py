@@ -212,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # usage errors (one line, exit 2), --help, --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
     debug = bool(getattr(args, "debug", False))
+    if hasattr(args, "quiet") and not sys.stderr.isatty():
+        args.quiet = True  # progress only on a terminal, never in a log or a pipe
     keep_freed_memory()  # batched training reuses freed tensor memory (allocator.py)
     try:
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
