@@ -106,7 +106,8 @@ class AuditConfig:
         check_scalar(self.epsilon, "epsilon", min_val=0, closed="neither")
         check_scalar(self.delta, "delta", min_val=0, max_val=1, closed="left")
         need(len(self.split) == 3 and all(
-            isinstance(x, float) and 0 <= x <= 1 for x in self.split)
+            isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1
+            for x in self.split)
              and math.isclose(sum(self.split), 1.0, abs_tol=1e-9) and self.split[2] > 0,
              "split", "three fractions (train, validation, test) >= 0 summing to 1, "
              "test > 0", self.split)

@@ -29,7 +29,7 @@ from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import get_spec
 from dpaudit.io import write_atomic
 from dpaudit.rng import Rngs
-from dpaudit.validation import check_scalar
+from dpaudit.validation import check_scalar, require
 
 DEFAULT_DATASET = "cervical_cancer"
 STDOUT = "-"
@@ -85,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     dataset, generator, seconds = fit_one(args)
     rows = len(dataset.train) if args.rows is None else args.rows
     synthetic = generator.sample(rows, rng=Rngs.from_seed(args.seed).spawn(1)[0])
+    require(len(synthetic) == rows, f"generator {args.generator!r}'s release",
+            f"the {rows} rows asked for (--rows)", len(synthetic))
     claim = generator.privacy_claim_
     if out is None:
         sys.stdout.write(synthetic.to_csv(index=False))

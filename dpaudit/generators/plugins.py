@@ -197,8 +197,9 @@ class PluginAdapter:
         if not hasattr(self, "inner_"):
             raise NotFittedError("call `fit` first.")
         out = self._call("sample", self.inner_.sample, n, **self._seeds(rng, public_rng))
-        return check_release(out, self.name, columns=self.columns_, domain=self.domain_,
-                             rows=n)
+        # The number of rows is checked by the caller (the audit's `release` for every
+        # generator, with its own message).
+        return check_release(out, self.name, columns=self.columns_, domain=self.domain_)
 
     @property
     def privacy_claim_(self) -> PrivacyClaim:
@@ -242,9 +243,9 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
                         accountant=str(claim.get("accountant", "plug-in")))
 
 
-def check_release(out: Any, name: str, *, columns: list[str], domain: Domain, rows: int
-                  ) -> pd.DataFrame:
-    """The plug-in's release, checked: a DataFrame of ``rows`` rows, the training
+def check_release(out: Any, name: str, *, columns: list[str], domain: Domain,
+                  rows: int | None = None) -> pd.DataFrame:
+    """The plug-in's release, checked: a DataFrame (of ``rows`` rows, if given), the training
     ``columns`` in order, every value inside the public ``domain`` (no NaN, numbers in
     numeric columns, values within the bounds or categories).
 
@@ -256,7 +257,7 @@ def check_release(out: Any, name: str, *, columns: list[str], domain: Domain, ro
         got = list(out.columns) if isinstance(out, pd.DataFrame) else type(out).__name__
         raise PluginError(f"{where} must return a DataFrame with columns {columns}. "
                           f"Got {got}.")
-    if len(out) != rows:
+    if rows is not None and len(out) != rows:
         raise PluginError(f"{where} must return the {rows} rows asked for. "
                           f"Got {len(out)}.")
     try:
