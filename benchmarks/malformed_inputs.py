@@ -439,13 +439,16 @@ def main() -> int:
             cwd.mkdir()
             return run_case(cls, argv, env, root / f"OUT{i}", cwd, args.timeout)
 
+        rows = []
         with ThreadPoolExecutor(args.jobs) as pool:
-            rows = list(pool.map(one, enumerate(all_cases)))
-        for row in rows:
-            flag = "ok  " if row["ok"] else "FAIL"
-            print(f"{flag} {row['class']:20s} exit={row['exit']} tb={int(bool(row['traceback']))}"
-                  f" lines={row['lines']} left={int(bool(row['leftover']))} "
-                  f"| {row['argv'].replace(tmp, '$T')[:110]}\n      {row['first']}")
+            for row in pool.map(one, enumerate(all_cases)):  # printed as they finish
+                rows.append(row)
+                flag = "ok  " if row["ok"] else "FAIL"
+                print(f"{flag} {row['class']:20s} exit={row['exit']} "
+                      f"tb={int(bool(row['traceback']))} lines={row['lines']} "
+                      f"left={int(bool(row['leftover']))} "
+                      f"| {str(row['argv']).replace(tmp, '$T')[:110]}\n      {row['first']}",
+                      flush=True)
         per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for row in rows:
             per[str(row["class"])][0 if row["ok"] else 1] += 1
