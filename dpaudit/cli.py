@@ -66,7 +66,8 @@ def _generator_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epsilon", type=float, default=None,
                    help=f"privacy budget, > 0 (default {DEFAULT_EPSILON:g})")
     p.add_argument("--delta", type=float, default=None,
-                   help=f"delta, in [0, 1) as for `dpaudit audit` (default {DEFAULT_DELTA:g})")
+                   help=f"delta, in [0, 1) as for `dpaudit audit`; a generator may need "
+                        f"> 0 (PATE-GAN's accountant does) (default {DEFAULT_DELTA:g})")
     p.add_argument("--device", choices=DEVICES, default=None,
                    help="where to train: auto (a GPU when there is one), cpu or cuda")
 
