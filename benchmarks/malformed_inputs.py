@@ -329,7 +329,7 @@ def cases(f: dict[str, str], out: str) -> list[tuple[str, list[str]]]:
     # Output paths.
     add(("out-path", [*fit, "--dataset", "worst-case", "--out", ""]))
     add(("out-path", [*fit, "--dataset", "worst-case", "--out", f["adir"]]))
-    add(("out-path", [*fit, "--dataset", "worst-case", "--out", "/no/such/dir/s.csv"]))
+    add(("out-path", [*fit, "--dataset", "worst-case", "--out", out + "-no/dir/s.csv"]))
     add(("out-path", [*fit, "--dataset", "worst-case", "--out", out, "--claim-out",
                       f["adir"]]))
     add(("out-path", [*fit, "--dataset", "worst-case", "--out", out, "--claim-out", ""]))
@@ -345,7 +345,9 @@ def cases(f: dict[str, str], out: str) -> list[tuple[str, list[str]]]:
                  "cfg_target_list.toml", "cfg_seed_float.toml", "cfg_delta_str.toml",
                  "cfg_alpha_str.toml", "cfg_dataset_int.toml", "cfg_generator_list.toml",
                  "cfg_randomness.toml", "cfg_target_float.toml", "binary.bin", "adir"):
-        add(("config-file", [*aud, "--config", f[name], "--out", out]))
+        # No --rounds/--generator flags: a flag overrides the file's key.
+        add(("config-file", ["audit", "--quiet", "--jobs", "1", "--config", f[name],
+                             "--out", out]))
 
     # Plug-ins.
     for name, cls in (("RaisesInFit", "plugin-raises"), ("RaisesInSample", "plugin-raises"),

@@ -169,6 +169,8 @@ class AuditConfig:
         values = {k: v for k, v in mapping.items() if v is not None}
         if "bugs" in values:
             bugs = values["bugs"]
+            require(isinstance(bugs, (str, list, tuple)), "bugs",
+                    "a bug flag name or a list of them", bugs)
             values["bugs"] = (bugs,) if isinstance(bugs, str) else tuple(bugs)
         if "split" in values:
             split = values["split"]
