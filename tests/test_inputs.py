@@ -316,3 +316,18 @@ def test_entry_point_with_a_missing_module(capsys, files, monkeypatch) -> None:
     refused(capsys, "fit", "--generator", "broken", "--dataset", "worst-case", "--out",
             files["out"], message="its entry point 'no_such_module_xyz:Gen' cannot be loaded",
             out=files["out"])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("bugs = 5\n", "`bugs` must be a bug flag name or a list"),
+    ('epsilon = "abc"\n', "`epsilon` must be a number in (0, inf). Got 'abc'"),
+    ('generator_options = "lam=1"\n', "`generator_options` must be a table"),
+    ('split = ["a", "b", "c"]\n', "`split` must be a list of three numbers"),
+    ("target_record = [1, 2]\n", "`target_record` must be a JSON object"),
+])
+def test_config_values_of_the_wrong_type(capsys, tmp_path: Path, text: str,
+                                         message: str) -> None:
+    config = tmp_path / "audit.toml"
+    config.write_text(text)
+    refused(capsys, "audit", "--config", config, "--out", tmp_path / "out",
+            message=message, out=tmp_path / "out")
