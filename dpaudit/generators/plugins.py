@@ -58,9 +58,11 @@ def load_plugin_class(name: str) -> type:
     """
     if ":" in name:
         module_name, _, attr = name.partition(":")
+        if not module_name or not attr:
+            raise PluginError(f"generator {name!r}: a plug-in is named package.module:Class.")
         try:
             module = importlib.import_module(module_name)
-        except ImportError as err:
+        except (ImportError, ValueError) as err:
             raise PluginError(
                 f"generator {name!r}: cannot import module {module_name!r} ({err}). "
                 "Install it or add it to PYTHONPATH."
