@@ -5,7 +5,8 @@ Parsing only: each command's implementation (and its printing) lives in
 ``utility``, ``report``, ``check``), imported when the command runs.
 
 Exit codes: 0 success (for ``check``: no violation), 1 violation found (``check``),
-2 bad input or a failed run.
+2 bad input or a failed run (any error: one line on stderr, the traceback only with
+the global ``--debug``), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -14,12 +15,21 @@ import argparse
 import contextlib
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import Any, NoReturn
 
 import dpaudit
 from dpaudit.allocator import keep_freed_memory
-from dpaudit.commands import DEFAULT_DELTA, DEFAULT_EPSILON, EXIT_ERROR, EXIT_OK
+from dpaudit.commands import (
+    DEFAULT_DELTA,
+    DEFAULT_EPSILON,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    nonempty_path,
+)
 from dpaudit.data import DATASET_NAMES
 from dpaudit.errors import AuditError
 from dpaudit.generators.registry import DEFAULT_GENERATOR
@@ -27,6 +37,21 @@ from dpaudit.generators.registry import DEFAULT_GENERATOR
 DEVICES = ("auto", "cpu", "cuda")
 PLUGGED_COMMANDS = ("utility", "report", "check", "study")
 """Commands whose module registers its own parser (``add_parser``)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (exit 2), naming ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} "
+                              f"(see `{self.prog} --help`)\n")
+
+
+def _progress_args(p: argparse.ArgumentParser) -> None:
+    """The one progress convention of the commands: progress on stderr, only when
+    stderr is a terminal; ``--quiet`` (alias ``--no-progress``) hides it."""
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
+                   help="no progress on stderr (progress shows only on a terminal)")
 
 
 def _generator_args(p: argparse.ArgumentParser) -> None:
@@ -39,10 +64,12 @@ def _generator_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--option", action="append", default=None, metavar="KEY=VALUE",
                    help="a generator option, e.g. lam=0.01 (repeatable)")
     p.add_argument("--epsilon", type=float, default=None,
-                   help=f"privacy budget (default {DEFAULT_EPSILON:g})")
+                   help=f"privacy budget, > 0 (default {DEFAULT_EPSILON:g})")
     p.add_argument("--delta", type=float, default=None,
-                   help=f"delta (default {DEFAULT_DELTA:g})")
-    p.add_argument("--device", choices=DEVICES, default=None)
+                   help=f"delta, in [0, 1) as for `dpaudit audit`; a generator may need "
+                        f"> 0 (PATE-GAN's accountant does) (default {DEFAULT_DELTA:g})")
+    p.add_argument("--device", choices=DEVICES, default=None,
+                   help="where to train: auto (a GPU when there is one), cpu or cuda")
 
 
 def _data_args(p: argparse.ArgumentParser, default: str) -> None:
@@ -57,10 +84,16 @@ def _command(p: argparse.ArgumentParser, module: str) -> None:
     p.set_defaults(func=None, module=f"dpaudit.commands.{module}")
 
 
+def _debug_arg(p: argparse.ArgumentParser, *, default: Any) -> None:
+    p.add_argument("--debug", action="store_true", default=default,
+                   help="print the traceback of an error (for a bug report)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="dpaudit", description="Audit differentially private synthetic-data generators.")
     parser.add_argument("--version", action="version", version=f"dpaudit {dpaudit.__version__}")
+    _debug_arg(parser, default=False)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list generators, datasets, variants, bugs or attacks")
@@ -70,20 +103,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fit", help="train a generator and write synthetic data")
     _generator_args(p)
     _data_args(p, "cervical_cancer")
-    p.add_argument("--rows", type=int, help="rows to release (default: the training size)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="synthetic.csv", help="CSV to write (default synthetic.csv)")
-    p.add_argument("--claim-out", help="write the privacy claim as JSON")
+    p.add_argument("--rows", type=int, help="rows to release, >= 1 (default: the training size)")
+    p.add_argument("--seed", type=int, default=0, help="root seed, >= 0 (default 0)")
+    p.add_argument("--out", default="synthetic.csv", type=nonempty_path,
+                   help="CSV to write; '-' writes the CSV to stdout and the summary to "
+                        "stderr (default synthetic.csv)")
+    p.add_argument("--claim-out", type=nonempty_path, help="write the privacy claim as JSON")
+    _progress_args(p)
     _command(p, "fit")
 
     p = sub.add_parser("trace", help="write a training trace (records seen, losses, epsilon)")
     _generator_args(p)
     _data_args(p, "cervical_cancer")
     p.add_argument("--iterations", type=int, default=1000,
-                   help="iterations to run at most; the budget (--epsilon) may stop "
+                   help="iterations to run at most, >= 1; the budget (--epsilon) may stop "
                         "training first (default 1000)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--seed", type=int, default=0, help="root seed, >= 0 (default 0)")
+    p.add_argument("--out", required=True, type=nonempty_path, help="output folder")
+    _progress_args(p)
     _command(p, "trace")
 
     p = sub.add_parser("audit", help="run the distinguishing game and estimate epsilon")
@@ -93,21 +130,35 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("domain", help="draft a domain file from a CSV (for review)")
     dsub = p.add_subparsers(dest="domain_command", required=True)
     q = dsub.add_parser("infer", help="print a draft domain JSON (bounds are NOT private)")
-    q.add_argument("data")
+    q.add_argument("data", help="the CSV file")
     _command(q, "domain")
+    _debug_arg(q, default=argparse.SUPPRESS)
 
     for module in PLUGGED_COMMANDS:
         import_module(f"dpaudit.commands.{module}").add_parser(sub)
+    for command in sub.choices.values():
+        # `--debug` after the command too; SUPPRESS keeps the global value otherwise.
+        _debug_arg(command, default=argparse.SUPPRESS)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``dpaudit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code.
 
-    An :class:`~dpaudit.errors.AuditError` is printed as one line on stderr (exit 2).
+    Every error is one line on stderr and exit 2 (a usage error, an
+    :class:`~dpaudit.errors.AuditError`, or any other exception: a bug or a broken
+    plug-in, with a hint to rerun with ``--debug``); never 1, which is ``check``'s
+    code for a proven violation. ``--debug`` prints the traceback too. Ctrl-C exits
+    130.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # usage errors (one line, exit 2), --help, --version
+        return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
+    debug = bool(getattr(args, "debug", False))
+    if hasattr(args, "quiet") and not sys.stderr.isatty():
+        args.quiet = True  # progress only on a terminal, never in a log or a pipe
     keep_freed_memory()  # batched training reuses freed tensor memory (allocator.py)
     try:
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
@@ -115,16 +166,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             func = import_module(getattr(args, "module", f"dpaudit.commands.{args.command}")).run
         return int(func(args))
     except AuditError as err:
-        print(f"dpaudit: error: {err}", file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        print(f"dpaudit: error: {_one_line(err)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # Output piped into `head` and the like: not an error of ours.
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
+    except OSError as err:
+        # A file the command reads or writes: the message names it.
+        if debug:
+            traceback.print_exc()
+        print(f"dpaudit: error: {_one_line(err)}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as err:
+        if debug:
+            traceback.print_exc()
+        print(f"dpaudit: error: unexpected {type(err).__name__}: {_one_line(err)} "
+              "(rerun with --debug for the traceback and report it)", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _one_line(err: BaseException) -> str:
+    """The error's message on one line."""
+    text = " ".join(str(err).split())
+    return text or type(err).__name__
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from dpaudit.datasets.files import read_csv_table
 from dpaudit.errors import DataError, DpauditWarning, InvalidParameterError
 from dpaudit.validation import check_scalar, require
 
@@ -87,6 +88,13 @@ class Column:
             assert self.categories is not None
             out["categories"] = [_plain(c) for c in self.categories]
         return out
+
+
+def _bound(value: Any, name: str) -> float | None:
+    """A domain bound as a float: a JSON number (not a string, list or boolean)."""
+    ok = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    require(ok, name, "a number", value)
+    return None if value is None else float(value)
 
 
 def _plain(value: Any) -> Any:
@@ -153,13 +161,17 @@ class Domain:
             unknown = sorted(set(raw) - {"name", "kind", "lower", "upper", "categories"})
             require(not unknown, f"columns[{i}]", "an object of name, kind, lower, upper "
                     "and categories (unknown keys)", unknown)
+            label = raw.get("name") if isinstance(raw.get("name"), str) else f"columns[{i}]"
             cats = raw.get("categories")
+            require(cats is None or (isinstance(cats, list) and all(
+                isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in cats)),
+                f"{label}.categories", "a list of numbers or strings", cats)
             cols.append(
                 Column(
                     name=raw.get("name"),
                     kind=raw.get("kind"),
-                    lower=None if raw.get("lower") is None else float(raw["lower"]),
-                    upper=None if raw.get("upper") is None else float(raw["upper"]),
+                    lower=_bound(raw.get("lower"), f"{label}.lower"),
+                    upper=_bound(raw.get("upper"), f"{label}.upper"),
                     categories=None if cats is None else tuple(cats),
                 )
             )
@@ -170,14 +182,18 @@ class Domain:
         """Reads a domain JSON file."""
         p = Path(path)
         try:
-            obj = json.loads(p.read_text())
+            obj = json.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError as err:
             raise InvalidParameterError(f"domain file {str(p)!r} does not exist.") from err
-        except json.JSONDecodeError as err:
+        except (IsADirectoryError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            what = {IsADirectoryError: "a directory", UnicodeDecodeError: "not UTF-8 text"
+                    }.get(type(err), f"not valid JSON ({err})")
             raise InvalidParameterError(
-                f"domain file {str(p)!r} is not valid JSON: {err}."
-            ) from err
-        return cls.from_json(obj)
+                f"domain file {str(p)!r} is {what}; pass a domain JSON file.") from err
+        try:
+            return cls.from_json(obj)
+        except InvalidParameterError as err:
+            raise InvalidParameterError(f"domain file {str(p)!r}: {err}") from err
 
     def save(self, path: str | os.PathLike[str]) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")
@@ -191,9 +207,11 @@ class Domain:
         missing = [c for c in self.names if c not in data.columns]
         extra = [c for c in data.columns if c not in self._index]
         if missing or extra:
+            fix = ("Use the domain's column names" if "target" in name
+                   else "Fix the CSV header or the domain file")
             raise DataError(
                 f"`{name}` columns do not match the domain: missing {missing}, "
-                f"unexpected {extra}. Fix the CSV header or the domain file."
+                f"unexpected {extra}. {fix} (domain columns: {self.names})."
             )
         if len(data) < min_rows:
             raise DataError(
@@ -538,6 +556,8 @@ def load_dataset(
     metadata by declaration: the file's extremes), like the bundled one.
     """
     if name_or_path == "worst-case":
+        require(domain is None, "--domain", "unset for the worst-case dataset (its domain "
+                "is fixed: binary columns a, b, c)", str(domain))
         return worst_case_dataset()
     if name_or_path == "cervical_cancer" and domain is None:
         return load_cervical_cancer()
@@ -558,6 +578,7 @@ def load_dataset(
                 dom = infer_domain(raw)
         else:
             dom = domain if isinstance(domain, Domain) else Domain.load(domain)
+            dom.validate(raw, name=f"dataset {name_or_path}")
         raw = dom.cast(raw)
         train, test = stratified_split(raw, label=label)
         return Dataset(name=name_or_path, train=train, test=test, domain=dom, label=label)
@@ -573,9 +594,7 @@ def load_dataset(
             "--domain DOMAIN.json (`dpaudit domain infer` drafts one for review)."
         )
     dom = domain if isinstance(domain, Domain) else Domain.load(domain)
-    try:
-        table = pd.read_csv(path, na_values=["?"])
-    except (pd.errors.ParserError, UnicodeDecodeError) as err:
-        raise InvalidParameterError(f"could not read CSV {str(path)!r}: {err}") from err
+    table = read_csv_table(path)
     dom.validate(table, name=str(path))
     return Dataset(name=path.stem, train=dom.cast(table), domain=dom)
+

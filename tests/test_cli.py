@@ -51,7 +51,7 @@ def test_fit_writes_csv_and_claim(capsys, tmp_path: Path) -> None:
     ("argv", "message"),
     [
         (["fit", "--dataset", "no-such"], "neither a known dataset"),
-        (["fit", "--dataset", "worst-case", "--epsilon", "-1"], "`epsilon` must be > 0"),
+        (["fit", "--dataset", "worst-case", "--epsilon", "-1"], "`--epsilon` must be a number in (0, inf)"),
         (["fit", "--dataset", "worst-case", "--bug", "nope"], "unknown bug flag"),
         (["fit", "--dataset", "worst-case", "--variant", "nope"], "`--variant` must be one of"),
         (["fit", "--generator", "nomodule:Gen"], "cannot import module"),
@@ -134,3 +134,31 @@ def test_utility_with_gpate_on_a_small_table(capsys) -> None:
     assert code == 0, err
     assert "utility of gpate on cervical_cancer" in out
     assert "LogisticRegression" in out
+
+
+def test_every_flag_has_help_and_one_progress_convention() -> None:
+    """`dpaudit audit --help` documents every flag; fit, trace and audit take
+    `--quiet` and its alias `--no-progress`."""
+    from dpaudit.cli import build_parser
+
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for name in ("audit", "fit", "trace"):
+        for action in commands[name]._actions:
+            assert action.help, f"{name} {action.option_strings} has no help"
+        for flag in ("--quiet", "--no-progress"):
+            assert parser.parse_args([name, flag, "--out", "x"]).quiet is True
+
+
+def test_progress_note_on_stderr_only_when_enabled(capsys) -> None:
+    from dpaudit.commands import progress_note
+
+    with progress_note("training", enabled=False):
+        pass
+    assert capsys.readouterr().err == ""
+    with progress_note("training", enabled=True, every=0.01):
+        pass
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "training" in captured.err
+    assert "done in" in captured.err

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import importlib
 import json
 import math
 from collections.abc import Mapping
@@ -12,7 +14,7 @@ from typing import Any, Literal
 from dpaudit.attacks.registry import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.errors import InvalidParameterError
-from dpaudit.validation import require
+from dpaudit.validation import check_scalar, require
 
 Backend = Literal["loky", "threading", "dask"]
 Randomness = Literal["fixed_public", "independent"]
@@ -90,17 +92,31 @@ class AuditConfig:
 
     def __post_init__(self) -> None:
         need = require
-        need(isinstance(self.rounds, int) and self.rounds >= 5, "rounds",
-             "an integer >= 5", self.rounds)
-        need(self.epsilon > 0 and math.isfinite(self.epsilon), "epsilon", "> 0",
-             self.epsilon)
-        need(0 <= self.delta < 1, "delta", "in [0, 1)", self.delta)
-        need(self.synthetic_rows is None or (isinstance(self.synthetic_rows, int)
+        for key in ("generator", "dataset", "attack"):
+            need(isinstance(getattr(self, key), str) and bool(getattr(self, key)), key,
+                 "a non-empty string", getattr(self, key))
+        for key in ("variant", "domain", "data_dir", "scheduler"):
+            value = getattr(self, key)
+            need(value is None or (isinstance(value, str) and bool(value)), key,
+                 "a non-empty string or unset", value)
+        need(all(isinstance(b, str) for b in self.bugs), "bugs",
+             "a list of bug flag names (strings)", list(self.bugs))
+        need(isinstance(self.rounds, int) and not isinstance(self.rounds, bool)
+             and self.rounds >= 5, "rounds", "an integer >= 5", self.rounds)
+        check_scalar(self.epsilon, "epsilon", min_val=0, closed="neither")
+        check_scalar(self.delta, "delta", min_val=0, max_val=1, closed="left")
+        need(len(self.split) == 3 and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1
+            for x in self.split)
+             and math.isclose(sum(self.split), 1.0, abs_tol=1e-9) and self.split[2] > 0,
+             "split", "three fractions (train, validation, test) >= 0 summing to 1, "
+             "test > 0", self.split)
+        need(self.synthetic_rows is None or (_is_int(self.synthetic_rows)
                                              and self.synthetic_rows >= 1),
              "synthetic_rows", "an integer >= 1", self.synthetic_rows)
-        need(isinstance(self.batch_size, int) and self.batch_size >= 1, "batch_size",
+        need(_is_int(self.batch_size) and self.batch_size >= 1, "batch_size",
              "an integer >= 1", self.batch_size)
-        need(isinstance(self.jobs, int) and (self.jobs >= 1 or self.jobs == -1), "jobs",
+        need(_is_int(self.jobs) and (self.jobs >= 1 or self.jobs == -1), "jobs",
              "an integer >= 1 (or -1 for all cores)", self.jobs)
         need(self.backend in ("loky", "threading", "dask"), "backend",
              "loky, threading or dask", self.backend)
@@ -108,22 +124,38 @@ class AuditConfig:
              "a Dask scheduler address with --backend dask", self.scheduler)
         need(self.device in ("auto", "cpu", "cuda"), "device", "auto, cpu or cuda",
              self.device)
-        need(isinstance(self.seed, int) and self.seed >= 0, "seed",
+        need(_is_int(self.seed) and self.seed >= 0, "seed",
              "a non-negative integer", self.seed)
-        need(0 < self.alpha < 0.5, "alpha", "in (0, 0.5)", self.alpha)
+        check_scalar(self.alpha, "alpha", min_val=0, max_val=0.5, closed="neither")
         need(self.estimator in ("clopper_pearson", "jeffreys"), "estimator",
              "clopper_pearson or jeffreys", self.estimator)
         need(self.attack in (*ATTACK_NAMES, *SET_NAMES), "attack",
              f"one of {', '.join((*ATTACK_NAMES, *SET_NAMES))}", self.attack)
-        need(isinstance(self.candidates, int) and self.candidates >= 1, "candidates",
+        need(_is_int(self.candidates) and self.candidates >= 1, "candidates",
              "an integer >= 1", self.candidates)
-        need(isinstance(self.selection_rounds, int) and self.selection_rounds >= 5,
+        need(_is_int(self.selection_rounds) and self.selection_rounds >= 5,
              "selection_rounds", "an integer >= 5", self.selection_rounds)
         need(self.randomness in ("fixed_public", "independent"), "randomness",
              "fixed_public or independent", self.randomness)
         need(self.target is None or self.target == "auto"
-             or (isinstance(self.target, int) and self.target >= 0), "target",
+             or (isinstance(self.target, int) and not isinstance(self.target, bool)
+                 and self.target >= 0), "target",
              "a row index, 'auto', or unset", self.target)
+        need(self.target_record is None or (
+            isinstance(self.target_record, Mapping) and bool(self.target_record)
+            and all(isinstance(k, str) for k in self.target_record)
+            and all(v is None or isinstance(v, (str, int, float))
+                    for v in self.target_record.values())),
+             "target_record", 'a JSON object of column -> value, e.g. {"a": 1, "b": 1}',
+             self.target_record)
+        need(self.target is None or self.target_record is None, "target",
+             "unset with `target_record` (give one of --target and --target-record)",
+             self.target)
+        for key in ("generator_options", "attack_options"):
+            value = getattr(self, key)
+            need(isinstance(value, Mapping) and all(isinstance(k, str) for k in value),
+                 key, "a table of option = value", value)
+        check_generator_options(self.generator, self.generator_options)
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any]) -> AuditConfig:
@@ -137,20 +169,31 @@ class AuditConfig:
         values = {k: v for k, v in mapping.items() if v is not None}
         if "bugs" in values:
             bugs = values["bugs"]
+            require(isinstance(bugs, (str, list, tuple)), "bugs",
+                    "a bug flag name or a list of them", bugs)
             values["bugs"] = (bugs,) if isinstance(bugs, str) else tuple(bugs)
         if "split" in values:
-            values["split"] = tuple(float(x) for x in values["split"])
+            split = values["split"]
+            require(isinstance(split, (list, tuple)) and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in split),
+                "split", "a list of three numbers", split)
+            values["split"] = tuple(float(x) for x in split)
         if isinstance(values.get("target"), str) and values["target"].isdigit():
             values["target"] = int(values["target"])
         if isinstance(values.get("target_record"), str):
+            text = values["target_record"]
             try:
-                values["target_record"] = json.loads(values["target_record"])
+                values["target_record"] = json.loads(text)
             except json.JSONDecodeError as err:
                 raise InvalidParameterError(
-                    f"`target_record` must be a JSON object. Got {values['target_record']!r}."
-                ) from err
+                    f"`target_record` must be a JSON object, e.g. "
+                    f'{{"a": 1, "b": 1}}. Got {text!r}.') from err
+            require(isinstance(values["target_record"], dict), "target_record",
+                    'a JSON object of column -> value, e.g. {"a": 1, "b": 1}', text)
         for key in ("generator_options", "attack_options"):
             if key in values:
+                require(isinstance(values[key], Mapping), key,
+                        "a table of option = value", values[key])
                 values[key] = dict(values[key])
         return cls(**values)
 
@@ -170,3 +213,40 @@ class AuditConfig:
         for key in ("jobs", "backend", "scheduler", "device"):
             data.pop(key)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_generator_options(generator: str, options: Mapping[str, Any]) -> None:
+    """Checks the type of each option a built-in generator's config declares (a
+    number where its default is a number, a boolean where a boolean): a wrong
+    type is refused here, naming the option, not deep in training.
+
+    Options the config does not declare, and plug-ins' options, are left to the
+    generator.
+
+    Raises:
+        InvalidParameterError: ``--option KEY`` of the wrong type.
+    """
+    from dpaudit.generators.registry import builtin_generators
+
+    spec = builtin_generators().get(generator)
+    if spec is None or spec.config_builder is None or not options:
+        return
+    module, _, attr = spec.config_builder.partition(":")
+    defaults = getattr(importlib.import_module(module), attr)(epsilon=1.0, delta=1e-5)
+    declared = {f.name: getattr(defaults, f.name) for f in dataclasses.fields(defaults)}
+    for key, value in options.items():
+        if key not in declared or key in ("variant", "bugs"):
+            continue
+        default, name = declared[key], f"--option {key}"
+        if isinstance(default, bool):
+            require(isinstance(value, bool), name, "true or false", value)
+        elif isinstance(default, int):
+            require(_is_int(value), name, f"an integer (default {default})", value)
+        elif isinstance(default, float):
+            require(isinstance(value, (int, float)) and not isinstance(value, bool)
+                    and math.isfinite(value), name, f"a finite number (default {default:g})",
+                    value)

@@ -124,8 +124,8 @@ def _train_all(setup: AuditSetup, store: ResultStore, *, progress: bool) -> int:
                for s in range(0, n, execution.batch_size)]
     todo = [b for b in batches if not set(b) <= done]
     config_json = json.dumps(config.to_json(), sort_keys=True)
-    bar = tqdm(total=n, initial=n - sum(len(b) for b in todo), unit="round",
-               desc="audit", disable=not progress, file=None)
+    bar = tqdm(total=n, initial=n - sum(len(b) for b in todo), unit="model",
+               desc="audit (models, both worlds)", disable=not progress, file=None)
     try:
         with _backend(config):
             jobs = execution.jobs if config.backend != "dask" else -1

@@ -5,22 +5,34 @@ arguments and dispatches. The commands name no generator: they ask
 :mod:`dpaudit.generators.registry`.
 
 Exit codes: 0 success (for ``check``: no violation), 1 violation found (``check``),
-2 bad input or a failed run.
+2 bad input or a failed run, 130 interrupted.
+
+Progress (one convention): on stderr, only when stderr is a terminal, hidden by
+``--quiet`` (alias ``--no-progress``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from dpaudit.generators.base import DEFAULT_DELTA, DEFAULT_EPSILON
-from dpaudit.validation import require
+from dpaudit.validation import check_scalar, require
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130
 
-__all__ = ["DEFAULT_DELTA", "DEFAULT_EPSILON", "EXIT_ERROR", "EXIT_OK", "EXIT_VIOLATION",
-           "budget", "parse_option", "parse_options"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_EPSILON", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK",
+           "EXIT_VIOLATION", "budget", "check_writable_file", "nonempty_path", "parse_option",
+           "parse_options", "progress_note", "show_progress"]
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -50,7 +62,78 @@ def parse_options(texts: list[str] | None) -> dict[str, Any]:
 
 def budget(args: argparse.Namespace) -> tuple[float, float]:
     """``(epsilon, delta)`` of the command line, :data:`DEFAULT_EPSILON` and
-    :data:`DEFAULT_DELTA` where unset."""
+    :data:`DEFAULT_DELTA` where unset.
+
+    The same ranges as ``dpaudit audit`` (``AuditConfig``): epsilon a finite number
+    > 0, delta in [0, 1). A generator whose accountant needs delta > 0 says so itself,
+    the same way in every command.
+
+    Raises:
+        InvalidParameterError: epsilon or delta out of range (NaN and inf included).
+    """
     epsilon = DEFAULT_EPSILON if args.epsilon is None else args.epsilon
     delta = DEFAULT_DELTA if args.delta is None else args.delta
+    check_scalar(epsilon, "--epsilon", min_val=0, closed="neither")
+    check_scalar(delta, "--delta", min_val=0, max_val=1, closed="left")
     return epsilon, delta
+
+
+def nonempty_path(text: str) -> str:
+    """An argparse ``type``: a path that is not the empty string.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is empty or blank.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must be a non-empty path. Got {text!r}")
+    return text
+
+
+def check_writable_file(path: str | os.PathLike[str], name: str) -> Path:
+    """Checks, before any work, that a file can be written at ``path``: not a
+    directory, in an existing folder that this user can write.
+
+    Raises:
+        InvalidParameterError: naming ``name`` and the fix.
+    """
+    out = Path(path)
+    require(not out.is_dir(), name, "a file path, not a directory", str(out))
+    parent = out.parent if str(out.parent) else Path(".")
+    require(parent.is_dir(), name, "in an existing folder (create the folder first)",
+            str(out))
+    require(os.access(parent, os.W_OK) and (not out.exists() or os.access(out, os.W_OK)),
+            name, "a path this user can write", str(out))
+    return out
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether to show progress: not ``--quiet``/``--no-progress`` and stderr is a
+    terminal (never in a log or a pipe)."""
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+@contextlib.contextmanager
+def progress_note(text: str, *, enabled: bool, every: float = 1.0) -> Iterator[None]:
+    """Shows ``text`` with the elapsed seconds on stderr while the block runs (a long
+    fit has no per-iteration bar), then clears the line; nothing when not ``enabled``."""
+    if not enabled:
+        yield
+        return
+    stop = threading.Event()
+    started = time.perf_counter()
+
+    def tick() -> None:
+        while not stop.wait(every):
+            print(f"\r{text} {time.perf_counter() - started:.0f} s", end="",
+                  file=sys.stderr, flush=True)
+
+    print(f"{text}", end="", file=sys.stderr, flush=True)
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        print(f"\r{text} done in {time.perf_counter() - started:.1f} s", file=sys.stderr,
+              flush=True)

@@ -121,7 +121,8 @@ AUDIT_KEYS: tuple[Key, ...] = (
     Key("seed", "the root seed (default 0)", kind="int"),
     Key("out", f"output folder (default ./{DEFAULT_OUT})", field=None),
     Key("force", "overwrite an existing audit in --out", kind="bool", field=None),
-    Key("quiet", "no progress bar", kind="bool", field=None),
+    Key("quiet", "no progress on stderr (alias --no-progress; progress shows only on a "
+                 "terminal)", kind="bool", field=None),
 )
 """The keys of ``dpaudit audit``: its flags and its TOML keys, in ``--help`` order."""
 
@@ -152,7 +153,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             else:
                 kwargs["metavar"] = {"int": "N", "float": "X", "split": "TRAIN,VAL,TEST",
                                      "record": "JSON"}.get(key.kind, key.name.upper())
-        parser.add_argument(key.flag, **kwargs)
+        # One progress convention for every command: --quiet, alias --no-progress.
+        aliases = ("--no-progress",) if key.name == "quiet" else ()
+        parser.add_argument(key.flag, *aliases, **kwargs)
     parser.add_argument("--resume", metavar="DIR",
                         help="continue the audit stored in DIR (killed, failed, or "
                              "finished: analysed again); only --jobs, --backend, "

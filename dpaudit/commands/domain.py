@@ -7,11 +7,10 @@ import json
 import sys
 import warnings
 
-import pandas as pd
-
 from dpaudit.commands import EXIT_OK
 from dpaudit.data import infer_domain
-from dpaudit.errors import DpauditWarning, InvalidParameterError
+from dpaudit.datasets.files import read_csv_table
+from dpaudit.errors import DpauditWarning
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,13 +18,10 @@ def run(args: argparse.Namespace) -> int:
     on stderr says so).
 
     Raises:
-        InvalidParameterError: the file does not exist.
+        DataError: the file is missing, a directory, not UTF-8, not a CSV table, has
+            a duplicated column name or no rows.
     """
-    try:
-        table = pd.read_csv(args.data, na_values=["?"])
-    except FileNotFoundError as err:
-        raise InvalidParameterError(
-            f"`data` must be an existing CSV file. Got {args.data!r}.") from err
+    table = read_csv_table(args.data, name="`data`")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DpauditWarning)
         domain = infer_domain(table)

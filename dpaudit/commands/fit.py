@@ -1,22 +1,38 @@
-"""``dpaudit fit``: train a generator on a dataset and write synthetic data."""
+"""``dpaudit fit``: train a generator on a dataset and write synthetic data.
+
+Every input is checked before training (``--rows``, ``--seed``, the budget, the
+options' types, and that ``--out`` and ``--claim-out`` can be written), so a bad
+input costs no training time. ``--out -`` writes the CSV to stdout and the summary
+to stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from dpaudit.commands import EXIT_OK, budget, parse_options
+from dpaudit.audit.config import check_generator_options
+from dpaudit.commands import (
+    EXIT_OK,
+    budget,
+    check_writable_file,
+    parse_options,
+    progress_note,
+    show_progress,
+)
 from dpaudit.data import Dataset, load_dataset
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import get_spec
 from dpaudit.io import write_atomic
 from dpaudit.rng import Rngs
-from dpaudit.validation import require
+from dpaudit.validation import check_scalar, require
 
 DEFAULT_DATASET = "cervical_cancer"
+STDOUT = "-"
 
 
 def fit_one(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
@@ -29,20 +45,28 @@ def fit_one(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
 
     Returns:
         The dataset, the fitted generator and the fit's wall time in seconds.
+
+    Raises:
+        InvalidParameterError: a bad budget, seed or option, checked before training.
     """
+    epsilon, delta = budget(args)
+    check_scalar(args.seed, "--seed", kind=int, min_val=0)
+    user_options = parse_options(args.option)
+    check_generator_options(args.generator, user_options)
     dataset = load_dataset(args.dataset or DEFAULT_DATASET, domain=args.domain,
                            data_dir=args.data_dir)
     spec = get_spec(args.generator)
-    options = spec.with_choices(parse_options(args.option), device=args.device,
+    options = spec.with_choices(user_options, device=args.device,
                                 variant=args.variant, bugs=args.bug or (),
                                 device_wins=True)
     options.update(extra or {})
-    epsilon, delta = budget(args)
     options = spec.calibrated(options, n_rows=len(dataset.train), epsilon=epsilon,
                               delta=delta)
     generator = spec.make_factory()(epsilon=epsilon, delta=delta, **options)
     started = time.perf_counter()
-    generator.fit(dataset.train, domain=dataset.domain, rng=Rngs.from_seed(args.seed))
+    with progress_note(f"dpaudit: training {args.generator} on {dataset.name} "
+                       f"({len(dataset.train)} rows)...", enabled=show_progress(args)):
+        generator.fit(dataset.train, domain=dataset.domain, rng=Rngs.from_seed(args.seed))
     return dataset, generator, time.perf_counter() - started
 
 
@@ -50,29 +74,46 @@ def run(args: argparse.Namespace) -> int:
     """Fits, samples ``--rows`` rows into ``--out`` and prints the privacy claim.
 
     Raises:
-        InvalidParameterError: ``--out`` is a directory, or any bad input.
+        InvalidParameterError: ``--out`` or ``--claim-out`` cannot be written,
+            ``--rows`` < 1, or any bad input (all checked before training).
     """
-    out = Path(args.out)
-    require(not out.is_dir(), "--out", "a CSV file path, not a directory", str(out))
+    to_stdout = args.out == STDOUT
+    out = None if to_stdout else check_writable_file(args.out, "--out")
+    claim_out = None if args.claim_out is None else check_writable_file(
+        args.claim_out, "--claim-out")
+    check_scalar(args.rows, "--rows", kind=int, min_val=1, allow_none=True)
     dataset, generator, seconds = fit_one(args)
     rows = len(dataset.train) if args.rows is None else args.rows
     synthetic = generator.sample(rows, rng=Rngs.from_seed(args.seed).spawn(1)[0])
+    require(len(synthetic) == rows, f"generator {args.generator!r}'s release",
+            f"the {rows} rows asked for (--rows)", len(synthetic))
     claim = generator.privacy_claim_
-    write_atomic(out, synthetic.to_csv(index=False))
-    if args.claim_out:
-        write_atomic(Path(args.claim_out), json.dumps(claim.to_json(), indent=2) + "\n")
+    if out is None:
+        sys.stdout.write(synthetic.to_csv(index=False))
+        sys.stdout.flush()
+    else:
+        write_atomic(out, synthetic.to_csv(index=False))
+    if claim_out is not None:
+        write_atomic(claim_out, json.dumps(claim.to_json(), indent=2) + "\n")
+    _print_summary(args, claim, rows=rows, seconds=seconds, out=out,
+                   file=sys.stderr if to_stdout else sys.stdout)
+    return EXIT_OK
+
+
+def _print_summary(args: argparse.Namespace, claim: Any, *, rows: int, seconds: float,
+                   out: Path | None, file: Any) -> None:
     di = claim.epsilon_data_independent
-    print(f"claimed epsilon: {claim.epsilon:.4f} ({claim.accountant}), delta {claim.delta:g}")
-    print(f"data-independent epsilon: {'n/a' if di is None else f'{di:.4f}'}")
+    print(f"claimed epsilon: {claim.epsilon:.4f} ({claim.accountant}), delta "
+          f"{claim.delta:g}", file=file)
+    print(f"data-independent epsilon: {'n/a' if di is None else f'{di:.4f}'}", file=file)
     if claim.reference_epsilon is not None or claim.trace.get("reference_note"):
         ref = claim.reference_epsilon
         print(f"reference epsilon (correct accountant): "
               f"{'unbounded' if ref is None else f'{ref:.4f}'}"
-              f"  [{claim.trace.get('reference_note', '')}]")
+              f"  [{claim.trace.get('reference_note', '')}]", file=file)
     epsilon, _ = budget(args)
     if claim.epsilon > epsilon:
         print(f"NOTE: the claim exceeds the budget {epsilon:g} (overshoot in the last "
-              "iteration).")
-    print(f"iterations: {claim.iterations}; wall time {seconds:.1f} s")
-    print(f"wrote {rows} rows to {out}")
-    return EXIT_OK
+              "iteration).", file=file)
+    print(f"iterations: {claim.iterations}; wall time {seconds:.1f} s", file=file)
+    print(f"wrote {rows} rows to {'stdout' if out is None else out}", file=file)

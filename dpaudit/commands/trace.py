@@ -10,7 +10,7 @@ from dpaudit.audit.traces import write_trace
 from dpaudit.commands import EXIT_OK, budget
 from dpaudit.commands.fit import fit_one
 from dpaudit.generators.registry import trace_options
-from dpaudit.validation import require
+from dpaudit.validation import check_scalar, require
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,12 +20,15 @@ def run(args: argparse.Namespace) -> int:
     one stops training when the budget is spent, as in an audit.
 
     Raises:
-        InvalidParameterError: the generator records no trace, or any bad input.
+        InvalidParameterError: the generator records no trace, or any bad input
+            (``--iterations``, ``--out`` checked before training).
     """
+    check_scalar(args.iterations, "--iterations", kind=int, min_val=1)
+    out = Path(args.out)
+    require(not out.exists() or out.is_dir(), "--out", "a folder (not a file)", str(out))
     extra = trace_options(args.generator, iterations=args.iterations)
     dataset, generator, seconds = fit_one(args, extra=extra)
     claim = generator.privacy_claim_
-    out = Path(args.out)
     teachers = getattr(generator, "num_teachers_", None)
     require(isinstance(teachers, int), "--generator",
             "one whose fitted model has teachers (`num_teachers_`)", args.generator)

@@ -25,13 +25,14 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any, Self
 
 import pandas as pd
 
 from dpaudit.data import Domain
-from dpaudit.errors import NotFittedError, PluginError
+from dpaudit.errors import DataError, NotFittedError, PluginError
 from dpaudit.generators.base import PrivacyClaim
 from dpaudit.rng import Rngs, public_and_privacy
 
@@ -57,9 +58,11 @@ def load_plugin_class(name: str) -> type:
     """
     if ":" in name:
         module_name, _, attr = name.partition(":")
+        if not module_name or not attr:
+            raise PluginError(f"generator {name!r}: a plug-in is named package.module:Class.")
         try:
             module = importlib.import_module(module_name)
-        except ImportError as err:
+        except (ImportError, ValueError) as err:
             raise PluginError(
                 f"generator {name!r}: cannot import module {module_name!r} ({err}). "
                 "Install it or add it to PYTHONPATH."
@@ -78,7 +81,24 @@ def load_plugin_class(name: str) -> type:
                 f"unknown generator {name!r}: not a built-in (`dpaudit list generators`), "
                 f"not `module:Class`, and no entry point in group {ENTRY_POINT_GROUP!r}."
             )
-        cls = points[0].load()
+        try:
+            cls = points[0].load()
+        except Exception as err:
+            raise PluginError(
+                f"generator {name!r}: its entry point {points[0].value!r} cannot be loaded "
+                f"({type(err).__name__}: {err}). Reinstall the package that provides it, "
+                "or fix its entry point."
+            ) from err
+    if not isinstance(cls, type):
+        raise PluginError(
+            f"generator {name!r} is a {type(cls).__name__}, not a class; name the "
+            "plug-in's class (see docs/plugins.md)."
+        )
+    if not accepts_epsilon(cls):
+        raise PluginError(
+            f"generator {name!r} breaks the plug-in contract: its `__init__` must accept "
+            "the keyword arguments `epsilon` and `delta` (see docs/plugins.md)."
+        )
     missing = [m for m in ("fit", "sample") if not callable(getattr(cls, m, None))]
     if missing:
         raise PluginError(
@@ -87,6 +107,18 @@ def load_plugin_class(name: str) -> type:
         )
     plugin: type = cls
     return plugin
+
+
+def accepts_epsilon(cls: type) -> bool:
+    """Whether the class's ``__init__`` takes an ``epsilon`` keyword (by name or
+    through ``**kwargs``); a signature that cannot be read is given the benefit."""
+    try:
+        parameters = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()) or (
+        "epsilon" in parameters and parameters["epsilon"].kind in (
+            inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
 
 
 def accepts_public_seed(method: Callable[..., Any]) -> bool:
@@ -125,47 +157,51 @@ class PluginAdapter:
         public, privacy = public_and_privacy(rng, public_rng)
         return {"seed": privacy.int_seed(), PUBLIC_SEED: public.int_seed()}
 
+    def _call(self, what: str, method: Callable[..., Any], *args: Any, **kwargs: Any
+              ) -> Any:
+        """Calls the plug-in; an exception inside it becomes one :class:`PluginError`
+        naming the plug-in and the method (the traceback with ``--debug``)."""
+        try:
+            return method(*args, **kwargs)
+        except Exception as err:
+            raise PluginError(
+                f"generator {self.name!r}: its `{what}` raised {type(err).__name__}: "
+                f"{' '.join(str(err).split())}. Fix the plug-in (rerun with --debug for "
+                "the traceback; see docs/plugins.md)."
+            ) from err
+
     def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
             public_rng: Rngs | None = None) -> Self:
-        """Constructs and fits the plug-in; reads its ``privacy_claim``.
+        """Constructs and fits the plug-in; reads and checks its ``privacy_claim``.
 
         Raises:
-            PluginError: the claim is missing or not a dict with ``epsilon``.
+            PluginError: the plug-in raised, or its claim is missing or invalid
+                (:func:`check_claim`).
         """
-        self.inner_ = self.cls(**self.kwargs)
-        fitted = self.inner_.fit(data.copy(), domain=domain.to_json(),
-                                 **self._seeds(rng, public_rng))
+        self.inner_ = self._call("__init__", self.cls, **self.kwargs)
+        fitted = self._call("fit", self.inner_.fit, data.copy(), domain=domain.to_json(),
+                            **self._seeds(rng, public_rng))
         if fitted is not None:
             self.inner_ = fitted
-        claim = getattr(self.inner_, "privacy_claim", None)
-        if not isinstance(claim, dict) or "epsilon" not in claim:
-            raise PluginError(
-                f"generator {self.name!r} breaks the plug-in contract: after fit, "
-                "`privacy_claim` must be a dict with 'epsilon', 'delta' and 'accountant'."
-            )
         self.columns_ = list(data.columns)
-        self.claim_ = PrivacyClaim(
-            epsilon=float(claim["epsilon"]), delta=float(claim.get("delta", 0.0)),
-            accountant=str(claim.get("accountant", "plug-in")))
+        self.domain_ = domain
+        self.claim_ = check_claim(getattr(self.inner_, "privacy_claim", None), self.name)
         return self
 
     def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
-        """``n`` rows from the fitted plug-in, checked against the training columns.
+        """``n`` rows from the fitted plug-in, checked (:func:`check_release`).
 
         Raises:
             NotFittedError: before ``fit``.
-            PluginError: the plug-in returned something else than those columns.
+            PluginError: the plug-in raised, or its release is not ``n`` rows of the
+                training columns inside the public domain.
         """
         if not hasattr(self, "inner_"):
             raise NotFittedError("call `fit` first.")
-        out = self.inner_.sample(n, **self._seeds(rng, public_rng))
-        if not isinstance(out, pd.DataFrame) or list(out.columns) != self.columns_:
-            got = list(out.columns) if isinstance(out, pd.DataFrame) else type(out).__name__
-            raise PluginError(
-                f"generator {self.name!r} breaks the plug-in contract: `sample` must "
-                f"return a DataFrame with columns {self.columns_}. Got {got}."
-            )
-        return out
+        out = self._call("sample", self.inner_.sample, n, **self._seeds(rng, public_rng))
+        # The number of rows is checked by the caller (the audit's `release` for every
+        # generator, with its own message).
+        return check_release(out, self.name, columns=self.columns_, domain=self.domain_)
 
     @property
     def privacy_claim_(self) -> PrivacyClaim:
@@ -182,3 +218,52 @@ def load_plugin_factory(name: str) -> Callable[..., PluginAdapter]:
         return PluginAdapter(cls, name, **kwargs)
 
     return factory
+
+
+def check_claim(claim: Any, name: str) -> PrivacyClaim:
+    """The plug-in's ``privacy_claim`` as a :class:`PrivacyClaim`, checked: a dict with
+    ``epsilon`` a finite number >= 0 and ``delta`` (default 0) a number in [0, 1).
+
+    Raises:
+        PluginError: naming the plug-in and the field (before any result is written).
+    """
+    where = f"generator {name!r} breaks the plug-in contract"
+    if not isinstance(claim, dict) or "epsilon" not in claim:
+        raise PluginError(
+            f"{where}: after fit, `privacy_claim` must be a dict with 'epsilon', 'delta' "
+            f"and 'accountant'. Got {type(claim).__name__}."
+        )
+    for key, upper in (("epsilon", math.inf), ("delta", 1.0)):
+        value = claim.get(key, 0.0)
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+              and math.isfinite(value) and 0 <= value < upper)
+        if not ok:
+            constraint = "a finite number >= 0" if key == "epsilon" else "a number in [0, 1)"
+            raise PluginError(
+                f"{where}: `privacy_claim['{key}']` must be {constraint}. Got {value!r}.")
+    return PrivacyClaim(epsilon=float(claim["epsilon"]), delta=float(claim.get("delta", 0.0)),
+                        accountant=str(claim.get("accountant", "plug-in")))
+
+
+def check_release(out: Any, name: str, *, columns: list[str], domain: Domain,
+                  rows: int | None = None) -> pd.DataFrame:
+    """The plug-in's release, checked: a DataFrame (of ``rows`` rows, if given), the training
+    ``columns`` in order, every value inside the public ``domain`` (no NaN, numbers in
+    numeric columns, values within the bounds or categories).
+
+    Raises:
+        PluginError: naming the plug-in and what is wrong (before any result is written).
+    """
+    where = f"generator {name!r} breaks the plug-in contract: `sample`"
+    if not isinstance(out, pd.DataFrame) or list(out.columns) != columns:
+        got = list(out.columns) if isinstance(out, pd.DataFrame) else type(out).__name__
+        raise PluginError(f"{where} must return a DataFrame with columns {columns}. "
+                          f"Got {got}.")
+    if rows is not None and len(out) != rows:
+        raise PluginError(f"{where} must return the {rows} rows asked for. "
+                          f"Got {len(out)}.")
+    try:
+        domain.validate(out, name="release", min_rows=0)
+    except DataError as err:
+        raise PluginError(f"{where} released data outside the public domain: {err}") from err
+    return out
