@@ -333,3 +333,34 @@ def test_config_values_of_the_wrong_type(capsys, tmp_path: Path, text: str,
                   message=message, out=tmp_path / "out")
     # The key and the file are named.
     assert f"`{text.split()[0]}` in {str(config)!r}" in err
+
+
+def test_binary_result_and_policy_files(capsys, tmp_path: Path) -> None:
+    """A binary result.json (report) or policy (check): one line naming the file."""
+    blob = b"\x00\x01\xff"
+    (tmp_path / "audit").mkdir()
+    (tmp_path / "audit" / "result.json").write_bytes(blob)
+    refused(capsys, "report", tmp_path / "audit", message="is not UTF-8 text")
+    (tmp_path / "policy.toml").write_bytes(blob)
+    refused(capsys, "check", "--policy", tmp_path / "policy.toml", "--out",
+            tmp_path / "check", message="`--policy` must be a UTF-8 TOML file",
+            out=tmp_path / "check")
+
+
+@pytest.mark.parametrize(("rows", "kind", "message"), [
+    ("a,y\n1,1\n", "binary", "at least two classes of 5 rows"),
+    ("a,y\n1,0.5\n0.3,0.2\n1.2,0.9\n0.1,0.1\n", "continuous", "a discrete"),
+])
+def test_utility_label_that_cannot_be_scored(capsys, tmp_path: Path, rows: str,
+                                             kind: str, message: str) -> None:
+    """A one-row table or a continuous label: refused before any training."""
+    data = tmp_path / "t.csv"
+    data.write_text(rows)
+    label = {"name": "y", "kind": kind}
+    if kind == "continuous":
+        label.update(lower=0, upper=1)
+    domain = tmp_path / "t.domain.json"
+    domain.write_text(json.dumps({"columns": [
+        {"name": "a", "kind": "continuous", "lower": 0, "upper": 2}, label]}))
+    refused(capsys, "utility", "--dataset", data, "--domain", domain, "--label", "y",
+            "--out", tmp_path / "u", message=message, out=tmp_path / "u")

@@ -322,4 +322,8 @@ def load_policy(path: Path | str) -> Policy:
         ) from err
     except tomllib.TOMLDecodeError as err:
         raise InvalidParameterError(f"{path} is not valid TOML: {err}.") from err
+    except UnicodeDecodeError as err:
+        raise InvalidParameterError(
+            f"`--policy` must be a UTF-8 TOML file; {path} is not text ({err.reason})."
+        ) from err
     return parse_policy(mapping, source=str(path))

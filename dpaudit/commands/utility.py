@@ -23,6 +23,7 @@ from dpaudit.utility import (
     UtilityResult,
     run_utility,
 )
+from dpaudit.validation import require
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -141,6 +142,18 @@ def _load(args: argparse.Namespace) -> Dataset:
         raise InvalidParameterError(
             f"`--label` must be a column of {args.dataset!r}. Got {args.label!r}."
         )
+    column = dataset.domain[args.label] if args.label in dataset.domain.names \
+        else None
+    require(column is not None and column.kind in ("binary", "categorical", "integer"),
+            "--label", f"a discrete (binary, categorical or integer) column of "
+            f"{args.dataset!r}: the classifiers are scored by AUROC on its classes",
+            args.label)
+    counts = dataset.train[args.label].value_counts()
+    require(len(counts) >= 2 and int(counts.min()) >= 5, "--label",
+            f"a column of {args.dataset!r} with at least two classes of 5 rows or more "
+            "(the 80/20 stratified split needs each class on both sides; column "
+            f"{args.label!r} has {({str(k): int(v) for k, v in counts.items()})})",
+            args.label)
     train, test = stratified_split(dataset.train, label=args.label)
     return dataclasses.replace(dataset, train=train, test=test, label=args.label)
 

@@ -165,6 +165,11 @@ def _read_json(path: Path) -> Any:
         raise InvalidParameterError(
             f"cannot read {path}: {err.strerror or err}."
         ) from err
+    except UnicodeDecodeError as err:
+        raise InvalidParameterError(
+            f"{path} is not a dpaudit result: it is not UTF-8 text ({err.reason}); "
+            "point `dpaudit report` at an audit's folder."
+        ) from err
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
