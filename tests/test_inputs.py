@@ -364,3 +364,9 @@ def test_utility_label_that_cannot_be_scored(capsys, tmp_path: Path, rows: str,
         {"name": "a", "kind": "continuous", "lower": 0, "upper": 2}, label]}))
     refused(capsys, "utility", "--dataset", data, "--domain", domain, "--label", "y",
             "--out", tmp_path / "u", message=message, out=tmp_path / "u")
+
+
+def test_toy_target_of_the_wrong_type(capsys, tmp_path: Path) -> None:
+    refused(capsys, "audit", "--generator", "randomized-response", "--option", "target=5",
+            "--rounds", "20", "--out", tmp_path / "a", message="`target` must be a record",
+            out=tmp_path / "a")

@@ -26,7 +26,7 @@ from dpaudit.data import Domain
 from dpaudit.errors import NotFittedError
 from dpaudit.generators.base import PrivacyClaim
 from dpaudit.rng import Rngs, public_and_privacy
-from dpaudit.validation import check_scalar
+from dpaudit.validation import check_scalar, require
 
 
 class RandomizedResponseGenerator:
@@ -46,6 +46,8 @@ class RandomizedResponseGenerator:
                  target: dict[str, Any] | None = None) -> None:
         self.epsilon = float(check_scalar(epsilon, "epsilon", min_val=0))
         self.delta = float(delta)
+        require(target is None or isinstance(target, dict), "target",
+                "a record (a mapping column -> value)", target)
         self.target = target
 
     def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
@@ -53,6 +55,9 @@ class RandomizedResponseGenerator:
         """Flips the membership bit with the privacy stream (the only draw)."""
         _, privacy = public_and_privacy(rng, public_rng)
         target = self.target or dict.fromkeys(domain.names, 1)
+        missing = [n for n in domain.names if n not in target]
+        require(not missing, "target", f"a record with every column of the domain "
+                f"(missing {missing})", target)
         row = pd.Series(target)[domain.names]
         member = bool((data[domain.names] == row.to_numpy()).all(axis=1).any())
         truth = privacy.numpy.random() < math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))
