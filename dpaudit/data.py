@@ -2,7 +2,7 @@
 
 A :class:`Domain` describes every column publicly: its kind (continuous, integer,
 binary, categorical) and its bounds or categories. Generators receive the domain from
-the audit configuration and never read bounds from the private data (DESIGN.md, rule
+the audit configuration and never read bounds from the private data (docs/soundness.md, rule
 2); :func:`infer_domain` exists only to write a draft for a person to review.
 
 Encoding maps a table to ``[0, 1]^p`` (numeric columns scaled by their public bounds,
@@ -277,7 +277,7 @@ class Domain:
     def with_data_bounds(self, data: pd.DataFrame) -> Domain:
         """The domain with bounds and categories read from ``data``.
 
-        This is the ``data_bounds`` defect of BUGS.md: a record that sets a column's
+        This is the ``data_bounds`` defect (docs/bugs.md): a record that sets a column's
         extreme leaks through the released range. Binary columns become integer
         columns bounded by the data's min and max. Categorical columns keep their
         public categories (so every model keeps one encoded layout).

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpaudit.commands import EXIT_OK, parse_option
 from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.registry import DEFAULT_GENERATOR
 
 if TYPE_CHECKING:
     from dpaudit.audit.result import AuditResult
@@ -70,7 +71,7 @@ class Key:
 
 AUDIT_KEYS: tuple[Key, ...] = (
     Key("generator", "a name of `dpaudit list generators` or a plug-in module:Class "
-                     "(default pategan)"),
+                     f"(default {DEFAULT_GENERATOR})"),
     Key("variant", "a bug variant (dpaudit list variants)"),
     Key("bug", "switch a bug flag on (repeatable; dpaudit list bugs)", kind="list",
         field="bugs", aliases=("bugs",)),
