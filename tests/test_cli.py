@@ -162,3 +162,16 @@ def test_progress_note_on_stderr_only_when_enabled(capsys) -> None:
     assert captured.out == ""
     assert "training" in captured.err
     assert "done in" in captured.err
+
+
+def test_one_progress_convention() -> None:
+    """Every long-running command takes --quiet, alias --no-progress."""
+    import argparse
+
+    from dpaudit.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions
+               if isinstance(a, argparse._SubParsersAction))
+    for name in ("fit", "trace", "audit", "check", "utility", "study"):
+        options = {o for a in sub.choices[name]._actions for o in a.option_strings}
+        assert {"--quiet", "--no-progress"} <= options, name

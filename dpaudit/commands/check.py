@@ -94,7 +94,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "policy settings); the others run from the start",
     )
     parser.add_argument(
-        "--progress", action="store_true", help="show each audit's progress bar"
+        "--quiet", "--no-progress", dest="quiet", action="store_true",
+        help="no progress on stderr (shown only when stderr is a terminal)",
+    )
+    parser.add_argument(
+        "--progress", action="store_true",
+        help="show progress even when stderr is not a terminal (e.g. in a CI log)",
     )
     parser.set_defaults(func=run)
     return parser
@@ -132,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
     report = run_check(
         policy,
         out_dir=args.out,
-        progress=bool(getattr(args, "progress", False)),
+        progress=not getattr(args, "quiet", False)
+        and (bool(getattr(args, "progress", False)) or sys.stderr.isatty()),
         log=lambda line: print(line, flush=True),
         force=bool(getattr(args, "force", False)),
         resume=bool(getattr(args, "resume", False)),

@@ -90,7 +90,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="continue the study in --out: finished audits are read back, "
                         "a started one continues")
     p.add_argument("--force", action="store_true", help="overwrite what --out holds")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
+                   help="no progress bars")
     p.set_defaults(func=run)
     return p
 

@@ -120,10 +120,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--jobs", type=int, default=1, help="parallel classifier fits")
     parser.add_argument(
+        "--quiet",
         "--no-progress",
         dest="progress",
         action="store_false",
-        help="hide the progress bars",
+        help="no progress bars (the one convention of every command)",
     )
     parser.set_defaults(func=run)
     return parser
