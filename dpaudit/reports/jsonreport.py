@@ -20,22 +20,24 @@ from dpaudit.audit.result import SCHEMA_VERSION
 from dpaudit.reports.model import AuditResult, Unfinished, path_from
 from dpaudit.reports.schema import validate
 
-__all__ = ["render_json", "result_document"]
+__all__ = ["finite", "render_json", "result_document"]
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
+    """``value`` (nested dicts and lists) with NaN and infinities as ``None`` (JSON
+    has no literal for them)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return value
 
 
 def result_document(result: AuditResult) -> dict[str, Any]:
     """The result as a plain JSON-ready dict (every key of ``result.json`` kept)."""
-    doc: dict[str, Any] = _finite(result.to_json())
+    doc: dict[str, Any] = finite(result.to_json())
     return doc
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from dpaudit import __version__
 from dpaudit.ci.study.compare import STUDY_MAXIMUM, Comparison, compare
 from dpaudit.ci.study.run import StudyOutcome, StudyRun
 from dpaudit.reports import render, write_atomic
+from dpaudit.reports.jsonreport import finite
 from dpaudit.reports.markdown import md_escape, md_table
 from dpaudit.reports.text import fmt_eps, fmt_number
 
@@ -172,17 +172,7 @@ def render_study_json(run: StudyRun) -> str:
         "comparison": (json.loads(render(results, "json", base=run.out_dir,
                                          compare=True)) if results else None),
     }
-    return json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n"
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+    return json.dumps(finite(doc), indent=2, allow_nan=False) + "\n"
 
 
 def write_study_report(run: StudyRun) -> dict[str, Path]:
