@@ -90,7 +90,8 @@ def test_pategan_sample_many_reuses_no_stream_state() -> None:
                                                       public_rng=public))
 
 
-@pytest.mark.parametrize("options", [{}, {"label_column": "region"}])
+@pytest.mark.parametrize("options", [{}, {"label_column": "region"},
+                                     {"label_column": "smoker"}])
 def test_gpate_sample_many_equals_per_model_sample(options: dict[str, object]) -> None:
     data = [table(120, s) for s in range(3)]
     models = gpate(**options).fit_many(data, domain=DOMAIN, rngs=Rngs.from_seed(4).spawn(3))
@@ -100,6 +101,99 @@ def test_gpate_sample_many_equals_per_model_sample(options: dict[str, object]) -
         pd.testing.assert_frame_equal(batched, per_model(models, 25, rngs, public))
     assert not batched.iloc[:25].reset_index(drop=True).equals(
         batched.iloc[25:50].reset_index(drop=True))
+    # A sub-batch, out of order, from two fits, one stream shared by two models.
+    other = gpate(**options).fit(data[0], domain=DOMAIN, rng=Rngs.from_seed(4).spawn(3)[0])
+    mixed = [models[2], other, models[0], models[1]]
+    mixed_rngs = [rngs[2], rngs[0], rngs[2], rngs[1]]
+    pd.testing.assert_frame_equal(GPate.sample_many(mixed, 25, rngs=mixed_rngs),
+                                  per_model(mixed, 25, mixed_rngs, None))
+
+
+def gpate_ensemble(models: int, **options: object) -> list[GPate]:
+    data = [table(120, s) for s in range(models)]
+    return gpate(**options).fit_many(data, domain=DOMAIN,
+                                     rngs=Rngs.from_seed(8).spawn(models))
+
+
+def test_gpate_sample_many_runs_one_forward_pass_per_ensemble(monkeypatch) -> None:
+    """Five models of one fit_many: one batched pass of five members (not five)."""
+    from dpaudit.generators.g_pate import release
+
+    calls: list[int] = []
+    forward = release._forward
+
+    def spy(layout, ensemble, z, classes):
+        calls.append(z.shape[0])
+        return forward(layout, ensemble, z, classes)
+
+    monkeypatch.setattr(release, "_forward", spy)
+    models = gpate_ensemble(5)
+    GPate.sample_many(models, 30, rngs=Rngs.from_seed(1).spawn(5))
+    assert calls == [5]
+    calls.clear()
+    per_model(models, 30, Rngs.from_seed(1).spawn(5), None)
+    assert calls == [1] * 5
+
+
+@pytest.mark.parametrize("options", [{}, {"label_column": "region"}])
+def test_gpate_sample_many_in_passes_and_row_chunks_equals_per_model(
+        monkeypatch, options: dict[str, object]) -> None:
+    """Few members per pass (the memory cap) and short row chunks: still each model's
+    own release, and the chunking changes no row."""
+    from dpaudit.generators.g_pate import release
+
+    models = gpate_ensemble(5, **options)
+    rngs = Rngs.from_seed(2).spawn(5)
+    whole = GPate.sample_many(models, 23, rngs=rngs)
+    monkeypatch.setattr(release, "SAMPLE_CHUNK", 7)
+    monkeypatch.setattr(release, "PASS_FLOATS", 2 * 7 * release.row_floats(
+        models[0]._fitted.generator))  # two members per pass
+    chunked = GPate.sample_many(models, 23, rngs=rngs)
+    pd.testing.assert_frame_equal(chunked, per_model(models, 23, rngs, None))
+    pd.testing.assert_frame_equal(chunked, whole)
+
+
+def test_select_members_equals_each_member() -> None:
+    """A selection of an ensemble's members computes what each member alone does; a
+    consecutive run shares the ensemble's memory, any other order copies."""
+    import torch
+
+    from dpaudit.generators.g_pate.networks import load_member, select_members
+    from dpaudit.generators.g_pate.release import mlp_forward
+
+    models = gpate_ensemble(4, label_column="region")
+    fitted = models[0]._fitted
+    assert fitted is not None
+    ensemble = fitted.ensemble
+    z = torch.randn(4, 9, fitted.latent, generator=torch.Generator().manual_seed(0))
+    cond = torch.eye(3)[torch.randint(0, 3, (4, 9), generator=torch.Generator())]
+    with torch.no_grad():
+        for index in ([1, 2], [3, 0, 2], [2], [0, 1, 2, 3]):
+            sub = select_members(ensemble, index, 4)
+            got = mlp_forward(sub, z[:len(index)], cond[:len(index)])
+            for j, i in enumerate(index):
+                alone = models[i]._fitted.generator  # type: ignore[union-attr]
+                assert torch.equal(got[j], mlp_forward(alone, z[j:j + 1], cond[j:j + 1])[0])
+    first = next(ensemble.parameters())
+    assert next(select_members(ensemble, [1, 2], 4).parameters()).data_ptr() != \
+        first.data_ptr()
+    assert next(select_members(ensemble, [0, 1], 4).parameters()).data_ptr() == \
+        first.data_ptr()
+    template = models[0]._fitted.generator  # type: ignore[union-attr]
+    load_member(template, select_members(ensemble, [3, 1], 4), 1, 2)
+    for a, b in zip(template.parameters(), models[1]._fitted.generator.parameters()):  # type: ignore[union-attr]
+        assert torch.equal(a, b)
+
+
+def test_select_members_checks_its_index() -> None:
+    fitted = gpate_ensemble(2)[0]._fitted
+    assert fitted is not None
+    from dpaudit.generators.g_pate.networks import select_members
+
+    with pytest.raises(InvalidParameterError, match="`index` must be member indices"):
+        select_members(fitted.ensemble, [2], 2)
+    with pytest.raises(InvalidParameterError, match="`members` must be a divisor"):
+        select_members(fitted.ensemble, [0], 3)
 
 
 def test_pategan_sample_many_decodes_each_domain_of_the_data_bounds_defect() -> None:
@@ -138,3 +232,47 @@ def test_sample_many_checks_its_input() -> None:
                             5, rngs=Rngs.from_seed(1).spawn(2))
     with pytest.raises(NotFittedError):
         GPate.sample_many([gpate()], 5, rngs=[Rngs.from_seed(1)])
+
+
+def _columns(kinds: str) -> Domain:
+    """A domain of binary (``b``), integer (``i``) and 3-category (``c``) columns."""
+    make = {"b": lambda n: Column(name=n, kind="binary"),
+            "i": lambda n: Column(name=n, kind="integer", lower=0, upper=9),
+            "c": lambda n: Column(name=n, kind="categorical", categories=("x", "y", "z"))}
+    return Domain(tuple(make[k](f"{k}{j}") for j, k in enumerate(kinds)))
+
+
+@pytest.mark.parametrize(("kinds", "label"), [
+    ("bbb", None),      # the worst case: d = 3, a one-unit hidden layer
+    ("bb", None), ("b", None), ("ic", "c1"), ("bic", None), ("iiiiiii", "i0"),
+])
+def test_gpate_batched_release_has_each_models_bits(kinds: str, label: str | None) -> None:
+    """Before decoding (where rounding would hide a last-bit difference), each model's
+    generated coordinates are bitwise those it generates alone, also for generators
+    with a one-unit layer, whose ensemble reduction rounds with the member count."""
+    import torch
+
+    from dpaudit.generators.g_pate.release import encoded_releases
+
+    domain = _columns(kinds)
+    gen = np.random.default_rng(0)
+    data = [domain.decode(gen.uniform(size=(40, domain.encoded_dim))) for _ in range(6)]
+    models = gpate(label_column=label, num_teachers=4).fit_many(
+        data, domain=domain, rngs=Rngs.from_seed(3).spawn(6))
+    fitted = [m._fitted for m in models]
+    publics = Rngs.from_seed(4).spawn(6)
+    batched = encoded_releases(fitted, 37, publics)
+    for f, p, got in zip(fitted, publics, batched):
+        alone = encoded_releases([f], 37, [p])[0]
+        assert np.array_equal(got.free, alone.free)
+        assert got.classes is None if label is None else np.array_equal(got.classes,
+                                                                         alone.classes)
+    # The models differ (the comparison can fail).
+    assert not np.array_equal(batched[0].free, batched[1].free)
+    # Up to rounding, the release's forward pass is the generator module's own.
+    f, p = fitted[0], publics[0]
+    z = torch.randn(1, 37, f.latent, generator=p.torch())
+    cond = torch.zeros(1, 37, f.layout.classes)
+    with torch.no_grad():
+        from dpaudit.generators.g_pate.release import mlp_forward
+        torch.testing.assert_close(mlp_forward(f.generator, z, cond), f.generator(z, cond))

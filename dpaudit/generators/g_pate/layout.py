@@ -88,6 +88,9 @@ class Layout:
     def assemble(self, free: NDArray[np.floating[Any]],
                  classes: NDArray[np.int64] | None) -> NDArray[np.float64]:
         """Generated part and class indices -> encoded rows."""
+        if self.label_slice is None and self.width == self.domain.encoded_dim:
+            # Every coordinate generated, in order (the tabular default): one cast.
+            return np.asarray(free, dtype=np.float64)
         out = np.zeros((free.shape[0], self.domain.encoded_dim), dtype=np.float64)
         out[:, self.free] = free
         if self.label_slice is not None and classes is not None:

@@ -8,20 +8,16 @@ from typing import Any, Self
 
 import numpy as np
 import pandas as pd
-import torch
-from numpy.typing import NDArray
-from torch.nn import functional as F
 
 from dpaudit.data import Domain
 from dpaudit.errors import DpauditWarning, NotFittedError
 from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.g_pate.config import GPateConfig, config_from_options
 from dpaudit.generators.g_pate.layout import Layout, resolve_device
+from dpaudit.generators.g_pate.release import encoded_releases, stack
 from dpaudit.generators.g_pate.trainer import Fitted, Trainer
 from dpaudit.rng import Rngs, public_and_privacy
 from dpaudit.validation import require
-
-_SAMPLE_CHUNK = 4096
 
 
 def _check_rngs(values: Sequence[Any], name: str) -> None:
@@ -182,7 +178,8 @@ class GPate:
             _check_rngs([public_rng], "public_rng")
         public, _ = public_and_privacy(rng, public_rng)
         layout = self._fitted.layout
-        return layout.domain.decode(_encoded_release(self._fitted, int(n), public))
+        rows = encoded_releases([self._fitted], int(n), [public])[0]
+        return layout.domain.decode(layout.assemble(rows.free, rows.classes))
 
     @staticmethod
     def sample_many(models: Sequence[GPate], n: int, *, rngs: Sequence[Rngs],
@@ -221,40 +218,19 @@ class GPate:
             fitted.append(model._fitted)
         publics = [public_and_privacy(r, None if public_rngs is None else public_rngs[i])[0]
                    for i, r in enumerate(rngs)]
-        encoded = [_encoded_release(f, int(n), p) for f, p in zip(fitted, publics)]
+        encoded = encoded_releases(fitted, int(n), publics)
         # Consecutive models of one domain (all of them, but with the data_bounds
         # defect) are decoded together.
         frames, start = [], 0
         for stop in range(1, len(fitted) + 1):
             if stop == len(fitted) or fitted[stop].layout.domain != fitted[start].layout.domain:
-                domain = fitted[start].layout.domain
-                frames.append(domain.decode(np.concatenate(encoded[start:stop])))
+                layout = fitted[start].layout
+                rows = stack(encoded[start:stop])
+                frames.append(layout.domain.decode(layout.assemble(rows.free, rows.classes)))
                 start = stop
         if len(frames) == 1:
             return frames[0]
         return pd.concat(frames, ignore_index=True)
-
-
-def _encoded_release(fitted: Fitted, n: int, public: Rngs) -> NDArray[np.float64]:
-    """``n`` encoded rows of ``fitted``'s release, drawn from the stream ``public``."""
-    layout, device = fitted.layout, fitted.device
-    g = public.torch(device)
-    z = torch.randn(1, n, fitted.latent, generator=g, device=device)
-    classes = None
-    if layout.classes:
-        u = torch.rand(1, n, generator=g, device=device)
-        classes = (u * layout.classes).long().clamp_(max=layout.classes - 1)
-    pieces = []
-    with torch.no_grad():
-        for start in range(0, n, _SAMPLE_CHUNK):
-            stop = min(start + _SAMPLE_CHUNK, n)
-            cond = (torch.zeros(1, stop - start, 0, device=device) if classes is None
-                    else F.one_hot(classes[:, start:stop], layout.classes).float())
-            pieces.append(fitted.generator(z[:, start:stop], cond)[0].cpu())
-    free = (torch.cat(pieces).numpy() if pieces
-            else np.zeros((0, layout.width), dtype=np.float32))
-    cls_np = None if classes is None else classes[0].cpu().numpy()
-    return layout.assemble(free, cls_np)
 
 
 def make_gpate(*, epsilon: float, delta: float, **options: Any) -> GPate:

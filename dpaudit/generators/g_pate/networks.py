@@ -17,6 +17,7 @@ from torch.nn import functional as F
 from dpaudit.generators.g_pate.config import IMAGE_SIDE, GPateConfig
 from dpaudit.generators.g_pate.layout import Layout
 from dpaudit.generators.nets import BatchedLinear, BatchedMLP, MLPSpec
+from dpaudit.validation import require
 
 
 class _BatchedConv(nn.Module):
@@ -176,6 +177,46 @@ def load_member(template: nn.Module, ensemble: nn.Module, index: int, members: i
     with torch.no_grad():
         for name, param in template.named_parameters():
             param.data = source[name].detach().chunk(members, dim=0)[index].clone()
+
+
+def select_members(ensemble: nn.Module, index: Sequence[int], members: int) -> nn.Module:
+    """The ensemble of members ``index`` (in that order) of ``ensemble`` (which has
+    ``members`` members). A run of consecutive members shares ``ensemble``'s memory;
+    other selections copy. Nothing is traversed per member."""
+    index = list(index)
+    require(bool(index) and all(0 <= i < members for i in index), "index",
+            f"member indices in [0, {members})", index)
+    contiguous = index == list(range(index[0], index[0] + len(index)))
+    if contiguous and len(index) == members:
+        return ensemble
+    rows = None if contiguous else torch.as_tensor(
+        index, dtype=torch.long, device=next(ensemble.parameters()).device)
+    memo: dict[int, object] = {}
+    for param in ensemble.parameters():
+        per, rest = divmod(param.shape[0], members)
+        require(rest == 0, "members", f"a divisor of every parameter's first axis "
+                f"({param.shape[0]})", members)
+        data = param.detach()
+        if rows is None:
+            part = data[index[0] * per:(index[-1] + 1) * per]
+        else:
+            part = data.reshape(members, per, *data.shape[1:])[rows].reshape(
+                len(index) * per, *data.shape[1:])
+        memo[id(param)] = nn.Parameter(part, requires_grad=False)
+    # The module structure is copied; its parameters are replaced by their selection.
+    return copy.deepcopy(ensemble, memo)
+
+
+def row_floats(generators: nn.Module) -> int:
+    """About how many floats a generator ensemble's forward pass holds per generated
+    row and member (its input and every layer's output): sizes a batched release."""
+    if isinstance(generators, _MlpGenerators):
+        spec = generators.net.spec
+        return spec.n_in + sum(spec.hidden) + spec.n_out
+    if isinstance(generators, _ConvGenerators):
+        w = generators.width
+        return generators.fc.weight.shape[1] + 2 * w * 49 + 2 * w * 196 + 2 * IMAGE_SIDE ** 2
+    return sum(p[0].numel() for p in generators.parameters())
 
 
 def latent_dim(config: GPateConfig, layout: Layout) -> int:

@@ -99,13 +99,21 @@ class Draws:
 
 @dataclass(slots=True)
 class Fitted:
-    """A trained model: its generator, layout, latent width and claim."""
+    """A trained model: its generator, layout, latent width and claim.
+
+    ``generator`` is the model's own one-member generator; it is member ``member`` of
+    ``ensemble`` (``members`` members: the generators trained with it), through which
+    a batched release runs every model of one ``fit_many`` in one pass.
+    """
 
     generator: nn.Module
     layout: Layout
     latent: int
     claim: PrivacyClaim
     device: torch.device
+    ensemble: nn.Module
+    member: int
+    members: int
 
 
 class _Chunked:
@@ -295,10 +303,14 @@ class Trainer:
         seen = ([np.bincount(teacher, minlength=self.k).tolist()
                  for teacher, _ in self.assignments] if cfg.record_trace else None)
         claims, untrained = spend.claims(records_seen=seen)
+        self.generators.eval()
+        for param in self.generators.parameters():
+            param.grad = None
         results = []
         for i, claim in enumerate(claims):
             template = self.templates[i]
             load_member(template, self.generators, i, self.m)
             template.eval()
-            results.append(Fitted(template, self.layouts[i], self.latent, claim, self.device))
+            results.append(Fitted(template, self.layouts[i], self.latent, claim, self.device,
+                                  self.generators, i, self.m))
         return results, untrained
