@@ -144,25 +144,26 @@ def mlp_forward(generators: _MlpGenerators, z: Tensor, cond: Tensor) -> Tensor:
     of any size. Three kernels round differently with a member's place in the batch,
     and are kept from doing so:
 
-    - the CPU matmul (MKL) depends on where a member's blocks sit in memory: every
-      member's rows and weights start on a :data:`ALIGN`-float boundary (rows padded
-      with zeros, weights copied with padded strides);
+    - the CPU matmul (MKL) depends on where a member's matrices sit in memory: every
+      member's inputs, weights and outputs start on an :data:`ALIGN`-float boundary
+      (views of buffers with padded strides; the matrices themselves keep their
+      shapes, so a model alone computes exactly what the module's forward pass does);
     - a one-unit layer (hidden width ``d // 2 = 1`` for ``d <= 3`` generated
       coordinates, as on the worst case) is a multiply-and-reduce in the ensemble: here
       an explicit sum over its inputs, in order;
     - the output sigmoid has a vectorised body and a scalar tail: it runs member by
-      member (:func:`_activate_members`).
+      member, on the shape a model alone has (:func:`_activate_members`).
 
-    Equal to the module's forward pass up to rounding.
+    For ``d >= 4`` this is bitwise the module's forward pass of each member alone;
+    with a one-unit layer, equal to it up to rounding.
     """
     spec = generators.net.spec
     require(not spec.layer_norm and not spec.residual and spec.dropout == 0.0,
             "generators", "plain MLP generators (no layer norm, residual or dropout)",
             spec)
     x = torch.cat([z, cond], dim=-1) if generators.classes else z
-    members, rows = x.shape[0], x.shape[1]
-    h = x.new_zeros(members, _aligned(rows), x.shape[2])
-    h[:, :rows] = x
+    h = _aligned_empty(x)
+    h.copy_(x)
     layers = list(generators.net.layers)
     for i, layer in enumerate(layers):
         assert isinstance(layer, BatchedLinear)
@@ -172,22 +173,33 @@ def mlp_forward(generators: _MlpGenerators, z: Tensor, cond: Tensor) -> Tensor:
             acc = h[..., :1] * weight[:, None, 0]
             for k in range(1, weight.shape[1]):
                 acc = acc + h[..., k:k + 1] * weight[:, None, k]
-            pre = acc + bias
+            pre = _aligned_empty(acc)
+            torch.add(acc, bias, out=pre)
         else:
-            pre = torch.baddbmm(bias, h, _aligned_weights(weight))
+            pre = _aligned_empty(h, width=weight.shape[2])
+            torch.baddbmm(bias, h, _aligned_weights(weight), out=pre)
         last = i == len(layers) - 1
         h = _activate_members(pre, spec.out_activation if last else spec.activation,
                               slope=spec.slope)
-    return h[:, :rows]
+    return h
 
 
 ALIGN = 16
-"""Floats (64 bytes) on whose multiples every member's block starts in
+"""Floats (64 bytes) on whose multiples every member's matrix starts in
 :func:`mlp_forward`."""
 
 
 def _aligned(size: int) -> int:
     return -(-size // ALIGN) * ALIGN
+
+
+def _aligned_empty(like: Tensor, *, width: int | None = None) -> Tensor:
+    """An uninitialised ``[G, n, width]`` view (``like``'s shape by default) whose
+    members start ``ALIGN``-aligned rows apart in a fresh buffer."""
+    members, rows = like.shape[0], like.shape[1]
+    width = like.shape[2] if width is None else width
+    buffer = like.new_empty(members, _aligned(rows * width))
+    return buffer[:, :rows * width].view(members, rows, width)
 
 
 def _aligned_weights(weight: Tensor) -> Tensor:
@@ -202,12 +214,16 @@ def _aligned_weights(weight: Tensor) -> Tensor:
 
 def _activate_members(x: Tensor, name: Activation, *, slope: float) -> Tensor:
     """The activation ``name`` on ``x[G, ...]``, each member's result independent of
-    ``G``. ReLU, leaky ReLU and the identity are exact; a transcendental activation
-    (sigmoid, tanh) rounds differently in a kernel's vectorised body and in its scalar
-    tail, so it runs member by member, on the shape a model alone has."""
+    ``G``. ReLU, leaky ReLU and the identity are exact (in place); a transcendental
+    activation (sigmoid, tanh) rounds differently in a kernel's vectorised body and
+    in its scalar tail, so it runs member by member, on the shape a model alone has
+    (into a buffer laid out as ``x``)."""
     if name in ("relu", "leaky_relu", "linear"):
         return activate(x, name, slope=slope, inplace=True)
-    return torch.stack([activate(x[j], name, slope=slope) for j in range(x.shape[0])])
+    out = _aligned_empty(x)
+    for j in range(x.shape[0]):
+        out[j].copy_(activate(x[j], name, slope=slope))
+    return out
 
 
 def stack(encoded: Sequence[Encoded]) -> Encoded:
