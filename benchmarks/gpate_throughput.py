@@ -19,18 +19,34 @@ ensembles and partitions).
 Kaggle Credit shape by default (29 features + label: d = 30, batch 32, G-PATE's
 published 2,100 teachers rounded to 2,000).
 
+With ``--release`` it prints instead how fast ``GPate.sample_many`` releases the
+synthetic tables of ``--release-models`` models of one ``fit_many`` (an audit batch):
+on the worst case (100 rows each) and on Cervical Cancer (686 rows each, the audit's
+``|D|``), with the audit's G-PATE options, per model and in total, for
+
+- ``batched``: ``sample_many`` (one generator pass over the ensemble, one decode);
+- ``per-model``: the previous ``sample_many`` (one generator pass per model, then
+  one decode), rebuilt here;
+- ``sample``: one ``sample`` call per model, each decoded on its own;
+
+under both randomness modes (``independent``: each model its own public stream;
+``fixed public``: one stream for all, as the audit's default game).
+
 Usage::
 
     python benchmarks/gpate_throughput.py [--teachers 2000] [--batch 32] [--dim 30]
         [--models 1 4] [--iterations 5] [--repeats 5]
+    python benchmarks/gpate_throughput.py --release [--release-models 256]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -44,7 +60,7 @@ from dpaudit.generators.g_pate import (
     _MlpTeachers,
     teacher_input_gradients,
 )
-from dpaudit.rng import Rngs
+from dpaudit.rng import Rngs, public_and_privacy
 
 
 def _sync(device: torch.device) -> None:
@@ -120,6 +136,91 @@ def iteration_rate(models: int, teachers: int, batch: int, dim: int,
     return iterations * models * teachers * batch / elapsed, elapsed
 
 
+def _per_model_release(models: list[GPate], n: int, rngs: list[Rngs],
+                       publics: list[Rngs] | None) -> pd.DataFrame:
+    """The previous ``sample_many``: one generator forward pass per model (its own
+    module), the encoded rows concatenated and decoded once."""
+    encoded = []
+    for i, model in enumerate(models):
+        fitted = model._fitted
+        assert fitted is not None
+        public = publics[i] if publics is not None else public_and_privacy(rngs[i])[0]
+        layout, device = fitted.layout, fitted.device
+        g = public.torch(device)
+        z = torch.randn(1, n, fitted.latent, generator=g, device=device)
+        cond = torch.zeros(1, n, 0, device=device)
+        classes = None
+        if layout.classes:
+            u = torch.rand(1, n, generator=g, device=device)
+            cls = (u * layout.classes).long().clamp_(max=layout.classes - 1)
+            cond, classes = F.one_hot(cls, layout.classes).float(), cls[0].cpu().numpy()
+        with torch.no_grad():
+            free = fitted.generator(z, cond)[0].cpu().numpy()
+        encoded.append(layout.assemble(free, classes))
+    domain = models[0]._fitted.layout.domain  # type: ignore[union-attr]
+    return domain.decode(np.concatenate(encoded))
+
+
+def _release_paths(models: list[GPate], n: int, rngs: list[Rngs],
+                   publics: list[Rngs] | None) -> dict[str, Callable[[], object]]:
+    def batched() -> pd.DataFrame:
+        return GPate.sample_many(models, n, rngs=rngs, public_rngs=publics)
+
+    def per_model() -> pd.DataFrame:
+        return _per_model_release(models, n, rngs, publics)
+
+    def sample() -> list[pd.DataFrame]:
+        return [m.sample(n, rng=r, public_rng=None if publics is None else publics[i])
+                for i, (m, r) in enumerate(zip(models, rngs))]
+
+    return {"batched": batched, "per-model": per_model, "sample": sample}
+
+
+def release_table(models: int, device: torch.device, repeats: int) -> None:
+    from dpaudit.data import load_cervical_cancer, worst_case_dataset
+    from dpaudit.generators.g_pate.model import make_gpate
+    from dpaudit.generators.registry import audit_options
+
+    print(f"G-PATE release of {models} models of one fit_many on {device.type} "
+          f"({torch.get_num_threads()} CPU threads, best of {repeats}; load average "
+          f"{os.getloadavg()[0]:.2f})")
+    print(f"{'dataset':<10}{'rows':>6}{'randomness':>14}{'path':>11}{'total s':>10}"
+          f"{'ms/model':>10}{'speed-up':>10}")
+    for name, ds, worst, rows in (("worst", worst_case_dataset(), True, 100),
+                                  ("cervical", load_cervical_cancer(), False, None)):
+        n_rows = len(ds.train)
+        n = rows or n_rows
+        options = audit_options("gpate", {}, n_rows=n_rows, worst_case=worst,
+                                epsilon=1.0, delta=1e-5, device=device.type,
+                                variant=None, bugs=())
+        options["max_iterations"] = 2  # training is not timed here
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted = make_gpate(epsilon=1.0, delta=1e-5, **options).fit_many(
+                [ds.train] * models, domain=ds.domain,
+                rngs=Rngs.from_seed(0).spawn(models))
+        rngs = Rngs.from_seed(1).spawn(models)
+        for mode, publics in (("independent", None),
+                              ("fixed public", [Rngs.from_seed(2)] * models)):
+            paths = _release_paths(fitted, n, rngs, publics)
+            batched = paths["batched"]()
+            assert isinstance(batched, pd.DataFrame)
+            pd.testing.assert_frame_equal(batched, paths["per-model"]())
+            times = {}
+            for path, run in paths.items():
+                best = math.inf
+                for _ in range(repeats):
+                    _sync(device)
+                    start = time.perf_counter()
+                    run()
+                    _sync(device)
+                    best = min(best, time.perf_counter() - start)
+                times[path] = best
+            for path, best in times.items():
+                print(f"{name:<10}{n:>6}{mode:>14}{path:>11}{best:>10.3f}"
+                      f"{1000 * best / models:>10.3f}{times[path] / times['batched']:>9.1f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--teachers", type=int, default=2000)
@@ -129,11 +230,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3,
                         help="timings repeated; the best is printed (noisy machines)")
+    parser.add_argument("--release", action="store_true",
+                        help="time sample_many (the release) instead of training")
+    parser.add_argument("--release-models", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads (default: torch's; the audit's CPU "
+                             "workers use 1)")
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
 
     devices = [torch.device("cpu")]
     if torch.cuda.is_available():
         devices.append(torch.device("cuda"))
+    if args.release:
+        for device in devices:
+            release_table(args.release_models, device, args.repeats)
+        return 0
     print(f"G-PATE teacher-gradients per second: k = {args.teachers} teachers, "
           f"batch {args.batch}, d = {args.dim}; torch {torch.__version__}, "
           f"{torch.get_num_threads()} CPU threads")

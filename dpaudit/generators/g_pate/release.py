@@ -75,8 +75,9 @@ def encoded_releases(fitted: Sequence[Fitted], n: int,
     cls_of: list[Tensor | None] = []
     cls_np: list[NDArray[np.int64] | None] = []
     for f, public in zip(fitted, publics):
-        # One torch generator per seed: models sharing a public stream share its draws.
-        key = (public.int_seed(), str(f.device), f.latent, f.layout.classes)
+        # Models given one public stream (the audit's fixed_public game) share its
+        # draws: drawn once (the Rngs objects are alive in `publics` throughout).
+        key = (id(public), str(f.device), f.latent, f.layout.classes)
         if key not in draws:
             z, cls = _draw(f, n, public)
             draws[key] = (z, cls, None if cls is None else cls.cpu().numpy())
@@ -216,14 +217,14 @@ def _activate_members(x: Tensor, name: Activation, *, slope: float) -> Tensor:
     """The activation ``name`` on ``x[G, ...]``, each member's result independent of
     ``G``. ReLU, leaky ReLU and the identity are exact (in place); a transcendental
     activation (sigmoid, tanh) rounds differently in a kernel's vectorised body and
-    in its scalar tail, so it runs member by member, on the shape a model alone has
-    (into a buffer laid out as ``x``)."""
+    in its scalar tail, so it runs member by member, in place, on the shape a model
+    alone has."""
     if name in ("relu", "leaky_relu", "linear"):
         return activate(x, name, slope=slope, inplace=True)
-    out = _aligned_empty(x)
+    in_place = {"sigmoid": Tensor.sigmoid_, "tanh": Tensor.tanh_}[name]
     for j in range(x.shape[0]):
-        out[j].copy_(activate(x[j], name, slope=slope))
-    return out
+        in_place(x[j])  # contiguous: a model's own [n, width] block
+    return x
 
 
 def stack(encoded: Sequence[Encoded]) -> Encoded:
