@@ -12,7 +12,9 @@ test logic itself runs everywhere.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -20,6 +22,7 @@ import pytest
 import torch
 from torch import Tensor, nn
 
+import dpaudit.generators.g_pate as g_pate
 from dpaudit.data import load_cervical_cancer
 from dpaudit.generators.bugs import variants
 from dpaudit.generators.registry import generator_factory
@@ -104,6 +107,30 @@ def check_on_device(name: str, variant: str | None, device: str, domain: Any,
                                   atol=1e-6)
     assert all({t.device.type for t in fitted_tensors(m)} == {torch.device(device).type}
                for m in models)
+
+
+FACTORIES = {"tensor", "as_tensor", "zeros", "ones", "full", "empty", "arange", "rand",
+             "randn", "randint", "eye", "linspace"}
+
+
+def factory_calls_without_device(package: Path) -> list[str]:
+    """``torch.<factory>(...)`` calls of a package's modules that name no device (a
+    tensor made there lands on the CPU and breaks a CUDA run: the smartnoise crash)."""
+    missing = []
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "torch" and node.func.attr in FACTORIES
+                    and not any(kw.arg == "device" for kw in node.keywords)):
+                missing.append(f"{path.name}:{node.lineno} torch.{node.func.attr}")
+    return missing
+
+
+def test_every_g_pate_tensor_factory_names_its_device(tmp_path: Path) -> None:
+    assert factory_calls_without_device(Path(g_pate.__file__).parent) == []
+    (tmp_path / "m.py").write_text("import torch\nx = torch.zeros(3)\n")
+    assert factory_calls_without_device(tmp_path) == ["m.py:2 torch.zeros"]
 
 
 @pytest.mark.parametrize(("name", "variant"), [("pategan", "smartnoise"), ("gpate", None)])
