@@ -318,3 +318,24 @@ def test_pategan_updated_sample_many_has_each_models_bits() -> None:
     rngs = Rngs.from_seed(3).spawn(3)
     assert_same_release(PateGan.sample_many(models, 20, rngs=rngs),
                         per_model(models, 20, rngs, None))
+
+
+def test_gpate_dcgan_sample_many_equals_per_model_sample() -> None:
+    """Convolutional generators run model by model inside ``sample_many`` (a grouped
+    convolution rounds with its number of groups): still each model's own release."""
+    pixels = tuple(Column(name=f"p{i}", kind="integer", lower=0, upper=255)
+                   for i in range(784))
+    domain = Domain((Column(name="label", kind="categorical", categories=("a", "b")),
+                     *pixels))
+    gen = np.random.default_rng(0)
+    data = pd.DataFrame(gen.integers(0, 256, (12, 784)), columns=[c.name for c in pixels])
+    data.insert(0, "label", gen.choice(["a", "b"], 12).astype(object))
+    models = gpate(architecture="dcgan", label_column="label", num_teachers=3,
+                   batch_size=4, projection_dim=3, image_channels=2, latent_dim=8,
+                   max_iterations=2).fit_many([data, data], domain=domain,
+                                              rngs=Rngs.from_seed(0).spawn(2))
+    rngs = Rngs.from_seed(1).spawn(2)
+    batched = GPate.sample_many(models, 5, rngs=rngs)
+    assert_same_release(batched, per_model(models, 5, rngs, None))
+    assert not batched.iloc[:5].reset_index(drop=True).equals(
+        batched.iloc[5:].reset_index(drop=True))
