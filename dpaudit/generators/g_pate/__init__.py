@@ -17,7 +17,8 @@ charges Renyi DP per query and stops training before the budget could be exceede
 Modules: :mod:`.config` (the config, its defect flags, the options an audit builds
 it from), :mod:`.layout`, :mod:`.networks`, :mod:`.partition`, :mod:`.aggregation`,
 :mod:`.accounting`, :mod:`.trainer` (training by phase, ``M`` models as one tensor
-program, one public and one privacy stream per model) and :mod:`.model` (the
+program, one public and one privacy stream per model), :mod:`.release` (the releases
+of a ``fit_many`` ensemble in one generator pass) and :mod:`.model` (the
 :class:`GPate` object).
 """
 

@@ -184,11 +184,14 @@ class GPate:
     @staticmethod
     def sample_many(models: Sequence[GPate], n: int, *, rngs: Sequence[Rngs],
                     public_rngs: Sequence[Rngs] | None = None) -> pd.DataFrame:
-        """The releases of several fitted models, decoded as one table.
+        """The releases of several fitted models, drawn in one generator pass and
+        decoded as one table.
 
         Model ``m`` releases what ``models[m].sample(n, rng=rngs[m],
-        public_rng=public_rngs[m])`` releases (each model draws from its own public
-        stream); the rows of models sharing a domain are decoded together, once.
+        public_rng=public_rngs[m])`` releases, bit for bit (each model draws from its
+        own public stream; :mod:`~dpaudit.generators.g_pate.release`). Models trained
+        by one :meth:`fit_many` run as one batched forward pass of their ensemble;
+        the rows of models sharing a domain are decoded together, once.
 
         Returns:
             One table of ``len(models) * n`` rows: model ``m``'s release is rows
