@@ -103,7 +103,7 @@ def test_copy_plugin_violates_on_the_continuous_worst_case(tmp_path: Path) -> No
     Failure probability 0: under fixed public randomness CopyData's release is a
     deterministic function of the world (its data and the audit's public seed), so the
     default attacks separate the worlds without error on every test round, and the
-    attainable maximum at 60 rounds per world (about 1.3 at the Bonferroni level) is
+    attainable maximum at 60 rounds per world (1.51: 24 + 24 test rounds, alpha 0.05/3) is
     above the claimed epsilon 1.
     """
     result = run_audit(AuditConfig(dataset="worst-case-continuous", generator=COPY,
