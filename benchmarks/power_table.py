@@ -1,7 +1,7 @@
 """The audit's power, side by side: independent versus fixed public randomness.
 
-For each dataset (the worst case with the default attack; Cervical Cancer with GroundHog
-and ``--target auto``) and each generator (the reference PATE-GAN, its six variants,
+For each dataset (the worst case and the continuous worst case, each with its default
+attack set; Cervical Cancer with GroundHog and ``--target auto``) and each generator (the reference PATE-GAN, its six variants,
 G-PATE, a plug-in that copies its data and a plug-in that is exactly epsilon-DP for any
 public seed), runs the audit with ``--randomness independent`` and with
 ``--randomness fixed_public`` and prints one row per audit: verdict, eps_emp, AUC,
@@ -11,6 +11,7 @@ appended as JSON lines to ``--out``/rows.jsonl (a killed run keeps what it print
 
     python benchmarks/power_table.py                              # everything (hours on 2 cores)
     python benchmarks/power_table.py --datasets worst-case --rounds 1000
+    python benchmarks/power_table.py --datasets worst-case-continuous --rounds 1000
     python benchmarks/power_table.py --only reference,original --rounds 200
 """
 
@@ -31,8 +32,12 @@ PLUGINS = {
     "exact-rr-plugin": "dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse",
 }
 ROWS = ("reference", *VARIANTS, "gpate", *PLUGINS)
+#: The datasets whose target is the all-ones record (no --target); the default run keeps
+#: the study's two (``--datasets``), the continuous worst case is asked for by name.
+WORST_CASES = ("worst-case", "worst-case-continuous")
 DATASETS = {
     "worst-case": {"dataset": "worst-case"},
+    "worst-case-continuous": {"dataset": "worst-case-continuous"},
     "cervical_cancer": {"dataset": "cervical_cancer", "attack": "groundhog",
                         "target": "auto"},
 }
@@ -49,11 +54,11 @@ def _config(row: str, dataset: str, mode: str, args: argparse.Namespace
         keys["generator"] = "gpate"
     else:
         keys["generator"] = PLUGINS[row]
-        if dataset != "worst-case":
+        if dataset not in WORST_CASES:
             keys["target"] = args.plugin_target
     if args.cap_iterations and row in (*VARIANTS, "reference"):
         keys["generator_options"] = {"max_iterations": args.cap_iterations}
-    if args.attack and dataset == "worst-case":
+    if args.attack and dataset in WORST_CASES:
         keys["attack"] = args.attack
     return AuditConfig(rounds=args.rounds, jobs=args.jobs, seed=args.seed,
                        randomness=mode, data_dir=args.data_dir, **keys)
@@ -72,15 +77,16 @@ def _reference(result: Any) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", default="worst-case,cervical_cancer")
+    parser.add_argument("--datasets", default="worst-case,cervical_cancer",
+                        help=f"comma-separated, of: {', '.join(DATASETS)}")
     parser.add_argument("--only", default=",".join(ROWS),
                         help=f"comma-separated rows of: {', '.join(ROWS)}")
     parser.add_argument("--modes", default="independent,fixed_public")
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument("--jobs", type=int, default=-1)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--attack", default=None, help="worst-case attack (default: the "
-                        "audit's default)")
+    parser.add_argument("--attack", default=None, help="the worst cases' attack (default: "
+                        "the audit's default set of each)")
     parser.add_argument("--cap-iterations", type=int, default=None,
                         help="max_iterations for PATE-GAN rows (synthcity is slow)")
     parser.add_argument("--plugin-target", type=int, default=0,
@@ -97,7 +103,7 @@ def main() -> None:
         for line in rows_file.read_text().splitlines():
             row = json.loads(line)
             done.add((row["dataset"], row["generator"], row["randomness_asked"]))
-    header = (f"{'dataset':16s} {'generator':16s} {'randomness':13s} {'verdict':12s} "
+    header = (f"{'dataset':21s} {'generator':16s} {'randomness':13s} {'verdict':12s} "
               f"{'eps_emp':>8s} {'AUC':>6s} {'claim':>7s} {'reference':>10s} "
               f"{'attack':18s} {'wall s':>7s}")
     print(header, flush=True)
@@ -106,8 +112,8 @@ def main() -> None:
             for mode in args.modes.split(","):
                 if (dataset, row, mode) in done:
                     continue
-                if row == "exact-rr-plugin" and dataset != "worst-case":
-                    continue  # its target (all ones) is the worst case's only
+                if row == "exact-rr-plugin" and dataset not in WORST_CASES:
+                    continue  # its target (all ones) is the worst cases' only
                 config = _config(row, dataset, mode, args)
                 started = time.perf_counter()
                 result = run_audit(config, out_dir=out / dataset / row / mode, force=True)
@@ -123,7 +129,7 @@ def main() -> None:
                 }
                 with rows_file.open("a") as fh:
                     fh.write(json.dumps(record) + "\n")
-                print(f"{dataset:16s} {row:16s} {result.randomness!s:13s} "
+                print(f"{dataset:21s} {row:16s} {result.randomness!s:13s} "
                       f"{result.verdict!s:12s} {_fmt(result.eps_emp):>8s} "
                       f"{(result.auc or 0):6.3f} {result.eps_claimed:7.3f} "
                       f"{_reference(result):>10s} {result.attack:18s} "

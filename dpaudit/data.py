@@ -451,24 +451,25 @@ BUILTIN_FILES = {
     "isolet5": "isolet5.csv.gz",
     "credit_sample": "credit_sample.csv.gz",
 }
-DATASET_NAMES = ("worst-case", *BUILTIN_FILES)
+WORST_CASE_NAMES = ("worst-case", "worst-case-continuous")  # docs/soundness.md
+DATASET_NAMES = (*WORST_CASE_NAMES, *BUILTIN_FILES)
 WORST_CASE_COLUMNS = ("a", "b", "c")
 
 
-def worst_case_domain(n_columns: int = 3) -> Domain:
-    """The public domain of the worst case: ``n_columns`` binary columns."""
+def worst_case_domain(n_columns: int = 3, *, continuous: bool = False) -> Domain:
+    """The worst case's public domain: ``n_columns`` binary columns, or in [0, 1]."""
     names = WORST_CASE_COLUMNS if n_columns == 3 else tuple(f"x{i}" for i in range(n_columns))
-    return Domain(tuple(Column(name=n, kind="binary") for n in names))
+    return Domain(tuple(Column(name=n, kind="continuous", lower=0.0, upper=1.0) if continuous
+                        else Column(name=n, kind="binary") for n in names))
 
 
-def worst_case_dataset(*, n_rows: int = 4, n_columns: int = 3) -> Dataset:
-    """The audit study's worst case: ``n_rows`` records of zeros (the dataset D, without
-    the target); the target, all ones, is
-    :func:`dpaudit.worst_case.datasets.worst_case_target`."""
+def worst_case_dataset(*, n_rows: int = 4, n_columns: int = 3,
+                       continuous: bool = False) -> Dataset:
+    """The study's worst case D (target: ``worst_case_target``); ``continuous``: [0, 1]."""
     check_scalar(n_rows, "n_rows", kind=int, min_val=1)
-    domain = worst_case_domain(n_columns)
-    train = pd.DataFrame(np.zeros((n_rows, n_columns), dtype=np.int64), columns=domain.names)
-    return Dataset(name="worst-case", train=train, domain=domain,
+    domain = worst_case_domain(n_columns, continuous=continuous)
+    train = pd.DataFrame(0.0 if continuous else 0, index=range(n_rows), columns=domain.names)
+    return Dataset(name=WORST_CASE_NAMES[continuous], train=train, domain=domain,
                    citation="Worst case of Ganev, Annamalai and De Cristofaro (2024).")
 
 
@@ -548,17 +549,16 @@ def load_dataset(
     domain: str | os.PathLike[str] | Domain | None = None,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> Dataset:
-    """Loads a dataset by name (``cervical_cancer``, ``epileptic_seizure``,
-    ``isolet5``, ``credit_sample``, ``worst-case``) or a CSV path with a domain.
+    """Loads a dataset by name (:data:`DATASET_NAMES`) or a CSV path with a domain.
 
     Named datasets other than the bundled one are read from ``data_dir`` (default
     :func:`default_data_dir`). Their domains are drafted from the full file (public
     metadata by declaration: the file's extremes), like the bundled one.
     """
-    if name_or_path == "worst-case":
-        require(domain is None, "--domain", "unset for the worst-case dataset (its domain "
-                "is fixed: binary columns a, b, c)", str(domain))
-        return worst_case_dataset()
+    if name_or_path in WORST_CASE_NAMES:
+        require(domain is None, "--domain", f"unset for the {name_or_path} dataset (its "
+                "domain is fixed: columns a, b, c)", str(domain))
+        return worst_case_dataset(continuous=name_or_path == WORST_CASE_NAMES[1])
     if name_or_path == "cervical_cancer" and domain is None:
         return load_cervical_cancer()
     if name_or_path in BUILTIN_FILES:

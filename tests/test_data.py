@@ -136,3 +136,17 @@ def test_csv_needs_domain(tmp_path, domain: Domain, table: pd.DataFrame) -> None
         warnings.simplefilter("error")
         ds = load_dataset(str(csv), domain=tmp_path / "d.json")
     assert len(ds.train) == 3
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+def test_worst_cases_validate_in_their_domain(continuous: bool) -> None:
+    """Both worst cases' D and target lie in their public domain; the unknown-name
+    message lists them."""
+    name = "worst-case-continuous" if continuous else "worst-case"
+    ds = load_dataset(name)
+    ds.domain.validate(ds.train, name=name)
+    target = pd.DataFrame([dict.fromkeys(ds.domain.names, 1)])
+    ds.domain.validate(target, name="target")
+    assert (ds.domain.columns[0].kind == "continuous") is continuous
+    with pytest.raises(InvalidParameterError, match="worst-case, worst-case-continuous"):
+        load_dataset("no-such-dataset")

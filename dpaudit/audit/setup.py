@@ -24,7 +24,7 @@ from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.game import GamePlan
 from dpaudit.audit.streams import Streams
-from dpaudit.data import Dataset, Domain, load_dataset
+from dpaudit.data import WORST_CASE_NAMES, Dataset, Domain, load_dataset
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import audit_options, generator_factory
@@ -142,7 +142,7 @@ def build_setup(config: AuditConfig, *,
     if config.target_record is not None:
         target = pd.DataFrame([dict(config.target_record)])
         base = dataset.train
-    elif config.target is None and dataset.name == "worst-case":
+    elif config.target is None and dataset.name in WORST_CASE_NAMES:
         target = worst_case_target(domain)
         base = dataset.train
     elif config.target is None:
@@ -161,14 +161,16 @@ def build_setup(config: AuditConfig, *,
         base = dataset.train.drop(index=dataset.train.index[target_index])
     without, with_target = neighbouring_pair(base, target, domain=domain)
     target = with_target.iloc[[-1]].reset_index(drop=True)
-    worst_case = dataset.name == "worst-case"
+    worst_case = dataset.name in WORST_CASE_NAMES
+    continuous = dataset.name == WORST_CASE_NAMES[1]
     setup = AuditSetup(
         config=config, dataset=dataset, without=without, with_target=with_target,
         target=target, target_index=target_index, target_selection=target_selection,
         synthetic_rows=release_rows(config, n_rows=len(without), worst_case=worst_case),
         generator_options=audit_generator_options(config, n_rows=len(without),
                                                   worst_case=worst_case),
-        attacks=tuple(expand_attacks(config.attack, worst_case=worst_case)),
+        attacks=tuple(expand_attacks(config.attack, worst_case=worst_case,
+                                     continuous=continuous)),
         plan=GamePlan.create(rounds=config.rounds, split=config.split, seed=config.seed),
     )
     setup.make_generator()  # refuses bad generator options now, not in a worker

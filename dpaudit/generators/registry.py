@@ -309,7 +309,8 @@ def audit_options(name: str, options: Mapping[str, Any], *, n_rows: int,
         name: the generator.
         options: the user's generator options.
         n_rows: ``|D|``, the rows without the target (equal in both worlds).
-        worst_case: whether the dataset is the worst case.
+        worst_case: whether the dataset is a worst case (``worst-case`` or
+            ``worst-case-continuous``).
         epsilon, delta: the budget (for the calibration).
         device: ``auto``, ``cpu`` or ``cuda`` (None: the generator's default).
         variant, bugs: the chosen variant and extra bug flags.

@@ -1,8 +1,11 @@
 """Worst-case neighbouring datasets.
 
 The audit study's worst case: four records (0, 0, 0) and the target (1, 1, 1), with a
-binary public domain. A generator trained with the target must be indistinguishable
-from one trained without it; any difference the attack sees is membership leaking.
+binary public domain (``worst-case``). A generator trained with the target must be
+indistinguishable from one trained without it; any difference the attack sees is
+membership leaking. ``worst-case-continuous`` is the same pair over a continuous public
+domain, [0, 1] per column: the release is then real valued, and a shift that never
+crosses the binary decode threshold 0.5 still reaches the attack (docs/soundness.md).
 The dataset D itself is built in :mod:`dpaudit.data` (the data layer loads it by name,
 and may not import this module); this module adds the target and the neighbouring pair.
 """
@@ -17,19 +20,21 @@ import pandas as pd
 
 from dpaudit.data import (
     WORST_CASE_COLUMNS,
+    WORST_CASE_NAMES,
     Domain,
     worst_case_dataset,
     worst_case_domain,
 )
 from dpaudit.validation import require
 
-__all__ = ["WORST_CASE_COLUMNS", "neighbouring_pair", "worst_case_dataset",
-           "worst_case_domain", "worst_case_target"]
+__all__ = ["WORST_CASE_COLUMNS", "WORST_CASE_NAMES", "neighbouring_pair",
+           "worst_case_dataset", "worst_case_domain", "worst_case_target"]
 
 
 def worst_case_target(domain: Domain) -> pd.DataFrame:
-    """The worst case's target record: ones in every column (one row)."""
-    return pd.DataFrame([dict.fromkeys(domain.names, 1)]).astype(np.int64)
+    """The worst case's target record: ones in every column (one row), typed as
+    ``domain`` casts it (integers on the binary domain, floats on the continuous one)."""
+    return domain.cast(pd.DataFrame([dict.fromkeys(domain.names, 1)]).astype(np.int64))
 
 
 def neighbouring_pair(
