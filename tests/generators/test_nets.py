@@ -11,8 +11,10 @@ from dpaudit.generators.nets import (
     BatchedMLP,
     BatchedOptimizer,
     MLPSpec,
+    frozen,
     gather_rows,
     is_relu_logit,
+    logit_layer,
     relu_logit_bce_grad_,
     relu_logits,
     with_ones,
@@ -258,3 +260,56 @@ def test_training_never_builds_a_torch_optimizer(monkeypatch: pytest.MonkeyPatch
         model = PateGan(cfg).fit(data.train.iloc[:40], domain=data.domain,
                                  rng=Rngs.from_seed(0))
         assert model.privacy_claim_.iterations == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(("h", "rows"), [(1, 64), (3, 64), (6, 60), (3, 200), (29, 64)])
+def test_logit_layer_equals_baddbmm_bitwise(dtype, h, rows) -> None:
+    """Bit for bit torch's baddbmm (signed zeros included), on the element-wise path
+    for small shapes and on baddbmm itself for large ones."""
+    gen = torch.Generator().manual_seed(h + rows)
+    w2 = torch.randn(300, h, 1, generator=gen, dtype=dtype)
+    b2 = torch.randn(300, 1, 1, generator=gen, dtype=dtype)
+    b2[:5] = 0.0
+    hidden = torch.relu(torch.randn(300, h, rows, generator=gen, dtype=dtype))
+    hidden[:10] = 0.0
+    bits = torch.int64 if dtype == torch.float64 else torch.int32
+    expected = torch.baddbmm(b2, w2.transpose(1, 2), hidden)
+    assert torch.equal(logit_layer(w2, b2, hidden).view(bits), expected.view(bits))
+
+
+def test_logit_layer_probe_refuses_a_different_summation_order(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The element-wise path is used only where the probe found it bitwise equal: a
+    path summing in another order is refused (and baddbmm used)."""
+    from dpaudit.generators import nets
+
+    def reversed_order(w2: torch.Tensor, b2: torch.Tensor,
+                       hidden: torch.Tensor) -> torch.Tensor:
+        acc = hidden.new_zeros((hidden.shape[0], 1, hidden.shape[2]))
+        for k in reversed(range(hidden.shape[1])):
+            acc.add_(hidden[:, k:k + 1] * w2[:, k:k + 1])
+        return acc.add_(b2)
+
+    monkeypatch.setattr(nets, "_LOOP_MATCHES", {})
+    monkeypatch.setattr(nets, "_logit_by_passes", reversed_order)
+    assert not nets._loop_matches(5, 64, torch.float32, torch.device("cpu"))
+    assert not nets._loop_matches(5, 400, torch.float32, torch.device("cpu"))  # too big
+
+
+def test_frozen_keeps_input_gradients_and_skips_parameter_gradients() -> None:
+    """Inside ``frozen(student)``, the generator's gradients through the student equal
+    those of a plain backward, and the student's parameters get none; afterwards they
+    take gradients again."""
+    gen_a, gen_b = _net((5,), 6), _net((5,), 6)
+    student = _net((4,), 1)
+    z = torch.randn(12, 9, 6)
+    student(gen_a(z)).sum().backward()
+    for p in student.parameters():
+        p.grad = None
+    with frozen(student):
+        student(gen_b(z)).sum().backward()
+        assert all(p.grad is None for p in student.parameters())
+    for pa, pb in zip(gen_a.parameters(), gen_b.parameters(), strict=True):
+        assert torch.equal(pa.grad, pb.grad)
+    assert all(p.requires_grad for p in student.parameters())
