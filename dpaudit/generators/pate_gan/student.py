@@ -28,7 +28,11 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
         fake = fakes[:, part]
         n1 = votes(s, fake, None if fakes1 is None else fakes1[:, part])
         labels = noisy_labels(s, n1)
-        gaps = torch.nn.functional.one_hot((2 * n1 - k).abs(), k + 1).sum(dim=1)
+        # The ledger's counts of each vote gap |n1 - n0| per model (integer counts:
+        # a scatter-add instead of a [M, B, k + 1] one-hot).
+        gap = (2 * n1 - k).abs()
+        gaps = torch.zeros(s.m, k + 1, dtype=torch.int64, device=s.device).scatter_add_(
+            1, gap, torch.ones_like(gap))
         step_counts = gaps.to(torch.float64)
         use = s.active.clone()
         if uses_accountant and not cfg.budget_overshoot:
