@@ -5,12 +5,19 @@ Prints model-iterations per second on Cervical Cancer (686 rows, 29 columns,
 (`PateGan.fit_many`), against a Python loop of single `fit` calls, and the ratio.
 
     python benchmarks/train_throughput.py [--iterations 20] [--device cpu] [--threads 2]
-        [--allocator keep|default] [--floor]
+        [--allocator keep|default] [--floor] [--worst-case 1000]
+
+``--worst-case M`` first times the default audit's training step alone: ``fit_many`` of
+the reference PATE-GAN on the worst-case dataset for ``M`` rounds (the audit's streams,
+iteration cap 100, about 47 iterations), wall and CPU seconds in this fresh process
+(so including any one-off import the first fit triggers), and whether ``torch._dynamo``
+was imported (``torch.optim``'s Optimizer imports it on first use: about 1.4 s).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import torch
@@ -34,9 +41,15 @@ def main() -> None:
                         help="single fits timed for the sequential baseline")
     parser.add_argument("--floor", action="store_true",
                         help="also time the unavoidable teacher matmuls at the largest M")
+    parser.add_argument("--worst-case", type=int, default=0, metavar="M",
+                        help="first time the default audit's fit_many of M worst-case "
+                             "models, then stop")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     kept = keep_freed_memory() if args.allocator == "keep" else False
+    if args.worst_case:
+        worst_case(args.worst_case, args.threads)
+        return
     ds = load_cervical_cancer()
     # A budget that never binds: every model runs exactly --iterations iterations.
     cfg = PateGanConfig(epsilon=1e12, max_iterations=args.iterations, num_teachers=5,
@@ -70,6 +83,28 @@ def main() -> None:
               f"GEMMs) take {floor * 1e3:.1f} ms per iteration: at most "
               f"{m / floor:8.1f} model-iterations/s, {m / floor / sequential:6.1f}x the "
               "sequential loop, even if everything else were free")
+
+
+def worst_case(m: int, threads: int) -> None:
+    """Wall and CPU seconds of the default audit's ``fit_many`` of ``m`` rounds."""
+    from dpaudit.audit.config import AuditConfig
+    from dpaudit.audit.setup import build_setup
+    from dpaudit.audit.streams import Streams
+
+    setup = build_setup(AuditConfig(rounds=max(m, 5), jobs=1))
+    rngs, public = setup.plan.round_rngs(), setup.public_streams()
+    split = [Streams.fit_and_sample(rngs[r]) for r in range(m)]
+    datasets = [setup.with_target if setup.plan.bits[r] else setup.without
+                for r in range(m)]
+    extra = {} if public is None else {"public_rngs": [public[0]] * m}
+    wall, cpu = time.perf_counter(), time.process_time()
+    models = setup.make_generator().fit_many(  # type: ignore[attr-defined]
+        datasets, domain=setup.domain, rngs=[f for f, _ in split], **extra)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    iterations = max(model.privacy_claim_.iterations for model in models)
+    print(f"default audit's training, {m} worst-case models (up to {iterations} "
+          f"iterations), torch threads {threads}: {wall:.2f} s wall, {cpu:.2f} s CPU; "
+          f"torch._dynamo imported: {'torch._dynamo' in sys.modules}")
 
 
 def teacher_gemm_seconds(m: int, *, k: int = 5, b: int = 64, p: int = 29, h: int = 29,

@@ -206,6 +206,48 @@ def _mix_(z: Tensor) -> Tensor:
     return z
 
 
+_STEPS: dict[tuple[int, torch.device], Tensor] = {}
+
+
+def _weyl_steps(n: int, device: torch.device) -> Tensor:
+    """``(j + 1) * gamma`` for ``j < n`` (int64, wrapping), cached per size and device:
+    the same few call sizes recur every training iteration."""
+    key = (n, device)
+    steps = _STEPS.get(key)
+    if steps is None:
+        steps = torch.arange(1, n + 1, dtype=torch.int64, device=device)
+        steps.mul_(_signed64(_GAMMA))
+        if len(_STEPS) >= 256:
+            _STEPS.clear()
+        _STEPS[key] = steps
+    return steps
+
+
+def _hi_lo(z: Tensor) -> Tensor:
+    """Each 64-bit word's high then low 24-bit value, int ``[*z.shape, 2]``: bits
+    40-63, then bits 8-31.
+
+    On a little-endian machine read from the word's two 32-bit halves (the int32 view
+    of an int64 holds the low half first): bits 8-31 of each half, one shift and one
+    mask over both, then the pair swapped.
+    """
+    if np.little_endian:
+        pairs = z.contiguous().view(torch.int32).view(*z.shape, 2)
+        v = pairs.bitwise_right_shift(8).bitwise_and_((1 << 24) - 1)
+        return torch.stack((v[..., 1], v[..., 0]), dim=-1)
+    hi = z.bitwise_right_shift(40).bitwise_and_((1 << 24) - 1)
+    lo = z.bitwise_right_shift(8).bitwise_and_((1 << 24) - 1)
+    return torch.stack([hi, lo], dim=-1)
+
+
+def _scaled(v: Tensor, scale: float, dtype: torch.dtype) -> Tensor:
+    """Integers below ``2**53`` as ``dtype`` times a power of two ``scale``: exact, so
+    one kernel (conversion and scaling) gives the bits of ``v.to(dtype) * scale``."""
+    if dtype in (torch.float32, torch.float64):
+        return torch.mul(v, torch.tensor(scale, dtype=dtype))  # a CPU scalar on any device
+    return v.to(dtype).mul_(scale)
+
+
 class ModelStreams:
     """Independent counter-based random streams, one per model, drawn as one tensor.
 
@@ -258,8 +300,7 @@ class ModelStreams:
         self.counter += 1
         start = self.keys.bitwise_xor(_signed64(_mix_int(c * _GAMMA + 0x5851F42D4C957F2D)))
         _mix_(start)
-        steps = torch.arange(1, n + 1, dtype=torch.int64, device=self.device)
-        z = steps.mul_(_signed64(_GAMMA)).unsqueeze(0).add(start.unsqueeze(1))
+        z = torch.add(start.unsqueeze(1), _weyl_steps(n, self.device).unsqueeze(0))
         return _mix_(z)
 
     def rand(self, shape: Sequence[int], *, dtype: torch.dtype | None = None) -> Tensor:
@@ -267,16 +308,13 @@ class ModelStreams:
         dtype = dtype or torch.get_default_dtype()
         n = math.prod(shape)
         if dtype == torch.float64:
-            u = self._unit53(self.words(n))
-        else:
-            z = self.words((n + 1) // 2)
-            hi = z.bitwise_right_shift(40).bitwise_and_((1 << 24) - 1)
-            lo = z.bitwise_right_shift(8).bitwise_and_((1 << 24) - 1)
-            # Interleaved (word j gives values 2j and 2j + 1): a longer draw extends
-            # a shorter one.
-            u = torch.stack([hi, lo], dim=2).view(self.m, -1)[:, :n].to(dtype)
-            u = u.mul_(2.0 ** -24)
-        return u.view(self.m, *shape)
+            return self._unit53(self.words(n)).view(self.m, *shape)
+        h = (n + 1) // 2
+        # Interleaved (word j gives values 2j and 2j + 1): a longer draw extends a
+        # shorter one.
+        v = _hi_lo(self.words(h)).view(self.m, 2 * h)
+        return _scaled(v if n == 2 * h else v[:, :n], 2.0 ** -24, dtype).view(
+            self.m, *shape)
 
     def randn(self, shape: Sequence[int], *, dtype: torch.dtype | None = None) -> Tensor:
         """Standard normal (Box-Muller): ``[M, *shape]`` (``dtype``: torch's default)."""
@@ -288,17 +326,18 @@ class ModelStreams:
             u1, u2 = self._unit53(z[:, 0::2]), self._unit53(z[:, 1::2])
             bits = 53
         else:
-            z = self.words(h)
-            u1 = z.bitwise_right_shift(40).bitwise_and_((1 << 24) - 1).to(dtype)
-            u2 = z.bitwise_right_shift(8).bitwise_and_((1 << 24) - 1).to(dtype)
-            u1, u2 = u1.mul_(2.0 ** -24), u2.mul_(2.0 ** -24)
+            v = _hi_lo(self.words(h))
+            u1 = _scaled(v[..., 0], 2.0 ** -24, dtype)
+            u2 = _scaled(v[..., 1], 2.0 ** -24, dtype)
             bits = 24
         # u1 in (0, 1]: log is finite.
         r = u1.add_(2.0 ** -bits).log_().mul_(-2.0).sqrt_()
         theta = u2.mul_(2.0 * math.pi)
-        out = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=2)
-        out = out.view(self.m, -1)[:, :n]
-        return out.reshape(self.m, *shape)
+        out = torch.empty((self.m, h, 2), dtype=r.dtype, device=r.device)
+        torch.mul(r, torch.cos(theta), out=out[..., 0])
+        torch.mul(r, theta.sin_(), out=out[..., 1])
+        flat = out.view(self.m, 2 * h)
+        return (flat if n == 2 * h else flat[:, :n]).reshape(self.m, *shape)
 
     def laplace(self, shape: Sequence[int], *, scale: float | Tensor,
                 dtype: torch.dtype | None = None) -> Tensor:
@@ -307,12 +346,17 @@ class ModelStreams:
 
     @staticmethod
     def _unit53(z: Tensor) -> Tensor:
-        return z.bitwise_right_shift(11).bitwise_and_((1 << 53) - 1).to(
-            torch.float64).mul_(2.0 ** -53)
+        return _scaled(z.bitwise_right_shift(11).bitwise_and_((1 << 53) - 1), 2.0 ** -53,
+                       torch.float64)
 
 
 def laplace_from_uniform(u: Tensor, scale: float | Tensor) -> Tensor:
     """Laplace noise by inverse CDF from uniform draws ``u`` on ``[0, 1)``."""
     eps = 1e-7 if u.dtype != torch.float64 else 1e-15
-    u = (u - 0.5).clamp(-0.5 + eps, 0.5 - eps)
-    return -scale * torch.sign(u) * torch.log1p(-2.0 * u.abs())
+    u = (u - 0.5).clamp_(-0.5 + eps, 0.5 - eps)
+    if isinstance(scale, Tensor):
+        return -scale * torch.sign(u) * torch.log1p(-2.0 * u.abs())
+    # The same products with fewer temporaries: -scale * sign(u) is exact (+-scale or
+    # 0), and its product with the logarithm commutes.
+    magnitude = u.abs().mul_(-2.0).log1p_()
+    return magnitude.mul_(u.sign_().mul_(-scale))

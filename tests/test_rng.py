@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -168,3 +169,96 @@ def test_model_streams_same_bits_on_cuda() -> None:
     assert torch.equal(cpu.words(1000), cuda.words(1000).cpu())
     assert torch.equal(cpu.rand((999,)), cuda.rand((999,)).cpu())
     torch.testing.assert_close(cpu.randn((999,)), cuda.randn((999,)).cpu())
+
+
+# ------------------------------------------- the stream definition, in plain Python
+
+_M64 = (1 << 64) - 1
+
+
+def _ref_mix(z: int) -> int:
+    z &= _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def _ref_words(key: int, call: int, n: int) -> list[int]:
+    """Model ``key``'s words of call ``call``: splitmix64 started at
+    ``mix(key ^ mix(call * gamma + c0))`` (unsigned 64-bit)."""
+    gamma = 0x9E3779B97F4A7C15
+    start = _ref_mix((key & _M64) ^ _ref_mix(call * gamma + 0x5851F42D4C957F2D))
+    return [_ref_mix(start + (j + 1) * gamma) for j in range(n)]
+
+
+def _ref_unit24(key: int, call: int, n: int) -> list[float]:
+    out: list[float] = []
+    for w in _ref_words(key, call, (n + 1) // 2):
+        out += [(w >> 40) * 2.0 ** -24, ((w >> 8) & 0xFFFFFF) * 2.0 ** -24]
+    return out[:n]
+
+
+def test_model_streams_match_their_definition() -> None:
+    """The vectorised streams give exactly the bits of the definition written out in
+    Python integers (words; float32 uniforms: the high then the low 24 bits of each
+    word; float64: the top 53 bits; odd lengths drop the last value), and the normals
+    and Laplace draws are those formulas applied to these uniforms, bit for bit."""
+    s = _streams(12, 3)
+    keys = [int(k) for k in s.keys]
+    calls = iter(range(100))
+
+    def check_uniforms(n: int) -> None:
+        got32 = s.rand((n,), dtype=torch.float32)
+        c = next(calls)
+        got64 = s.rand((n,), dtype=torch.float64)
+        c64 = next(calls)
+        for i, key in enumerate(keys):
+            ref32 = torch.tensor(_ref_unit24(key, c, n), dtype=torch.float32)
+            assert torch.equal(got32[i], ref32)
+            ref64 = torch.tensor([(w >> 11) * 2.0 ** -53 for w in _ref_words(key, c64, n)],
+                                 dtype=torch.float64)
+            assert torch.equal(got64[i], ref64)
+
+    words = s.words(7)
+    next(calls)
+    for i, key in enumerate(keys):
+        ref = [w - (1 << 64) if w >> 63 else w for w in _ref_words(key, 0, 7)]
+        assert words[i].tolist() == ref
+    for n in (1, 2, 9, 64, 301):
+        check_uniforms(n)
+    # Box-Muller on 24-bit pairs (float32) and on 53-bit pairs (float64).
+    n = 9
+    z32 = s.randn((n,), dtype=torch.float32)
+    c = next(calls)
+    z64 = s.randn((n,), dtype=torch.float64)
+    c64 = next(calls)
+    for i, key in enumerate(keys):
+        ws = _ref_words(key, c, (n + 1) // 2)
+        u1 = torch.tensor([(w >> 40) * 2.0 ** -24 for w in ws], dtype=torch.float32)
+        u2 = torch.tensor([((w >> 8) & 0xFFFFFF) * 2.0 ** -24 for w in ws],
+                          dtype=torch.float32)
+        r = torch.sqrt(torch.log(u1 + 2.0 ** -24) * -2.0)
+        theta = u2 * (2.0 * math.pi)
+        ref = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], 1).reshape(-1)[:n]
+        assert torch.equal(z32[i], ref)
+        ws = _ref_words(key, c64, 2 * ((n + 1) // 2))
+        v1 = torch.tensor([(w >> 11) * 2.0 ** -53 for w in ws[0::2]], dtype=torch.float64)
+        v2 = torch.tensor([(w >> 11) * 2.0 ** -53 for w in ws[1::2]], dtype=torch.float64)
+        r64 = torch.sqrt(torch.log(v1 + 2.0 ** -53) * -2.0)
+        t64 = v2 * (2.0 * math.pi)
+        ref64 = torch.stack([r64 * torch.cos(t64), r64 * torch.sin(t64)], 1).reshape(-1)[:n]
+        assert torch.equal(z64[i], ref64)
+    # Laplace by inverse CDF, with a float and with a tensor scale.
+    for dtype, eps in ((torch.float64, 1e-15), (torch.float32, 1e-7)):
+        for scale in (0.37, torch.tensor(2.5, dtype=dtype)):
+            lap = s.laplace((64,), scale=scale, dtype=dtype)
+            c = next(calls)
+            for i, key in enumerate(keys):
+                if dtype == torch.float64:
+                    u = torch.tensor([(w >> 11) * 2.0 ** -53 for w in _ref_words(key, c, 64)],
+                                     dtype=dtype)
+                else:
+                    u = torch.tensor(_ref_unit24(key, c, 64), dtype=dtype)
+                u = (u - 0.5).clamp(-0.5 + eps, 0.5 - eps)
+                ref = -scale * torch.sign(u) * torch.log1p(-2.0 * u.abs())
+                assert torch.equal(lap[i], ref)

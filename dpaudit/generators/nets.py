@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -250,8 +251,12 @@ def is_relu_logit(net: BatchedMLP) -> bool:
 def with_ones(x: Tensor) -> Tensor:
     """``x[..., n]`` with a column of ones appended, ``[..., n + 1]``: a layer's bias
     then rides in its matmul (no broadcast pass over the output, and the bias
-    gradient comes out of the weight gradient's matmul)."""
-    return torch.cat([x, x.new_ones((*x.shape[:-1], 1))], dim=-1)
+    gradient comes out of the weight gradient's matmul). (A copy and a fill: ``torch.cat``
+    along a last axis this narrow runs about twice as slow.)"""
+    out = x.new_empty((*x.shape[:-1], x.shape[-1] + 1))
+    out[..., :-1] = x
+    out[..., -1] = 1.0
+    return out
 
 
 def _first_layer(net: BatchedMLP) -> Tensor:
@@ -285,7 +290,56 @@ def relu_logits(net: BatchedMLP, x1: Tensor, groups: int = 1, *,
     a = _first_layer(net) if first is None else first
     hidden = torch.relu_(torch.bmm(_first_layer_t(a, groups), x1.transpose(1, 2)))
     hidden = hidden.view(net.members, -1, rows)
-    return torch.baddbmm(last.bias, last.weight.transpose(1, 2), hidden), hidden
+    return logit_layer(last.weight, last.bias, hidden), hidden
+
+
+def logit_layer(w2: Tensor, b2: Tensor, hidden: Tensor) -> Tensor:
+    """``b2 + w2^T hidden``: ``[E, 1, B]`` from ``w2[E, h, 1]``, ``b2[E, 1, 1]`` and
+    ``hidden[E, h, B]``, bit for bit ``torch.baddbmm(b2, w2.transpose(1, 2), hidden)``.
+
+    For the small shapes where torch's CPU ``baddbmm`` runs its own loop (``acc = 0;
+    acc += w2[k] * hidden[k]`` for ``k = 0, 1, ...``; then ``b2 + acc``), the same sums
+    as ``h`` element-wise passes over ``[E, 1, B]``: several times faster than that
+    loop for thousands of members. Used only where a probe (:func:`_loop_matches`)
+    found the two bitwise equal on this machine; elsewhere ``baddbmm`` itself.
+    """
+    h, rows = hidden.shape[1], hidden.shape[2]
+    if not _loop_matches(h, rows, hidden.dtype, hidden.device):
+        return torch.baddbmm(b2, w2.transpose(1, 2), hidden)
+    return _logit_by_passes(w2, b2, hidden)
+
+
+def _logit_by_passes(w2: Tensor, b2: Tensor, hidden: Tensor) -> Tensor:
+    acc = hidden.new_zeros((hidden.shape[0], 1, hidden.shape[2]))
+    for k in range(hidden.shape[1]):
+        acc.add_(hidden[:, k:k + 1] * w2[:, k:k + 1])
+    return acc.add_(b2)
+
+
+_LOOP_MATCHES: dict[tuple[int, int, torch.dtype, str], bool] = {}
+
+
+def _loop_matches(h: int, rows: int, dtype: torch.dtype, device: torch.device) -> bool:
+    """Whether :func:`_logit_by_passes` reproduces ``baddbmm`` bit for bit (signed
+    zeros included) at this shape: probed once per shape on random members (with
+    inactive ReLU units) and cached. Only small CPU shapes are probed (below torch's
+    own-loop threshold of 400 multiply-adds per member)."""
+    if device.type != "cpu" or h * rows >= 400 or h > 8 or dtype not in (
+            torch.float32, torch.float64):
+        return False
+    key = (h, rows, dtype, device.type)
+    if key not in _LOOP_MATCHES:
+        gen = torch.Generator().manual_seed(h * 1000 + rows)
+        w2 = torch.randn(64, h, 1, generator=gen, dtype=dtype)
+        b2 = torch.randn(64, 1, 1, generator=gen, dtype=dtype)
+        b2[:4] = 0.0  # signed zeros: all-inactive members with a zero bias
+        hidden = torch.relu(torch.randn(64, h, rows, generator=gen, dtype=dtype))
+        hidden[:8] = 0.0
+        bits = torch.int64 if dtype == torch.float64 else torch.int32
+        ours = _logit_by_passes(w2, b2, hidden).view(bits)
+        theirs = torch.baddbmm(b2, w2.transpose(1, 2), hidden).view(bits)
+        _LOOP_MATCHES[key] = bool(torch.equal(ours, theirs))
+    return _LOOP_MATCHES[key]
 
 
 @torch.no_grad()
@@ -337,16 +391,109 @@ def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, T
     last.bias.grad = grad_b2
 
 
+class BatchedOptimizer:
+    """Adam or RMSprop on an ensemble's parameters, with a member mask built in.
+
+    Bit for bit the update of ``torch.optim.Adam(fused=True)`` (one fused kernel over
+    all parameters) or ``torch.optim.RMSprop(foreach=True)`` (the same ``_foreach_``
+    kernels in the same order), called directly: the first use of ``torch.optim``'s
+    ``Optimizer`` imports ``torch._dynamo`` (about 1.4 s per process, paid by every
+    audit worker). Element-wise, so each member is updated as if trained alone.
+
+    Like ``torch.optim``, a parameter without a gradient is skipped (its step count
+    does not advance). :meth:`step` with an ``active`` mask keeps the parameters of
+    inactive members unchanged; their moments still move (with the zero gradient
+    their masked loss gives), exactly as a full step followed by restoring the old
+    parameters would.
+
+    Args:
+        params: the parameters, each ``[E, ...]`` with the member axis first.
+        name: ``adam`` or ``rmsprop``.
+        lr: learning rate.
+        betas: Adam's ``(beta1, beta2)``.
+        weight_decay: L2 penalty added to the gradient (torch's ``weight_decay``).
+        eps: the denominator's epsilon (torch's default 1e-8).
+        alpha: RMSprop's smoothing constant (torch's default 0.99).
+    """
+
+    def __init__(
+        self, params: Iterable[nn.Parameter], *, name: Literal["adam", "rmsprop"],
+        lr: float, betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
+        eps: float = 1e-8, alpha: float = 0.99,
+    ) -> None:
+        if name not in ("adam", "rmsprop"):
+            raise ValueError(f"`name` must be adam or rmsprop. Got {name!r}.")
+        self.params: list[Tensor] = [p for p in params if p.requires_grad]
+        self.name = name
+        self.lr, self.betas, self.weight_decay = float(lr), betas, float(weight_decay)
+        self.eps, self.alpha = float(eps), float(alpha)
+        # The state torch.optim would create lazily (zeros), made up front.
+        self.moment1 = [torch.zeros_like(p) for p in self.params]
+        self.moment2 = [torch.zeros_like(p) for p in self.params]
+        # Adam's per-parameter step counts: float32 scalars on the device, as fused
+        # Adam keeps them (RMSprop's count is never read).
+        self.steps = [torch.zeros((), dtype=torch.float32, device=p.device)
+                      for p in self.params]
+        self._saved: list[Tensor] | None = None
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drops (or zeroes) every parameter's gradient."""
+        for p in self.params:
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.zero_()
+
+    @torch.no_grad()
+    def step(self, active: Tensor | None = None) -> None:
+        """One update of every member; with ``active`` (``[E]`` bool), inactive
+        members' parameters stay as they were."""
+        live = [i for i, p in enumerate(self.params) if p.grad is not None]
+        if not live:
+            return
+        params = [self.params[i] for i in live]
+        grads = [g for g in (p.grad for p in params) if g is not None]
+        if active is None or bool(active.all()):
+            self._update(live, params, grads)
+            return
+        if self._saved is None:
+            self._saved = [torch.empty_like(p) for p in self.params]
+        saved = [self._saved[i] for i in live]
+        torch._foreach_copy_(saved, params)
+        self._update(live, params, grads)
+        for p, old in zip(params, saved):
+            torch.where(active.view(-1, *([1] * (p.dim() - 1))), p, old, out=p)
+
+    def _update(self, live: list[int], params: list[Tensor],
+                grads: list[Tensor] | tuple[Tensor, ...]) -> None:
+        m1 = [self.moment1[i] for i in live]
+        m2 = [self.moment2[i] for i in live]
+        if self.name == "adam":
+            steps = [self.steps[i] for i in live]
+            torch._foreach_add_(steps, 1)
+            torch._fused_adam_(
+                params, grads, m1, m2, [], steps, amsgrad=False, lr=self.lr,
+                beta1=self.betas[0], beta2=self.betas[1], weight_decay=self.weight_decay,
+                eps=self.eps, maximize=False, grad_scale=None, found_inf=None)
+            return
+        # torch.optim.RMSprop's _multi_tensor_rmsprop (no momentum, not centered).
+        if self.weight_decay != 0:
+            grads = torch._foreach_add(grads, params, alpha=self.weight_decay)
+        torch._foreach_mul_(m2, self.alpha)
+        torch._foreach_addcmul_(m2, grads, grads, value=1 - self.alpha)
+        avg = torch._foreach_sqrt(m2)
+        torch._foreach_add_(avg, self.eps)
+        torch._foreach_addcdiv_(params, grads, avg, value=-self.lr)
+
+
 def make_optimizer(
     params: Iterable[nn.Parameter], *, name: Literal["adam", "rmsprop"], lr: float,
     betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
-) -> torch.optim.Optimizer:
-    if name == "rmsprop":
-        return torch.optim.RMSprop(params, lr=lr, weight_decay=weight_decay, foreach=True)
-    # The fused kernel (CPU and CUDA) updates all parameters in one pass: about 5x
-    # faster than the per-parameter loop for ensembles of thousands of small nets.
-    return torch.optim.Adam(params, lr=lr, betas=betas, weight_decay=weight_decay,
-                            fused=True)
+) -> BatchedOptimizer:
+    """Adam (as torch's fused kernel) or RMSprop (as torch's foreach path) on an
+    ensemble's parameters: see :class:`BatchedOptimizer`."""
+    return BatchedOptimizer(params, name=name, lr=lr, betas=betas,
+                            weight_decay=weight_decay)
 
 
 class MaskedStep:
@@ -357,20 +504,28 @@ class MaskedStep:
     still move; its parameters do not, and it is never trained again.)
     """
 
-    def __init__(self, module: nn.Module, optimizer: torch.optim.Optimizer) -> None:
-        self.params = [p for p in module.parameters() if p.requires_grad]
+    def __init__(self, module: nn.Module, optimizer: BatchedOptimizer) -> None:
+        self.params = optimizer.params
         self.optimizer = optimizer
 
     def step(self, active: Tensor | None) -> None:
-        if active is None or bool(active.all()):
-            self.optimizer.step()
-            return
-        saved = [p.detach().clone() for p in self.params]
-        self.optimizer.step()
-        with torch.no_grad():
-            for p, old in zip(self.params, saved):
-                mask = active.view(-1, *([1] * (p.dim() - 1)))
-                p.copy_(torch.where(mask, p, old))
+        self.optimizer.step(active)
+
+
+@contextmanager
+def frozen(module: nn.Module) -> Iterator[None]:
+    """Within the block, ``module``'s parameters take no gradient (autograd still
+    passes gradients through the module to its inputs, with the same values): for a
+    step that updates only another network, e.g. the generator's step through the
+    student, whose own parameter gradients would be discarded."""
+    params = [p for p in module.parameters() if p.requires_grad]
+    for p in params:
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p in params:
+            p.requires_grad_(True)
 
 
 def member_losses(per_element: Tensor) -> Tensor:

@@ -9,9 +9,12 @@ from dpaudit.allocator import keep_freed_memory
 from dpaudit.generators.nets import (
     BatchedLinear,
     BatchedMLP,
+    BatchedOptimizer,
     MLPSpec,
+    frozen,
     gather_rows,
     is_relu_logit,
+    logit_layer,
     relu_logit_bce_grad_,
     relu_logits,
     with_ones,
@@ -183,3 +186,130 @@ def test_per_model_initialisation_and_dropout() -> None:
     assert torch.equal(out_big[2], out_alone[0])
     with pytest.raises(ValueError, match="not a multiple"):
         BatchedMLP(4, spec, generator=ModelStreams.from_rngs(rngs))
+
+
+def _torch_reference(name: str, params: list[torch.nn.Parameter], *, weight_decay: float,
+                     betas: tuple[float, float]) -> torch.optim.Optimizer:
+    if name == "adam":
+        return torch.optim.Adam(params, lr=1e-2, betas=betas, weight_decay=weight_decay,
+                                fused=True)
+    return torch.optim.RMSprop(params, lr=1e-2, weight_decay=weight_decay, foreach=True)
+
+
+@pytest.mark.parametrize("name", ["adam", "rmsprop"])
+@pytest.mark.parametrize("weight_decay", [0.0, 1e-3])
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_batched_optimizer_equals_torch_optim(name, weight_decay, masked, dtype) -> None:
+    """40 steps on random gradients: bit for bit the parameters of torch.optim's fused
+    Adam / foreach RMSprop (followed, under a mask, by restoring the inactive members'
+    parameters), including a step where one parameter has no gradient."""
+    gen = torch.Generator().manual_seed(1)
+    shapes = [(7, 3, 4), (7, 1, 4), (7, 4, 1)]
+    ref = [torch.nn.Parameter(torch.randn(s, generator=gen, dtype=dtype)) for s in shapes]
+    ours = [torch.nn.Parameter(p.detach().clone()) for p in ref]
+    betas = (0.5, 0.999) if masked else (0.9, 0.999)
+    torch_opt = _torch_reference(name, ref, weight_decay=weight_decay, betas=betas)
+    opt = BatchedOptimizer(ours, name=name, lr=1e-2, betas=betas, weight_decay=weight_decay)
+    moved = torch.zeros(7, dtype=torch.bool)
+    for step in range(40):
+        active = torch.rand(7, generator=gen) > 0.3 if masked else None
+        grads = [torch.randn(s, generator=gen, dtype=dtype) for s in shapes]
+        if active is not None:
+            grads = [g * active.view(-1, 1, 1) for g in grads]
+        opt.zero_grad()
+        for pr, po, g in zip(ref, ours, grads):
+            pr.grad, po.grad = g.clone(), g.clone()
+        if step == 5:
+            ref[1].grad = ours[1].grad = None
+        before = [p.detach().clone() for p in ours]
+        saved = [p.detach().clone() for p in ref]
+        torch_opt.step()
+        if active is not None:
+            with torch.no_grad():
+                for p, old in zip(ref, saved):
+                    p.copy_(torch.where(active.view(-1, 1, 1), p, old))
+        opt.step(active)
+        for pr, po, old in zip(ref, ours, before):
+            assert torch.equal(po, pr)
+            if active is not None:
+                assert torch.equal(po[~active], old[~active])
+        moved |= (ours[0] != before[0]).flatten(1).any(dim=1)
+    assert bool(moved.all())
+
+
+def test_batched_optimizer_refuses_unknown_names() -> None:
+    with pytest.raises(ValueError, match="adam or rmsprop"):
+        BatchedOptimizer([torch.nn.Parameter(torch.zeros(2, 1))], name="sgd", lr=0.1)  # type: ignore[arg-type]
+
+
+def test_training_never_builds_a_torch_optimizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trainers never construct torch.optim's Optimizer (whose first use imports
+    torch._dynamo, about 1.4 s per process)."""
+    from dpaudit.data import load_cervical_cancer
+    from dpaudit.generators.pate_gan import PateGan, PateGanConfig
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("torch.optim.Optimizer constructed")
+
+    monkeypatch.setattr(torch.optim.Optimizer, "__init__", refuse)
+    data = load_cervical_cancer()
+    for optimizer in ("adam", "rmsprop"):
+        cfg = PateGanConfig(epsilon=1.0, max_iterations=1, num_teachers=2,
+                            optimizer=optimizer)
+        model = PateGan(cfg).fit(data.train.iloc[:40], domain=data.domain,
+                                 rng=Rngs.from_seed(0))
+        assert model.privacy_claim_.iterations == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(("h", "rows"), [(1, 64), (3, 64), (6, 60), (3, 200), (29, 64)])
+def test_logit_layer_equals_baddbmm_bitwise(dtype, h, rows) -> None:
+    """Bit for bit torch's baddbmm (signed zeros included), on the element-wise path
+    for small shapes and on baddbmm itself for large ones."""
+    gen = torch.Generator().manual_seed(h + rows)
+    w2 = torch.randn(300, h, 1, generator=gen, dtype=dtype)
+    b2 = torch.randn(300, 1, 1, generator=gen, dtype=dtype)
+    b2[:5] = 0.0
+    hidden = torch.relu(torch.randn(300, h, rows, generator=gen, dtype=dtype))
+    hidden[:10] = 0.0
+    bits = torch.int64 if dtype == torch.float64 else torch.int32
+    expected = torch.baddbmm(b2, w2.transpose(1, 2), hidden)
+    assert torch.equal(logit_layer(w2, b2, hidden).view(bits), expected.view(bits))
+
+
+def test_logit_layer_probe_refuses_a_different_summation_order(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The element-wise path is used only where the probe found it bitwise equal: a
+    path summing in another order is refused (and baddbmm used)."""
+    from dpaudit.generators import nets
+
+    def reversed_order(w2: torch.Tensor, b2: torch.Tensor,
+                       hidden: torch.Tensor) -> torch.Tensor:
+        acc = hidden.new_zeros((hidden.shape[0], 1, hidden.shape[2]))
+        for k in reversed(range(hidden.shape[1])):
+            acc.add_(hidden[:, k:k + 1] * w2[:, k:k + 1])
+        return acc.add_(b2)
+
+    monkeypatch.setattr(nets, "_LOOP_MATCHES", {})
+    monkeypatch.setattr(nets, "_logit_by_passes", reversed_order)
+    assert not nets._loop_matches(5, 64, torch.float32, torch.device("cpu"))
+    assert not nets._loop_matches(5, 400, torch.float32, torch.device("cpu"))  # too big
+
+
+def test_frozen_keeps_input_gradients_and_skips_parameter_gradients() -> None:
+    """Inside ``frozen(student)``, the generator's gradients through the student equal
+    those of a plain backward, and the student's parameters get none; afterwards they
+    take gradients again."""
+    gen_a, gen_b = _net((5,), 6), _net((5,), 6)
+    student = _net((4,), 1)
+    z = torch.randn(12, 9, 6)
+    student(gen_a(z)).sum().backward()
+    for p in student.parameters():
+        p.grad = None
+    with frozen(student):
+        student(gen_b(z)).sum().backward()
+        assert all(p.grad is None for p in student.parameters())
+    for pa, pb in zip(gen_a.parameters(), gen_b.parameters(), strict=True):
+        assert torch.equal(pa.grad, pb.grad)
+    assert all(p.requires_grad for p in student.parameters())

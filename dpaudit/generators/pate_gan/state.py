@@ -23,6 +23,7 @@ from dpaudit.data import Domain
 from dpaudit.generators import accountants as acc
 from dpaudit.generators.nets import (
     BatchedMLP,
+    BatchedOptimizer,
     MaskedStep,
     MLPSpec,
     gather_rows,
@@ -247,7 +248,7 @@ class TrainerState:
             residual=cfg.generator_residual, layer_norm=cfg.generator_layer_norm,
         ), generator=init, device=self.device)
 
-        def opt(params: Iterator[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        def opt(params: Iterator[torch.nn.Parameter]) -> BatchedOptimizer:
             return make_optimizer(params, name=cfg.optimizer, lr=cfg.lr,
                                   betas=(cfg.beta1, 0.999), weight_decay=cfg.weight_decay)
 

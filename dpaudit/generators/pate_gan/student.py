@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from dpaudit.generators.nets import train_step
+from dpaudit.generators.nets import frozen, train_step, with_ones
 from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.state import TrainerState
 from dpaudit.generators.pate_gan.teachers import noisy_labels, votes
@@ -22,11 +22,17 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
     # serves by mmap, page-faulting it in on every call: 2-3x slower.)
     with torch.no_grad():
         fakes = s.generator(s.latent(steps * b))
+        fakes1 = with_ones(fakes) if s.fused_teachers else None
     for step in range(steps):
-        fake = fakes[:, step * b:(step + 1) * b]
-        n1 = votes(s, fake)
+        part = slice(step * b, (step + 1) * b)
+        fake = fakes[:, part]
+        n1 = votes(s, fake, None if fakes1 is None else fakes1[:, part])
         labels = noisy_labels(s, n1)
-        gaps = torch.nn.functional.one_hot((2 * n1 - k).abs(), k + 1).sum(dim=1)
+        # The ledger's counts of each vote gap |n1 - n0| per model (integer counts:
+        # a scatter-add instead of a [M, B, k + 1] one-hot).
+        gap = (2 * n1 - k).abs()
+        gaps = torch.zeros(s.m, k + 1, dtype=torch.int64, device=s.device).scatter_add_(
+            1, gap, torch.ones_like(gap))
         step_counts = gaps.to(torch.float64)
         use = s.active.clone()
         if uses_accountant and not cfg.budget_overshoot:
@@ -81,4 +87,7 @@ def generator_iteration(s: TrainerState) -> None:
             bce = torch.nn.functional.binary_cross_entropy_with_logits
             return bce(out, torch.ones_like(out), reduction="none").mean(dim=1)
 
-        train_step(s.gen_step, loss, s.active)
+        # Only the generator steps: the discriminator's parameter gradients are not
+        # computed (the gradients reaching the generator are the same).
+        with frozen(s.critic if cfg.single_discriminator else s.student):
+            train_step(s.gen_step, loss, s.active)

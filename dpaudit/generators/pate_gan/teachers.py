@@ -66,6 +66,7 @@ def teacher_iteration(s: TrainerState) -> None:
     # steps come from one forward pass, each step's real rows from one draw.
     with torch.no_grad():
         fakes = s.generator(s.latent(steps * b))  # [M, steps * b, p]
+        fakes1 = with_ones(fakes) if s.fused_teachers else fakes
     rows, nonempty_mk = s.teacher_row_indices(steps * b)  # [M, k, steps * b]
     nonempty = nonempty_mk.reshape(m * k)
     s.mark_seen(rows.reshape(m * k, steps * b), active_t & nonempty)
@@ -84,7 +85,7 @@ def teacher_iteration(s: TrainerState) -> None:
         if s.fused_teachers:
             real1 = gather_rows(s.data1, idx).view(m * k, b, s.p + 1)
             relu_logit_bce_grad_(s.teachers, [(real1, 1, y_real),
-                                              (with_ones(fake), k, y_fake)],
+                                              (fakes1[:, part], k, y_fake)],
                                  active_t.to(fake.dtype),
                                  batch_weights=[real_weight, None])
             s.teacher_step.step(active_t)
@@ -105,8 +106,9 @@ def teacher_iteration(s: TrainerState) -> None:
         train_step(s.teacher_step, loss, active_t)
 
 
-def votes(s: TrainerState, fake: Tensor) -> Tensor:
-    """Number of teachers voting "real" for each generated row: [M, B]."""
+def votes(s: TrainerState, fake: Tensor, fake1: Tensor | None = None) -> Tensor:
+    """Number of teachers voting "real" for each generated row: [M, B]. ``fake1``:
+    ``with_ones(fake)``, when the caller has it."""
     k = s.k
     with torch.no_grad():
         if s.cfg.lr_teachers_refit:
@@ -114,7 +116,7 @@ def votes(s: TrainerState, fake: Tensor) -> Tensor:
             xa = with_ones(x).to(torch.float64)
             logit = torch.bmm(xa, s.lr_weights.unsqueeze(-1)).squeeze(-1)
         elif s.fused_teachers:
-            logit = relu_logits(s.teachers, with_ones(fake), k)[0]
+            logit = relu_logits(s.teachers, with_ones(fake) if fake1 is None else fake1, k)[0]
         else:
             logit = s.teachers.forward_shared(fake, k, logits=True)
     real = (logit > 0).reshape(s.m, k, -1)
