@@ -77,6 +77,22 @@ def test_logistic_regression_agrees_with_sklearn() -> None:
         np.testing.assert_allclose(w[e, 4], ref.intercept_[0], atol=1e-5)
 
 
+def test_logistic_regression_stops_per_member_at_the_optimum() -> None:
+    """Newton stops early per member: the result is the 30-step optimum (to rounding)
+    and a member's weights do not depend on its batch mates (here: members of very
+    different scales, which converge after different numbers of steps)."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(4, 90, 3)) * np.array([0.1, 1.0, 3.0, 10.0])[:, None, None]
+    y = (x[..., 0] - x[..., 2] + rng.normal(size=(4, 90)) > 0).astype(float)
+    xt, yt = torch.as_tensor(x), torch.as_tensor(y)
+    batched = fit_logistic_regression(xt, yt)
+    full = fit_logistic_regression(xt, yt, tol=0.0)  # all 30 steps, as before
+    torch.testing.assert_close(batched, full, rtol=0, atol=1e-9)
+    for e in range(4):
+        alone = fit_logistic_regression(xt[e:e + 1], yt[e:e + 1])
+        torch.testing.assert_close(alone[0], batched[e], rtol=0, atol=1e-12)
+
+
 def test_widths() -> None:
     assert widths("2d/3,d/3", d=29, z=7) == (19, 9)
     assert widths("", d=3, z=1) == ()

@@ -18,13 +18,19 @@ from dpaudit.generators.pate_gan.state import TrainerState
 
 
 def fit_logistic_regression(x: Tensor, y: Tensor, *, c: float = 1.0,
-                            iterations: int = 30) -> Tensor:
+                            iterations: int = 30, tol: float = 1e-10) -> Tensor:
     """L2-regularised logistic regressions, one per member, by Newton's method.
 
     Minimises ``C * sum log-loss + ||w||^2 / 2`` (intercept not penalised), the
     objective of scikit-learn's ``LogisticRegression(C=c)``; the optimum is unique, so
     the result agrees with scikit-learn's. ``x[E, N, p]``, ``y[E, N]`` -> ``w[E, p+1]``
     (last entry the intercept).
+
+    Newton's method converges quadratically here (measured on the ``updated`` variant
+    over Cervical Cancer: steps 2, 1, 0.9, 0.4, 6e-2, 1e-3, 5e-7, 1e-13, then rounding
+    noise of 1e-15), so a member stops once its largest step is below ``tol``; the
+    others go on (a member's result never depends on its batch mates), and the loop
+    ends when every member has stopped or after ``iterations`` steps.
     """
     e, _, p = x.shape
     xa = with_ones(x)
@@ -32,13 +38,18 @@ def fit_logistic_regression(x: Tensor, y: Tensor, *, c: float = 1.0,
     penalty = torch.ones(p + 1, dtype=x.dtype, device=x.device)
     penalty[-1] = 1e-10
     eye = torch.diag(penalty)
+    running = torch.ones(e, dtype=torch.bool, device=x.device)
     for _ in range(iterations):
         prob = torch.sigmoid(torch.bmm(xa, w.unsqueeze(-1)).squeeze(-1))
         grad = c * torch.bmm(xa.transpose(1, 2), (prob - y).unsqueeze(-1)).squeeze(-1)
         grad = grad + penalty * w
         weight = (prob * (1.0 - prob)).unsqueeze(-1)
         hess = c * torch.bmm(xa.transpose(1, 2), xa * weight) + eye
-        w = w - torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
+        step = torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
+        w = torch.where(running[:, None], w - step, w)
+        running &= step.abs().amax(dim=1) >= tol
+        if not bool(running.any()):
+            break
     return w
 
 
