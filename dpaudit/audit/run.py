@@ -33,7 +33,7 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from typing import Any
 import dpaudit
 from dpaudit.audit.analysis import analyse
 from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.execution import plan_for_setup
+from dpaudit.audit.execution import cpu_cores, plan_for_setup
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.rounds import trace_round, train_batch
 from dpaudit.audit.selection import resolve_target
@@ -136,25 +136,65 @@ def _train_all(setup: AuditSetup, store: ResultStore, out: Path, *,
         cached_setup(config_json)  # built once here, not by every thread at once
     bar = tqdm(total=n, initial=n - sum(len(b) for b in todo), unit="model",
                desc="audit (models, both worlds)", disable=not progress, file=None)
+
+    def work(batch: list[int]) -> list[dict[str, Any]]:
+        return train_batch(config_json, batch, trace=traced)
+
+    def commit(rows: list[dict[str, Any]]) -> None:
+        store.commit_batch(rows)
+        for row in rows:
+            if "trace" in row:
+                write_trace(out / TRACE, row["trace"]["claim"],
+                            num_teachers=row["trace"]["num_teachers"])
+        bar.update(len(rows))
+
     try:
-        with _backend(config):
-            jobs = execution.jobs if config.backend != "dask" else -1
-            parallel = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
-            outputs = parallel(joblib.delayed(train_batch)(config_json, b, trace=traced)
-                               for b in todo)
-            try:
-                for rows in outputs:
-                    store.commit_batch(rows)
-                    for row in rows:
-                        if "trace" in row:
-                            write_trace(out / TRACE, row["trace"]["claim"],
-                                        num_teachers=row["trace"]["num_teachers"])
-                    bar.update(len(rows))
-            finally:
-                outputs.close()  # after an exception: joblib aborts the pending batches
+        if config.backend == "threading":
+            workers = cpu_cores() if execution.jobs == -1 else execution.jobs
+            _run_threads(work, todo, workers=workers, commit=commit)
+        else:
+            with _backend(config):
+                jobs = execution.jobs if config.backend != "dask" else -1
+                parallel = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
+                outputs = parallel(joblib.delayed(train_batch)(config_json, b, trace=traced)
+                                   for b in todo)
+                try:
+                    for rows in outputs:
+                        commit(rows)
+                finally:
+                    outputs.close()  # after an exception: joblib aborts pending batches
     finally:
         bar.close()
     return sum(len(b) for b in todo)
+
+
+def _run_threads(work: Callable[[list[int]], list[dict[str, Any]]],
+                 batches: list[list[int]], *, workers: int,
+                 commit: Callable[[list[dict[str, Any]]], None]) -> None:
+    """``work`` on every batch in ``workers`` threads (in this thread for one),
+    committing each batch's rows in this thread as it finishes.
+
+    On any exception here (SIGTERM turned into one, Ctrl-C) no new batch starts and
+    the running ones are waited for before it propagates: a thread inside torch
+    when the interpreter exits would abort the process (``std::terminate``) instead
+    of letting it exit with its code. A batch's training cannot be interrupted, so
+    this waits at most one batch.
+    """
+    if workers <= 1 or len(batches) <= 1:
+        for batch in batches:
+            commit(work(batch))
+        return
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpaudit-batch")
+    try:
+        pending = {pool.submit(work, batch) for batch in batches}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                commit(future.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 Ranking = tuple[tuple[int, float], ...]
