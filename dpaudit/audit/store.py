@@ -194,6 +194,13 @@ class ResultStore:
             self._features[attack] = found
         return found
 
+    def prefetch(self, attacks: Iterable[str]) -> None:
+        """Reads the features of ``attacks`` now, in this thread: later
+        :meth:`features` calls for them run no query (so other threads may make
+        them; the connection itself belongs to the thread that opened it)."""
+        for attack in attacks:
+            self._vectors(attack)
+
     def features(self, attack: str, rounds: NDArray[np.int64]) -> NDArray[np.float64]:
         """The feature matrix ``[len(rounds), F]`` of ``attack``, in ``rounds`` order
         (a new array; the attack's vectors are read from the file once)."""
