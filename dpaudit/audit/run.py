@@ -45,7 +45,7 @@ from dpaudit.audit.execution import cpu_cores, plan_for_setup
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.rounds import trace_round, train_batch
 from dpaudit.audit.selection import resolve_target
-from dpaudit.audit.setup import AuditSetup, build_setup, cached_setup
+from dpaudit.audit.setup import AuditSetup, build_setup, cached_round_rngs
 from dpaudit.audit.store import ResultStore, StoreLock
 from dpaudit.audit.traces import write_trace
 from dpaudit.errors import InvalidParameterError, StoreError
@@ -133,7 +133,7 @@ def _train_all(setup: AuditSetup, store: ResultStore, out: Path, *,
     if traced is not None and (out / TRACE / "trace.json").is_file():
         traced = None
     if todo and config.backend == "threading":
-        cached_setup(config_json)  # built once here, not by every thread at once
+        cached_round_rngs(config_json)  # built once here, not by every thread at once
     bar = tqdm(total=n, initial=n - sum(len(b) for b in todo), unit="model",
                desc="audit (models, both worlds)", disable=not progress, file=None)
 
