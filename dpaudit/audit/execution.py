@@ -3,10 +3,11 @@
 On the CPU the rounds fan out over ``--jobs`` workers (default one per core): threads
 by default (``--backend threading``: the training runs in torch kernels that release
 the GIL, so threads use the cores without each worker process importing torch first;
-measured 2-3x less CPU time than ``loky`` processes end to end on 2 cores, see
-``benchmarks/end_to_end.py --compare-backends``), in batches of ``--batch-size``
-rounds (default: about two batches a worker, 128 to 512 rounds each). On CUDA one
-process trains as many rounds per ``fit_many`` as the GPU's free memory holds, estimated from the model sizes
+on 2 cores they were faster end to end than ``loky`` processes on the default audit
+and on GroundHog on Cervical Cancer: ``benchmarks/end_to_end.py --compare-backends``),
+in batches of ``--batch-size`` rounds (default: about two batches a worker, 128 to
+512 rounds each). On CUDA one process trains as many rounds per ``fit_many`` as the
+GPU's free memory holds, estimated from the model sizes
 (:func:`estimate_model_bytes`): worker processes would each initialise CUDA and share
 one GPU. An explicit ``--jobs`` or ``--batch-size`` wins on either device.
 
