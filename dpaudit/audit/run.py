@@ -21,7 +21,10 @@ State rules (docs/design.md):
   plug-in module and contacts no Dask scheduler that the caller did not name again.
 * Workers never outlive the run: on any exception (SIGTERM turned into one by the
   CLI, Ctrl-C) the loky workers are killed, and each worker exits by itself when its
-  parent process dies (:func:`watch_parent`, for a SIGKILL of the parent).
+  parent process dies (:func:`watch_parent`, for a SIGKILL of the parent). Threads
+  (the default backend) start no new batch and are waited for (:func:`_run_threads`).
+* The training trace is that of the audit's first with-target round
+  (:func:`~dpaudit.audit.rounds.trace_round`), recorded while the audit trains it.
 """
 
 from __future__ import annotations
