@@ -36,6 +36,7 @@ import shutil
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -165,7 +166,13 @@ def _train_all(setup: AuditSetup, store: ResultStore, out: Path, *,
                     for rows in outputs:
                         commit(rows)
                 finally:
-                    outputs.close()  # after an exception: joblib aborts pending batches
+                    # After an exception joblib aborts the pending batches; its
+                    # warning that it did is no news to a stopped run (one line).
+                    with warnings.catch_warnings():
+                        warnings.filterwarnings(
+                            "ignore", message=r".*still being processed by the workers",
+                            category=UserWarning)
+                        outputs.close()
     finally:
         bar.close()
     return sum(len(b) for b in todo)
