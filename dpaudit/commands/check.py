@@ -19,6 +19,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dpaudit.ci import (
+    load_policy,
+    run_check,
+    summary_path,
+    write_junit,
+    write_summary,
+)
 from dpaudit.errors import InvalidParameterError
 
 __all__ = ["add_parser", "run"]
@@ -113,15 +120,6 @@ def run(args: argparse.Namespace) -> int:
             attack), an output that cannot be written, or audits already in
             ``--out`` without ``--force`` or ``--resume``: all before any audit runs.
     """
-    # Here, not at the top: building the parser (`dpaudit --help`) needs none of it.
-    from dpaudit.ci import (
-        load_policy,
-        run_check,
-        summary_path,
-        write_junit,
-        write_summary,
-    )
-
     policy = load_policy(args.policy)
     junit = getattr(args, "junit", None)
     summary = summary_path(getattr(args, "summary", None))
