@@ -13,7 +13,11 @@ worst case, query-based attack, 1,000 rounds per world):
    pass, one decode per batch).
 
     python benchmarks/end_to_end.py [--rounds 1000] [--release batched|per-model]
-        [--batch-size 128] [--skip-command] [--skip-phases]
+        [--batch-size 128] [--skip-command] [--skip-phases] [--compare-backends]
+
+``--compare-backends`` times the command once per CPU fan-out: threads (the
+default), loky worker processes and one process (``--jobs 1``); the results must
+agree (each batch depends only on its rounds).
 
 It prints the machine's load average before and after: figures taken while other
 work runs are slower than on a quiet machine.
@@ -147,6 +151,8 @@ def main() -> None:
                              "for one process)")
     parser.add_argument("--skip-command", action="store_true")
     parser.add_argument("--skip-phases", action="store_true")
+    parser.add_argument("--compare-backends", action="store_true",
+                        help="time the command with threads, processes and one process")
     parser.add_argument("--command-args", default="",
                         help="extra arguments of the timed `dpaudit audit`")
     args = parser.parse_args()
@@ -156,6 +162,11 @@ def main() -> None:
         wall, cpu = time_command(args.rounds, args.command_args.split())
         print(f"dpaudit audit (subprocess): {wall:6.1f} s wall, {cpu:6.1f} s CPU "
               "(process + workers)")
+    if args.compare_backends:
+        for extra in (["--backend", "threading"], ["--backend", "loky"], ["--jobs", "1"]):
+            wall, cpu = time_command(args.rounds, [*extra, *args.command_args.split()])
+            print(f"dpaudit audit {' '.join(extra):19s}: {wall:6.1f} s wall, {cpu:6.1f} s "
+                  f"CPU ({_load()})")
     if not args.skip_phases:
         phases = time_phases(args.rounds, args.release, args.batch_size)
         wall = sum(w for w, _ in phases.values())

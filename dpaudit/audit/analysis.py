@@ -10,6 +10,7 @@ the worlds best on the VALIDATION rounds, never to one whose scores are constant
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 import dpaudit
 from dpaudit.audit import estimators as est
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.execution import cpu_cores
 from dpaudit.audit.game import SPLIT_CODES, GamePlan
 from dpaudit.audit.result import SCHEMA_VERSION
 from dpaudit.audit.setup import AuditSetup
@@ -137,10 +139,21 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
     # (delta_override) is judged at its own, weaker, delta.
     delta = max(config.delta, claim["delta"])
     attacks = setup.make_attacks()
-    per_attack = {name: analyse_attack(name, attack, store, setup.plan,
-                                       delta=delta, alpha=alpha,
-                                       method=config.estimator)
-                  for name, attack in attacks.items()}
+    store.prefetch(attacks)
+
+    def one(name: str) -> dict[str, Any]:
+        return analyse_attack(name, attacks[name], store, setup.plan, delta=delta,
+                              alpha=alpha, method=config.estimator)
+
+    # The attacks' classifiers are independent (each has its own stream) and
+    # scikit-learn's tree building releases the GIL: they train side by side.
+    workers = min(len(attacks), cpu_cores())
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers,
+                                thread_name_prefix="dpaudit-analysis") as pool:
+            per_attack = dict(zip(attacks, pool.map(one, attacks)))
+    else:
+        per_attack = {name: one(name) for name in attacks}
     best = headline_attack(per_attack)
     head = per_attack[best]
     verdict = decide(eps_emp=head["eps_emp"], eps_claimed=claim["epsilon"],

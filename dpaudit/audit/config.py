@@ -42,7 +42,10 @@ class AuditConfig:
             ``|D|`` otherwise); equal in both worlds.
         batch_size: rounds trained together by ``fit_many``.
         jobs: parallel jobs (joblib); -1: one per CPU core.
-        backend: joblib backend; ``dask`` runs on the cluster at ``scheduler``.
+        backend: joblib backend: ``threading`` (default: training runs in torch
+            kernels that release the GIL, and worker processes would each import
+            torch first), ``loky`` (worker processes) or ``dask`` (the cluster at
+            ``scheduler``).
         device: ``auto``, ``cpu`` or ``cuda``.
         seed: the root seed.
         alpha: the audit's false-alarm probability: eps_emp exceeds the true epsilon
@@ -78,7 +81,7 @@ class AuditConfig:
     synthetic_rows: int | None = None
     batch_size: int = 128
     jobs: int = -1
-    backend: Backend = "loky"
+    backend: Backend = "threading"
     scheduler: str | None = None
     device: str = "auto"
     seed: int = 0

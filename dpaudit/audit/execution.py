@@ -1,9 +1,13 @@
 """Where and how an audit's rounds run: processes, batch size, out-of-memory retries.
 
-On the CPU the rounds fan out over worker processes (``--jobs``, default one per
-core) in batches of ``--batch-size`` rounds (default: about two batches a worker,
-128 to 512 rounds each). On CUDA one process trains as many rounds
-per ``fit_many`` as the GPU's free memory holds, estimated from the model sizes
+On the CPU the rounds fan out over ``--jobs`` workers (default one per core): threads
+by default (``--backend threading``: the training runs in torch kernels that release
+the GIL, so threads use the cores without each worker process importing torch first;
+on 2 cores they were faster end to end than ``loky`` processes on the default audit
+and on GroundHog on Cervical Cancer: ``benchmarks/end_to_end.py --compare-backends``),
+in batches of ``--batch-size`` rounds (default: about two batches a worker, 128 to
+512 rounds each). On CUDA one process trains as many rounds per ``fit_many`` as the
+GPU's free memory holds, estimated from the model sizes
 (:func:`estimate_model_bytes`): worker processes would each initialise CUDA and share
 one GPU. An explicit ``--jobs`` or ``--batch-size`` wins on either device.
 
@@ -53,7 +57,8 @@ class ExecutionPlan:
 
     Attributes:
         device: ``cpu`` or ``cuda`` (``auto`` resolved).
-        jobs: worker processes (``-1``: one per CPU core).
+        jobs: workers, threads or processes by the backend (``-1``: one per CPU
+            core).
         batch_size: rounds per ``fit_many``.
         reason: one sentence saying why, for logs and benchmarks.
     """
@@ -95,13 +100,14 @@ def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | Non
         if user_batch:
             return ExecutionPlan(device=device, jobs=config.jobs,
                                  batch_size=config.batch_size,
-                                 reason="CPU: worker processes, the batch size given")
+                                 reason=f"CPU: {config.backend} workers, the batch "
+                                        "size given")
         workers = cpu_cores() if config.jobs == -1 else config.jobs
         batch = min(MAX_CPU_BATCH, max(DEFAULT_BATCH_SIZE,
                                        math.ceil(n_rounds / (2 * max(workers, 1)))))
         return ExecutionPlan(device=device, jobs=config.jobs, batch_size=batch,
-                             reason=f"CPU: {workers} worker process(es), about two "
-                                    "batches each")
+                             reason=f"CPU: {workers} {config.backend} worker(s), about "
+                                    "two batches each")
     jobs = 1 if config.jobs == DEFAULT_JOBS else config.jobs
     if user_batch:
         return ExecutionPlan(device=device, jobs=jobs, batch_size=config.batch_size,

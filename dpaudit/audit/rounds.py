@@ -15,6 +15,7 @@ without, each round's streams feed every draw (the ``independent`` game).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +25,12 @@ import pandas as pd
 
 from dpaudit.allocator import keep_freed_memory
 from dpaudit.audit.execution import run_halving
-from dpaudit.audit.setup import cached_round_rngs, cached_setup
+from dpaudit.audit.setup import AuditSetup, cached_round_rngs, cached_setup
 from dpaudit.audit.streams import Streams
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
+from dpaudit.generators.registry import generator_factory, get_spec
 from dpaudit.rng import Rngs
 
 PublicStreams = tuple[Rngs, Rngs]
@@ -163,13 +165,33 @@ def release(make_generator: Callable[[], Generator], datasets: Sequence[pd.DataF
     return models, released.frames()
 
 
-def train_batch(config_json: str, rounds: Sequence[int]) -> list[dict[str, Any]]:
+def trace_round(setup: AuditSetup) -> int | None:
+    """The round whose model's training trace the audit writes (the first round of
+    the with-target world), or ``None`` when the generator records no trace (its
+    registry spec has no ``trace_switch``)."""
+    if get_spec(setup.config.generator).trace_switch is None:
+        return None
+    members = [r for r, bit in enumerate(setup.plan.bits) if bit]
+    return int(members[0]) if members else None
+
+
+def train_batch(config_json: str, rounds: Sequence[int], *,
+                trace: int | None = None) -> list[dict[str, Any]]:
     """Trains and attacks the rounds ``rounds``; returns rows for the store.
 
     Runs in a worker: everything is rebuilt from the config, so the result depends on
     the rounds alone (not on which worker ran them, nor on the batch size: a batch
     that runs out of device memory is halved and retried,
     :func:`dpaudit.audit.execution.run_halving`).
+
+    When ``trace`` is one of ``rounds`` (:func:`trace_round`), that round is trained
+    on its own with the generator's trace switch on, and its row also holds
+    ``"trace"``: ``{"claim": the full claim with its per-iteration trace,
+    "num_teachers": k}``. The switch only records (it draws nothing and changes no
+    model: tests/audit/test_runner.py checks it), and a model depends only on its own
+    streams, so the round's model, release and features are the ones it would have
+    had in the batch. Recording inside the whole batch would cost more: PATE-GAN's
+    teacher losses run every teacher over all rows each iteration, for every model.
     """
     keep_freed_memory()  # once per worker process
     setup = cached_setup(config_json)
@@ -179,25 +201,50 @@ def train_batch(config_json: str, rounds: Sequence[int]) -> list[dict[str, Any]]
         import torch
 
         torch.set_num_threads(1)
-    return run_halving(list(rounds), lambda part: _train_rounds(config_json, part),
-                       key=config_json)
+    todo = [int(r) for r in rounds]
+    traced: list[dict[str, Any]] = []
+    if trace is not None and trace in todo:
+        todo.remove(trace)
+        traced = _train_rounds(config_json, [trace], record_trace=True)
+    rows = run_halving(todo, lambda part: _train_rounds(config_json, part),
+                       key=config_json) if todo else []
+    return sorted([*traced, *rows], key=lambda row: int(row["round"]))
 
 
-def _train_rounds(config_json: str, rounds: list[int]) -> list[dict[str, Any]]:
+def _traced_generator(setup: AuditSetup) -> Generator:
+    """The audit's generator with its trace switch on."""
+    spec = get_spec(setup.config.generator)
+    assert spec.trace_switch is not None
+    options = {**setup.generator_options, spec.trace_switch: True}
+    return generator_factory(setup.config.generator)(
+        epsilon=setup.config.epsilon, delta=setup.config.delta, **options)
+
+
+def _train_rounds(config_json: str, rounds: list[int], *,
+                  record_trace: bool = False) -> list[dict[str, Any]]:
     setup = cached_setup(config_json)
     plan = setup.plan
     all_rngs = cached_round_rngs(config_json)
     datasets = [setup.with_target if plan.bits[r] else setup.without for r in rounds]
+    make_generator: Callable[[], Generator] = setup.make_generator
+    if record_trace:
+        make_generator = functools.partial(_traced_generator, setup)
     models, released = train_and_release(
-        setup.make_generator, datasets, [all_rngs[r] for r in rounds],
+        make_generator, datasets, [all_rngs[r] for r in rounds],
         domain=setup.domain, rows=setup.synthetic_rows, public=setup.public_streams(),
         name=setup.config.generator)
     attacks = setup.make_attacks()
     frames = released.frames()
     features = {name: attack.featurize(frames) for name, attack in attacks.items()}
-    return [
-        {"round": int(r), "bit": int(plan.bits[r]), "split": int(plan.splits[r]),
-         "claim": compact_claim(model.privacy_claim_.to_json()),
-         "features": {name: features[name][i] for name in attacks}}
-        for i, (r, model) in enumerate(zip(rounds, models))
-    ]
+    rows = []
+    for i, (r, model) in enumerate(zip(rounds, models)):
+        claim = model.privacy_claim_.to_json()
+        row: dict[str, Any] = {
+            "round": int(r), "bit": int(plan.bits[r]), "split": int(plan.splits[r]),
+            "claim": compact_claim(claim),
+            "features": {name: features[name][i] for name in attacks}}
+        if record_trace:
+            row["trace"] = {"claim": claim,
+                            "num_teachers": int(getattr(model, "num_teachers_", 0))}
+        rows.append(row)
+    return rows

@@ -21,7 +21,10 @@ State rules (docs/design.md):
   plug-in module and contacts no Dask scheduler that the caller did not name again.
 * Workers never outlive the run: on any exception (SIGTERM turned into one by the
   CLI, Ctrl-C) the loky workers are killed, and each worker exits by itself when its
-  parent process dies (:func:`watch_parent`, for a SIGKILL of the parent).
+  parent process dies (:func:`watch_parent`, for a SIGKILL of the parent). Threads
+  (the default backend) start no new batch and are waited for (:func:`_run_threads`).
+* The training trace is that of the audit's first with-target round
+  (:func:`~dpaudit.audit.rounds.trace_round`), recorded while the audit trains it.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -41,15 +45,15 @@ from typing import Any
 import dpaudit
 from dpaudit.audit.analysis import analyse
 from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.execution import plan_for_setup
+from dpaudit.audit.execution import cpu_cores, plan_for_setup
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.rounds import train_batch
+from dpaudit.audit.rounds import trace_round, train_batch
 from dpaudit.audit.selection import resolve_target
-from dpaudit.audit.setup import AuditSetup, build_setup
+from dpaudit.audit.setup import AuditSetup, build_setup, cached_round_rngs
 from dpaudit.audit.store import ResultStore, StoreLock
-from dpaudit.audit.streams import Streams
+from dpaudit.audit.traces import write_trace
 from dpaudit.errors import InvalidParameterError, StoreError
-from dpaudit.generators.registry import builtin_generators, generator_factory, get_spec
+from dpaudit.generators.registry import builtin_generators
 from dpaudit.io import write_atomic
 
 RESULT = "result.json"
@@ -111,8 +115,13 @@ def _backend(config: AuditConfig) -> Iterator[None]:
         raise
 
 
-def _train_all(setup: AuditSetup, store: ResultStore, *, progress: bool) -> int:
-    """Trains every round not yet stored; returns how many rounds it trained."""
+def _train_all(setup: AuditSetup, store: ResultStore, out: Path, *,
+               progress: bool) -> int:
+    """Trains every round not yet stored; returns how many rounds it trained.
+
+    The batch holding :func:`trace_round` trains that round with the trace switch
+    on, and its trace is written to ``out/trace`` here (unless one is there: a
+    resumed audit keeps the trace it wrote)."""
     import joblib
     from tqdm import tqdm
 
@@ -124,22 +133,78 @@ def _train_all(setup: AuditSetup, store: ResultStore, *, progress: bool) -> int:
                for s in range(0, n, execution.batch_size)]
     todo = [b for b in batches if not set(b) <= done]
     config_json = json.dumps(config.to_json(), sort_keys=True)
+    traced = trace_round(setup)
+    if traced is not None and (out / TRACE / "trace.json").is_file():
+        traced = None
+    if todo and config.backend == "threading":
+        cached_round_rngs(config_json)  # built once here, not by every thread at once
     bar = tqdm(total=n, initial=n - sum(len(b) for b in todo), unit="model",
                desc="audit (models, both worlds)", disable=not progress, file=None)
+
+    def work(batch: list[int]) -> list[dict[str, Any]]:
+        return train_batch(config_json, batch, trace=traced)
+
+    def commit(rows: list[dict[str, Any]]) -> None:
+        store.commit_batch(rows)
+        for row in rows:
+            if "trace" in row:
+                write_trace(out / TRACE, row["trace"]["claim"],
+                            num_teachers=row["trace"]["num_teachers"])
+        bar.update(len(rows))
+
     try:
-        with _backend(config):
-            jobs = execution.jobs if config.backend != "dask" else -1
-            parallel = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
-            outputs = parallel(joblib.delayed(train_batch)(config_json, b) for b in todo)
-            try:
-                for rows in outputs:
-                    store.commit_batch(rows)
-                    bar.update(len(rows))
-            finally:
-                outputs.close()  # after an exception: joblib aborts the pending batches
+        if config.backend == "threading":
+            workers = cpu_cores() if execution.jobs == -1 else execution.jobs
+            _run_threads(work, todo, workers=workers, commit=commit)
+        else:
+            with _backend(config):
+                jobs = execution.jobs if config.backend != "dask" else -1
+                parallel = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
+                outputs = parallel(joblib.delayed(train_batch)(config_json, b, trace=traced)
+                                   for b in todo)
+                try:
+                    for rows in outputs:
+                        commit(rows)
+                finally:
+                    # After an exception joblib aborts the pending batches; its
+                    # warning that it did is no news to a stopped run (one line).
+                    with warnings.catch_warnings():
+                        warnings.filterwarnings(
+                            "ignore", message=r".*still being processed by the workers",
+                            category=UserWarning)
+                        outputs.close()
     finally:
         bar.close()
     return sum(len(b) for b in todo)
+
+
+def _run_threads(work: Callable[[list[int]], list[dict[str, Any]]],
+                 batches: list[list[int]], *, workers: int,
+                 commit: Callable[[list[dict[str, Any]]], None]) -> None:
+    """``work`` on every batch in ``workers`` threads (in this thread for one),
+    committing each batch's rows in this thread as it finishes.
+
+    On any exception here (SIGTERM turned into one, Ctrl-C) no new batch starts and
+    the running ones are waited for before it propagates: a thread inside torch
+    when the interpreter exits would abort the process (``std::terminate``) instead
+    of letting it exit with its code. A batch's training cannot be interrupted, so
+    this waits at most one batch.
+    """
+    if workers <= 1 or len(batches) <= 1:
+        for batch in batches:
+            commit(work(batch))
+        return
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpaudit-batch")
+    try:
+        pending = {pool.submit(work, batch) for batch in batches}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                commit(future.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 Ranking = tuple[tuple[int, float], ...]
@@ -287,23 +352,23 @@ def _prepare_directory(out_dir: Path, config: AuditConfig, *,
 
 
 def _write_training_trace(setup: AuditSetup, out: Path) -> None:
-    """One extra fit on ``D ∪ {target}`` with per-iteration traces, for the report
-    (records seen per teacher, teacher losses, epsilon over iterations), where the
-    generator records traces (the registry says which). Its stream is
-    :meth:`Streams.trace`, apart from the rounds' and the attacks'; it is not part of
-    the game."""
-    spec = get_spec(setup.config.generator)
-    if spec.trace_switch is None:
-        return
-    from dpaudit.audit.traces import write_trace
+    """The training trace of :func:`trace_round`'s model (records seen per teacher,
+    teacher losses, epsilon over iterations), for the report, where the generator
+    records traces (the registry says which).
 
-    options = {**setup.generator_options, spec.trace_switch: True}
-    generator = generator_factory(setup.config.generator)(
-        epsilon=setup.config.epsilon, delta=setup.config.delta, **options)
-    rng = Streams(setup.config.seed).trace()
-    model = generator.fit(setup.with_target, domain=setup.domain, rng=rng)
-    write_trace(out / "trace", model.privacy_claim_.to_json(),
-                num_teachers=int(getattr(model, "num_teachers_", 0)))
+    Normally written while the audit trains that round (:func:`_train_all`). This
+    is the fallback for a store whose batch was finished without it (an audit
+    stopped between the commit and the trace, or stored by an older dpaudit): the
+    round is trained again with the switch on, from its own streams, so it is the
+    stored round's model. Nothing is recomputed in the store.
+    """
+    traced = trace_round(setup)
+    if traced is None:
+        return
+    config_json = json.dumps(setup.config.to_json(), sort_keys=True)
+    (row,) = train_batch(config_json, [traced], trace=traced)
+    write_trace(out / TRACE, row["trace"]["claim"],
+                num_teachers=row["trace"]["num_teachers"])
 
 
 @dataclass
@@ -434,7 +499,7 @@ def _run_locked(config: AuditConfig, out: Path, session: _Session, *, resume: bo
         store.set_meta("version", dpaudit.__version__)
         if selection is not None:
             store.set_meta("target_selection", [[r, a] for r, a in selection])
-        trained_rounds = _train_all(setup, store, progress=progress)
+        trained_rounds = _train_all(setup, store, out, progress=progress)
         trained = time.perf_counter() - started
         result = analyse(setup, store)
     if not (out / TRACE / "trace.json").is_file():

@@ -53,6 +53,67 @@ def _from_bytes(blob: bytes) -> NDArray[np.float64]:
     return array
 
 
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _header_length(blob: bytes) -> int | None:
+    """The length of an NPY blob's header (magic, version, length field and the
+    header dict), from its length field; ``None`` for anything but versions 1 and 2."""
+    if blob[:6] != _NPY_MAGIC or len(blob) < 12:
+        return None
+    if blob[6] == 1:
+        return 10 + int.from_bytes(blob[8:10], "little")
+    if blob[6] == 2:
+        return 12 + int.from_bytes(blob[8:12], "little")
+    return None
+
+
+def _plain_length(blob: bytes) -> int | None:
+    """The length of a plain vector (1-d, little-endian float64, C order: what
+    :func:`_to_bytes` writes) that the NPY ``blob`` holds, else ``None``. The header
+    is parsed by NumPy's own reader (:mod:`numpy.lib.format`)."""
+    fp = io.BytesIO(blob)
+    try:
+        version = np.lib.format.read_magic(fp)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+        else:
+            return None
+    except ValueError:
+        return None
+    if dtype != np.dtype("<f8") or len(shape) != 1 or fortran:
+        return None
+    return int(shape[0])
+
+
+def decode_vectors(blobs: Iterable[bytes]) -> list[NDArray[np.float64]]:
+    """The vectors that NPY ``blobs`` (one :func:`_to_bytes` each) hold, in order.
+
+    The feature vectors of one attack share one header: it is parsed once (by
+    NumPy's reader) and a plain vector (1-d ``<f8``) is then read with
+    :func:`numpy.frombuffer` after it; a blob whose size does not match its header,
+    and any other format, goes through :func:`numpy.load` (``allow_pickle=False``),
+    so every store written so far reads as before. The vectors are read-only views
+    of the blobs.
+    """
+    plain: dict[bytes, int | None] = {}
+    out: list[NDArray[np.float64]] = []
+    for blob in blobs:
+        size = _header_length(blob)
+        if size is not None:
+            header = blob[:size]
+            if header not in plain:
+                plain[header] = _plain_length(blob)
+            length = plain[header]
+            if length is not None and len(blob) == size + 8 * length:
+                out.append(np.frombuffer(blob, dtype="<f8", offset=size))
+                continue
+        out.append(_from_bytes(blob))
+    return out
+
+
 class ResultStore:
     """An audit's SQLite store (``audit.sqlite`` in the audit directory)."""
 
@@ -61,6 +122,8 @@ class ResultStore:
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / self.FILENAME
         self.conn = sqlite3.connect(self.path)
+        # Each attack's stored vectors by round, read once (cleared by commits).
+        self._features: dict[str, dict[int, NDArray[np.float64]]] = {}
         try:
             self.conn.executescript(SCHEMA)
         except sqlite3.DatabaseError as err:
@@ -102,6 +165,7 @@ class ResultStore:
         Each row: ``round``, ``bit``, ``split``, ``claim`` (JSON-able), ``features``
         (attack name -> vector).
         """
+        self._features.clear()
         with self.conn:
             for row in rows:
                 self.conn.execute(
@@ -117,10 +181,30 @@ class ResultStore:
         return {r: json.loads(c) for r, c in
                 self.conn.execute("SELECT round, claim FROM rounds ORDER BY round")}
 
+    def _vectors(self, attack: str) -> dict[int, NDArray[np.float64]]:
+        """Every stored vector of ``attack`` by round: one query per attack, kept
+        until the next :meth:`commit_batch`."""
+        found = self._features.get(attack)
+        if found is None:
+            rows = self.conn.execute(
+                "SELECT round, vector FROM features WHERE attack = ?", (attack,)
+            ).fetchall()
+            vectors = decode_vectors(blob for _, blob in rows)
+            found = {int(r): v for (r, _), v in zip(rows, vectors)}
+            self._features[attack] = found
+        return found
+
+    def prefetch(self, attacks: Iterable[str]) -> None:
+        """Reads the features of ``attacks`` now, in this thread: later
+        :meth:`features` calls for them run no query (so other threads may make
+        them; the connection itself belongs to the thread that opened it)."""
+        for attack in attacks:
+            self._vectors(attack)
+
     def features(self, attack: str, rounds: NDArray[np.int64]) -> NDArray[np.float64]:
-        """The feature matrix ``[len(rounds), F]`` of ``attack``, in ``rounds`` order."""
-        found = {r: _from_bytes(b) for r, b in self.conn.execute(
-            "SELECT round, vector FROM features WHERE attack = ?", (attack,))}
+        """The feature matrix ``[len(rounds), F]`` of ``attack``, in ``rounds`` order
+        (a new array; the attack's vectors are read from the file once)."""
+        found = self._vectors(attack)
         missing = [int(r) for r in rounds if int(r) not in found]
         if missing:
             raise StoreError(

@@ -115,7 +115,8 @@ AUDIT_KEYS: tuple[Key, ...] = (
     Key("batch_size", "rounds trained together (default 128); does not change the result",
         kind="int"),
     Key("jobs", "parallel jobs (default -1: one per CPU core)", kind="int"),
-    Key("backend", "joblib backend (default loky); dask runs on --scheduler",
+    Key("backend", "joblib backend (default threading; loky: worker processes); dask "
+                   "runs on --scheduler",
         choices=("loky", "threading", "dask")),
     Key("scheduler", "Dask scheduler address (with --backend dask)"),
     Key("device", "auto (default), cpu or cuda", choices=("auto", "cpu", "cuda")),

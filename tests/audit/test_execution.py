@@ -166,3 +166,47 @@ def test_cuda_plan_and_a_real_out_of_memory_error_is_halved() -> None:
 
     assert run_halving(range(6), work, key="gpu") == list(range(6))
     assert execution.learned_limit("gpu") == 2
+
+
+def test_cpu_default_is_threads_and_explicit_backends_are_kept(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(execution, "cpu_cores", lambda: 2)
+    plan = plan_execution(AuditConfig(), n_rounds=2000, device="cpu")
+    assert AuditConfig().backend == "threading" and "threading" in plan.reason
+    plan = plan_execution(AuditConfig(backend="loky", jobs=2), n_rounds=2000,
+                          device="cpu")
+    assert (plan.jobs, plan.batch_size) == (2, 500) and "loky" in plan.reason
+
+
+def test_a_stopped_threaded_run_waits_for_its_running_batches() -> None:
+    """An exception in the committing thread (SIGTERM, Ctrl-C) starts no new batch
+    and returns only once the running ones are done: no thread is left inside
+    torch when the process exits."""
+    import threading
+    import time
+
+    from dpaudit.audit.run import _run_threads
+
+    started: list[int] = []
+    finished: list[int] = []
+    lock = threading.Lock()
+
+    def work(batch: list[int]) -> list[dict[str, Any]]:
+        with lock:
+            started.append(batch[0])
+        time.sleep(0.2)
+        with lock:
+            finished.append(batch[0])
+        return [{"round": batch[0]}]
+
+    def commit(rows: list[dict[str, Any]]) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _run_threads(work, [[i] for i in range(10)], workers=2, commit=commit)
+    assert sorted(started) == sorted(finished) and len(started) < 10
+    assert not [t for t in threading.enumerate() if t.name.startswith("dpaudit-batch")]
+    done: list[int] = []
+    _run_threads(work, [[i] for i in range(5)], workers=2,
+                 commit=lambda rows: done.append(rows[0]["round"]))
+    assert sorted(done) == list(range(5))

@@ -86,7 +86,8 @@ def test_no_worker_survives_its_parent(tmp_path: Path, signum: int) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
     proc = subprocess.Popen(
         [sys.executable, "-m", "dpaudit", "audit", "--generator", "slow_plugin:Slow",
-         "--rounds", "200", "--batch-size", "2", "--jobs", "2", "--quiet", "--out",
+         "--rounds", "200", "--batch-size", "2", "--jobs", "2", "--backend", "loky",
+         "--quiet", "--out",
          str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 240

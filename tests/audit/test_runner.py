@@ -301,3 +301,109 @@ def test_judged_at_the_claimed_delta(spy_module: str, tmp_path: Path) -> None:
     n0, n1 = result["estimator"]["test_non_members"], result["estimator"]["test_members"]
     assert result["eps_max_attainable"] == pytest.approx(
         est.eps_max_attainable(n0, n1, delta=0.2))
+
+
+# ------------------------------------------------------- trace from the audit
+
+def _member_parameters(model: Any) -> list[Any]:
+    """The trained parameters of one fitted PATE-GAN or G-PATE model."""
+    generator = getattr(model, "generator_", None)
+    if generator is not None:  # PATE-GAN: member `index` of the batched generator
+        return [p[generator.index].detach().clone()
+                for p in generator.ensemble.parameters()]
+    return [p.detach().clone() for p in model._fitted.generator.parameters()]
+
+
+@pytest.mark.parametrize(("generator", "options"), [
+    ("pategan", {"max_iterations": 3}),
+    ("gpate", {"max_iterations": 3, "batch_size": 8}),
+])
+def test_trace_switch_changes_no_model(generator: str, options: dict[str, Any]) -> None:
+    """The trace switch only records: with it on, a batch trains the same models
+    (parameters), releases the same rows and makes the same claims, so the audit may
+    keep the trace of one of its own rounds (no extra fit)."""
+    import functools
+
+    import pandas as pd
+    import torch
+
+    from dpaudit.audit import rounds
+
+    setup = build_setup(AuditConfig(generator=generator, rounds=5, device="cpu",
+                                    generator_options=options))
+    picked = [rounds.trace_round(setup), int(np.flatnonzero(setup.plan.bits == 0)[0])]
+    assert picked[0] is not None and setup.plan.bits[picked[0]] == 1
+    data = [setup.with_target if setup.plan.bits[r] else setup.without for r in picked]
+    streams = [setup.plan.round_rngs()[r] for r in picked]
+    runs = {}
+    for traced in (False, True):
+        make = (functools.partial(rounds._traced_generator, setup) if traced
+                else setup.make_generator)
+        runs[traced] = rounds.train_and_release(
+            make, data, streams, domain=setup.domain, rows=setup.synthetic_rows,
+            public=setup.public_streams(), name=generator)
+    (plain, plain_release), (traced, traced_release) = runs[False], runs[True]
+    pd.testing.assert_frame_equal(plain_release.table, traced_release.table)
+    for a, b in zip(plain, traced):
+        pa, pb = _member_parameters(a), _member_parameters(b)
+        assert len(pa) == len(pb) > 0
+        assert all(torch.equal(x, y) for x, y in zip(pa, pb))
+        ca = rounds.compact_claim(a.privacy_claim_.to_json())
+        cb = rounds.compact_claim(b.privacy_claim_.to_json())
+        if generator == "gpate":
+            # G-PATE's switch adds the records each teacher holds (public: the
+            # teacher assignment), and only that.
+            assert "records_seen" not in ca["trace"]
+            cb["trace"].pop("records_seen")
+        assert ca == cb
+    assert "records_seen" in traced[0].privacy_claim_.trace
+    assert len(traced[0].privacy_claim_.trace["epsilon"]) >= 1
+
+
+def _without_wall(claim: dict[str, Any]) -> dict[str, Any]:
+    return {**claim, "trace": {k: v for k, v in claim["trace"].items()
+                               if k != "wall_seconds"}}
+
+
+def test_audit_trace_is_its_first_member_round_and_kept_on_resume(tmp_path: Path) -> None:
+    from dpaudit.audit.rounds import compact_claim, trace_round
+
+    config = AuditConfig(rounds=5, jobs=1, batch_size=3, device="cpu",
+                         generator_options={"max_iterations": 3})
+    out = tmp_path / "a"
+    first = run_audit(config, out_dir=out)
+    traced = json.loads((out / "trace" / "trace.json").read_text())
+    r = trace_round(build_setup(config))
+    with ResultStore(out) as store:
+        stored = store.claims()[r]
+    assert compact_claim(_without_wall(traced)) == _without_wall(stored)
+    assert len(traced["trace"]["epsilon"]) == traced["iterations"]
+    assert (out / "trace" / "losses.csv").read_text().count("\n") > 1
+    # Resumed: the trace written is kept (not trained again).
+    (out / "trace" / "trace.json").write_text(json.dumps({**traced, "mark": 1}))
+    again = run_audit(config, out_dir=out, resume=True)
+    assert json.loads((out / "trace" / "trace.json").read_text())["mark"] == 1
+    # A store without its trace (stopped between the commit and the trace): the
+    # round is trained again alone and gives the same trace; nothing else changes.
+    import shutil
+
+    shutil.rmtree(out / "trace")
+    third = run_audit(config, out_dir=out, resume=True)
+    assert _without_wall(json.loads((out / "trace" / "trace.json").read_text())) \
+        == _without_wall(traced)
+    for doc in (again, third):
+        assert (doc["eps_emp"], doc["auc"]) == (first["eps_emp"], first["auc"])
+
+
+def test_threads_processes_and_one_process_give_one_result(tmp_path: Path) -> None:
+    """Every round depends on its index and the seed alone: the backend, the number
+    of jobs and the batch size change nothing in the result."""
+    base = AuditConfig(rounds=6, device="cpu", variant="original",
+                       generator_options={"max_iterations": 2})
+    results = [run_audit(replace(base, **kw), out_dir=tmp_path / str(i))
+               for i, kw in enumerate([{"backend": "threading", "jobs": 2, "batch_size": 2},
+                                       {"jobs": 1, "batch_size": 12}])]
+    keep = ("eps_emp", "auc", "counts", "attacks", "claim")
+    assert AuditConfig().backend == "threading"
+    assert [{k: r[k] for k in keep} for r in results[1:]] == \
+        [{k: results[0][k] for k in keep}] * (len(results) - 1)
