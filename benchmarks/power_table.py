@@ -13,6 +13,50 @@ appended as JSON lines to ``--out``/rows.jsonl (a killed run keeps what it print
     python benchmarks/power_table.py --datasets worst-case --rounds 1000
     python benchmarks/power_table.py --datasets worst-case-continuous --rounds 1000
     python benchmarks/power_table.py --only reference,original --rounds 200
+
+Measured on 2 shared CPU cores (verdict eps_emp / AUC; independent | fixed public):
+
+Worst case, 1,000 rounds per world, default attacks (``--datasets worst-case --jobs 1``;
+synthcity: ``--cap-iterations 20 --rounds 100``, fixed public only):
+
+    reference   CONSISTENT 0.000/0.486 | CONSISTENT 0.000/0.500   claim 0.998, ref 0.998
+    original    VIOLATION  4.419/1.000 | VIOLATION  4.419/1.000   claim 1.000, unbounded
+    updated     CONSISTENT 0.000/0.491 | VIOLATION  4.419/1.000   claim 1.006, unbounded
+    synthcity   (not run)              | VIOLATION  1.69/1.000    (the maximum at 100 rounds)
+    turing      CONSISTENT 0.000/0.467 | CONSISTENT 0.000/0.500   claim 1.000, unbounded
+    borealis    CONSISTENT 0.000/0.520 | CONSISTENT 0.000/0.491   claim 1.007, unbounded
+    smartnoise  CONSISTENT 0.000/0.500 | CONSISTENT 0.000/0.500   claim 1.007, ref 1.745
+    gpate       CONSISTENT 0.000/0.482 | CONSISTENT 0.000/0.495   claim 0.724, ref 0.724
+    copy        VIOLATION  4.419/1.000 | VIOLATION  4.419/1.000
+    exact RR    CONSISTENT 0.000/0.457 | CONSISTENT 0.704/0.724   exactly 1-DP
+
+Continuous worst case, 1,000 rounds per world, default attacks
+(``--datasets worst-case-continuous --jobs 1``; synthcity ``--cap-iterations 20``):
+
+    reference   CONSISTENT 0.000/0.473 | CONSISTENT 0.000/0.500
+    original    VIOLATION  4.419/1.000 | VIOLATION  4.419/1.000
+    updated     CONSISTENT 0.000/0.490 | VIOLATION  4.419/1.000
+    synthcity   VIOLATION  4.284/1.000 | (not finished)           claim 0.764
+    turing      CONSISTENT 0.000/0.475 | VIOLATION  4.419/1.000
+    borealis    CONSISTENT 0.000/0.513 | CONSISTENT 0.000/0.505
+    smartnoise  CONSISTENT 0.000/0.526 | CONSISTENT 0.000/0.474
+    gpate       CONSISTENT 0.000/0.481 | CONSISTENT 0.000/0.488
+    copy        VIOLATION  4.419/1.000 | VIOLATION  4.419/1.000
+    exact RR    CONSISTENT 0.671/0.736 | CONSISTENT 0.704/0.724
+
+Cervical Cancer, GroundHog, ``--target auto``, 200 rounds per world and training capped
+at 50 iterations (``--datasets cervical_cancer --rounds 200 --cap-iterations 50``; the
+1,000-round, 1,000-iteration table needs hours per audit on 2 cores, days for
+synthcity; the exact-RR plug-in's target is the worst case's, so it is skipped here):
+
+    reference   CONSISTENT 0.000/0.466 | CONSISTENT 0.000/0.471   claim 0.998, ref 0.998
+    original    VIOLATION  2.968/1.000 | VIOLATION  3.054/1.000   claim 1.000, unbounded
+    updated     CONSISTENT 0.000/0.487 | CONSISTENT 0.000/0.500   claim 1.006, unbounded
+    turing      CONSISTENT 0.000/0.441 | VIOLATION  3.030/0.998   claim 1.000, unbounded
+    borealis    CONSISTENT 0.000/0.502 | CONSISTENT 0.000/0.499   claim 1.007, unbounded
+    smartnoise  CONSISTENT 0.000/0.387 | CONSISTENT 0.000/0.541   claim 1.007, ref 4.893
+    gpate       CONSISTENT 0.000/0.618 | CONSISTENT 0.000/0.521   claim 0.716, ref 0.716
+    copy        VIOLATION  2.968/0.994 | VIOLATION  3.054/1.000
 """
 
 from __future__ import annotations
