@@ -126,6 +126,12 @@ def power_of(*, head: Mapping[str, Any], claim: Mapping[str, Any], config: Audit
     }
 
 
+def _constant(features: np.ndarray) -> bool:
+    """Whether every row of ``features`` equals the first (NaN equal to NaN)."""
+    return bool(np.all((features == features[:1]) | (np.isnan(features)
+                                                     & np.isnan(features[:1]))))
+
+
 def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
     """The result of a finished audit (the content of ``result.json``)."""
     config = setup.config
@@ -154,6 +160,8 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
             per_attack = dict(zip(attacks, pool.map(one, attacks)))
     else:
         per_attack = {name: one(name) for name in attacks}
+    every_round = np.arange(setup.plan.n_rounds, dtype=np.int64)
+    constant = all(_constant(store.features(name, every_round)) for name in attacks)
     best = headline_attack(per_attack)
     head = per_attack[best]
     verdict = decide(eps_emp=head["eps_emp"], eps_claimed=claim["epsilon"],
@@ -170,7 +178,7 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
             verdict, eps_emp=head["eps_emp"], eps_claimed=claim["epsilon"],
             eps_max_attainable=head["eps_max_attainable"],
             rounds_needed=power["rounds_needed"], approximate=approximate,
-            is_saturated=power["saturated"]),
+            is_saturated=power["saturated"], constant_release=constant),
         "eps_emp": head["eps_emp"],
         "eps_claimed": claim["epsilon"],
         "eps_reference": claim["reference_epsilon"],

@@ -77,8 +77,15 @@ def tightness(*, eps_emp: float, eps_reference: float | None,
 
 def verdict_reason(verdict: Verdict, *, eps_emp: float | None, eps_claimed: float | None,
                    eps_max_attainable: float | None, rounds_needed: int | None = None,
-                   approximate: bool = False, is_saturated: bool = False) -> str:
+                   approximate: bool = False, is_saturated: bool = False,
+                   constant_release: bool = False) -> str:
     """One sentence saying why the audit reached ``verdict``.
+
+    ``constant_release``: every round of both worlds gave the same features for every
+    attack. Then no attack on this release can separate the worlds, whatever the
+    number of rounds: the target changed nothing that was released (on this pair, with
+    this public randomness), and a CONSISTENT or INCONCLUSIVE verdict says so rather
+    than suggest that more rounds or a stronger attack would help.
 
     >>> verdict_reason(Verdict.INCONCLUSIVE, eps_emp=0.0, eps_claimed=0.998,
     ...                eps_max_attainable=0.535, rounds_needed=30)  # doctest: +ELLIPSIS
@@ -98,7 +105,15 @@ def verdict_reason(verdict: Verdict, *, eps_emp: float | None, eps_claimed: floa
         return text + "."
     if _missing(eps_emp) or _missing(eps_claimed):
         return "INCONCLUSIVE: the audit produced no estimate or no claim to compare."
+    constant = (" Every round of both worlds released the same features for every "
+                "attack: the target changed nothing in this release, so no attack and no "
+                "number of rounds could separate the worlds here (docs/soundness.md, "
+                "\"The continuous worst case\").") if constant_release else ""
     if verdict is Verdict.INCONCLUSIVE:
+        if constant_release:
+            return ("INCONCLUSIVE: the largest eps_emp this audit could show "
+                    f"({f(eps_max_attainable)}) does not exceed the claimed epsilon "
+                    f"({f(eps_claimed)})." + constant)
         need = (f"about {rounds_needed} rounds per world would be needed"
                 if rounds_needed is not None else "no feasible number of rounds would do")
         return (f"INCONCLUSIVE: the largest eps_emp this audit could show "
@@ -106,4 +121,4 @@ def verdict_reason(verdict: Verdict, *, eps_emp: float | None, eps_claimed: floa
                 f"({f(eps_claimed)}), so it could not have refuted the claim; {need}.")
     return (f"CONSISTENT: eps_emp {f(eps_emp)} does not exceed the claimed epsilon "
             f"{f(eps_claimed)}, which this audit could have refuted (attainable maximum "
-            f"{f(eps_max_attainable)}); this is no proof of privacy.")
+            f"{f(eps_max_attainable)}); this is no proof of privacy." + constant)

@@ -122,3 +122,25 @@ class CopyData:
         m = min(n, len(self.data_))
         idx[:m] = rng.permutation(len(self.data_))[:m]
         return self.data_.iloc[idx].reset_index(drop=True)
+
+
+class ConstantRelease:
+    """Releases the same table whatever its data and seeds (random rows of the public
+    domain from a fixed seed): exactly 0-DP. An audit of it can see nothing, and says
+    that every round released the same thing."""
+
+    def __init__(self, *, epsilon: float, delta: float = 0.0) -> None:
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+
+    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
+            public_seed: int | None = None) -> ConstantRelease:
+        self.domain_ = domain
+        self.dtypes_ = data.dtypes
+        self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
+                              "accountant": "none (releases a constant table: 0-DP)"}
+        return self
+
+    def sample(self, n: int, *, seed: int, public_seed: int | None = None
+               ) -> pd.DataFrame:
+        return _random_rows(self.domain_, n, np.random.default_rng(0)).astype(self.dtypes_)

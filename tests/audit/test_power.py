@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -71,6 +72,34 @@ def test_verdict_reason_says_why() -> None:
     assert "approximate" in text and "more rounds" in text
     assert verdict_reason(Verdict.CONSISTENT, eps_emp=0.1, eps_claimed=1.0,
                           eps_max_attainable=4.7).startswith("CONSISTENT")
+
+
+def test_verdict_reason_names_a_constant_release() -> None:
+    text = verdict_reason(Verdict.CONSISTENT, eps_emp=0.0, eps_claimed=1.0,
+                          eps_max_attainable=4.4, constant_release=True)
+    assert text.startswith("CONSISTENT") and "same features" in text
+    text = verdict_reason(Verdict.INCONCLUSIVE, eps_emp=0.0, eps_claimed=1.0,
+                          eps_max_attainable=0.5, rounds_needed=30, constant_release=True)
+    # More rounds cannot help when nothing differs: no "rounds would be needed".
+    assert "same features" in text and "rounds per world would be needed" not in text
+    assert "same features" not in verdict_reason(
+        Verdict.CONSISTENT, eps_emp=0.0, eps_claimed=1.0, eps_max_attainable=4.4)
+
+
+def test_constant_release_is_detected_from_the_store(tmp_path: Path) -> None:
+    """A generator that releases the same table whatever its data (``ConstantRelease``
+    below, through the plug-in path) gives identical features in every round: the
+    reason says so; the copy plug-in's do not."""
+    from dpaudit.audit.runner import AuditConfig, run_audit
+
+    constant = run_audit(AuditConfig(
+        generator="dpaudit.generators.toy_plugins:ConstantRelease", rounds=40, seed=1),
+        out_dir=tmp_path / "constant", progress=False)
+    assert "same features" in (constant.verdict_reason or "")
+    copy = run_audit(AuditConfig(
+        generator="dpaudit.generators.toy_plugins:CopyData", rounds=40, seed=1),
+        out_dir=tmp_path / "copy", progress=False)
+    assert "same features" not in (copy.verdict_reason or "")
 
 
 def _attack(eps: float, *, constant: bool, val_auc: float, auc: float) -> dict[str, object]:
