@@ -5,12 +5,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from dpaudit.data import Column, Domain
 from dpaudit.errors import InvalidParameterError, NotFittedError
+from dpaudit.generators.bugs import variants
 from dpaudit.generators.g_pate import GPate, GPateConfig
-from dpaudit.generators.pate_gan import PateGan, PateGanConfig
+from dpaudit.generators.nets import BatchedMLP, MLPSpec
+from dpaudit.generators.pate_gan import PateGan, PateGanConfig, config_from_options
+from dpaudit.generators.pate_gan import release as pate_gan_release
+from dpaudit.generators.pate_gan.release import release_forward
 from dpaudit.rng import Rngs
+from dpaudit.worst_case.datasets import (
+    neighbouring_pair,
+    worst_case_dataset,
+    worst_case_target,
+)
 
 DOMAIN = Domain((
     Column(name="age", kind="integer", lower=18, upper=90),
@@ -64,8 +74,8 @@ def per_model(models: list, n: int, rngs: list[Rngs], public: list[Rngs] | None
 @pytest.mark.parametrize("shared_public", [False, True])
 def test_pategan_sample_many_equals_per_model_sample(options: dict[str, object],
                                                      shared_public: bool) -> None:
-    # Floats to pandas' 1e-5: PATE-GAN's batched kernels round differently from one
-    # member's in the last bit (test_pategan_updated_sample_many_has_each_models_bits).
+    # Bit for bit: sample and sample_many run one release pass
+    # (dpaudit/generators/pate_gan/release.py).
     data = [table(60, s) for s in range(5)]
     fit_rngs = Rngs.from_seed(1).spawn(5)
     models = pategan(**options).fit_many(data, domain=DOMAIN, rngs=fit_rngs)
@@ -73,7 +83,7 @@ def test_pategan_sample_many_equals_per_model_sample(options: dict[str, object],
     public = [Rngs.from_seed(3)] * 5 if shared_public else None
     batched = PateGan.sample_many(models, 40, rngs=rngs, public_rngs=public)
     expected = per_model(models, 40, rngs, public)
-    pd.testing.assert_frame_equal(batched, expected)
+    assert_same_release(batched, expected)
     # Not every model released the same rows (the comparison can fail).
     assert not batched.iloc[:40].reset_index(drop=True).equals(
         batched.iloc[40:80].reset_index(drop=True))
@@ -82,7 +92,7 @@ def test_pategan_sample_many_equals_per_model_sample(options: dict[str, object],
     mixed = [models[3], other, models[1]]
     mixed_rngs = [rngs[3], rngs[0], rngs[1]]
     mixed_public = None if public is None else public[:3]
-    pd.testing.assert_frame_equal(
+    assert_same_release(
         PateGan.sample_many(mixed, 40, rngs=mixed_rngs, public_rngs=mixed_public),
         per_model(mixed, 40, mixed_rngs, mixed_public))
 
@@ -296,28 +306,73 @@ def test_gpate_batched_release_has_each_models_bits(kinds: str, label: str | Non
         torch.testing.assert_close(ours, module)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "PATE-GAN's batched release rounds with a member's place in the batch (MKL "
-    "alignment, the sigmoid's scalar tail): `updated` releases raw [0, 1] floats, "
-    "1 ulp apart from per-model sampling; G-PATE's release avoids this "
-    "(dpaudit/generators/g_pate/release.py)"))
-def test_pategan_updated_sample_many_has_each_models_bits() -> None:
-    from dpaudit.worst_case.datasets import (
-        neighbouring_pair,
-        worst_case_dataset,
-        worst_case_target,
-    )
-
+@pytest.mark.parametrize("variant", [None, *variants()])
+def test_pategan_sample_many_has_each_models_bits(variant: str | None) -> None:
+    """The reference and every variant on the worst case (a one-unit hidden layer for
+    the reference; ``updated`` releases raw [0, 1] floats): every batch of models,
+    of any size, order and position, releases each model's own bits."""
     ds = worst_case_dataset()
     _, data = neighbouring_pair(ds.train, worst_case_target(ds.domain), domain=ds.domain)
-    from dpaudit.generators.pate_gan import config_from_options
-
-    gen = PateGan(config_from_options(epsilon=1.0, delta=1e-5, variant="updated",
+    gen = PateGan(config_from_options(epsilon=1.0, delta=1e-5, variant=variant,
                                       max_iterations=2, num_teachers=2, device="cpu"))
-    models = gen.fit_many([data] * 3, domain=ds.domain, rngs=Rngs.from_seed(2).spawn(3))
-    rngs = Rngs.from_seed(3).spawn(3)
-    assert_same_release(PateGan.sample_many(models, 20, rngs=rngs),
-                        per_model(models, 20, rngs, None))
+    models = gen.fit_many([data] * 5, domain=ds.domain, rngs=Rngs.from_seed(2).spawn(5))
+    rngs = Rngs.from_seed(3).spawn(5)
+    alone = [m.sample(20, rng=r) for m, r in zip(models, rngs)]
+    for batch in ([0, 1, 2, 3, 4], [4, 3, 2, 1, 0], [2], [1, 4], [3, 0, 2], [0, 0, 1]):
+        release = PateGan.sample_many([models[i] for i in batch], 20,
+                                      rngs=[rngs[i] for i in batch])
+        assert_same_release(release, pd.concat([alone[i] for i in batch],
+                                               ignore_index=True))
+
+
+def generator_net(members: int, *, n_in: int, hidden: tuple[int, ...], n_out: int,
+                  **spec: object) -> BatchedMLP:
+    return BatchedMLP(members, MLPSpec(n_in=n_in, hidden=hidden, n_out=n_out,
+                                       **spec),  # type: ignore[arg-type]
+                      generator=torch.Generator().manual_seed(members + n_out))
+
+
+@pytest.mark.parametrize(("hidden", "n_out", "spec"), [
+    ((1,), 3, {"activation": "relu", "out_activation": "sigmoid"}),
+    ((12, 12), 3, {"activation": "tanh", "out_activation": "sigmoid"}),
+    ((7,), 1, {"activation": "leaky_relu", "out_activation": "sigmoid"}),
+    ((9, 9), 9, {"activation": "relu", "out_activation": "linear", "layer_norm": True,
+                 "residual": True}),
+])
+def test_release_forward_rows_are_independent_of_the_batch(
+        hidden: tuple[int, ...], n_out: int, spec: dict[str, object]) -> None:
+    """Raw floats, exactly: each member of a release pass (batches of 1 to 8 members,
+    any order, in several passes or one) gives the bits it gives alone; and the pass
+    computes the training network's function (to float rounding)."""
+    net = generator_net(8, n_in=9, hidden=hidden, n_out=n_out, **spec)
+    z = torch.randn(8, 37, 9, generator=torch.Generator().manual_seed(0))
+    alone = [release_forward(net, [i], z[i:i + 1])[0].numpy() for i in range(8)]
+    for batch in ([0], [5], [0, 1], [6, 2, 7], list(range(8)), [7, 6, 5, 4, 3, 2, 1, 0],
+                  [3, 3, 1, 4, 0]):
+        out = release_forward(net, batch, z[batch]).numpy()
+        for j, i in enumerate(batch):
+            assert np.array_equal(out[j], alone[i]), (batch, i)
+    with torch.no_grad():
+        module = net(z).clamp(0.0, 1.0).numpy()
+    np.testing.assert_allclose(np.stack(alone), module, rtol=1e-5, atol=1e-6)
+    assert not np.array_equal(alone[0], alone[1])
+
+
+def test_release_forward_in_several_passes_has_each_models_bits(monkeypatch) -> None:
+    net = generator_net(6, n_in=5, hidden=(10,), n_out=5, activation="tanh",
+                        out_activation="sigmoid")
+    z = torch.randn(6, 30, 5, generator=torch.Generator().manual_seed(1))
+    whole = release_forward(net, range(6), z).numpy()
+    monkeypatch.setattr(pate_gan_release, "PASS_FLOATS", 2 * 30 * 10)
+    assert np.array_equal(release_forward(net, range(6), z).numpy(), whole)
+
+
+def test_release_forward_checks_its_input() -> None:
+    net = generator_net(2, n_in=3, hidden=(4,), n_out=3)
+    with pytest.raises(InvalidParameterError, match="`z` must be one latent block"):
+        release_forward(net, [0], torch.zeros(2, 5, 3))
+    with pytest.raises(InvalidParameterError, match="`index` must be members"):
+        release_forward(net, [2], torch.zeros(1, 5, 3))
 
 
 def test_gpate_dcgan_sample_many_equals_per_model_sample() -> None:

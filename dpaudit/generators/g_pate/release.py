@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from dpaudit.generators.aligned import activate_members, aligned_empty, aligned_weights
 from dpaudit.generators.g_pate.layout import Layout
 from dpaudit.generators.g_pate.networks import (
     _MlpGenerators,
@@ -30,7 +31,7 @@ from dpaudit.generators.g_pate.networks import (
     select_members,
 )
 from dpaudit.generators.g_pate.trainer import Fitted
-from dpaudit.generators.nets import Activation, BatchedLinear, activate
+from dpaudit.generators.nets import BatchedLinear
 from dpaudit.rng import Rngs
 from dpaudit.validation import require
 
@@ -146,14 +147,14 @@ def mlp_forward(generators: _MlpGenerators, z: Tensor, cond: Tensor) -> Tensor:
     and are kept from doing so:
 
     - the CPU matmul (MKL) depends on where a member's matrices sit in memory: every
-      member's inputs, weights and outputs start on an :data:`ALIGN`-float boundary
+      member's inputs, weights and outputs start on an ``ALIGN``-float boundary
       (views of buffers with padded strides; the matrices themselves keep their
       shapes, so a model alone computes exactly what the module's forward pass does);
     - a one-unit layer (hidden width ``d // 2 = 1`` for ``d <= 3`` generated
       coordinates, as on the worst case) is a multiply-and-reduce in the ensemble: here
       an explicit sum over its inputs, in order;
     - the output sigmoid has a vectorised body and a scalar tail: it runs member by
-      member, on the shape a model alone has (:func:`_activate_members`).
+      member, on the shape a model alone has (:mod:`dpaudit.generators.aligned`).
 
     For ``d >= 4`` this is bitwise the module's forward pass of each member alone;
     with a one-unit layer, equal to it up to rounding.
@@ -163,7 +164,7 @@ def mlp_forward(generators: _MlpGenerators, z: Tensor, cond: Tensor) -> Tensor:
             "generators", "plain MLP generators (no layer norm, residual or dropout)",
             spec)
     x = torch.cat([z, cond], dim=-1) if generators.classes else z
-    h = _aligned_empty(x)
+    h = aligned_empty(x)
     h.copy_(x)
     layers = list(generators.net.layers)
     for i, layer in enumerate(layers):
@@ -174,57 +175,15 @@ def mlp_forward(generators: _MlpGenerators, z: Tensor, cond: Tensor) -> Tensor:
             acc = h[..., :1] * weight[:, None, 0]
             for k in range(1, weight.shape[1]):
                 acc = acc + h[..., k:k + 1] * weight[:, None, k]
-            pre = _aligned_empty(acc)
+            pre = aligned_empty(acc)
             torch.add(acc, bias, out=pre)
         else:
-            pre = _aligned_empty(h, width=weight.shape[2])
-            torch.baddbmm(bias, h, _aligned_weights(weight), out=pre)
+            pre = aligned_empty(h, width=weight.shape[2])
+            torch.baddbmm(bias, h, aligned_weights(weight), out=pre)
         last = i == len(layers) - 1
-        h = _activate_members(pre, spec.out_activation if last else spec.activation,
-                              slope=spec.slope)
+        h = activate_members(pre, spec.out_activation if last else spec.activation,
+                             slope=spec.slope)
     return h
-
-
-ALIGN = 16
-"""Floats (64 bytes) on whose multiples every member's matrix starts in
-:func:`mlp_forward`."""
-
-
-def _aligned(size: int) -> int:
-    return -(-size // ALIGN) * ALIGN
-
-
-def _aligned_empty(like: Tensor, *, width: int | None = None) -> Tensor:
-    """An uninitialised ``[G, n, width]`` view (``like``'s shape by default) whose
-    members start ``ALIGN``-aligned rows apart in a fresh buffer."""
-    members, rows = like.shape[0], like.shape[1]
-    width = like.shape[2] if width is None else width
-    buffer = like.new_empty(members, _aligned(rows * width))
-    return buffer[:, :rows * width].view(members, rows, width)
-
-
-def _aligned_weights(weight: Tensor) -> Tensor:
-    """``weight[G, k, n]`` copied so that each member's matrix starts on an
-    :data:`ALIGN`-float boundary of a fresh (aligned) buffer."""
-    members, k, n = weight.shape
-    stride = _aligned(k * n)
-    buffer = weight.new_zeros(members, stride)
-    buffer[:, :k * n] = weight.reshape(members, k * n)
-    return buffer.as_strided((members, k, n), (stride, n, 1))
-
-
-def _activate_members(x: Tensor, name: Activation, *, slope: float) -> Tensor:
-    """The activation ``name`` on ``x[G, ...]``, each member's result independent of
-    ``G``. ReLU, leaky ReLU and the identity are exact (in place); a transcendental
-    activation (sigmoid, tanh) rounds differently in a kernel's vectorised body and
-    in its scalar tail, so it runs member by member, in place, on the shape a model
-    alone has."""
-    if name in ("relu", "leaky_relu", "linear"):
-        return activate(x, name, slope=slope, inplace=True)
-    in_place = {"sigmoid": Tensor.sigmoid_, "tanh": Tensor.tanh_}[name]
-    for j in range(x.shape[0]):
-        in_place(x[j])  # contiguous: a model's own [n, width] block
-    return x
 
 
 def stack(encoded: Sequence[Encoded]) -> Encoded:

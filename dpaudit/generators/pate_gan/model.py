@@ -22,6 +22,7 @@ from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.flags import build_config
 from dpaudit.generators.nets import BatchedMLP
 from dpaudit.generators.pate_gan.config import PateGanConfig, default_num_teachers
+from dpaudit.generators.pate_gan.release import release_forward
 from dpaudit.generators.pate_gan.state import latent
 from dpaudit.generators.pate_gan.trainer import Trainer
 from dpaudit.rng import ModelStreams, Rngs, public_and_privacy
@@ -120,7 +121,8 @@ class PateGan:
         streams = ModelStreams.from_rngs([public], device=self.device_)
         with torch.no_grad():
             z = latent(streams, int(n), self.latent_dim_, self._latent_distribution())
-            out = self.generator_(z)[0].clamp(0.0, 1.0).cpu().numpy()
+            # The release pass of sample_many, on a batch of one: the same bits.
+            out = release_forward(_ensemble(self), [_member_index(self)], z)[0].cpu().numpy()
         return self._finish(out, [self], [public], int(n))
 
     @staticmethod
@@ -130,7 +132,9 @@ class PateGan:
 
         Model ``m`` releases what ``models[m].sample(n, rng=rngs[m],
         public_rng=public_rngs[m])`` releases: its latents come from its own
-        counter-based stream, so neither its batch mates nor their number change it.
+        counter-based stream and its generator runs in the release pass of ``sample``
+        (:func:`~dpaudit.generators.pate_gan.release.release_forward`), so neither
+        its batch mates, their number nor its place among them change a bit of it.
         Models trained by one :meth:`fit_many` run as one batched forward pass; the
         table is decoded once.
 
@@ -172,7 +176,7 @@ class PateGan:
                                                  device=lead.device_)
                 z = latent(streams, n, lead.latent_dim_, lead._latent_distribution())
                 index = [_member_index(models[i]) for i in members]
-                out = _forward_members(_ensemble(lead), index, z).cpu().numpy()
+                out = release_forward(_ensemble(lead), index, z).cpu().numpy()
                 for j, i in enumerate(members):
                     outs[i] = out[j]
         # Consecutive models of one domain (all of them, but with the data_bounds
@@ -246,24 +250,16 @@ def _same(a: Domain, b: Domain) -> bool:
     return a is b or a == b
 
 
-def _ensemble(model: PateGan) -> torch.nn.Module:
+def _ensemble(model: PateGan) -> BatchedMLP:
     member = model.generator_
-    return member.ensemble if isinstance(member, _Member) else member
+    ensemble = member.ensemble if isinstance(member, _Member) else member
+    assert isinstance(ensemble, BatchedMLP)
+    return ensemble
 
 
 def _member_index(model: PateGan) -> int:
     member = model.generator_
     return member.index if isinstance(member, _Member) else 0
-
-
-def _forward_members(ensemble: torch.nn.Module, index: list[int], z: Tensor) -> Tensor:
-    """Members ``index`` of ``ensemble`` on ``z[len(index), n, latent]``, clamped to
-    [0, 1]: one pass when ``index`` is every member in order, else member by member."""
-    if isinstance(ensemble, BatchedMLP) and index == list(range(ensemble.members)):
-        out: Tensor = ensemble(z)
-    else:
-        out = torch.cat([ensemble(z[j:j + 1], member=i) for j, i in enumerate(index)])
-    return out.clamp(0.0, 1.0)
 
 
 class _Member(torch.nn.Module):
