@@ -36,7 +36,7 @@ Continuous worst case, 1,000 rounds per world, default attacks
     reference   CONSISTENT 0.000/0.473 | CONSISTENT 0.000/0.500
     original    VIOLATION  4.419/1.000 | VIOLATION  4.419/1.000
     updated     CONSISTENT 0.000/0.490 | VIOLATION  4.419/1.000
-    synthcity   VIOLATION  4.284/1.000 | (not finished)           claim 0.764
+    synthcity   VIOLATION  4.284/1.000 | (not run to the end)     claim 0.764
     turing      CONSISTENT 0.000/0.475 | VIOLATION  4.419/1.000
     borealis    CONSISTENT 0.000/0.513 | CONSISTENT 0.000/0.505
     smartnoise  CONSISTENT 0.000/0.526 | CONSISTENT 0.000/0.474
@@ -52,6 +52,7 @@ synthcity; the exact-RR plug-in's target is the worst case's, so it is skipped h
     reference   CONSISTENT 0.000/0.466 | CONSISTENT 0.000/0.471   claim 0.998, ref 0.998
     original    VIOLATION  2.968/1.000 | VIOLATION  3.054/1.000   claim 1.000, unbounded
     updated     CONSISTENT 0.000/0.487 | CONSISTENT 0.000/0.500   claim 1.006, unbounded
+    synthcity   VIOLATION  1.816/0.993 | VIOLATION  3.008/1.000   claim 1.068/1.060, unbounded
     turing      CONSISTENT 0.000/0.441 | VIOLATION  3.030/0.998   claim 1.000, unbounded
     borealis    CONSISTENT 0.000/0.502 | CONSISTENT 0.000/0.499   claim 1.007, unbounded
     smartnoise  CONSISTENT 0.000/0.387 | CONSISTENT 0.000/0.541   claim 1.007, ref 4.893
