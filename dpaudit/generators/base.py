@@ -23,6 +23,7 @@ import pandas as pd
 
 from dpaudit.data import Domain
 from dpaudit.rng import Rngs
+from dpaudit.validation import require
 
 DEFAULT_EPSILON = 1.0
 """The privacy budget epsilon of every command, config and generator left unset."""
@@ -112,3 +113,16 @@ GeneratorFactory = Callable[..., Generator]
 
 
 
+
+
+def check_release_streams(models: Sequence[Any], rngs: Sequence[Rngs],
+                          public_rngs: Sequence[Rngs] | None, *, kind: str) -> None:
+    """The argument checks every ``sample_many`` shares: at least one model (``kind``
+    names them in the message) and one stream, and one public stream if given, per
+    model."""
+    require(bool(models), "models", f"at least one fitted {kind}", len(models))
+    require(len(rngs) == len(models), "rngs", f"one stream per model ({len(models)})",
+            len(rngs))
+    require(public_rngs is None or len(public_rngs) == len(models), "public_rngs",
+            f"one stream per model ({len(models)})",
+            None if public_rngs is None else len(public_rngs))

@@ -11,7 +11,7 @@ import pandas as pd
 
 from dpaudit.data import Domain
 from dpaudit.errors import DpauditWarning, NotFittedError
-from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.base import PrivacyClaim, check_release_streams
 from dpaudit.generators.g_pate.config import GPateConfig, config_from_options
 from dpaudit.generators.g_pate.layout import Layout, resolve_device
 from dpaudit.generators.g_pate.release import encoded_releases, stack
@@ -202,12 +202,7 @@ class GPate:
             NotFittedError: a model is not fitted.
         """
         models = list(models)
-        require(bool(models), "models", "at least one fitted GPate", len(models))
-        require(len(rngs) == len(models), "rngs", f"one stream per model ({len(models)})",
-                len(rngs))
-        require(public_rngs is None or len(public_rngs) == len(models), "public_rngs",
-                f"one stream per model ({len(models)})",
-                None if public_rngs is None else len(public_rngs))
+        check_release_streams(models, rngs, public_rngs, kind="GPate")
         _check_rngs(rngs, "rngs")
         if public_rngs is not None:
             _check_rngs(public_rngs, "public_rngs")

@@ -18,7 +18,7 @@ from torch import Tensor
 
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError, NotFittedError
-from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.base import PrivacyClaim, check_release_streams
 from dpaudit.generators.flags import build_config
 from dpaudit.generators.nets import BatchedMLP
 from dpaudit.generators.pate_gan.config import PateGanConfig, default_num_teachers
@@ -148,12 +148,7 @@ class PateGan:
             NotFittedError: a model is not fitted.
         """
         models = list(models)
-        require(bool(models), "models", "at least one fitted PateGan", len(models))
-        require(len(rngs) == len(models), "rngs", f"one stream per model ({len(models)})",
-                len(rngs))
-        require(public_rngs is None or len(public_rngs) == len(models), "public_rngs",
-                f"one stream per model ({len(models)})",
-                None if public_rngs is None else len(public_rngs))
+        check_release_streams(models, rngs, public_rngs, kind="PateGan")
         first = models[0]
         for model in models:
             require(isinstance(model, PateGan), "models", "PateGan models",
