@@ -101,12 +101,25 @@ def _config(row: str, dataset: str, mode: str, args: argparse.Namespace
         keys["generator"] = PLUGINS[row]
         if dataset not in WORST_CASES:
             keys["target"] = args.plugin_target
+            if row == "exact-rr-plugin":
+                # Randomized response on the membership of this row (its default,
+                # the all-ones record, is the worst cases' target only).
+                keys["generator_options"] = {"target": _row(dataset, args)}
     if args.cap_iterations and row in (*VARIANTS, "reference"):
         keys["generator_options"] = {"max_iterations": args.cap_iterations}
     if args.attack and dataset in WORST_CASES:
         keys["attack"] = args.attack
     return AuditConfig(rounds=args.rounds, jobs=args.jobs, seed=args.seed,
                        randomness=mode, data_dir=args.data_dir, **keys)
+
+
+def _row(dataset: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Row ``--plugin-target`` of ``dataset``'s training data as plain JSON values."""
+    from dpaudit.data import load_dataset
+
+    train = load_dataset(dataset, data_dir=args.data_dir).train
+    return {name: value.item() if hasattr(value, "item") else value
+            for name, value in train.iloc[args.plugin_target].items()}
 
 
 def _fmt(value: float | None, *, none: str = "n/a") -> str:
@@ -157,8 +170,6 @@ def main() -> None:
             for mode in args.modes.split(","):
                 if (dataset, row, mode) in done:
                     continue
-                if row == "exact-rr-plugin" and dataset not in WORST_CASES:
-                    continue  # its target (all ones) is the worst cases' only
                 config = _config(row, dataset, mode, args)
                 started = time.perf_counter()
                 result = run_audit(config, out_dir=out / dataset / row / mode, force=True)
