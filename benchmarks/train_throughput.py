@@ -5,7 +5,10 @@ Prints model-iterations per second on Cervical Cancer (686 rows, 29 columns,
 (`PateGan.fit_many`), against a Python loop of single `fit` calls, and the ratio.
 
     python benchmarks/train_throughput.py [--iterations 20] [--device cpu] [--threads 2]
-        [--allocator keep|default] [--floor] [--worst-case 1000]
+        [--allocator keep|default] [--floor] [--worst-case 1000] [--variant original]
+
+``--variant NAME`` times that bug variant (its architecture and defaults) instead of
+the reference, with the same never-binding budget.
 
 ``--worst-case M`` first times the default audit's training step alone: ``fit_many`` of
 the reference PATE-GAN on the worst-case dataset for ``M`` rounds (the audit's streams,
@@ -17,6 +20,7 @@ was imported (``torch.optim``'s Optimizer imports it on first use: about 1.4 s).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 
@@ -24,6 +28,7 @@ import torch
 
 from dpaudit.allocator import keep_freed_memory
 from dpaudit.data import load_cervical_cancer
+from dpaudit.generators.flags import build_config
 from dpaudit.generators.pate_gan import PateGan, PateGanConfig
 from dpaudit.rng import Rngs
 
@@ -39,6 +44,8 @@ def main() -> None:
                              "default: glibc's own thresholds")
     parser.add_argument("--sequential", type=int, default=8,
                         help="single fits timed for the sequential baseline")
+    parser.add_argument("--variant", default=None,
+                        help="a bug variant of pategan (default: the reference)")
     parser.add_argument("--floor", action="store_true",
                         help="also time the unavoidable teacher matmuls at the largest M")
     parser.add_argument("--worst-case", type=int, default=0, metavar="M",
@@ -52,8 +59,11 @@ def main() -> None:
         return
     ds = load_cervical_cancer()
     # A budget that never binds: every model runs exactly --iterations iterations.
-    cfg = PateGanConfig(epsilon=1e12, max_iterations=args.iterations, num_teachers=5,
-                        device=args.device)
+    cfg = build_config(PateGanConfig, generator="pategan", label="pategan",
+                       epsilon=1e12, delta=1e-5, variant=args.variant,
+                       max_iterations=args.iterations, num_teachers=5, device=args.device)
+    if cfg.fixed_iterations is not None:  # the single-discriminator variants
+        cfg = dataclasses.replace(cfg, fixed_iterations=args.iterations)
     PateGan(cfg).fit_many([ds.train] * 2, domain=ds.domain,
                           rngs=Rngs.from_seed(9).spawn(2))  # warm-up
     rngs = Rngs.from_seed(0).spawn(max(int(m) for m in args.models.split(",")))
@@ -62,7 +72,8 @@ def main() -> None:
         PateGan(cfg).fit(ds.train, domain=ds.domain, rng=rng)
     seconds = time.perf_counter() - started
     sequential = args.sequential * args.iterations / seconds
-    print(f"device {args.device}, torch threads {args.threads}, "
+    print(f"pategan {args.variant or 'reference'}, device {args.device}, "
+          f"torch threads {args.threads}, "
           f"{args.iterations} iterations per model, 5 teachers, 686 x 29, "
           f"allocator {'keeps freed memory' if kept else 'glibc defaults'}")
     print(f"sequential loop of single fits: {sequential:8.1f} model-iterations/s")
