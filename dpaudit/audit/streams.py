@@ -12,7 +12,8 @@ name       index what it feeds
 rounds     0     one child per round: the round's fit and sample streams
 plan       1     the membership bits and the train/validation/test split
 attacks    2     one child per attack (queries, classifiers)
-trace      3     the extra training-trace fit (not part of the game)
+trace      3     retired (an extra training-trace fit; the trace now comes from
+                 a round of the game); kept so that no index is ever reused
 public     4     the audit's public stream in ``fixed_public`` mode (fit, sample)
 selection  5     target selection (``--target auto``): its pool's bits and models
 ========== ===== ==============================================================
@@ -70,10 +71,6 @@ class Streams:
     def attacks(self, n: int) -> list[Rngs]:
         """One stream per attack (indexed by the attack's position in the registry)."""
         return self._child("attacks").spawn(n)
-
-    def trace(self) -> Rngs:
-        """The training-trace fit."""
-        return self._child("trace")
 
     def public_fit(self) -> Rngs:
         """The public stream every round's ``fit`` gets in ``fixed_public`` mode."""

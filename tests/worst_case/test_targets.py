@@ -168,7 +168,7 @@ def test_selection_uses_a_disjoint_seed_stream(seed: int) -> None:
     selection = [pool, attacks, public, *pool.spawn(2), *pool.spawn(2)[1].spawn(100),
                  *attacks.spawn(6), *public.spawn(2)]
     streams = Streams(seed)
-    game = [*final.round_rngs(), *final.attack_rngs(6), streams.plan(), streams.trace(),
+    game = [*final.round_rngs(), *final.attack_rngs(6), streams.plan(),
             streams.public_fit(), streams.public_sample()]
     assert not _states(selection) & _states(game)
     assert selection_streams(config)[0].spawn_key == (STREAM_INDEX["selection"], 0)
