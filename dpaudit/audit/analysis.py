@@ -206,6 +206,8 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
         "target_index": setup.target_index,
         "target_selection": None if setup.target_selection is None else [
             {"row": int(r), "auc": float(a)} for r, a in setup.target_selection],
+        "public_selection": None if setup.public_selection is None else [
+            {"candidate": int(c), "auc": float(a)} for c, a in setup.public_selection],
         "synthetic_rows": setup.synthetic_rows,
         "claim": claim,
         "config": config.to_json(),

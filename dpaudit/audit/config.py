@@ -63,6 +63,14 @@ class AuditConfig:
             that declare ``supports_public_randomness``; ``independent``: every draw
             fresh per round (docs/soundness.md). A generator that does not declare
             support is always audited ``independent``.
+        public_seed: in ``fixed_public`` mode, which public randomness the audit
+            holds fixed: ``0`` (default: the root seed's public stream), another
+            candidate index, or ``"auto"``: the candidate among
+            ``public_candidates`` under which the attack separates the worlds best
+            on selection rounds disjoint from the game's (docs/soundness.md, "Choosing
+            the public randomness").
+        public_candidates: candidates ``public_seed = "auto"`` compares (each with
+            ``2 * selection_rounds`` models).
     """
 
     generator: str = "pategan"
@@ -92,6 +100,8 @@ class AuditConfig:
     candidates: int = 64
     selection_rounds: int = 100
     randomness: Randomness = "fixed_public"
+    public_seed: int | str = 0
+    public_candidates: int = 8
 
     def __post_init__(self) -> None:
         need = require
@@ -140,6 +150,14 @@ class AuditConfig:
              "selection_rounds", "an integer >= 5", self.selection_rounds)
         need(self.randomness in ("fixed_public", "independent"), "randomness",
              "fixed_public or independent", self.randomness)
+        need(self.public_seed == "auto" or (_is_int(self.public_seed)
+                                             and int(self.public_seed) >= 0),
+             "public_seed", "a candidate index >= 0 or 'auto'", self.public_seed)
+        need(_is_int(self.public_candidates) and self.public_candidates >= 2,
+             "public_candidates", "an integer >= 2", self.public_candidates)
+        need(self.public_seed == 0 or self.randomness == "fixed_public", "public_seed",
+             "0 (unset) with randomness independent: only fixed public randomness has "
+             "a public seed to choose", self.public_seed)
         need(self.target is None or self.target == "auto"
              or (isinstance(self.target, int) and not isinstance(self.target, bool)
                  and self.target >= 0), "target",
@@ -181,8 +199,9 @@ class AuditConfig:
                 isinstance(x, (int, float)) and not isinstance(x, bool) for x in split),
                 "split", "a list of three numbers", split)
             values["split"] = tuple(float(x) for x in split)
-        if isinstance(values.get("target"), str) and values["target"].isdigit():
-            values["target"] = int(values["target"])
+        for key in ("target", "public_seed"):
+            if isinstance(values.get(key), str) and values[key].isdigit():
+                values[key] = int(values[key])
         if isinstance(values.get("target_record"), str):
             text = values["target_record"]
             try:
@@ -215,6 +234,12 @@ class AuditConfig:
         data = self.to_json()
         for key in ("jobs", "backend", "scheduler", "device"):
             data.pop(key)
+        # The chosen public candidate's streams do not depend on how many were
+        # compared, and the default (0) is the audit of earlier versions: identities
+        # of audits stored before these keys existed stay the same.
+        data.pop("public_candidates")
+        if data["public_seed"] == 0:
+            data.pop("public_seed")
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 

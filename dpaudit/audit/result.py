@@ -421,6 +421,7 @@ class AuditResult:
     target: Mapping[str, Any] = field(default_factory=_empty)
     target_index: int | None = None
     target_selection: tuple[Mapping[str, Any], ...] | None = None
+    public_selection: tuple[Mapping[str, Any], ...] | None = None
     synthetic_rows: int | None = None
     claim: Mapping[str, Any] = field(default_factory=_empty)
     config: Mapping[str, Any]
@@ -486,6 +487,7 @@ class AuditResult:
             "target": thaw(self.target),
             "target_index": self.target_index,
             "target_selection": thaw(self.target_selection),
+            "public_selection": thaw(self.public_selection),
             "synthetic_rows": self.synthetic_rows,
             "claim": thaw(self.claim),
             "config": thaw(self.config),
@@ -566,6 +568,7 @@ class AuditResult:
             target=freeze(_mapping(data.get("target") or {}, "target")),
             target_index=_opt_int(data.get("target_index"), "target_index"),
             target_selection=freeze(data.get("target_selection")),
+            public_selection=freeze(data.get("public_selection")),
             synthetic_rows=_opt_int(data.get("synthetic_rows"), "synthetic_rows"),
             claim=freeze(_mapping(data.get("claim") or {}, "claim")),
             config=freeze(_mapping(data["config"], "config")),

@@ -48,7 +48,7 @@ from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.execution import cpu_cores, plan_for_setup
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.rounds import trace_round, train_batch
-from dpaudit.audit.selection import resolve_target
+from dpaudit.audit.selection import resolve_public_seed, resolve_target
 from dpaudit.audit.setup import AuditSetup, build_setup, cached_round_rngs
 from dpaudit.audit.store import ResultStore, StoreLock
 from dpaudit.audit.traces import write_trace
@@ -338,6 +338,9 @@ def _prepare_directory(out_dir: Path, config: AuditConfig, *,
     wanted = config
     if config.target == "auto" and ranking is not None:
         wanted = replace(config, target=stored.target)
+    if config.public_seed == "auto" and stored.public_seed != "auto":
+        # A stored audit holds the candidate its selection chose.
+        wanted = replace(wanted, public_seed=stored.public_seed)
     if _run_key(stored) != _run_key(wanted):
         raise InvalidParameterError(
             f"output directory {str(out_dir)!r} is not empty: it holds a different audit; "
@@ -460,6 +463,13 @@ def run_audit(config: AuditConfig, *, out_dir: Path | str, resume: bool = False,
             _remove_created(session.created)
 
 
+def _stored_public_selection(out: Path) -> Ranking | None:
+    """The public seed ranking a continued audit's store holds (None: none)."""
+    with ResultStore(out) as store:
+        value = store.get_meta("public_selection")
+    return _ranking(value, out / ResultStore.FILENAME)
+
+
 def _stored_timing(store: ResultStore, out: Path) -> dict[str, float]:
     """The timing so far: the store's, else (a store older than this key) the
     ``result.json`` of a finished audit's, else none."""
@@ -487,7 +497,12 @@ def _run_locked(config: AuditConfig, out: Path, session: _Session, *, resume: bo
         config, selection, continued = _prepare_directory(out, config, resume=resume)
     config, ranking = resolve_target(config, progress=progress)
     selection = ranking if ranking is not None else selection
-    setup = build_setup(config, target_selection=selection)
+    config, public_ranking = resolve_public_seed(config)
+    chose_public = public_ranking is not None  # this session trained its pools
+    if public_ranking is None and continued:
+        public_ranking = _stored_public_selection(out)
+    setup = build_setup(config, target_selection=selection,
+                        public_selection=public_ranking)
     if overwrite:
         _clear(out)  # only now: bad input never costs the audit it would replace
     session.fresh_store = not continued
@@ -499,12 +514,14 @@ def _run_locked(config: AuditConfig, out: Path, session: _Session, *, resume: bo
         store.set_meta("version", dpaudit.__version__)
         if selection is not None:
             store.set_meta("target_selection", [[r, a] for r, a in selection])
+        if public_ranking is not None:
+            store.set_meta("public_selection", [[c, a] for c, a in public_ranking])
         trained_rounds = _train_all(setup, store, out, progress=progress)
         trained = time.perf_counter() - started
         result = analyse(setup, store)
     if not (out / TRACE / "trace.json").is_file():
         _write_training_trace(setup, out)
-    if trained_rounds or ranking is not None or not timing:
+    if trained_rounds or ranking is not None or chose_public or not timing:
         # This session trained: its time is added. A session that only analysed a
         # finished audit again keeps the audit's timing.
         timing = {"train_seconds": timing.get("train_seconds", 0.0) + trained,

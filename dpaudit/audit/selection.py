@@ -7,6 +7,14 @@ generator, options, release size and randomness mode, and returns the config wit
 chosen row. The pool has ``2 * selection_rounds`` models and draws only from
 :meth:`Streams.selection`, a stream disjoint from the final game's rounds, plan,
 attacks and public streams (docs/soundness.md).
+
+:func:`resolve_public_seed` resolves ``--public-seed auto`` the same way: after the
+target is known, each of ``public_candidates`` public randomness candidates trains
+``2 * selection_rounds`` models on the audit's own pair of datasets (fresh privacy
+streams of :meth:`Streams.public_selection`, the same for every candidate), and the
+candidate under which the audit's attacks separate the worlds best becomes the
+audit's fixed public randomness (docs/soundness.md, "Choosing the public
+randomness").
 """
 
 from __future__ import annotations
@@ -14,13 +22,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.rounds import release
-from dpaudit.audit.setup import attack_options, audit_generator_options, release_rows
+from dpaudit.audit.setup import (
+    attack_options,
+    audit_generator_options,
+    build_setup,
+    release_rows,
+)
 from dpaudit.audit.streams import Streams
+from dpaudit.audit.thresholds import roc_auc
 from dpaudit.data import Domain, load_dataset
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import generator_factory
@@ -115,3 +130,70 @@ def resolve_target(config: AuditConfig, *, progress: bool = False
     dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir)
     ranking = tuple(rank_targets(dataset.train, domain=dataset.domain, config=config))
     return dataclasses.replace(config, target=ranking[0][0]), ranking
+
+
+def rank_public_seeds(config: AuditConfig) -> list[tuple[int, float]]:
+    """Ranks the public randomness candidates ``0 .. public_candidates - 1`` of
+    ``config`` (target resolved) by how well its attacks separate the worlds.
+
+    Every candidate trains the same ``2 * selection_rounds`` models (the same
+    membership bits and privacy streams, from :meth:`Streams.public_selection`, which
+    no stream of the final game shares) with its own fixed public streams
+    (:meth:`Streams.public_candidate`); each attack is fitted on half of the models
+    and scored on the other half.
+
+    Returns:
+        ``(candidate, AUC)`` by decreasing AUC (ties: lower candidate first; the AUC
+        is the largest over the audit's attacks); empty where the audit is not
+        ``fixed_public`` (the generator does not declare public randomness).
+    """
+    base = build_setup(dataclasses.replace(config, public_seed=0))
+    if base.randomness != "fixed_public":
+        return []
+    streams = Streams(config.seed)
+    pool_rng, attacks_rng = streams.public_selection()
+    design, models_rng = pool_rng.spawn(2)
+    n_models = 2 * config.selection_rounds
+    bits = np.zeros(n_models, dtype=bool)
+    bits[design.numpy.permutation(n_models)[: config.selection_rounds]] = True
+    fits = np.zeros(n_models, dtype=bool)  # half of each world fits the attacks
+    for world in (bits, ~bits):
+        rows = np.flatnonzero(world)
+        fits[rows[design.numpy.permutation(rows.size)[: rows.size // 2]]] = True
+    datasets = [base.with_target if bit else base.without for bit in bits]
+    rngs = models_rng.spawn(n_models)
+    attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
+    scored = []
+    for candidate in range(config.public_candidates):
+        public = streams.public_candidate(candidate)
+        releases: list[pd.DataFrame] = []
+        for start in range(0, n_models, config.batch_size):
+            stop = start + config.batch_size
+            _, frames = release(base.make_generator, datasets[start:stop], rngs[start:stop],
+                                domain=base.domain, rows=base.synthetic_rows,
+                                public=public, name=config.generator)
+            releases.extend(frames)
+        aucs = []
+        for name in base.attacks:
+            attack = make_attack(name, domain=base.domain, target=base.target,
+                                 rng=attack_rngs[ATTACK_NAMES.index(name)],
+                                 **attack_options(name, config.attack_options))
+            features = np.asarray(attack.featurize(releases))
+            attack.fit(features[fits], bits[fits].astype(np.int64))
+            scores = np.asarray(attack.score(features[~fits]), dtype=np.float64)
+            aucs.append(float(roc_auc(scores, bits[~fits].astype(np.int64))))
+        scored.append((candidate, max(aucs)))
+    scored.sort(key=lambda pair: (-pair[1], pair[0]))
+    return scored
+
+
+def resolve_public_seed(config: AuditConfig) -> tuple[AuditConfig, Ranking | None]:
+    """``config`` with ``public_seed = "auto"`` replaced by the chosen candidate, and
+    the ranking that chose it (``None`` when there was nothing to choose: the
+    generator does not declare public randomness, and candidate 0 is kept)."""
+    if config.public_seed != "auto":
+        return config, None
+    ranking = tuple(rank_public_seeds(config))
+    if not ranking:
+        return dataclasses.replace(config, public_seed=0), None
+    return dataclasses.replace(config, public_seed=ranking[0][0]), ranking

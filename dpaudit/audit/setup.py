@@ -43,6 +43,7 @@ class AuditSetup:
     target: pd.DataFrame  # one row
     target_index: int | None
     target_selection: tuple[tuple[int, float], ...] | None
+    public_selection: tuple[tuple[int, float], ...] | None
     synthetic_rows: int
     generator_options: Mapping[str, Any]
     attacks: tuple[str, ...]
@@ -82,8 +83,7 @@ class AuditSetup:
         """The audit's ``(fit, sample)`` public streams in ``fixed_public`` mode."""
         if self.randomness != "fixed_public":
             return None
-        streams = Streams(self.config.seed)
-        return streams.public_fit(), streams.public_sample()
+        return Streams(self.config.seed).public_candidate(int(self.config.public_seed))
 
 
 def attack_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -118,7 +118,8 @@ def release_rows(config: AuditConfig, *, n_rows: int, worst_case: bool) -> int:
 
 
 def build_setup(config: AuditConfig, *,
-                target_selection: tuple[tuple[int, float], ...] | None = None
+                target_selection: tuple[tuple[int, float], ...] | None = None,
+                public_selection: tuple[tuple[int, float], ...] | None = None
                 ) -> AuditSetup:
     """Loads the data, takes the target and fixes every derived setting.
 
@@ -127,6 +128,8 @@ def build_setup(config: AuditConfig, *,
             :func:`dpaudit.audit.selection.resolve_target`).
         target_selection: the ranking that chose ``config.target``, recorded in the
             result.
+        public_selection: the ranking that chose ``config.public_seed``, recorded in
+            the result.
 
     Raises:
         InvalidParameterError: on bad input, before anything is written.
@@ -136,6 +139,11 @@ def build_setup(config: AuditConfig, *,
             "`target` must be resolved before the setup is built (run_audit resolves "
             "'auto' with dpaudit.audit.selection.resolve_target). Got 'auto'."
         )
+    if config.public_seed == "auto":
+        raise InvalidParameterError(
+            "`public_seed` must be resolved before the setup is built (run_audit "
+            "resolves 'auto' with dpaudit.audit.selection.resolve_public_seed). Got "
+            "'auto'.")
     dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir)
     domain = dataset.domain
     target_index: int | None = None
@@ -166,6 +174,7 @@ def build_setup(config: AuditConfig, *,
     setup = AuditSetup(
         config=config, dataset=dataset, without=without, with_target=with_target,
         target=target, target_index=target_index, target_selection=target_selection,
+        public_selection=public_selection,
         synthetic_rows=release_rows(config, n_rows=len(without), worst_case=worst_case),
         generator_options=audit_generator_options(config, n_rows=len(without),
                                                   worst_case=worst_case),

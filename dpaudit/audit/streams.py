@@ -15,7 +15,10 @@ attacks    2     one child per attack (queries, classifiers)
 trace      3     retired (an extra training-trace fit; the trace now comes from
                  a round of the game); kept so that no index is ever reused
 public     4     the audit's public stream in ``fixed_public`` mode (fit, sample)
-selection  5     target selection (``--target auto``): its pool's bits and models
+selection  5     target selection (``--target auto``): its pool's bits and models;
+                 public seed selection (``--public-seed auto``): its pools
+candidates 6     the public streams of candidates 1, 2, ... of ``--public-seed``
+                 (candidate 0 is ``public``)
 ========== ===== ==============================================================
 
 The selection stream is disjoint from the rounds', plan's and attacks' streams, so
@@ -37,6 +40,7 @@ STREAM_INDEX: Final[dict[str, int]] = {
     "trace": 3,
     "public": 4,
     "selection": 5,
+    "candidates": 6,
 }
 
 
@@ -79,6 +83,22 @@ class Streams:
     def public_sample(self) -> Rngs:
         """The public stream every round's ``sample`` gets in ``fixed_public`` mode."""
         return self._child("public").spawn(2)[1]
+
+    def public_candidate(self, index: int) -> tuple[Rngs, Rngs]:
+        """The ``(fit, sample)`` public streams of candidate ``index`` of
+        ``--public-seed``: candidate 0 is :meth:`public_fit`, :meth:`public_sample`
+        (the default audit's); candidate ``j >= 1`` is child ``j - 1`` of
+        ``candidates`` (independent of how many candidates were compared)."""
+        if index == 0:
+            return self.public_fit(), self.public_sample()
+        fit, sample = self._child("candidates").spawn(index)[index - 1].spawn(2)
+        return fit, sample
+
+    def public_selection(self) -> tuple[Rngs, Rngs]:
+        """``--public-seed auto``'s ``(pool, attacks)`` streams: children 3 and 4 of
+        :meth:`selection` (target selection takes children 0 to 2)."""
+        pool, attacks = self.selection().spawn(5)[3:]
+        return pool, attacks
 
     def selection(self) -> Rngs:
         """Target selection's stream (disjoint from every stream of the final game)."""

@@ -108,6 +108,12 @@ AUDIT_KEYS: tuple[Key, ...] = (
                       "its proof holds for any fixed public stream (docs/soundness.md); "
                       "independent: every draw fresh per round",
         choices=("fixed_public", "independent")),
+    Key("public_seed", "with fixed_public: which public randomness is held fixed: 0 "
+                       "(default), a candidate index, or 'auto': the candidate under "
+                       "which the attacks separate the worlds best on selection rounds "
+                       "disjoint from the audit's (docs/soundness.md)"),
+    Key("public_candidates", "--public-seed auto: candidates compared, each with "
+                             "2 x --selection-rounds models (default 8)", kind="int"),
     Key("epsilon", "privacy budget given to the generator (default 1)", kind="float"),
     Key("delta", "delta given to the generator (default 1e-5)", kind="float"),
     Key("synthetic_rows", "rows released per round (default 100 on the worst case, "

@@ -64,16 +64,29 @@ class PublicSeedRandomizedResponse:
     first with the target when the noisy bit is 1. For every fixed public seed the
     release is a post-processing of one randomized-response bit: exactly
     ``epsilon``-DP, and an optimal attack attains ``epsilon`` exactly.
+
+    ``lucky = L > 1`` makes the public randomness matter (for tests of choosing it,
+    ``--public-seed auto``): the coin looks at membership only for public seeds
+    divisible by ``L`` (about one in ``L``); for the others the bit is a fair coin
+    whatever the data (0-DP). Each fixed public seed is then ``epsilon``-DP or
+    0-DP, so the guarantee still holds for every one. ``leak=True`` is the broken
+    version: on the lucky seeds the bit is the membership itself (no privacy at all),
+    while ``epsilon`` is still claimed.
     """
 
     def __init__(self, *, epsilon: float, delta: float = 0.0,
-                 target: dict[str, Any] | None = None) -> None:
+                 target: dict[str, Any] | None = None, lucky: int = 1,
+                 leak: bool = False) -> None:
         if not (isinstance(epsilon, int | float) and epsilon >= 0
                 and math.isfinite(epsilon)):
             raise ValueError(f"`epsilon` must be a finite number >= 0. Got {epsilon!r}.")
+        if not (isinstance(lucky, int) and lucky >= 1):
+            raise ValueError(f"`lucky` must be an integer >= 1. Got {lucky!r}.")
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         self.target = target
+        self.lucky = lucky
+        self.leak = bool(leak)
 
     def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
             public_seed: int | None = None) -> PublicSeedRandomizedResponse:
@@ -82,8 +95,14 @@ class PublicSeedRandomizedResponse:
         row = np.array([target[n] for n in names], dtype=object)
         member = bool((data[names].to_numpy(dtype=object) == row).all(axis=1).any())
         keep = math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))
-        truth = np.random.default_rng(seed).random() < keep
-        self.bit_ = member if truth else not member
+        coin = np.random.default_rng(seed).random()
+        lucky = (seed if public_seed is None else public_seed) % self.lucky == 0
+        if not lucky:
+            self.bit_ = bool(coin < 0.5)  # ignores the data
+        elif self.leak:
+            self.bit_ = member
+        else:
+            self.bit_ = member if coin < keep else not member
         self.domain_, self.target_, self.seed_ = domain, target, seed
         self.dtypes_ = data.dtypes
         self.privacy_claim = {"epsilon": self.epsilon, "delta": 0.0,

@@ -176,10 +176,16 @@ def approximate_note(result: AuditResult) -> str | None:
 def randomness_text(result: AuditResult) -> str:
     """The game's randomness mode in words."""
     if result.randomness == "fixed_public":
-        return (
-            "fixed public randomness (everything but the privacy noise held equal in "
-            "every round and both worlds)"
-        )
+        text = ("fixed public randomness (everything but the privacy noise held equal "
+                "in every round and both worlds)")
+        chosen = result.config.get("public_seed", 0)
+        if result.public_selection:
+            best = dict(result.public_selection[0])
+            text += (f"; public candidate {chosen} of {len(result.public_selection)}, "
+                     f"chosen on selection rounds (pool AUC {float(best['auc']):.3f})")
+        elif chosen:
+            text += f"; public candidate {chosen}"
+        return text
     if result.randomness == "independent":
         return "independent (every round draws all its randomness afresh)"
     return "not recorded"
