@@ -4,7 +4,8 @@ For each dataset (the worst case and the continuous worst case, each with its de
 attack set; Cervical Cancer with GroundHog and ``--target auto``) and each generator (the reference PATE-GAN, its six variants,
 G-PATE, a plug-in that copies its data and a plug-in that is exactly epsilon-DP for any
 public seed), runs the audit with ``--randomness independent`` and with
-``--randomness fixed_public`` and prints one row per audit: verdict, eps_emp, AUC,
+``--randomness fixed_public`` (``--modes auto`` adds fixed public randomness chosen
+adversarially, ``--public-seed auto``) and prints one row per audit: verdict, eps_emp, AUC,
 claim, reference epsilon, attack, wall time. Rows are printed as audits finish and
 appended as JSON lines to ``--out``/rows.jsonl (a killed run keeps what it printed;
 ``--skip-done`` continues it).
@@ -109,8 +110,12 @@ def _config(row: str, dataset: str, mode: str, args: argparse.Namespace
         keys["generator_options"] = {"max_iterations": args.cap_iterations}
     if args.attack and dataset in WORST_CASES:
         keys["attack"] = args.attack
+    if mode == "auto":  # fixed public randomness, chosen adversarially
+        keys.update(randomness="fixed_public", public_seed="auto")
+    else:
+        keys["randomness"] = mode
     return AuditConfig(rounds=args.rounds, jobs=args.jobs, seed=args.seed,
-                       randomness=mode, data_dir=args.data_dir, **keys)
+                       data_dir=args.data_dir, **keys)
 
 
 def _row(dataset: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -139,7 +144,9 @@ def main() -> None:
                         help=f"comma-separated, of: {', '.join(DATASETS)}")
     parser.add_argument("--only", default=",".join(ROWS),
                         help=f"comma-separated rows of: {', '.join(ROWS)}")
-    parser.add_argument("--modes", default="independent,fixed_public")
+    parser.add_argument("--modes", default="independent,fixed_public",
+                        help="comma-separated, of: independent, fixed_public, auto "
+                             "(fixed public randomness chosen by --public-seed auto)")
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument("--jobs", type=int, default=-1)
     parser.add_argument("--seed", type=int, default=0)
