@@ -30,9 +30,10 @@ targets where it had chosen them, else row 27), max |difference| of the released
     gpate       3 | 1             3 | 1             7 | 3
 
 The reference, ``updated`` and ``borealis`` release exactly the same table whatever the
-data (their vote noise, Lap(1/lambda) at lambda 1e-3 or 1e-4, swamps the 5 votes, or,
-``updated``, every teacher votes the same way whatever it was trained on);
-``smartnoise``'s data changes its release by a few 1e-6.
+data: the reference's and borealis's vote noise, Lap(1/lambda) with lambda 1e-3 and
+1e-4, swamps the 5 votes; ``updated``'s noise is Lap(0.001) (``laplace_scale_inverted``),
+so its noisy labels are the votes themselves, and they come out the same for ``D``,
+``D'`` and half of ``D``. ``smartnoise``'s data changes its release by a few 1e-6.
 """
 
 from __future__ import annotations
