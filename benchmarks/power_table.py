@@ -37,13 +37,42 @@ Continuous worst case, 1,000 rounds per world, default attacks
     reference   CONSISTENT 0.000/0.473 | CONSISTENT 0.000/0.500
     original    VIOLATION  4.419/1.000 | VIOLATION  4.419/1.000
     updated     CONSISTENT 0.000/0.490 | VIOLATION  4.419/1.000
-    synthcity   VIOLATION  4.284/1.000 | (not run to the end)     claim 0.764
+    synthcity   VIOLATION  4.284/1.000 | VIOLATION  3.062/1.000   claim 0.764 | 1.021
+                (fixed public: 300 rounds per world, the registry cap of 100
+                iterations, not 20: ``--rounds 300``, 949 s)
     turing      CONSISTENT 0.000/0.475 | VIOLATION  4.419/1.000
     borealis    CONSISTENT 0.000/0.513 | CONSISTENT 0.000/0.505
     smartnoise  CONSISTENT 0.000/0.526 | CONSISTENT 0.000/0.474
     gpate       CONSISTENT 0.000/0.481 | CONSISTENT 0.000/0.488
     copy        VIOLATION  4.419/1.000 | VIOLATION  4.419/1.000
     exact RR    CONSISTENT 0.671/0.736 | CONSISTENT 0.704/0.724
+
+Cervical Cancer, GroundHog, ``--target auto``, 1,000 rounds per world, the registry's
+iteration cap (1,000; every accounted generator stops earlier, after 11 to 47
+iterations), ``--datasets cervical_cancer --rounds 1000 --jobs 1``; the plug-ins'
+target is row 0 (``--plugin-target``); wall seconds on one core of a shared 2-core
+machine, independent / fixed public:
+
+    reference   CONSISTENT 0.000/0.500 | CONSISTENT 0.000/0.521   claim 0.998, ref 0.998   198/164
+    original    (not run at 1,000 rounds: 2.2 M model-iterations; see the 200-round table)
+    updated     CONSISTENT 0.000/0.502 | CONSISTENT 0.000/0.500   claim 1.006, unbounded   241/215
+    synthcity   VIOLATION  3.948/0.999 | (not finished)           claim 1.068, unbounded  2059/-
+    turing      CONSISTENT 0.000/0.474 | VIOLATION  4.077/0.995   claim 1.000, unbounded   701/909
+    borealis    CONSISTENT 0.000/0.522 | CONSISTENT 0.000/0.501   claim 1.007, unbounded    65/66
+    smartnoise  CONSISTENT 0.000/0.523 | CONSISTENT 0.000/0.516   claim 1.007, ref 4.893   190/185
+    gpate       CONSISTENT 0.000/0.500 | CONSISTENT 0.000/0.472   claim 0.717, ref 0.717  1146/573
+    copy        VIOLATION  4.677/0.999 | VIOLATION  4.682/1.000                              8/8
+    exact RR    CONSISTENT 0.793/0.745 | CONSISTENT 0.751/0.724   exactly 1-DP             19/16
+
+Where the reference epsilon is unbounded and the verdict CONSISTENT, the release does
+not depend on the data at all (``benchmarks/release_sensitivity.py``: the same streams
+give bit for bit the same table for D, D' and half of D: ``updated``, ``borealis``), or
+(``turing``, independent) the data reaches it but the per-round training randomness
+hides the shift that fixed public randomness exposes.
+
+Binary worst case, synthcity at 300 rounds per world (``--datasets worst-case --only
+synthcity --rounds 300 --jobs 1``: 1,257 s and 1,473 s): VIOLATION 2.749/0.917
+(independent) | VIOLATION 3.062/1.000 (fixed public), claim 1.021.
 
 Cervical Cancer, GroundHog, ``--target auto``, 200 rounds per world and training capped
 at 50 iterations (``--datasets cervical_cancer --rounds 200 --cap-iterations 50``; the
