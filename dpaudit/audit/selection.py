@@ -161,11 +161,13 @@ def rank_public_seeds(config: AuditConfig) -> list[tuple[int, float]]:
         rows = np.flatnonzero(world)
         fits[rows[design.numpy.permutation(rows.size)[: rows.size // 2]]] = True
     datasets = [base.with_target if bit else base.without for bit in bits]
-    rngs = models_rng.spawn(n_models)
-    attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
+    rngs = models_rng.spawn(n_models)  # each model re-derives its own children
     scored = []
     for candidate in range(config.public_candidates):
         public = streams.public_candidate(candidate)
+        # Fresh generator objects with the same seeds for every candidate: no
+        # candidate's score depends on the draws an earlier one consumed.
+        attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
         releases: list[pd.DataFrame] = []
         for start in range(0, n_models, config.batch_size):
             stop = start + config.batch_size
