@@ -56,7 +56,7 @@ machine, independent / fixed public:
     reference   CONSISTENT 0.000/0.500 | CONSISTENT 0.000/0.521   claim 0.998, ref 0.998   198/164
     original    (not run at 1,000 rounds: 2.2 M model-iterations; see the 200-round table)
     updated     CONSISTENT 0.000/0.502 | CONSISTENT 0.000/0.500   claim 1.006, unbounded   241/215
-    synthcity   VIOLATION  3.948/0.999 | (not finished)           claim 1.068, unbounded  2059/-
+    synthcity   VIOLATION  3.948/0.999 | VIOLATION  4.681/1.000   claim 1.068, unbounded  2059/2207
     turing      CONSISTENT 0.000/0.474 | VIOLATION  4.077/0.995   claim 1.000, unbounded   701/909
     borealis    CONSISTENT 0.000/0.522 | CONSISTENT 0.000/0.501   claim 1.007, unbounded    65/66
     smartnoise  CONSISTENT 0.000/0.523 | CONSISTENT 0.000/0.516   claim 1.007, ref 4.893   190/185
