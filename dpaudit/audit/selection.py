@@ -20,14 +20,14 @@ randomness").
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.rounds import release
+from dpaudit.audit.rounds import PublicStreams, release
 from dpaudit.audit.setup import (
     attack_options,
     audit_generator_options,
@@ -51,6 +51,22 @@ def selection_streams(config: AuditConfig) -> tuple[Rngs, Rngs, Rngs]:
     :meth:`Streams.selection` of the audit's root seed."""
     pool, attacks, public = Streams(config.seed).selection().spawn(3)
     return pool, attacks, public
+
+
+def release_in_batches(make_generator: Callable[[], Generator],
+                       datasets: Sequence[pd.DataFrame], rngs: Sequence[Rngs], *,
+                       domain: Domain, rows: int, public: PublicStreams | None,
+                       config: AuditConfig) -> list[pd.DataFrame]:
+    """One release per dataset (:func:`~dpaudit.audit.rounds.release`), trained in
+    batches of ``config.batch_size`` models: a selection pool's models."""
+    out: list[pd.DataFrame] = []
+    for start in range(0, len(datasets), config.batch_size):
+        stop = start + config.batch_size
+        _, frames = release(make_generator, datasets[start:stop], rngs[start:stop],
+                            domain=domain, rows=rows, public=public,
+                            name=config.generator)
+        out.extend(frames)
+    return out
 
 
 def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
@@ -91,14 +107,8 @@ def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
 
     def release_all(datasets: Sequence[pd.DataFrame], rngs: Sequence[Rngs]
                     ) -> list[pd.DataFrame]:
-        out: list[pd.DataFrame] = []
-        for start in range(0, len(datasets), config.batch_size):
-            stop = start + config.batch_size
-            _, frames = release(make_generator, datasets[start:stop], rngs[start:stop],
-                                domain=domain, rows=rows, public=public,
-                                name=config.generator)
-            out.extend(frames)
-        return out
+        return release_in_batches(make_generator, datasets, rngs, domain=domain,
+                                  rows=rows, public=public, config=config)
 
     names = expand_attacks(config.attack)
     attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
@@ -168,13 +178,9 @@ def rank_public_seeds(config: AuditConfig) -> list[tuple[int, float]]:
         # Fresh generator objects with the same seeds for every candidate: no
         # candidate's score depends on the draws an earlier one consumed.
         attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
-        releases: list[pd.DataFrame] = []
-        for start in range(0, n_models, config.batch_size):
-            stop = start + config.batch_size
-            _, frames = release(base.make_generator, datasets[start:stop], rngs[start:stop],
-                                domain=base.domain, rows=base.synthetic_rows,
-                                public=public, name=config.generator)
-            releases.extend(frames)
+        releases = release_in_batches(base.make_generator, datasets, rngs,
+                                      domain=base.domain, rows=base.synthetic_rows,
+                                      public=public, config=config)
         aucs = []
         for name in base.attacks:
             attack = make_attack(name, domain=base.domain, target=base.target,

@@ -23,7 +23,13 @@ from numpy.typing import NDArray
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from dpaudit.generators.aligned import activate_members, aligned_empty, aligned_weights
+from dpaudit.generators.aligned import (
+    activate_members,
+    aligned_copy,
+    aligned_empty,
+    aligned_weights,
+    ordered_unit,
+)
 from dpaudit.generators.g_pate.layout import Layout
 from dpaudit.generators.g_pate.networks import (
     _MlpGenerators,
@@ -164,19 +170,14 @@ def mlp_forward(generators: _MlpGenerators, z: Tensor, cond: Tensor) -> Tensor:
             "generators", "plain MLP generators (no layer norm, residual or dropout)",
             spec)
     x = torch.cat([z, cond], dim=-1) if generators.classes else z
-    h = aligned_empty(x)
-    h.copy_(x)
+    h = aligned_copy(x)
     layers = list(generators.net.layers)
     for i, layer in enumerate(layers):
         assert isinstance(layer, BatchedLinear)
         weight: Tensor = layer.weight
         bias: Tensor = layer.bias
         if weight.shape[2] == 1:
-            acc = h[..., :1] * weight[:, None, 0]
-            for k in range(1, weight.shape[1]):
-                acc = acc + h[..., k:k + 1] * weight[:, None, k]
-            pre = aligned_empty(acc)
-            torch.add(acc, bias, out=pre)
+            pre = ordered_unit(h, weight, bias)
         else:
             pre = aligned_empty(h, width=weight.shape[2])
             torch.baddbmm(bias, h, aligned_weights(weight), out=pre)
