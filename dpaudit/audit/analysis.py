@@ -109,8 +109,9 @@ def summarise_claims(claims: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def power_of(*, head: Mapping[str, Any], claim: Mapping[str, Any], config: AuditConfig,
-             delta: float, alpha: float) -> dict[str, Any]:
-    """The audit's power: attainable maximum, rounds needed, saturation, tightness."""
+             delta: float, alpha: float, constant_release: bool = False) -> dict[str, Any]:
+    """The audit's power: attainable maximum, rounds needed, saturation, tightness,
+    and whether the release was the same in every round of both worlds."""
     eps_claimed = float(claim["epsilon"])
     needed = (est.rounds_needed(eps_claimed=eps_claimed, delta=delta, alpha=alpha,
                                 split=config.split, method=config.estimator)
@@ -123,6 +124,7 @@ def power_of(*, head: Mapping[str, Any], claim: Mapping[str, Any], config: Audit
         "tightness": tightness(eps_emp=head["eps_emp"],
                                eps_reference=claim["reference_epsilon"],
                                eps_claimed=eps_claimed),
+        "constant_release": constant_release,
     }
 
 
@@ -166,7 +168,8 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
     head = per_attack[best]
     verdict = decide(eps_emp=head["eps_emp"], eps_claimed=claim["epsilon"],
                      eps_max_attainable=head["eps_max_attainable"])
-    power = power_of(head=head, claim=claim, config=config, delta=delta, alpha=alpha)
+    power = power_of(head=head, claim=claim, config=config, delta=delta, alpha=alpha,
+                     constant_release=constant)
     approximate = config.estimator == "jeffreys"
     n0, n1 = setup.plan.world_sizes("test")
     splits = {s: len(setup.plan.indices(s)) for s in SPLIT_CODES}

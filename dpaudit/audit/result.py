@@ -243,12 +243,16 @@ class Power:
             claim (``None`` when it already does, or when not computed).
         saturated: eps_emp equals the attainable maximum: more rounds would show more.
         tightness: eps_emp / the reference (or claimed) epsilon, when that is finite.
+        constant_release: every round of both worlds gave the same features for
+            every attack: the target changed nothing that was released, so no attack
+            and no number of rounds could separate the worlds (absent: ``False``).
     """
 
     eps_max_attainable: float | None
     rounds_needed: int | None = None
     saturated: bool = False
     tightness: float | None = None
+    constant_release: bool = False
 
     @classmethod
     def from_json(cls, doc: Any) -> Power:
@@ -260,13 +264,16 @@ class Power:
             rounds_needed=_opt_int(data.get("rounds_needed"), "power.rounds_needed"),
             saturated=bool(_opt_bool(data.get("saturated"), "power.saturated")),
             tightness=_opt_float(data.get("tightness"), "power.tightness"),
+            constant_release=bool(_opt_bool(data.get("constant_release"),
+                                            "power.constant_release")),
         )
 
     def to_json(self) -> dict[str, Any]:
         """The ``power`` object."""
         return {"eps_max_attainable": _finite_or_none(self.eps_max_attainable),
                 "rounds_needed": self.rounds_needed, "saturated": self.saturated,
-                "tightness": _finite_or_none(self.tightness)}
+                "tightness": _finite_or_none(self.tightness),
+                "constant_release": self.constant_release}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -133,6 +133,7 @@ def case_from_result(
         ("rounds_needed", "" if power is None else number(power.rounds_needed)),
         ("saturated", "" if power is None else flag(power.saturated)),
         ("tightness", "" if power is None else number(power.tightness)),
+        ("constant_release", "" if power is None else flag(power.constant_release)),
         ("approximate", flag(result.approximate)),
         ("randomness", result.randomness or ""),
         ("delta", fmt_alpha(result.delta)),

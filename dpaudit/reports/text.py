@@ -237,6 +237,9 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
         )
     if result.power is not None and result.power.saturated:
         rows.append(("saturated", "saturated: more rounds would show more"))
+    if result.power is not None and result.power.constant_release:
+        rows.append(("constant release", "the same release in every round of both "
+                     "worlds: no attack or number of rounds can separate them"))
     tight = _tightness(result)
     if tight is not None:
         rows.append(("tightness", f"{tight[0]:.2f} (eps_emp / {tight[1]})"))
@@ -342,6 +345,14 @@ def explain(result: AuditResult) -> list[str]:
         paragraphs.append(
             f"The estimate is saturated: eps_emp equals the attainable maximum {top}, "
             "so the attack made no errors and more rounds would show more."
+        )
+    if result.power is not None and result.power.constant_release:
+        paragraphs.append(
+            "Every round of both worlds released the same features for every attack: "
+            "the target record changed nothing in this release (on this dataset, with "
+            "this public randomness), so no attack and no number of rounds could "
+            "separate the worlds here. Another target, another dataset or another "
+            "public seed (--public-seed auto) may still reach the release."
         )
     note = str(result.claim.get("reference_note") or "")
     if result.eps_reference is None and note.startswith("unbounded"):

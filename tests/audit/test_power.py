@@ -90,16 +90,27 @@ def test_constant_release_is_detected_from_the_store(tmp_path: Path) -> None:
     """A generator that releases the same table whatever its data (``ConstantRelease``
     below, through the plug-in path) gives identical features in every round: the
     reason says so; the copy plug-in's do not."""
+    from dpaudit.audit.result import AuditResult
     from dpaudit.audit.runner import AuditConfig, run_audit
+    from dpaudit.reports.junit import case_from_result, render_junit
+    from dpaudit.reports.markdown import render_markdown
 
     constant = run_audit(AuditConfig(
         generator="dpaudit.generators.toy_plugins:ConstantRelease", rounds=40, seed=1),
         out_dir=tmp_path / "constant", progress=False)
     assert "same features" in (constant.verdict_reason or "")
+    assert constant.power is not None and constant.power.constant_release
+    # The flag survives result.json and every report states it.
+    again = AuditResult.from_json(constant.to_json())
+    assert again.power is not None and again.power.constant_release
+    assert "changed nothing in this release" in render_markdown([constant])
+    assert "constant_release: true" in render_junit([case_from_result(constant)])
     copy = run_audit(AuditConfig(
         generator="dpaudit.generators.toy_plugins:CopyData", rounds=40, seed=1),
         out_dir=tmp_path / "copy", progress=False)
     assert "same features" not in (copy.verdict_reason or "")
+    assert copy.power is not None and not copy.power.constant_release
+    assert "changed nothing in this release" not in render_markdown([copy])
 
 
 def _attack(eps: float, *, constant: bool, val_auc: float, auc: float) -> dict[str, object]:

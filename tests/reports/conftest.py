@@ -31,6 +31,7 @@ def make_result(**overrides: Any) -> dict[str, Any]:
             "rounds_needed": None,
             "saturated": True,
             "tightness": 1.4625,
+            "constant_release": False,
         },
         "approximate": False,
         "randomness": "fixed_public",
