@@ -30,7 +30,7 @@ from dpaudit.commands import (
     EXIT_OK,
     nonempty_path,
 )
-from dpaudit.data import DATASET_NAMES
+from dpaudit.datasets.names import DATASET_NAMES
 from dpaudit.errors import AuditError
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 

@@ -27,6 +27,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpaudit.datasets.files import read_csv_table
+from dpaudit.datasets.names import BUILTIN_FILES, DATASET_NAMES, WORST_CASE_NAMES
 from dpaudit.errors import DataError, DpauditWarning, InvalidParameterError
 from dpaudit.validation import check_scalar, require
 
@@ -445,14 +446,6 @@ CERVICAL_CITATION = (
     "Machine Learning Repository, 2017, CC BY 4.0."
 )
 
-BUILTIN_FILES = {
-    "cervical_cancer": "cervical_cancer.csv.gz",
-    "epileptic_seizure": "epileptic_seizure.csv.gz",
-    "isolet5": "isolet5.csv.gz",
-    "credit_sample": "credit_sample.csv.gz",
-}
-WORST_CASE_NAMES = ("worst-case", "worst-case-continuous")  # docs/soundness.md
-DATASET_NAMES = (*WORST_CASE_NAMES, *BUILTIN_FILES)
 WORST_CASE_COLUMNS = ("a", "b", "c")
 
 

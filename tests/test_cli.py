@@ -103,6 +103,26 @@ def test_console_script_entry_point() -> None:
     assert proc.stdout.startswith("dpaudit ")
 
 
+HEAVY = ("torch", "pandas", "scipy", "sklearn")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["audit", "--help"], ["check", "--help"],
+                                  ["study", "--help"], ["utility", "--help"],
+                                  ["list", "generators"], ["list", "attacks"],
+                                  ["list", "datasets"]])
+def test_help_and_lists_import_no_heavy_library(argv: list[str]) -> None:
+    """Building the parser (every `--help`) and the name lists import neither torch,
+    pandas, scipy nor scikit-learn: they answer in a fraction of a second."""
+    code = ("import sys\n"
+            "from dpaudit.cli import main\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "[]"
+
+
 def test_trace_writes_csv_and_json(capsys, tmp_path: Path) -> None:
     out = tmp_path / "trace"
     argv = ("trace", "--variant", "updated", "--dataset", "worst-case", "--iterations", "3",

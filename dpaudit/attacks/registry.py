@@ -23,27 +23,14 @@ from dpaudit.attacks.distance import DistanceAttack, NearestDistancesAttack
 from dpaudit.attacks.fingerprint import FingerprintAttack
 from dpaudit.attacks.groundhog import GroundHogAttack
 from dpaudit.attacks.moments import MomentsAttack
+from dpaudit.attacks.names import ALL as ALL
+from dpaudit.attacks.names import ATTACK_NAMES as ATTACK_NAMES
+from dpaudit.attacks.names import DEFAULT as DEFAULT
+from dpaudit.attacks.names import SET_NAMES as SET_NAMES
 from dpaudit.attacks.querybased import QueryBasedAttack
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
-
-ATTACK_NAMES = (
-    "querybased",
-    "groundhog",
-    "groundhog-naive",
-    "groundhog-histogram",
-    "groundhog-correlation",
-    "distance",
-    "moments",
-    "fingerprint",
-    "nearest",
-)
-ALL = "all"
-DEFAULT = "default"
-#: Names that expand to several attacks (the verdict takes the maximum over them, each
-#: at the Bonferroni level alpha / number of attacks).
-SET_NAMES = (DEFAULT, ALL)
 
 #: ``default`` on the worst case. Measured by ``benchmarks/attack_power.py`` (1,000
 #: rounds per world, fixed public randomness): ``querybased`` misses ``updated`` (AUC

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from dpaudit.attacks.registry import ATTACK_NAMES, DEFAULT, SET_NAMES
+from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_scalar, require

@@ -36,7 +36,6 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from dpaudit.errors import InvalidParameterError
 
@@ -323,6 +322,8 @@ def _rate_upper_bounds(
         a_par, b_par = k + 1.0, np.where(full, 1.0, m - k)
     else:
         a_par, b_par = k + 0.5, np.where(full, 1.0, m - k + 0.5)
+    from scipy import stats  # lazily: the command line's parser imports this module
+
     upper = stats.beta.ppf(1.0 - alpha, a_par, b_par)
     return np.where(full, 1.0, np.asarray(upper, dtype=np.float64))
 

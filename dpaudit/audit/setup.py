@@ -24,7 +24,8 @@ from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.game import GamePlan
 from dpaudit.audit.streams import Streams
-from dpaudit.data import WORST_CASE_NAMES, Dataset, Domain, load_dataset
+from dpaudit.data import Dataset, Domain, load_dataset
+from dpaudit.datasets.names import WORST_CASE_NAMES
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import audit_options, generator_factory

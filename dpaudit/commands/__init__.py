@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dpaudit.generators.base import DEFAULT_DELTA, DEFAULT_EPSILON
+from dpaudit.generators.defaults import DEFAULT_DELTA, DEFAULT_EPSILON
 from dpaudit.validation import check_scalar, require
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2

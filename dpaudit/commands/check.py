@@ -19,13 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpaudit.ci import (
-    load_policy,
-    run_check,
-    summary_path,
-    write_junit,
-    write_summary,
-)
 from dpaudit.errors import InvalidParameterError
 
 __all__ = ["add_parser", "run"]
@@ -120,6 +113,16 @@ def run(args: argparse.Namespace) -> int:
             attack), an output that cannot be written, or audits already in
             ``--out`` without ``--force`` or ``--resume``: all before any audit runs.
     """
+    # Imported here, not at the top: `dpaudit --help` builds this parser, and the
+    # audit machinery (torch, pandas, scipy) is needed only to run a check.
+    from dpaudit.ci import (
+        load_policy,
+        run_check,
+        summary_path,
+        write_junit,
+        write_summary,
+    )
+
     policy = load_policy(args.policy)
     junit = getattr(args, "junit", None)
     summary = summary_path(getattr(args, "summary", None))

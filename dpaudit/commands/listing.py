@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from dpaudit.attacks.registry import ATTACK_NAMES
+from dpaudit.attacks.names import ATTACK_NAMES
 from dpaudit.commands import EXIT_OK
-from dpaudit.data import DATASET_NAMES
-from dpaudit.generators.plugins import ENTRY_POINT_GROUP
+from dpaudit.datasets.names import DATASET_NAMES
+from dpaudit.generators.entry_points import ENTRY_POINT_GROUP
 from dpaudit.generators.registry import registered_generators
 
 WHAT = ("generators", "datasets", "variants", "bugs", "attacks")

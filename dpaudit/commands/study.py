@@ -18,22 +18,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpaudit.ci.study import (
-    QUICK,
-    SUBJECTS,
-    StudyRun,
-    run_study,
-    select_audits,
-    study_plan,
-    terminal_table,
-    write_study_report,
-)
-from dpaudit.ci.study.plan import SETTINGS, STUDY_ROUNDS
-from dpaudit.ci.study.report import fmt_wall
-from dpaudit.ci.study.run import read_finished
+from dpaudit.ci.study.plan import QUICK, SETTINGS, STUDY_ROUNDS, SUBJECTS
 from dpaudit.commands import EXIT_ERROR, EXIT_OK
+
+if TYPE_CHECKING:
+    from dpaudit.ci.study.run import StudyRun
 
 __all__ = ["add_parser", "run"]
 
@@ -101,6 +92,8 @@ def _merge(plan: Any, ran: StudyRun, *, resume: bool) -> StudyRun:
     finished earlier in the same folder, in plan order."""
     if not resume:
         return ran
+    from dpaudit.ci.study.run import StudyRun, read_finished
+
     done = {o.audit.name: o for o in ran.outcomes}
     earlier = {o.audit.name: o for o in read_finished(
         [a for a in plan if a.name not in done], ran.out_dir)}
@@ -119,6 +112,18 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         InvalidParameterError: bad options or output folder (before any audit runs).
     """
+    # Imported here, not at the top: `dpaudit --help` builds this parser, and the
+    # audit machinery (torch, pandas, scipy) is needed only to run the study.
+    from dpaudit.ci.study import (
+        StudyRun,
+        run_study,
+        select_audits,
+        study_plan,
+        terminal_table,
+        write_study_report,
+    )
+    from dpaudit.ci.study.report import fmt_wall
+
     started = time.perf_counter()
     quick = bool(args.quick)
     rounds = args.rounds if args.rounds is not None else (

@@ -10,20 +10,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from dpaudit.data import Dataset, load_dataset, stratified_split
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.registry import DEFAULT_GENERATOR, get_spec
-from dpaudit.utility import (
+from dpaudit.utility.settings import (
     CLASSIFIERS,
     DEFAULT_MODELS,
     DEFAULT_SAMPLES,
     PROTOCOLS,
-    UtilityResult,
-    run_utility,
 )
 from dpaudit.validation import require
+
+if TYPE_CHECKING:
+    from dpaudit.data import Dataset
+    from dpaudit.utility.results import UtilityResult
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -131,6 +132,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _load(args: argparse.Namespace) -> Dataset:
+    from dpaudit.data import load_dataset  # lazily: pandas (`dpaudit --help` is fast)
+
     dataset = load_dataset(args.dataset, domain=args.domain, data_dir=args.data_dir)
     if dataset.test is not None and dataset.label is not None:
         return dataset
@@ -155,6 +158,8 @@ def _load(args: argparse.Namespace) -> Dataset:
             "(the 80/20 stratified split needs each class on both sides; column "
             f"{args.label!r} has {({str(k): int(v) for k, v in counts.items()})})",
             args.label)
+    from dpaudit.data import stratified_split
+
     train, test = stratified_split(dataset.train, label=args.label)
     return dataclasses.replace(dataset, train=train, test=test, label=args.label)
 
@@ -177,6 +182,8 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     dataset = _load(args)
     options = spec.calibrated(options, n_rows=len(dataset.train),
                               epsilon=args.epsilon, delta=args.delta)
+    from dpaudit.utility.runner import run_utility  # lazily: scikit-learn, pandas
+
     result = run_utility(
         generator_name=args.generator,
         dataset=dataset,

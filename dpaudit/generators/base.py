@@ -25,11 +25,6 @@ from dpaudit.data import Domain
 from dpaudit.rng import Rngs
 from dpaudit.validation import require
 
-DEFAULT_EPSILON = 1.0
-"""The privacy budget epsilon of every command, config and generator left unset."""
-DEFAULT_DELTA = 1e-5
-"""The delta of every command, config and generator left unset."""
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PrivacyClaim:

@@ -34,19 +34,11 @@ import pandas as pd
 from dpaudit.data import Domain
 from dpaudit.errors import DataError, NotFittedError, PluginError
 from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.entry_points import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+from dpaudit.generators.entry_points import plugin_entry_points as plugin_entry_points
 from dpaudit.rng import Rngs, public_and_privacy
 
-ENTRY_POINT_GROUP = "dpaudit.generators"
 PUBLIC_SEED = "public_seed"
-
-
-def plugin_entry_points() -> dict[str, str]:
-    """The installed entry points of group ``dpaudit.generators``: name -> ``module:attr``.
-
-    Nothing is imported: listing the plug-ins never runs their code.
-    """
-    points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-    return {ep.name: ep.value for ep in sorted(points, key=lambda ep: ep.name)}
 
 
 def load_plugin_class(name: str) -> type:

@@ -17,16 +17,13 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpaudit.generators.base import GeneratorFactory
-from dpaudit.generators.plugins import (
-    load_plugin_class,
-    load_plugin_factory,
-    plugin_entry_points,
-    supports_public_seed,
-)
+from dpaudit.generators.entry_points import plugin_entry_points
 from dpaudit.validation import check_choice, check_scalar, require
+
+if TYPE_CHECKING:
+    from dpaudit.generators.base import GeneratorFactory
 
 DEFAULT_GENERATOR = "pategan"
 """The generator of a command or audit that names none."""
@@ -109,7 +106,8 @@ class GeneratorSpec:
     def load_class(self) -> type:
         """The generator class (the plug-in's own class for a plug-in)."""
         if self.plugin:
-            return load_plugin_class(self.factory)
+            from dpaudit.generators import plugins  # lazily: torch, pandas
+            return plugins.load_plugin_class(self.factory)
         cls: type = _load(self.factory)
         return cls
 
@@ -124,7 +122,8 @@ class GeneratorSpec:
         (the class attribute of a built-in; ``public_seed`` in a plug-in's signatures)."""
         cls = self.load_class()
         if self.plugin:
-            return supports_public_seed(cls)
+            from dpaudit.generators import plugins  # lazily: torch, pandas
+            return plugins.supports_public_seed(cls)
         return bool(getattr(cls, "supports_public_randomness", False))
 
     @property
@@ -159,7 +158,8 @@ class GeneratorSpec:
     def make_factory(self) -> GeneratorFactory:
         """``factory(epsilon=, delta=, **options) -> Generator``."""
         if self.plugin:
-            return load_plugin_factory(self.factory)
+            from dpaudit.generators import plugins  # lazily: torch, pandas
+            return plugins.load_plugin_factory(self.factory)
         cls = _load(self.factory)
         if self.config_builder is None:
             built: GeneratorFactory = cls
@@ -281,7 +281,9 @@ def get_spec(name: str) -> GeneratorSpec:
     if ":" not in name:
         points = plugin_entry_points()
         if name not in points:
-            load_plugin_class(name)  # raises the unknown-generator error
+            from dpaudit.generators import plugins  # lazily: torch, pandas
+
+            plugins.load_plugin_class(name)  # raises the unknown-generator error
         description = f"plug-in {points[name]} (entry point)"
     else:
         description = f"plug-in {name}"

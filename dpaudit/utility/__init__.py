@@ -89,28 +89,61 @@ C on given tables) and :mod:`~dpaudit.utility.runner` (train, sample, evaluate).
 
 from __future__ import annotations
 
-from dpaudit.utility.classifiers import make_classifier, xgboost_status
-from dpaudit.utility.evaluate import evaluate_synthetic
-from dpaudit.utility.metrics import score_predictions, synthetic_ranking_agreement
-from dpaudit.utility.results import ClassifierScore, UtilityResult
-from dpaudit.utility.runner import run_utility
-from dpaudit.utility.settings import (
-    CLASSIFIERS,
-    CSV_FIELDS,
-    CSV_NAME,
-    DEFAULT_MODELS,
-    DEFAULT_SAMPLES,
-    FORMAT,
-    JSON_NAME,
-    ONE_CLASS_TEST,
-    ONE_CLASS_TRAIN,
-    PROTOCOLS,
-    SETTINGS,
-    XGBOOST_MISSING,
-    Metric,
-    Setting,
-    UtilityProtocol,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dpaudit.utility.classifiers import make_classifier, xgboost_status
+    from dpaudit.utility.evaluate import evaluate_synthetic
+    from dpaudit.utility.metrics import score_predictions, synthetic_ranking_agreement
+    from dpaudit.utility.results import ClassifierScore, UtilityResult
+    from dpaudit.utility.runner import run_utility
+    from dpaudit.utility.settings import (
+        CLASSIFIERS,
+        CSV_FIELDS,
+        CSV_NAME,
+        DEFAULT_MODELS,
+        DEFAULT_SAMPLES,
+        FORMAT,
+        JSON_NAME,
+        ONE_CLASS_TEST,
+        ONE_CLASS_TRAIN,
+        PROTOCOLS,
+        SETTINGS,
+        XGBOOST_MISSING,
+        Metric,
+        Setting,
+        UtilityProtocol,
+    )
+
+# The package's names are imported on first use (PEP 562): `dpaudit --help` and the
+# parsers import this package, and the heavy libraries (torch, pandas, scipy,
+# scikit-learn) are needed only to run.
+_WHERE = {
+    'make_classifier': 'dpaudit.utility.classifiers',
+    'xgboost_status': 'dpaudit.utility.classifiers',
+    'evaluate_synthetic': 'dpaudit.utility.evaluate',
+    'score_predictions': 'dpaudit.utility.metrics',
+    'synthetic_ranking_agreement': 'dpaudit.utility.metrics',
+    'ClassifierScore': 'dpaudit.utility.results',
+    'UtilityResult': 'dpaudit.utility.results',
+    'run_utility': 'dpaudit.utility.runner',
+    'CLASSIFIERS': 'dpaudit.utility.settings',
+    'CSV_FIELDS': 'dpaudit.utility.settings',
+    'CSV_NAME': 'dpaudit.utility.settings',
+    'DEFAULT_MODELS': 'dpaudit.utility.settings',
+    'DEFAULT_SAMPLES': 'dpaudit.utility.settings',
+    'FORMAT': 'dpaudit.utility.settings',
+    'JSON_NAME': 'dpaudit.utility.settings',
+    'ONE_CLASS_TEST': 'dpaudit.utility.settings',
+    'ONE_CLASS_TRAIN': 'dpaudit.utility.settings',
+    'PROTOCOLS': 'dpaudit.utility.settings',
+    'SETTINGS': 'dpaudit.utility.settings',
+    'XGBOOST_MISSING': 'dpaudit.utility.settings',
+    'Metric': 'dpaudit.utility.settings',
+    'Setting': 'dpaudit.utility.settings',
+    'UtilityProtocol': 'dpaudit.utility.settings',
+}
 
 __all__ = [
     "CLASSIFIERS",
@@ -137,3 +170,17 @@ __all__ = [
     "synthetic_ranking_agreement",
     "xgboost_status",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Imports ``name`` from its module on first use."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

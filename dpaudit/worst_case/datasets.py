@@ -20,11 +20,11 @@ import pandas as pd
 
 from dpaudit.data import (
     WORST_CASE_COLUMNS,
-    WORST_CASE_NAMES,
     Domain,
     worst_case_dataset,
     worst_case_domain,
 )
+from dpaudit.datasets.names import WORST_CASE_NAMES
 from dpaudit.validation import require
 
 __all__ = ["WORST_CASE_COLUMNS", "WORST_CASE_NAMES", "neighbouring_pair",

@@ -502,7 +502,7 @@ def test_command_writes_junit_and_summary_and_returns_the_exit_code(
     fake = functools.partial(
         check.run_check, runner=FakeRunner({"synthcity": "VIOLATION"}), make_config=dict
     )
-    monkeypatch.setattr(check_command, "run_check", fake)
+    monkeypatch.setattr(check, "run_check", fake)  # check.run imports it at run time
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "gh.md"))
     args = parse(
         [

@@ -196,7 +196,7 @@ def test_command_exits_2_on_an_inconclusive_audit(
     fake = functools.partial(
         ci.run_check, runner=ResultRunner({"weak": "INCONCLUSIVE"}), make_config=dict
     )
-    monkeypatch.setattr(check_command, "run_check", fake)
+    monkeypatch.setattr(ci, "run_check", fake)  # check.run imports it at run time
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     parser = argparse.ArgumentParser(prog="dpaudit")
     check_command.add_parser(parser.add_subparsers(dest="command"))
