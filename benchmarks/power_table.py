@@ -18,12 +18,13 @@ appended as JSON lines to ``--out``/rows.jsonl (a killed run keeps what it print
 Measured on 2 shared CPU cores (verdict eps_emp / AUC; independent | fixed public):
 
 Worst case, 1,000 rounds per world, default attacks (``--datasets worst-case --jobs 1``;
-synthcity: ``--cap-iterations 20 --rounds 100``, fixed public only):
+synthcity: ``--only synthcity --rounds 1000 --jobs 1``, the two modes in two processes,
+6,887 s independent and 6,583 s fixed public on one core each):
 
     reference   CONSISTENT 0.000/0.486 | CONSISTENT 0.000/0.500   claim 0.998, ref 0.998
     original    VIOLATION  4.419/1.000 | VIOLATION  4.419/1.000   claim 1.000, unbounded
     updated     CONSISTENT 0.000/0.491 | VIOLATION  4.419/1.000   claim 1.006, unbounded
-    synthcity   (not run)              | VIOLATION  1.69/1.000    (the maximum at 100 rounds)
+    synthcity   VIOLATION  3.923/0.890 | VIOLATION  4.284/1.000   claim 1.023 | 1.021, unbounded
     turing      CONSISTENT 0.000/0.467 | CONSISTENT 0.000/0.500   claim 1.000, unbounded
     borealis    CONSISTENT 0.000/0.520 | CONSISTENT 0.000/0.491   claim 1.007, unbounded
     smartnoise  CONSISTENT 0.000/0.500 | CONSISTENT 0.000/0.500   claim 1.007, ref 1.745
@@ -54,7 +55,7 @@ target is row 0 (``--plugin-target``); wall seconds on one core of a shared 2-co
 machine, independent / fixed public:
 
     reference   CONSISTENT 0.000/0.500 | CONSISTENT 0.000/0.521   claim 0.998, ref 0.998   198/164
-    original    (not run at 1,000 rounds: 2.2 M model-iterations; see the 200-round table)
+    original    VIOLATION  3.249/0.943 | VIOLATION  4.654/1.000   claim 1.000, unbounded  3676/3987
     updated     CONSISTENT 0.000/0.502 | CONSISTENT 0.000/0.500   claim 1.006, unbounded   241/215
     synthcity   VIOLATION  3.948/0.999 | VIOLATION  4.681/1.000   claim 1.068, unbounded  2059/2207
     turing      CONSISTENT 0.000/0.474 | VIOLATION  4.077/0.995   claim 1.000, unbounded   701/909
