@@ -123,6 +123,23 @@ def test_help_and_lists_import_no_heavy_library(argv: list[str]) -> None:
     assert proc.stdout.splitlines()[-1] == "[]"
 
 
+@pytest.mark.parametrize("package", ["dpaudit.ci", "dpaudit.ci.study", "dpaudit.utility"])
+def test_lazy_packages_export_exactly_their_names(package: str) -> None:
+    """The names a package loads on first use are its ``__all__``, each from the
+    module that defines it (the export table cannot drift from ``__all__``)."""
+    import importlib
+
+    module = importlib.import_module(package)
+    table = {n for names in module._EXPORTS.values() for n in names}
+    assert table == set(module.__all__)
+    for source, names in module._EXPORTS.items():
+        for name in names:
+            assert getattr(module, name) is getattr(importlib.import_module(source), name)
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = module.nope
+
+
 def test_trace_writes_csv_and_json(capsys, tmp_path: Path) -> None:
     out = tmp_path / "trace"
     argv = ("trace", "--variant", "updated", "--dataset", "worst-case", "--iterations", "3",

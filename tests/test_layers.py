@@ -2,7 +2,7 @@
 
 Layers, bottom to top (docs/design.md):
 
-    errors, validation, rng, io, allocator  <  data  <  generators, attacks, worst_case
+    errors, validation, rng, io, allocator, lazy  <  data  <  generators, attacks, worst_case
     <  audit, utility  <  reports  <  ci  <  commands, cli
 
 Every ``import``/``from ... import`` of a ``dpaudit`` module is an edge, wherever it
@@ -24,6 +24,7 @@ PACKAGE = ROOT / "dpaudit"
 
 LAYERS: dict[str, int] = {
     "__init__": 0, "errors": 0, "validation": 0, "rng": 0, "io": 0, "allocator": 0,
+    "lazy": 0,
     "data": 1, "datasets": 1,
     "generators": 2, "attacks": 2, "worst_case": 2,
     "audit": 3, "utility": 3,

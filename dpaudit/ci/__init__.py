@@ -11,8 +11,9 @@ See docs/ci.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dpaudit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dpaudit.ci.policy import (
@@ -40,28 +41,34 @@ if TYPE_CHECKING:
         write_summary,
     )
 
-# The package's names are imported on first use (PEP 562): `dpaudit --help` and the
+# The package's names are imported on first use (PEP 562, dpaudit.lazy): `dpaudit --help` and the
 # parsers import this package, and the audit machinery (torch, pandas, scipy) is
 # needed only to run.
-_WHERE = {
-    'DEFAULT_ALPHA': 'dpaudit.ci.policy',
-    'PRESETS': 'dpaudit.ci.policy',
-    'Policy': 'dpaudit.ci.policy',
-    'PolicyAudit': 'dpaudit.ci.policy',
-    'Preset': 'dpaudit.ci.policy',
-    'load_policy': 'dpaudit.ci.policy',
-    'parse_policy': 'dpaudit.ci.policy',
-    'CheckOutcome': 'dpaudit.ci.run',
-    'CheckReport': 'dpaudit.ci.run',
-    'as_result': 'dpaudit.ci.run',
-    'exit_code_of': 'dpaudit.ci.run',
-    'planned_power': 'dpaudit.ci.run',
-    'run_check': 'dpaudit.ci.run',
-    'junit_text': 'dpaudit.ci.summary',
-    'render_check_markdown': 'dpaudit.ci.summary',
-    'summary_path': 'dpaudit.ci.summary',
-    'write_junit': 'dpaudit.ci.summary',
-    'write_summary': 'dpaudit.ci.summary',
+_EXPORTS = {
+    "dpaudit.ci.policy": (
+        "DEFAULT_ALPHA",
+        "PRESETS",
+        "Policy",
+        "PolicyAudit",
+        "Preset",
+        "load_policy",
+        "parse_policy",
+    ),
+    "dpaudit.ci.run": (
+        "CheckOutcome",
+        "CheckReport",
+        "as_result",
+        "exit_code_of",
+        "planned_power",
+        "run_check",
+    ),
+    "dpaudit.ci.summary": (
+        "junit_text",
+        "render_check_markdown",
+        "summary_path",
+        "write_junit",
+        "write_summary",
+    ),
 }
 
 __all__ = [
@@ -86,15 +93,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Imports ``name`` from its module on first use."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -89,8 +89,9 @@ C on given tables) and :mod:`~dpaudit.utility.runner` (train, sample, evaluate).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dpaudit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dpaudit.utility.classifiers import make_classifier, xgboost_status
@@ -116,33 +117,45 @@ if TYPE_CHECKING:
         UtilityProtocol,
     )
 
-# The package's names are imported on first use (PEP 562): `dpaudit --help` and the
+# The package's names are imported on first use (PEP 562, dpaudit.lazy): `dpaudit --help` and the
 # parsers import this package, and the heavy libraries (torch, pandas, scipy,
 # scikit-learn) are needed only to run.
-_WHERE = {
-    'make_classifier': 'dpaudit.utility.classifiers',
-    'xgboost_status': 'dpaudit.utility.classifiers',
-    'evaluate_synthetic': 'dpaudit.utility.evaluate',
-    'score_predictions': 'dpaudit.utility.metrics',
-    'synthetic_ranking_agreement': 'dpaudit.utility.metrics',
-    'ClassifierScore': 'dpaudit.utility.results',
-    'UtilityResult': 'dpaudit.utility.results',
-    'run_utility': 'dpaudit.utility.runner',
-    'CLASSIFIERS': 'dpaudit.utility.settings',
-    'CSV_FIELDS': 'dpaudit.utility.settings',
-    'CSV_NAME': 'dpaudit.utility.settings',
-    'DEFAULT_MODELS': 'dpaudit.utility.settings',
-    'DEFAULT_SAMPLES': 'dpaudit.utility.settings',
-    'FORMAT': 'dpaudit.utility.settings',
-    'JSON_NAME': 'dpaudit.utility.settings',
-    'ONE_CLASS_TEST': 'dpaudit.utility.settings',
-    'ONE_CLASS_TRAIN': 'dpaudit.utility.settings',
-    'PROTOCOLS': 'dpaudit.utility.settings',
-    'SETTINGS': 'dpaudit.utility.settings',
-    'XGBOOST_MISSING': 'dpaudit.utility.settings',
-    'Metric': 'dpaudit.utility.settings',
-    'Setting': 'dpaudit.utility.settings',
-    'UtilityProtocol': 'dpaudit.utility.settings',
+_EXPORTS = {
+    "dpaudit.utility.classifiers": (
+        "make_classifier",
+        "xgboost_status",
+    ),
+    "dpaudit.utility.evaluate": (
+        "evaluate_synthetic",
+    ),
+    "dpaudit.utility.metrics": (
+        "score_predictions",
+        "synthetic_ranking_agreement",
+    ),
+    "dpaudit.utility.results": (
+        "ClassifierScore",
+        "UtilityResult",
+    ),
+    "dpaudit.utility.runner": (
+        "run_utility",
+    ),
+    "dpaudit.utility.settings": (
+        "CLASSIFIERS",
+        "CSV_FIELDS",
+        "CSV_NAME",
+        "DEFAULT_MODELS",
+        "DEFAULT_SAMPLES",
+        "FORMAT",
+        "JSON_NAME",
+        "ONE_CLASS_TEST",
+        "ONE_CLASS_TRAIN",
+        "PROTOCOLS",
+        "SETTINGS",
+        "XGBOOST_MISSING",
+        "Metric",
+        "Setting",
+        "UtilityProtocol",
+    ),
 }
 
 __all__ = [
@@ -172,15 +185,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Imports ``name`` from its module on first use."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dpaudit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dpaudit.ci.study.compare import Comparison, compare
@@ -34,27 +35,35 @@ if TYPE_CHECKING:
     )
     from dpaudit.ci.study.run import StudyOutcome, StudyRun, run_study
 
-# The package's names are imported on first use (PEP 562): `dpaudit --help` and the
+# The package's names are imported on first use (PEP 562, dpaudit.lazy): `dpaudit --help` and the
 # parsers import this package, and the audit machinery (torch, pandas, scipy) is
 # needed only to run.
-_WHERE = {
-    'Comparison': 'dpaudit.ci.study.compare',
-    'compare': 'dpaudit.ci.study.compare',
-    'PUBLISHED': 'dpaudit.ci.study.plan',
-    'QUICK': 'dpaudit.ci.study.plan',
-    'SUBJECTS': 'dpaudit.ci.study.plan',
-    'VARIANTS': 'dpaudit.ci.study.plan',
-    'StudyAudit': 'dpaudit.ci.study.plan',
-    'select_audits': 'dpaudit.ci.study.plan',
-    'study_plan': 'dpaudit.ci.study.plan',
-    'render_study_html': 'dpaudit.ci.study.report',
-    'render_study_json': 'dpaudit.ci.study.report',
-    'render_study_markdown': 'dpaudit.ci.study.report',
-    'terminal_table': 'dpaudit.ci.study.report',
-    'write_study_report': 'dpaudit.ci.study.report',
-    'StudyOutcome': 'dpaudit.ci.study.run',
-    'StudyRun': 'dpaudit.ci.study.run',
-    'run_study': 'dpaudit.ci.study.run',
+_EXPORTS = {
+    "dpaudit.ci.study.compare": (
+        "Comparison",
+        "compare",
+    ),
+    "dpaudit.ci.study.plan": (
+        "PUBLISHED",
+        "QUICK",
+        "SUBJECTS",
+        "VARIANTS",
+        "StudyAudit",
+        "select_audits",
+        "study_plan",
+    ),
+    "dpaudit.ci.study.report": (
+        "render_study_html",
+        "render_study_json",
+        "render_study_markdown",
+        "terminal_table",
+        "write_study_report",
+    ),
+    "dpaudit.ci.study.run": (
+        "StudyOutcome",
+        "StudyRun",
+        "run_study",
+    ),
 }
 
 __all__ = [
@@ -78,15 +87,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Imports ``name`` from its module on first use."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
