@@ -28,7 +28,8 @@ class AuditConfig:
         generator: ``pategan``, ``gpate``, a toy, or a plug-in ``module:Class``.
         variant: a bug variant of the generator (``dpaudit list variants``).
         bugs: extra bug flags switched on.
-        dataset: ``worst-case``, a named dataset or a CSV path (with ``domain``).
+        dataset: ``worst-case-continuous`` (the default), ``worst-case``, a named
+            dataset or a CSV path (with ``domain``).
         domain: the domain JSON of a CSV dataset.
         data_dir: folder of the named datasets.
         target: ``None`` (the dataset's default: the worst case's all-ones record),
@@ -76,7 +77,7 @@ class AuditConfig:
     generator: str = "pategan"
     variant: str | None = None
     bugs: tuple[str, ...] = ()
-    dataset: str = "worst-case"
+    dataset: str = "worst-case-continuous"
     domain: str | None = None
     data_dir: str | None = None
     target: int | str | None = None

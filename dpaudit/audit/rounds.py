@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from dpaudit.allocator import keep_freed_memory
-from dpaudit.audit.execution import run_halving
+from dpaudit.audit.execution import in_groups, run_halving, training_group
 from dpaudit.audit.setup import AuditSetup, cached_round_rngs, cached_setup
 from dpaudit.audit.streams import Streams
 from dpaudit.data import Domain
@@ -206,8 +206,12 @@ def train_batch(config_json: str, rounds: Sequence[int], *,
     if trace is not None and trace in todo:
         todo.remove(trace)
         traced = _train_rounds(config_json, [trace], record_trace=True)
-    rows = run_halving(todo, lambda part: _train_rounds(config_json, part),
-                       key=config_json) if todo else []
+    # The models trained together are the rounds' training groups, never the batch
+    # (dpaudit.audit.execution): the result does not depend on --batch-size.
+    rows = []
+    for group in in_groups(todo, training_group(setup.config.device)):
+        rows += run_halving(group, lambda part: _train_rounds(config_json, part),
+                            key=config_json)
     return sorted([*traced, *rows], key=lambda row: int(row["round"]))
 
 

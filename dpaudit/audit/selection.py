@@ -27,6 +27,7 @@ import pandas as pd
 
 from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.execution import in_groups, training_group
 from dpaudit.audit.rounds import PublicStreams, release
 from dpaudit.audit.setup import (
     attack_options,
@@ -58,10 +59,11 @@ def release_in_batches(make_generator: Callable[[], Generator],
                        domain: Domain, rows: int, public: PublicStreams | None,
                        config: AuditConfig) -> list[pd.DataFrame]:
     """One release per dataset (:func:`~dpaudit.audit.rounds.release`), trained in
-    batches of ``config.batch_size`` models: a selection pool's models."""
+    the training groups of the device (:func:`~dpaudit.audit.execution.in_groups`),
+    whatever ``config.batch_size``: a selection pool's models."""
     out: list[pd.DataFrame] = []
-    for start in range(0, len(datasets), config.batch_size):
-        stop = start + config.batch_size
+    for group in in_groups(range(len(datasets)), training_group(config.device)):
+        start, stop = group[0], group[-1] + 1
         _, frames = release(make_generator, datasets[start:stop], rngs[start:stop],
                             domain=domain, rows=rows, public=public,
                             name=config.generator)

@@ -56,6 +56,8 @@ class AuditDefaults:
         small_table: ``"module:attr"`` of ``f(options, n_rows, *, epsilon, delta) ->
             options``: the calibration of a generator whose published settings assume
             a larger table (given options win).
+        reference_options: option defaults of an audit of the generator itself (no
+            variant): a variant keeps the settings of the code it reproduces.
     """
 
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -65,6 +67,7 @@ class AuditDefaults:
     teachers_option: str | None = None
     teachers_from_rows: str | None = None
     small_table: str | None = None
+    reference_options: Mapping[str, Any] = field(default_factory=dict)
 
 
 NO_AUDIT_DEFAULTS = AuditDefaults(iteration_option=None)
@@ -224,6 +227,10 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType({spec.name: spec for s
         audit=AuditDefaults(
             # The study's audit settings: lambda = 0.001 for every variant.
             options={"lam": 1e-3},
+            # The reference's hidden layers at least 8 wide: "d,d/2,d" on the worst
+            # case's 3 columns has a one-unit layer, dead from initialisation, and
+            # the release is then one constant table (docs/soundness.md).
+            reference_options={"min_width": 8},
             teachers_option="num_teachers",
             teachers_from_rows="dpaudit.generators.pate_gan:default_num_teachers"),
     ),
@@ -304,8 +311,9 @@ def audit_options(name: str, options: Mapping[str, Any], *, n_rows: int,
 
     In order: the device (a generator with a ``device`` option), the variant and bug
     flags (refused for a generator without them), the teachers from ``|D|``, the
-    option defaults, the iteration cap (100 on the worst case, 1,000 on real data),
-    then the small-table calibration.
+    option defaults (and, for the generator itself rather than a variant, its
+    reference defaults), the iteration cap (100 on the worst case, 1,000 on real
+    data), then the small-table calibration.
 
     Args:
         name: the generator.
@@ -330,6 +338,9 @@ def audit_options(name: str, options: Mapping[str, Any], *, n_rows: int,
         out.setdefault(defaults.teachers_option, teachers(n_rows))
     for key, value in defaults.options.items():
         out.setdefault(key, value)
+    if variant is None:
+        for key, value in defaults.reference_options.items():
+            out.setdefault(key, value)
     if defaults.iteration_option is not None:
         out.setdefault(defaults.iteration_option, defaults.worst_case_iterations
                        if worst_case else defaults.real_data_iterations)

@@ -35,14 +35,18 @@ def oom() -> torch.cuda.OutOfMemoryError:
 
 def test_cpu_plan_keeps_the_process_fan_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(execution, "cpu_cores", lambda: 2)
-    # About two batches a worker, between 128 and 512 rounds.
+    # About two batches a worker, between 128 and 512 rounds, in whole training
+    # groups of 128 rounds.
     plan = plan_execution(AuditConfig(), n_rounds=2000, device="cpu")
-    assert (plan.jobs, plan.batch_size) == (-1, 500)
+    assert (plan.jobs, plan.batch_size) == (-1, 512)
     assert plan_execution(AuditConfig(), n_rounds=200, device="cpu").batch_size == 128
     assert plan_execution(AuditConfig(), n_rounds=20_000, device="cpu").batch_size == 512
-    assert plan_execution(AuditConfig(jobs=1), n_rounds=800, device="cpu").batch_size == 400
+    assert plan_execution(AuditConfig(jobs=1), n_rounds=800, device="cpu").batch_size == 512
     plan = plan_execution(AuditConfig(jobs=3, batch_size=40), n_rounds=2000, device="cpu")
-    assert (plan.jobs, plan.batch_size) == (3, 40)
+    assert (plan.jobs, plan.batch_size) == (3, 128)
+    assert "training groups" in plan.reason
+    plan = plan_execution(AuditConfig(jobs=3, batch_size=300), n_rounds=2000, device="cpu")
+    assert plan.batch_size == 384
 
 
 def test_cuda_plan_is_one_process_with_a_batch_sized_by_memory() -> None:
@@ -56,7 +60,10 @@ def test_cuda_plan_is_one_process_with_a_batch_sized_by_memory() -> None:
     assert plan.batch_size == MAX_CUDA_BATCH
     plan = plan_execution(config, n_rounds=2000, device="cuda", model_bytes=2**20,
                           free_bytes=2**30)
-    assert plan.batch_size == 512
+    assert plan.batch_size == 512 and "depends on this GPU's memory" in plan.reason
+    plan = plan_execution(config, n_rounds=5000, device="cuda", model_bytes=2**20,
+                          free_bytes=5 * 2**30)
+    assert plan.batch_size == 2048  # 2,560 fit: whole training groups of 1,024
     # Less than one model's memory free: one round at a time, never zero.
     plan = plan_execution(config, n_rounds=2000, device="cuda", model_bytes=2**30,
                           free_bytes=2**20)
@@ -66,7 +73,7 @@ def test_cuda_plan_is_one_process_with_a_batch_sized_by_memory() -> None:
 def test_cuda_plan_keeps_what_the_user_set() -> None:
     plan = plan_execution(AuditConfig(batch_size=64), n_rounds=2000, device="cuda",
                           model_bytes=2**20, free_bytes=10 * 2**30)
-    assert (plan.jobs, plan.batch_size) == (1, 64)
+    assert (plan.jobs, plan.batch_size) == (1, 64) and "depends on it" in plan.reason
     plan = plan_execution(AuditConfig(jobs=2), n_rounds=2000, device="cuda",
                           model_bytes=2**20, free_bytes=10 * 2**30)
     # Two processes: each gets half the rounds.
@@ -123,7 +130,7 @@ def test_a_halved_batch_trains_and_releases_the_same_rounds(
     """An injected out-of-memory error halves the batch; the rounds' claims and
     features equal those of the unhalved batch (each model uses its own streams)."""
     config = AuditConfig(rounds=5, randomness="independent", jobs=1,
-                         generator_options={"max_iterations": 2})
+                         dataset="worst-case", generator_options={"max_iterations": 2})
     config_json = json.dumps(config.to_json(), sort_keys=True)
     todo = list(range(8))
     whole = rounds.train_batch(config_json, todo)
@@ -175,7 +182,7 @@ def test_cpu_default_is_threads_and_explicit_backends_are_kept(
     assert AuditConfig().backend == "threading" and "threading" in plan.reason
     plan = plan_execution(AuditConfig(backend="loky", jobs=2), n_rounds=2000,
                           device="cpu")
-    assert (plan.jobs, plan.batch_size) == (2, 500) and "loky" in plan.reason
+    assert (plan.jobs, plan.batch_size) == (2, 512) and "loky" in plan.reason
 
 
 def test_a_stopped_threaded_run_waits_for_its_running_batches() -> None:

@@ -59,14 +59,17 @@ def test_capabilities_derive_from_the_code() -> None:
 
 
 def test_pategan_audit_options() -> None:
+    # The reference (no variant) gets hidden layers at least 8 wide; a variant keeps
+    # the widths of the code it reproduces.
     assert options("pategan") == {"device": "auto", "num_teachers": 2, "lam": 1e-3,
-                                  "max_iterations": 100}
+                                  "min_width": 8, "max_iterations": 100}
     real = options("pategan", n_rows=686, worst_case=False, device="cpu",
                    variant="original", bugs=("data_bounds",))
     assert real == {"device": "cpu", "variant": "original", "bugs": ["data_bounds"],
                     "num_teachers": default_num_teachers(686), "lam": 1e-3,
                     "max_iterations": 1000}
-    given = {"device": "cuda", "num_teachers": 7, "lam": 0.5, "max_iterations": 3}
+    given = {"device": "cuda", "num_teachers": 7, "lam": 0.5, "max_iterations": 3,
+             "min_width": 1}
     assert options("pategan", dict(given), device="cpu") == given, "the user's options win"
 
 

@@ -44,6 +44,12 @@ class PateGanConfig:
         lr, beta1, weight_decay, optimizer: optimiser settings.
         latent_dim, latent_distribution: latent noise ``z`` (paper: Unif([0,1]^d)).
         generator_*, student_*, teacher_*, discriminator_hidden: architectures.
+        min_width: the smallest hidden-layer width: a hidden width below it is raised
+            to it (1: the widths as written). ``d,d/2,d`` on a 3-column table has a
+            one-unit ReLU layer that can be dead for every input from initialisation
+            on; no gradient then reaches the generator and every release is one
+            constant table. The audit gives the reference 8 (docs/soundness.md,
+            "The default audit").
         student_clip: clip student weights to +-value after each step (updated).
         gradient_penalty: WGAN-GP penalty of the single discriminator (a number, or
             ``"k"`` for the number of teachers as in turing).
@@ -93,6 +99,7 @@ class PateGanConfig:
     teacher_hidden: str = "d"
     teacher_activation: Literal["relu", "leaky_relu", "tanh"] = "relu"
     discriminator_hidden: str = "d,d"
+    min_width: int = 1
     gradient_penalty: float | str = 10.0
     gaussian_noise_form: Literal["xor", "multiply"] = "xor"
     label_column: str | None = None
@@ -256,6 +263,8 @@ class PateGanConfig:
                 self.latent_distribution)
         require(self.optimizer in ("adam", "rmsprop"), "optimizer", "adam or rmsprop",
                 self.optimizer)
+        require(isinstance(self.min_width, int) and not isinstance(self.min_width, bool)
+                and self.min_width >= 1, "min_width", "an integer >= 1", self.min_width)
         for name in ("latent_dim", "generator_hidden", "student_hidden", "teacher_hidden",
                      "discriminator_hidden"):
             widths(getattr(self, name), d=2, z=2, name=name)
@@ -292,11 +301,15 @@ BUG_FIELDS: tuple[str, ...] = tuple(declared_bugs(PateGanConfig))
 _WIDTH = re.compile(r"^(\d*)([dz]?)(?:/(\d+))?$")
 
 
-def widths(expr: str | int, *, d: int, z: int, name: str = "widths") -> tuple[int, ...]:
-    """Parses a layer-width expression such as ``"d,d/2,d"`` or ``"2d/3,d/3"``.
+def widths(expr: str | int, *, d: int, z: int, name: str = "widths",
+           floor: int = 1) -> tuple[int, ...]:
+    """Parses a layer-width expression such as ``"d,d/2,d"`` or ``"2d/3,d/3"``; each
+    width is at least ``floor``.
 
     >>> widths("d,d/2,4d", d=29, z=7)
     (29, 14, 116)
+    >>> widths("d,d/2,d", d=3, z=3, floor=8)
+    (8, 8, 8)
     """
     text = str(expr).replace(" ", "")
     if not text:
@@ -311,7 +324,7 @@ def widths(expr: str | int, *, d: int, z: int, name: str = "widths") -> tuple[in
         mult = int(match.group(1)) if match.group(1) else 1
         base = {"d": d, "z": z, "": 1}[match.group(2)]
         div = int(match.group(3)) if match.group(3) else 1
-        out.append(max(1, (mult * base) // div))
+        out.append(max(1, floor, (mult * base) // div))
     return tuple(out)
 
 

@@ -242,8 +242,12 @@ class TrainerState:
         out_act: Literal["sigmoid", "linear"] = (
             "sigmoid" if cfg.generator_output == "sigmoid" else "linear")
         init = self.public
+
+        def hidden(expr: str) -> tuple[int, ...]:
+            return widths(expr, d=p, z=z, floor=cfg.min_width)
+
         self.generator = BatchedMLP(m, MLPSpec(
-            n_in=z, hidden=widths(cfg.generator_hidden, d=p, z=z), n_out=p,
+            n_in=z, hidden=hidden(cfg.generator_hidden), n_out=p,
             activation=cfg.generator_activation, out_activation=out_act,
             residual=cfg.generator_residual, layer_norm=cfg.generator_layer_norm,
         ), generator=init, device=self.device)
@@ -255,19 +259,19 @@ class TrainerState:
         self.gen_step = MaskedStep(self.generator, opt(self.generator.parameters()))
         if cfg.single_discriminator:
             self.critic = BatchedMLP(m, MLPSpec(
-                n_in=p, hidden=widths(cfg.discriminator_hidden, d=p, z=z), n_out=1,
+                n_in=p, hidden=hidden(cfg.discriminator_hidden), n_out=1,
                 activation="relu", out_activation="linear"),
                 generator=init, device=self.device)
             self.critic_step = MaskedStep(self.critic, opt(self.critic.parameters()))
             return
         self.student = BatchedMLP(m, MLPSpec(
-            n_in=p, hidden=widths(cfg.student_hidden, d=p, z=z), n_out=1,
+            n_in=p, hidden=hidden(cfg.student_hidden), n_out=1,
             activation=cfg.student_activation, out_activation="sigmoid",
             dropout=cfg.student_dropout), generator=init, device=self.device)
         self.student_step = MaskedStep(self.student, opt(self.student.parameters()))
         if not cfg.lr_teachers_refit:
             self.teachers = BatchedMLP(m * k, MLPSpec(
-                n_in=p, hidden=widths(cfg.teacher_hidden, d=p, z=z), n_out=1,
+                n_in=p, hidden=hidden(cfg.teacher_hidden), n_out=1,
                 activation=cfg.teacher_activation, out_activation="sigmoid"),
                 generator=init, device=self.device)
             self.teacher_step = MaskedStep(self.teachers, opt(self.teachers.parameters()))
