@@ -1,0 +1,94 @@
+"""The figures README.md and docs/ state are the figures the code computes today.
+
+Each documented number that a formula of the package produces (attainable maxima,
+rounds needed, the default audit's settings) is recomputed here and looked for, as
+written, in the page that states it. A change that moves a figure fails this test
+until the page says the new one. Figures that only a long run produces (a 1,000-round
+audit's AUC) are named with the command that produced them; the test checks that the
+command is named and that the settings it depends on are still the defaults.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dpaudit.attacks.registry import expand_attacks
+from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.estimators import bonferroni_alpha, eps_max_attainable, rounds_needed
+from dpaudit.audit.game import GamePlan
+
+ROOT = Path(__file__).resolve().parents[1]
+DELTA = 1e-5
+
+
+def _text(name: str) -> str:
+    return " ".join((ROOT / name).read_text(encoding="utf-8").split())
+
+
+def _test_rounds(rounds: int) -> int:
+    """Test rounds per world of ``rounds`` rounds per world at the default split."""
+    plan = GamePlan.create(rounds=rounds, split=AuditConfig().split, seed=0)
+    return int(((plan.splits == 2) & (plan.bits == 1)).sum())
+
+
+def _default_attacks() -> list[str]:
+    config = AuditConfig()
+    assert config.attack == "default"
+    return expand_attacks(config.attack, worst_case=True,
+                          continuous=config.dataset == "worst-case-continuous")
+
+
+def _attainable(rounds: int, attacks: int) -> float:
+    n = _test_rounds(rounds)
+    return eps_max_attainable(n, n, delta=DELTA, alpha=bonferroni_alpha(0.05, attacks))
+
+
+def test_attainable_maxima_in_the_docs() -> None:
+    readme, soundness = _text("README.md"), _text("docs/soundness.md")
+    attacks = len(_default_attacks())
+    assert attacks == 3
+    assert _test_rounds(1000) == 400
+    # One attack at 95%: the study's figure; the default set of three, Bonferroni.
+    assert f"{_attainable(1000, 1):.2f}" == "4.68"
+    assert f"{_attainable(1000, attacks):.2f}" == "4.42"
+    assert "4.68" in readme and "4.42" in readme
+    assert "4.42" in soundness
+    assert f"{eps_max_attainable(1000, 1000, delta=DELTA):.2f}" == "5.60"
+    assert "5.60 for 1,000 + 1,000" in soundness
+
+
+def test_rounds_20_example() -> None:
+    soundness = _text("docs/soundness.md")
+    assert _test_rounds(20) == 8
+    assert f"{_attainable(20, 3):.2f}" == "0.20"
+    needed = rounds_needed(eps_claimed=0.998, delta=DELTA,
+                           alpha=bonferroni_alpha(0.05, 3))
+    assert needed == 40
+    assert re.search(r"`dpaudit audit --rounds 20` \(8 \+ 8 test rounds, three attacks",
+                     soundness)
+    assert "attainable maximum of 0.20" in soundness
+    assert f"about {needed} rounds per world" in soundness
+
+
+def test_default_audit_as_documented() -> None:
+    """The README's and docs' account of the default audit names today's defaults
+    and the commands that measured it."""
+    readme, soundness = _text("README.md"), _text("docs/soundness.md")
+    config = AuditConfig()
+    assert (config.generator, config.dataset, config.rounds) == (
+        "pategan", "worst-case-continuous", 1000)
+    assert sorted(_default_attacks()) == ["distance", "fingerprint", "moments"]
+    for page in (readme, soundness):
+        assert "worst-case-continuous" in page
+    assert "python benchmarks/default_audit_release.py" in soundness
+    assert "dpaudit audit --variant original" in readme
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/soundness.md", "docs/ci.md"])
+def test_no_stale_default_audit_wording(page: str) -> None:
+    text = _text(page)
+    assert "0.535" not in text
+    assert "releases one constant row" not in text
