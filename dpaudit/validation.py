@@ -7,6 +7,7 @@ so a user reads the same shape of error from every command, config and plug-in.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Collection
 from typing import Any, Literal, TypeVar
 
@@ -32,14 +33,19 @@ def require(ok: bool, name: str, constraint: str, value: Any) -> None:
 def check_scalar(value: Any, name: str, *, kind: type | tuple[type, ...] = (int, float),
                  min_val: float | None = None, max_val: float | None = None,
                  closed: Closed = "both", allow_none: bool = False) -> Any:
-    """Checks a number's type, finiteness and range; returns it unchanged.
+    """Checks a number's type, finiteness and range; returns it as a Python number.
 
-    Booleans are refused where numbers are asked for (``True`` is an ``int``).
+    Any integer (``numbers.Integral``: ``int``, NumPy integers) is accepted where
+    ``kind`` is ``int``; any real number (``numbers.Real``: ``float``, NumPy floats
+    and integers) elsewhere. Booleans (Python's and NumPy's) are refused where numbers
+    are asked for (``True`` is an ``int``). The value comes back as a Python ``int``
+    (integers) or ``float``, so that a NumPy scalar from a user's script can go into
+    a config and its JSON.
 
     Args:
         value: the value to check.
         name: the parameter's user-facing name.
-        kind: the accepted type(s), ``int`` for integers.
+        kind: ``int`` for integers; ``float`` or ``(int, float)`` for real numbers.
         min_val, max_val: bounds (None: unbounded on that side).
         closed: which bounds are included.
         allow_none: accept ``None`` (returned as is).
@@ -49,6 +55,11 @@ def check_scalar(value: Any, name: str, *, kind: type | tuple[type, ...] = (int,
 
     >>> check_scalar(3, "rounds", kind=int, min_val=1)
     3
+    >>> import numpy as np
+    >>> check_scalar(np.int64(3), "rounds", kind=int, min_val=1)
+    3
+    >>> check_scalar(np.float32(0.5), "delta", min_val=0, max_val=1)
+    0.5
     >>> check_scalar(0.0, "epsilon", min_val=0, closed="neither")
     Traceback (most recent call last):
     ...
@@ -57,7 +68,8 @@ def check_scalar(value: Any, name: str, *, kind: type | tuple[type, ...] = (int,
     if value is None and allow_none:
         return value
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    noun = "an integer" if kinds == (int,) else "a number"
+    integers = kinds == (int,)
+    noun = "an integer" if integers else "a number"
     lo = "-inf" if min_val is None else f"{min_val:g}"
     hi = "inf" if max_val is None else f"{max_val:g}"
     left = "[" if closed in ("both", "left") and min_val is not None else "("
@@ -65,15 +77,43 @@ def check_scalar(value: Any, name: str, *, kind: type | tuple[type, ...] = (int,
     constraint = f"{noun} in {left}{lo}, {hi}{right}"
     if min_val is None and max_val is None:
         constraint = f"a finite {noun[2:] if noun.startswith('a ') else noun[3:]}"
-    ok = isinstance(value, kinds) and not isinstance(value, bool)
-    if ok and isinstance(value, float):
-        ok = math.isfinite(value)
+    number: int | float | None = None
+    if not _is_bool(value):
+        if isinstance(value, numbers.Integral):
+            number = int(value)
+        elif not integers and isinstance(value, numbers.Real):
+            number = float(value)
+    ok = number is not None and math.isfinite(number)
     if ok and min_val is not None:
-        ok = value >= min_val if closed in ("both", "left") else value > min_val
+        assert number is not None
+        ok = number >= min_val if closed in ("both", "left") else number > min_val
     if ok and max_val is not None:
-        ok = value <= max_val if closed in ("both", "right") else value < max_val
+        assert number is not None
+        ok = number <= max_val if closed in ("both", "right") else number < max_val
     require(ok, name, constraint, value)
-    return value
+    return number
+
+
+def check_positive_int(value: Any, *, name: str) -> int:
+    """``value`` as a Python ``int`` when it is an integer >= 1 (a NumPy integer
+    too; never a bool).
+
+    >>> check_positive_int(2, name="bins")
+    2
+    >>> check_positive_int(0, name="bins")
+    Traceback (most recent call last):
+    ...
+    dpaudit.errors.InvalidParameterError: `bins` must be a positive integer. Got 0.
+    """
+    ok = (not _is_bool(value) and isinstance(value, numbers.Integral)
+          and int(value) >= 1)
+    require(ok, name, "a positive integer", value)
+    return int(value)
+
+
+def _is_bool(value: Any) -> bool:
+    """Python's and NumPy's booleans (NumPy's is no ``bool`` subclass)."""
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
 
 
 def check_choice(value: T, name: str, choices: Collection[T]) -> T:

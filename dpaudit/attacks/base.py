@@ -36,6 +36,7 @@ from dpaudit.errors import (
     NotFittedError,
 )
 from dpaudit.rng import Rngs
+from dpaudit.validation import check_positive_int
 
 #: Upper bound on the number of array elements one vectorised batch materialises
 #: (about 128 MiB of float64), so featurising thousands of datasets keeps memory flat.
@@ -352,12 +353,3 @@ def bin_index(
     raw = np.floor((values - lower) / safe * bins)
     raw = np.where(span > 0, raw, 0.0)
     return np.clip(raw, 0, bins - 1).astype(np.intp)
-
-
-def check_positive_int(value: Any, *, name: str) -> int:
-    """``value`` as a positive int, else :class:`InvalidParameterError`."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise InvalidParameterError(
-            f"`{name}` must be a positive integer. Got {value!r}."
-        )
-    return int(value)

@@ -22,13 +22,13 @@ from numpy.typing import NDArray
 from dpaudit.attacks.base import (
     ClassifierAttack,
     check_features,
-    check_positive_int,
     check_target,
     featurize_stacked,
     numeric_values,
 )
 from dpaudit.data import Domain
 from dpaudit.rng import Rngs
+from dpaudit.validation import check_positive_int
 
 
 class DistanceAttack:

@@ -36,13 +36,13 @@ from numpy.typing import NDArray
 from dpaudit.attacks.base import (
     ClassifierAttack,
     bin_index,
-    check_positive_int,
     check_target,
     featurize_stacked,
 )
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
+from dpaudit.validation import check_positive_int
 
 FeatureSet = Literal["naive", "histogram", "correlation", "all"]
 FEATURE_SETS: tuple[FeatureSet, ...] = get_args(FeatureSet)

@@ -51,7 +51,6 @@ from numpy.typing import NDArray
 from dpaudit.attacks.base import (
     ClassifierAttack,
     bin_index,
-    check_positive_int,
     check_target,
     featurize_stacked,
     numeric_values,
@@ -59,6 +58,7 @@ from dpaudit.attacks.base import (
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
+from dpaudit.validation import check_positive_int
 
 #: Largest full contingency table for which ``exhaustive="auto"`` enumerates every cell.
 EXHAUSTIVE_MAX_CELLS = 64

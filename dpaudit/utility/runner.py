@@ -23,10 +23,9 @@ from dpaudit.utility.settings import (
     Setting,
     UtilityProtocol,
     check_classifiers,
-    check_positive_int,
     check_settings,
 )
-from dpaudit.validation import check_choice, require
+from dpaudit.validation import check_choice, check_positive_int, require
 
 if TYPE_CHECKING:
     from dpaudit.generators.base import GeneratorFactory
@@ -123,8 +122,8 @@ def run_utility(
     require(epsilon > 0, "epsilon", "positive", epsilon)
     require(0 <= delta < 1, "delta", "in [0, 1)", delta)
     check_choice(protocol, "protocol", PROTOCOLS)
-    n_models = check_positive_int("n_models", n_models)
-    n_samples = check_positive_int("n_samples", n_samples)
+    n_models = check_positive_int(n_models, name="n_models")
+    n_samples = check_positive_int(n_samples, name="n_samples")
     chosen = check_settings(settings)
     check_classifiers(classifiers)
     options = dict(generator_options or {})

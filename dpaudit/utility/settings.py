@@ -9,9 +9,7 @@ follow :mod:`dpaudit.validation`'s template).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, cast, get_args
-
-import numpy as np
+from typing import Literal, cast, get_args
 
 from dpaudit.validation import require
 
@@ -89,11 +87,3 @@ def check_settings(settings: Sequence[str]) -> tuple[Setting, ...]:
     if isinstance(settings, str):
         settings = list(settings)
     return cast(tuple[Setting, ...], check_subset("settings", settings, SETTINGS))
-
-
-def check_positive_int(name: str, value: Any) -> int:
-    """``value`` as an ``int`` when it is a positive integer (not a bool)."""
-    ok = bool(not isinstance(value, bool) and isinstance(value, int | np.integer)
-              and value >= 1)
-    require(ok, name, "a positive integer", value)
-    return int(value)
