@@ -1,10 +1,19 @@
 """The results store: one SQLite file per audit directory.
 
 Tables: ``meta`` (the audit's configuration and plan, JSON), ``rounds`` (bit, split,
-the round's claim as JSON) and ``features`` (one attack's feature vector of a round, as
-NPZ bytes, loaded with ``allow_pickle=False``). Every finished batch is committed in
-one transaction, so a killed audit resumes where it stopped and loses nothing. Nothing
-is pickled.
+the round's claim as JSON), ``features`` (one attack's feature vector of a round, as
+NPZ bytes, loaded with ``allow_pickle=False``) and ``digests`` (a SHA-256 of each
+round's stored row and vectors). Every finished batch is committed in one
+transaction, so a killed audit resumes where it stopped and loses nothing. Nothing is
+pickled.
+
+dpaudit writes only into a store it created: a new store is stamped with SQLite's
+``application_id`` (:data:`APPLICATION_ID`), and an existing file is opened for writing
+only when it carries that stamp (or is a store of an older dpaudit: no stamp, and
+dpaudit's tables only). Another application's database, an empty file or a file that
+is no database is refused before anything is written into it. The digests are checked
+before a stored round is resumed from or analysed: a store changed after dpaudit wrote
+it (an edited feature vector, a removed or added round) is refused, not analysed.
 
 :class:`StoreLock` is the advisory lock (``audit.lock`` beside ``audit.sqlite``) that one
 run holds for its whole duration, so two runs never write into one directory.
@@ -13,6 +22,7 @@ run holds for its whole duration, so two runs never write into one directory.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -39,7 +49,50 @@ CREATE TABLE IF NOT EXISTS rounds (
 CREATE TABLE IF NOT EXISTS features (
     round INTEGER NOT NULL, attack TEXT NOT NULL, vector BLOB NOT NULL,
     PRIMARY KEY (round, attack));
+CREATE TABLE IF NOT EXISTS digests (round INTEGER PRIMARY KEY, digest TEXT NOT NULL);
 """
+
+APPLICATION_ID = 0x64704175
+"""SQLite ``PRAGMA application_id`` of a dpaudit store (the bytes ``dpAu``)."""
+TABLES = frozenset({"meta", "rounds", "features", "digests"})
+"""The tables a dpaudit store may hold."""
+
+
+def round_digest(bit: int, split: int, claim_json: str,
+                 vectors: Iterable[tuple[str, bytes]]) -> str:
+    """SHA-256 of one stored round: its bit, split, claim JSON and every attack's
+    vector bytes (in attack-name order)."""
+    digest = hashlib.sha256(f"{int(bit)}|{int(split)}|{claim_json}".encode())
+    for attack, blob in sorted(vectors):
+        digest.update(b"\0" + attack.encode() + b"\0")
+        digest.update(blob)
+    return digest.hexdigest()
+
+
+def _check_foreign(path: Path) -> None:
+    """Refuses (:class:`StoreError`) an existing ``path`` that dpaudit did not
+    create, reading it only."""
+    where = f"{str(path)!r}"
+    fix = "choose another --out (dpaudit writes only into a store it created)"
+    if path.stat().st_size == 0:
+        raise StoreError(f"{where} is an empty file, not a dpaudit store; {fix}.")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            (app,) = conn.execute("PRAGMA application_id").fetchone()
+            tables = {t for (t,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as err:
+        raise StoreError(f"{where} is not a dpaudit store ({err}); {fix}.") from err
+    if app == APPLICATION_ID:
+        return
+    if app == 0 and tables and tables <= TABLES and {"meta", "rounds"} <= tables:
+        return  # a store of an older dpaudit, before the stamp
+    owner = f"application id {app:#x}" if app else "no application id"
+    raise StoreError(f"{where} is another application's SQLite database ({owner}, "
+                     f"tables {sorted(tables)}), not a dpaudit store; {fix}.")
 
 
 def _to_bytes(array: NDArray[Any]) -> bytes:
@@ -121,11 +174,18 @@ class ResultStore:
 
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory) / self.FILENAME
+        existed = self.path.exists()
+        if existed:
+            _check_foreign(self.path)
         self.conn = sqlite3.connect(self.path)
         # Each attack's stored vectors by round, read once (cleared by commits).
         self._features: dict[str, dict[int, NDArray[np.float64]]] = {}
+        self._verified = False
         try:
+            if not existed:
+                self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             self.conn.executescript(SCHEMA)
+            self._adopt_older_store()
         except sqlite3.DatabaseError as err:
             self.conn.close()
             raise StoreError(f"{str(self.path)!r} is not a dpaudit store ({err}); start "
@@ -133,6 +193,23 @@ class ResultStore:
 
     def close(self) -> None:
         self.conn.close()
+
+    def _adopt_older_store(self) -> None:
+        """A store of an older dpaudit (rounds, no digests) gets the digests of the
+        rounds it holds, as they are, so that later changes are caught."""
+        (digests,) = self.conn.execute("SELECT COUNT(*) FROM digests").fetchone()
+        if digests:
+            return
+        rounds = self.conn.execute("SELECT round, bit, split, claim FROM rounds").fetchall()
+        if not rounds:
+            return
+        vectors: dict[int, list[tuple[str, bytes]]] = {}
+        for r, attack, blob in self.conn.execute("SELECT round, attack, vector FROM features"):
+            vectors.setdefault(int(r), []).append((str(attack), bytes(blob)))
+        with self.conn:
+            self.conn.executemany("INSERT INTO digests VALUES (?, ?)", [
+                (int(r), round_digest(bit, split, claim, vectors.get(int(r), [])))
+                for r, bit, split, claim in rounds])
 
     def __enter__(self) -> ResultStore:
         return self
@@ -157,7 +234,38 @@ class ResultStore:
         return int(n)
 
     def done_rounds(self) -> set[int]:
+        """The stored rounds (checked against their digests first: :meth:`verify`)."""
+        self.verify()
         return {r for (r,) in self.conn.execute("SELECT round FROM rounds")}
+
+    def verify(self) -> None:
+        """Checks every stored round against its digest, once per store object.
+
+        Every stored round must have a digest (a store of an older dpaudit got them
+        when it was opened), and it must match.
+
+        Raises:
+            StoreError: the store was changed after dpaudit wrote it.
+        """
+        if self._verified:
+            return
+        digests = dict(self.conn.execute("SELECT round, digest FROM digests"))
+        rounds = self.conn.execute("SELECT round, bit, split, claim FROM rounds").fetchall()
+        vectors: dict[int, list[tuple[str, bytes]]] = {}
+        for r, attack, blob in self.conn.execute("SELECT round, attack, vector FROM features"):
+            vectors.setdefault(int(r), []).append((str(attack), bytes(blob)))
+        changed = set(digests) ^ {int(r) for r, *_ in rounds}
+        changed |= {r for r in vectors if r not in digests}
+        changed |= {int(r) for r, bit, split, claim in rounds if int(r) in digests
+                    and digests[int(r)] != round_digest(bit, split, claim,
+                                                        vectors.get(int(r), []))}
+        if changed:
+            raise StoreError(
+                f"{str(self.path)!r} was changed after dpaudit wrote it: the stored "
+                f"rounds do not match their checksums ({len(changed)} round(s); first: "
+                f"{min(changed)}). It is not analysed; rerun the audit with --force, "
+                "or into another --out.")
+        self._verified = True
 
     def commit_batch(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Writes one batch (rounds with their claims and features) atomically.
@@ -168,16 +276,19 @@ class ResultStore:
         self._features.clear()
         with self.conn:
             for row in rows:
+                r, claim = int(row["round"]), json.dumps(row["claim"], sort_keys=True)
+                self.conn.execute("INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)",
+                                  (r, int(row["bit"]), int(row["split"]), claim))
+                blobs = [(str(a), _to_bytes(v)) for a, v in row["features"].items()]
+                self.conn.executemany("INSERT OR REPLACE INTO features VALUES (?, ?, ?)",
+                                      [(r, a, b) for a, b in blobs])
                 self.conn.execute(
-                    "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)",
-                    (int(row["round"]), int(row["bit"]), int(row["split"]),
-                     json.dumps(row["claim"], sort_keys=True)))
-                for attack, vector in row["features"].items():
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO features VALUES (?, ?, ?)",
-                        (int(row["round"]), attack, _to_bytes(vector)))
+                    "INSERT OR REPLACE INTO digests VALUES (?, ?)",
+                    (r, round_digest(int(row["bit"]), int(row["split"]), claim, blobs)))
 
     def claims(self) -> dict[int, dict[str, Any]]:
+        """Every stored round's claim (checked first: :meth:`verify`)."""
+        self.verify()
         return {r: json.loads(c) for r, c in
                 self.conn.execute("SELECT round, claim FROM rounds ORDER BY round")}
 
@@ -186,6 +297,7 @@ class ResultStore:
         until the next :meth:`commit_batch`."""
         found = self._features.get(attack)
         if found is None:
+            self.verify()
             rows = self.conn.execute(
                 "SELECT round, vector FROM features WHERE attack = ?", (attack,)
             ).fetchall()
