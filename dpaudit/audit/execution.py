@@ -125,8 +125,8 @@ def resolve_device(device: str) -> str:
 
 
 def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | None = None,
-                   free_bytes: int | None = None, device: str | None = None
-                   ) -> ExecutionPlan:
+                   free_bytes: int | None = None, device: str | None = None,
+                   batched: bool = True) -> ExecutionPlan:
     """The plan for ``n_rounds`` rounds of ``config``.
 
     Args:
@@ -138,11 +138,14 @@ def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | Non
             (:func:`estimate_model_bytes`); CUDA only.
         free_bytes: the GPU's free memory; CUDA only.
         device: the resolved device (default: ``config.device`` resolved).
+        batched: whether the generator trains several models as one tensor program
+            (``fit_many``); only then is a batch made of whole training groups (a
+            generator fitted model by model gives the same models in any batch).
     """
     require(n_rounds >= 1, "n_rounds", "an integer >= 1", n_rounds)
     device = device or resolve_device(config.device)
     user_batch = config.batch_size != DEFAULT_BATCH_SIZE
-    group = TRAINING_GROUP[device]
+    group = TRAINING_GROUP[device] if batched else 1
     if device != "cuda":
         # On the CPU a batch is always whole training groups (a group of models
         # fits any machine this runs on).
@@ -240,11 +243,13 @@ def plan_for_setup(setup: AuditSetup) -> ExecutionPlan:
     """The plan for ``setup``'s audit on this machine (the hook of ``run_audit``)."""
     config = setup.config
     device = resolve_device(config.device)
+    batched = callable(getattr(type(setup.make_generator()), "fit_many", None))
     if device != "cuda":
-        return plan_execution(config, n_rounds=setup.plan.n_rounds, device=device)
+        return plan_execution(config, n_rounds=setup.plan.n_rounds, device=device,
+                              batched=batched)
     return plan_execution(config, n_rounds=setup.plan.n_rounds, device=device,
                           model_bytes=estimate_model_bytes(setup),
-                          free_bytes=cuda_free_bytes())
+                          free_bytes=cuda_free_bytes(), batched=batched)
 
 
 # --------------------------------------------------------------------------------

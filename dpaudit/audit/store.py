@@ -85,7 +85,9 @@ def _check_foreign(path: Path) -> None:
         finally:
             conn.close()
     except sqlite3.DatabaseError as err:
-        raise StoreError(f"{where} is not a dpaudit store ({err}); {fix}.") from err
+        raise StoreError(f"{where} is not a dpaudit store ({err}); if it is a damaged "
+                         "store of this audit, start over with --force; otherwise "
+                         f"{fix}.") from err
     if app == APPLICATION_ID:
         return
     if app == 0 and tables and tables <= TABLES and {"meta", "rounds"} <= tables:

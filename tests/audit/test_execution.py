@@ -47,6 +47,10 @@ def test_cpu_plan_keeps_the_process_fan_out(monkeypatch: pytest.MonkeyPatch) -> 
     assert "training groups" in plan.reason
     plan = plan_execution(AuditConfig(jobs=3, batch_size=300), n_rounds=2000, device="cpu")
     assert plan.batch_size == 384
+    # A generator fitted model by model (a plug-in) keeps the batch size given.
+    plan = plan_execution(AuditConfig(jobs=3, batch_size=40), n_rounds=2000, device="cpu",
+                          batched=False)
+    assert plan.batch_size == 40
 
 
 def test_cuda_plan_is_one_process_with_a_batch_sized_by_memory() -> None:

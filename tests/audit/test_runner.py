@@ -35,7 +35,7 @@ def run_audit(*args: Any, **kwargs: Any) -> dict[str, Any]:
 def rr(epsilon: float, **kw) -> AuditConfig:
     """A randomized-response audit (exact epsilon, no training: fast)."""
     base = dict(generator="randomized-response", epsilon=epsilon, rounds=100,
-                batch_size=50, jobs=1, synthetic_rows=20)
+                batch_size=50, jobs=1, synthetic_rows=20, dataset="worst-case")
     base.update(kw)
     return AuditConfig(**base)
 
