@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -212,3 +213,115 @@ def test_one_progress_convention() -> None:
     for name in ("fit", "trace", "audit", "check", "utility", "study"):
         options = {o for a in sub.choices[name]._actions for o in a.option_strings}
         assert {"--quiet", "--no-progress"} <= options, name
+
+
+# ------------------------------------------------------------------ exit codes
+
+
+def test_help_states_every_exit_code(capsys) -> None:
+    """`dpaudit --help` and `dpaudit check --help` end with the exit codes, and
+    docs/ci.md's table names the same codes."""
+    from dpaudit.commands import EXIT_CODES_HELP
+
+    for argv in (["--help"], ["check", "--help"]):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0
+        assert out.rstrip().endswith(EXIT_CODES_HELP.rstrip().splitlines()[-1])
+        for line in ("  0    success", "  1    `check`: an audit is a VIOLATION",
+                     "  2    bad input", "  3    a run that failed",
+                     "  4    `check`: an audit is INCONCLUSIVE", "  130  interrupted"):
+            assert line in out, (argv, line)
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text()
+    table = docs[docs.index("| code | meaning |"):]
+    rows = itertools.takewhile(lambda row: row.startswith("|"), table.splitlines()[2:])
+    assert [row.split("|")[1].strip() for row in rows] == ["0", "1", "2", "3", "4",
+                                                           "130"]
+
+
+def _failing(monkeypatch, err: BaseException) -> None:
+    """`dpaudit list` raises ``err`` (standing in for any command's failure)."""
+    from dpaudit.commands import listing
+
+    def run(args) -> int:
+        raise err
+
+    monkeypatch.setattr(listing, "run", run)
+
+
+@pytest.mark.parametrize(
+    ("err", "code", "message"),
+    [
+        (RuntimeError("tensor shapes do not match"), 3,
+         "unexpected RuntimeError: tensor shapes do not match (rerun with --debug"),
+        (MemoryError(), 3, "out of memory"),
+        (OSError(28, "No space left on device"), 3, "the run failed: [Errno 28]"),
+        (FileNotFoundError(2, "No such file or directory", "x.csv"), 2,
+         "No such file or directory: 'x.csv'"),
+    ],
+)
+def test_failed_run_exit_3_bad_input_exit_2(capsys, monkeypatch, err, code: int,
+                                            message: str) -> None:
+    """A run that fails for a reason other than its input (a bug, out of memory, a
+    full disk) exits 3 with one line; a path that does not exist is bad input (2)."""
+    _failing(monkeypatch, err)
+    got, _, stderr = run(capsys, "list", "generators")
+    assert got == code
+    assert message in stderr and stderr.count("\n") == 1
+
+
+def test_a_plugin_that_breaks_its_contract_exits_2_unless_out_of_memory(
+        capsys, monkeypatch) -> None:
+    from dpaudit.errors import PluginError
+
+    _failing(monkeypatch, PluginError("generator 'm:G' breaks the plug-in contract"))
+    assert run(capsys, "list", "generators")[0] == 2
+    try:
+        raise MemoryError
+    except MemoryError as cause:
+        wrapped = PluginError("generator 'm:G': its `fit` raised MemoryError")
+        wrapped.__cause__ = cause
+    _failing(monkeypatch, wrapped)
+    code, _, err = run(capsys, "list", "generators")
+    assert code == 3 and "out of memory" in err
+
+
+CHECK_POLICY = """
+[defaults]
+dataset = "worst-case"
+generator = "copy"
+attack = "querybased"
+rounds = 20
+jobs = 1
+backend = "threading"
+device = "cpu"
+
+[[audit]]
+name = "weak"        # eps_emp can reach at most 0.32 here: INCONCLUSIVE
+epsilon = 10.0
+"""
+
+
+@pytest.mark.slow
+def test_check_violation_dominates_an_inconclusive_audit(capsys, tmp_path: Path) -> None:
+    """Issue 25 item 7, end to end with the real runner and a generator that copies
+    its data: a policy with an INCONCLUSIVE audit (first) and a VIOLATION exits 1,
+    and the last line names the VIOLATION first; the INCONCLUSIVE audit alone exits
+    4. Deterministic (fixed seeds); about 10 s on 2 cores."""
+    policy = tmp_path / "privacy.toml"
+    policy.write_text(CHECK_POLICY, encoding="utf-8")
+    code, out, err = run(capsys, "check", "--policy", str(policy),
+                         "--out", str(tmp_path / "weak"))
+    assert code == 4, err
+    assert "[1/1] weak: INCONCLUSIVE" in out
+    assert err.strip().splitlines()[-1].startswith("dpaudit check FAILED: 1 INCONCLUSIVE")
+    policy.write_text(CHECK_POLICY + '\n[[audit]]\nname = "leak"\nepsilon = 0.1\n',
+                      encoding="utf-8")
+    summary = tmp_path / "summary.md"
+    code, out, err = run(capsys, "check", "--policy", str(policy), "--summary",
+                         str(summary), "--out", str(tmp_path / "both"))
+    assert code == 1, err
+    assert "[1/2] weak: INCONCLUSIVE" in out and "[2/2] leak: VIOLATION" in out
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("dpaudit check FAILED: 1 VIOLATION (leak: privacy violation")
+    assert last.index("VIOLATION") < last.index("INCONCLUSIVE") and last.endswith("(exit 1)")
+    assert summary.read_text().startswith("## dpaudit check FAILED: 1 VIOLATION (leak")
