@@ -325,3 +325,83 @@ def test_check_violation_dominates_an_inconclusive_audit(capsys, tmp_path: Path)
     assert last.startswith("dpaudit check FAILED: 1 VIOLATION (leak: privacy violation")
     assert last.index("VIOLATION") < last.index("INCONCLUSIVE") and last.endswith("(exit 1)")
     assert summary.read_text().startswith("## dpaudit check FAILED: 1 VIOLATION (leak")
+
+
+# ------------------------------------------------------------------ progress
+
+
+@pytest.fixture
+def planted_csv(tmp_path: Path) -> tuple[Path, Path]:
+    """Ten records, each twice, and one far outlier: a tiny table for --target auto."""
+    from dpaudit.data import Column, Domain
+
+    base = [[i % 3, (i // 3) % 3, i % 2] for i in range(10)]
+    rows = [*base, *base, [10, 10, 10]]
+    csv, domain = tmp_path / "planted.csv", tmp_path / "planted.json"
+    pd.DataFrame(rows, columns=["a", "b", "c"]).to_csv(csv, index=False)
+    Domain(tuple(Column(name=n, kind="integer", lower=0.0, upper=10.0)
+                 for n in "abc")).save(domain)
+    return csv, domain
+
+
+TINY = ("--rounds", "10", "--jobs", "1", "--selection-rounds", "5", "--device", "cpu")
+
+
+@pytest.mark.slow
+def test_target_auto_shows_progress(capsys, monkeypatch, tmp_path, planted_csv) -> None:
+    """Issue 25 item 6: every phase of a run reports progress on stderr (on a
+    terminal), target selection and the analysis included; --quiet silences all of
+    it; stdout never holds a progress bar."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    csv, domain = planted_csv
+    target_auto = ("audit", "--generator", "copy", "--attack", "distance", "--dataset",
+                   str(csv), "--domain", str(domain), "--target", "auto",
+                   "--candidates", "2", "--synthetic-rows", "21", *TINY)
+    code, out, err = run(capsys, *target_auto, "--out", str(tmp_path / "a"))
+    assert code == 0, err
+    phases = ["target selection (models)", "target selection (candidates scored)",
+              "audit (models, both worlds)", "analysis (attacks)"]
+    for phase in phases:
+        assert f"{phase}: 100%" in err, phase
+    # In the order they run; the pool's 10 models, then the 2 candidates.
+    assert [err.index(p) for p in phases] == sorted(err.index(p) for p in phases)
+    assert "10/10" in err and "2/2" in err
+    assert not any(p in out for p in phases)
+    code, _, err = run(capsys, *target_auto, "--out", str(tmp_path / "q"), "--quiet")
+    assert code == 0 and err == ""
+
+
+@pytest.mark.slow
+def test_public_seed_auto_shows_progress(capsys, monkeypatch, tmp_path) -> None:
+    """`--public-seed auto` reports its models on stderr; --quiet silences it."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    public_auto = ("audit", "--generator",
+                   "dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse",
+                   "--attack", "querybased", "--public-seed", "auto",
+                   "--public-candidates", "2", *TINY)
+    code, _, err = run(capsys, *public_auto, "--out", str(tmp_path / "b"))
+    assert code == 0, err
+    # 2 candidates x 2 x 5 selection rounds = 20 models.
+    assert "public-seed selection (2 candidates, models): 100%" in err and "20/20" in err
+    code, _, err = run(capsys, *public_auto, "--out", str(tmp_path / "q"), "--quiet")
+    assert code == 0 and err == ""
+
+
+@pytest.mark.slow
+def test_check_progress_shows_the_selection_in_a_log(capsys, tmp_path, planted_csv) -> None:
+    """`dpaudit check --progress` shows progress although stderr is not a terminal (a
+    CI log), target selection included; without it a log gets none."""
+    csv, domain = planted_csv
+    policy = tmp_path / "p.toml"
+    policy.write_text(
+        f'[[audit]]\nname = "auto"\ngenerator = "copy"\nattack = "distance"\n'
+        f'dataset = "{csv}"\ndomain = "{domain}"\ntarget = "auto"\ncandidates = 2\n'
+        'selection_rounds = 5\nrounds = 10\njobs = 1\nsynthetic_rows = 21\n'
+        'device = "cpu"\n', encoding="utf-8")
+    code, _, err = run(capsys, "check", "--policy", str(policy), "--progress",
+                       "--out", str(tmp_path / "a"))
+    assert code == 4, err  # 10 rounds per world cannot refute epsilon 1
+    assert "target selection (models): 100%" in err and "analysis (attacks)" in err
+    code, _, err = run(capsys, "check", "--policy", str(policy), "--out",
+                       str(tmp_path / "b"))
+    assert code == 4 and "target selection" not in err
