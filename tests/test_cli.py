@@ -302,11 +302,14 @@ epsilon = 10.0
 
 
 @pytest.mark.slow
-def test_check_violation_dominates_an_inconclusive_audit(capsys, tmp_path: Path) -> None:
+def test_check_violation_dominates_an_inconclusive_audit(capsys, monkeypatch,
+                                                         tmp_path: Path) -> None:
     """Issue 25 item 7, end to end with the real runner and a generator that copies
     its data: a policy with an INCONCLUSIVE audit (first) and a VIOLATION exits 1,
     and the last line names the VIOLATION first; the INCONCLUSIVE audit alone exits
-    4. Deterministic (fixed seeds); about 10 s on 2 cores."""
+    4. Deterministic (fixed seeds); about 10 s on 2 cores. The output is the one
+    docs/ci.md shows, line for line."""
+    monkeypatch.chdir(tmp_path)
     policy = tmp_path / "privacy.toml"
     policy.write_text(CHECK_POLICY, encoding="utf-8")
     code, out, err = run(capsys, "check", "--policy", str(policy),
@@ -318,13 +321,17 @@ def test_check_violation_dominates_an_inconclusive_audit(capsys, tmp_path: Path)
                       encoding="utf-8")
     summary = tmp_path / "summary.md"
     code, out, err = run(capsys, "check", "--policy", str(policy), "--summary",
-                         str(summary), "--out", str(tmp_path / "both"))
+                         str(summary), "--out", "dpaudit-check")
     assert code == 1, err
     assert "[1/2] weak: INCONCLUSIVE" in out and "[2/2] leak: VIOLATION" in out
     last = err.strip().splitlines()[-1]
     assert last.startswith("dpaudit check FAILED: 1 VIOLATION (leak: privacy violation")
     assert last.index("VIOLATION") < last.index("INCONCLUSIVE") and last.endswith("(exit 1)")
     assert summary.read_text().startswith("## dpaudit check FAILED: 1 VIOLATION (leak")
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text()
+    shown = docs[docs.index("```\n[1/2] weak:") + 4:]
+    shown = shown[:shown.index("```")].splitlines()
+    assert shown == [*out.splitlines()[1:3], last]
 
 
 # ------------------------------------------------------------------ progress
