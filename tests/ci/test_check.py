@@ -704,3 +704,15 @@ def test_bad_policy_through_the_dpaudit_command_exits_2(
     policy.write_text("[[audit]]\nvariant = 'synthcity'\n", encoding="utf-8")
     assert cli.main(["check", "--policy", str(policy)]) == 2
     assert "`generator` must be set" in capsys.readouterr().err
+
+
+def test_exit_code_doctests() -> None:
+    """The examples in the docstrings of the exit-code mapping hold."""
+    import doctest
+
+    from dpaudit import errors
+    from dpaudit.ci import run as ci_run
+
+    for module in (errors, ci_run):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
