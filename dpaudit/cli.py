@@ -31,6 +31,7 @@ from dpaudit.commands import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HelpFormatter,
     nonempty_path,
 )
 from dpaudit.datasets.names import DATASET_NAMES
@@ -95,7 +96,7 @@ def _debug_arg(p: argparse.ArgumentParser, *, default: Any) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="dpaudit", description="Audit differentially private synthetic-data generators.",
-        epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EXIT_CODES_HELP, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"dpaudit {dpaudit.__version__}")
     _debug_arg(parser, default=False)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -143,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():
         # `--debug` after the command too; SUPPRESS keeps the global value otherwise.
         _debug_arg(command, default=argparse.SUPPRESS)
+        # Every command's --help ends with the exit codes (the same for all).
+        command.epilog = command.epilog or EXIT_CODES_HELP
+        command.formatter_class = HelpFormatter
     return parser
 
 

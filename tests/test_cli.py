@@ -219,11 +219,12 @@ def test_one_progress_convention() -> None:
 
 
 def test_help_states_every_exit_code(capsys) -> None:
-    """`dpaudit --help` and `dpaudit check --help` end with the exit codes, and
+    """`dpaudit --help` and every command's `--help` end with the exit codes, and
     docs/ci.md's table names the same codes."""
     from dpaudit.commands import EXIT_CODES_HELP
 
-    for argv in (["--help"], ["check", "--help"]):
+    for argv in (["--help"], ["check", "--help"], ["audit", "--help"],
+                 ["study", "--help"], ["fit", "--help"], ["report", "--help"]):
         code, out, _ = run(capsys, *argv)
         assert code == 0
         assert out.rstrip().endswith(EXIT_CODES_HELP.rstrip().splitlines()[-1])

@@ -52,16 +52,27 @@ exit codes (every command):
   {EXIT_INCONCLUSIVE}    `check`: an audit is INCONCLUSIVE (too weak to refute its claim: give
        it more rounds), and no VIOLATION, bad input or failed run
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C); `audit` also {EXIT_TERMINATED} on SIGTERM
-`audit` exits 0 whatever its verdict (VIOLATION, CONSISTENT or INCONCLUSIVE: the
-verdict is its output, printed and in result.json); `check` turns verdicts into exit
-codes. `check` with several outcomes: 1, then 2, 3, 4, and 0 only if all CONSISTENT."""
+`audit` and `study` exit 0 whatever the verdicts (VIOLATION, CONSISTENT or
+INCONCLUSIVE: the verdict is their output, printed and in result.json); `check` turns
+verdicts into exit codes: with several outcomes 1 first, then 2, 3, 4, and 0 only if
+every audit is CONSISTENT."""
 """The exit codes of every command, as ``--help`` shows them."""
 
 __all__ = ["DEFAULT_DELTA", "DEFAULT_EPSILON", "EXIT_BAD_INPUT", "EXIT_CODES_HELP",
            "EXIT_ERROR", "EXIT_FAILED", "EXIT_INCONCLUSIVE", "EXIT_INTERRUPTED", "EXIT_OK",
-           "EXIT_TERMINATED", "EXIT_VIOLATION", "budget", "check_writable_file",
+           "EXIT_TERMINATED", "EXIT_VIOLATION", "HelpFormatter", "budget", "check_writable_file",
            "nonempty_path", "parse_option", "parse_options", "progress_note",
            "show_progress"]
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that text with line breaks of its own (the exit
+    codes epilog) is kept as written; one-paragraph text is wrapped as usual."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def parse_option(text: str) -> tuple[str, Any]:

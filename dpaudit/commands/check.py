@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpaudit.commands import EXIT_CODES_HELP
+from dpaudit.commands import EXIT_CODES_HELP, HelpFormatter
 from dpaudit.errors import exit_code_for
 
 __all__ = ["add_parser", "run"]
@@ -41,14 +41,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "check",
         help="run the audits of a policy file; fail on a privacy violation (for CI)",
         description=(
-            "Run every [[audit]] of a policy file and fail on a privacy violation.\n"
-            "An INCONCLUSIVE audit is one whose attainable maximum does not exceed\n"
-            "the claim: it could not have refuted it; give it more rounds. The\n"
-            "policy's alpha (default 0.05) is the chance of any false alarm; it is\n"
-            "split over the audits (Bonferroni). See docs/ci.md."
+            "Run every [[audit]] of a policy file and fail on a privacy violation. An "
+            "INCONCLUSIVE audit is one whose attainable maximum does not exceed the "
+            "claim: it could not have refuted it; give it more rounds. The policy's "
+            "alpha (default 0.05) is the chance of any false alarm; it is split over "
+            "the audits (Bonferroni). See docs/ci.md."
         ),
         epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "--policy",
