@@ -197,11 +197,25 @@ def _test_sizes(settings: Mapping[str, Any]) -> tuple[int, int] | None:
     return int(n0), int(n1)
 
 
+def _attack_count(settings: Mapping[str, Any]) -> int:
+    """How many attacks the audit will run (its bounds split alpha between them), as
+    :func:`dpaudit.audit.setup.build_setup` expands ``attack``."""
+    from dpaudit.attacks.registry import expand_attacks
+    from dpaudit.datasets.names import WORST_CASE_NAMES
+
+    dataset = settings.get("dataset", "worst-case")
+    return len(expand_attacks(str(settings.get("attack", "default")),
+                              worst_case=dataset in WORST_CASE_NAMES,
+                              continuous=dataset == WORST_CASE_NAMES[1]))
+
+
 def planned_power(settings: Mapping[str, Any]) -> float | None:
     """The largest eps_emp an audit with these settings can show, before running it.
 
     It is :func:`dpaudit.audit.estimators.eps_max_attainable` of the test split the
-    game will use, at the audit's ``alpha`` and ``delta``. ``None`` when the settings
+    game will use, at the audit's ``delta`` and its per-attack level (the audit's
+    ``alpha`` split over its attacks, as the analysis splits it), so it is the
+    attainable maximum the audit's result will report. ``None`` when the settings
     are invalid (the run reports why).
     """
     sizes = _test_sizes(settings)
@@ -210,12 +224,14 @@ def planned_power(settings: Mapping[str, Any]) -> float | None:
     try:
         from dpaudit.audit.estimators import eps_max_attainable
 
+        n_attacks = _attack_count(settings)
+        alpha = float(settings["alpha"])
         return float(
             eps_max_attainable(
                 sizes[0],
                 sizes[1],
                 delta=float(settings.get("delta", 1e-5)),
-                alpha=float(settings["alpha"]),
+                alpha=alpha / n_attacks if n_attacks > 1 else alpha,
                 method=settings.get("estimator", "clopper_pearson"),
             )
         )

@@ -496,15 +496,35 @@ def test_bad_settings_stop_the_check_before_any_run(tmp_path: Path) -> None:
 def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
     pytest.importorskip("dpaudit.audit.game")
     estimators = pytest.importorskip("dpaudit.audit.estimators")
-    policy = parse_policy({"preset": "quick", "audit": [{"generator": "pategan"}]})
+    policy = parse_policy(
+        {
+            "preset": "quick",
+            "audit": [
+                {"generator": "pategan", "attack": "querybased"},
+                {"generator": "pategan"},  # the default set: three attacks
+            ],
+            "alpha": 0.1,
+        }
+    )
     planned = check.planned_power(policy.audits[0].settings)
     assert planned == pytest.approx(
         estimators.eps_max_attainable(80, 80, delta=1e-5, alpha=0.05)
     )
-    # The preset's description states this number.
-    assert f"about {planned:.2f}" in PRESETS["quick"].description
+    # The default set splits the audit's alpha over its three attacks, as the
+    # analysis does: the Power paragraph and the result's maximum agree.
+    default = check.planned_power(policy.audits[1].settings)
+    assert default == pytest.approx(
+        estimators.eps_max_attainable(80, 80, delta=1e-5, alpha=0.05 / 3)
+    )
+    # The preset's description states both numbers.
+    text = PRESETS["quick"].description
+    assert f"about {planned:.2f}" in text and f"{default:.2f} with the default" in text
     two = parse_policy(
-        {"preset": "quick", "alpha": 0.05, "audit": [{"generator": "pategan"}] * 2}
+        {
+            "preset": "quick",
+            "alpha": 0.05,
+            "audit": [{"generator": "pategan", "attack": "querybased"}] * 2,
+        }
     )
     weaker = check.planned_power(two.audits[0].settings)
     assert weaker is not None and weaker < planned
