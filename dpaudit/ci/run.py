@@ -135,10 +135,15 @@ def headline(outcomes: Sequence[CheckOutcome]) -> str:
     ``FAILED: 1 VIOLATION (leak); 1 INCONCLUSIVE (weak): ...``.
 
     Every kind of outcome present is named with its audits, in :data:`PRECEDENCE`
-    order, so a VIOLATION is never hidden behind an incomplete check.
+    order, so a VIOLATION is never hidden behind an incomplete check; audits whose
+    release was constant (``power.constant_release``) are named last.
     """
+    constant = [o.name for o in outcomes
+                if o.result is not None and _constant_release(o.result)]
+    note = (f"; {len(constant)} with a constant release ({', '.join(constant)}: the "
+            "target changed nothing released)") if constant else ""
     if outcomes and all(o.status == "CONSISTENT" for o in outcomes):
-        return f"passed: {len(outcomes)} audit(s) CONSISTENT, no violation found"
+        return f"passed: {len(outcomes)} audit(s) CONSISTENT, no violation found{note}"
     groups = [
         (EXIT_VIOLATION, "VIOLATION", "privacy violation found"),
         (EXIT_BAD_INPUT, "could not run (bad input)", "fix the input named"),
@@ -154,7 +159,7 @@ def headline(outcomes: Sequence[CheckOutcome]) -> str:
     consistent = sum(o.status == "CONSISTENT" for o in outcomes)
     if consistent:
         parts.append(f"{consistent} CONSISTENT")
-    return "FAILED: " + "; ".join(parts or ["no audit ran"])
+    return "FAILED: " + "; ".join(parts or ["no audit ran"]) + note
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

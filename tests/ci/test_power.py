@@ -252,6 +252,9 @@ def test_constant_release_in_the_log_line_and_the_summary(tmp_path: Path) -> Non
     assert "| **CONSISTENT** (constant release) | flat |" in text
     assert "**flat** (CONSISTENT, " in text and flag in text
     assert "the target record changed nothing in this release" in text
+    assert report.headline.endswith(
+        "; 2 with a constant release (flat, short: the target changed nothing released)"
+    )
     plain = run_check(
         policy,
         out_dir=tmp_path / "plain",
