@@ -206,7 +206,7 @@ def _power_lines(report: CheckReport) -> list[str]:
                 weak.append(md_escape(o.name))
         lines.append(
             "**Power.** The largest eps_emp each audit could show at its test size "
-            "and level (an attack with no errors): " + "; ".join(parts) + "."
+            "and per-attack level (an attack with no errors): " + "; ".join(parts) + "."
         )
         if weak:
             lines.append(
