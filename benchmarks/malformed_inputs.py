@@ -3,7 +3,7 @@ trace`` and ``domain infer``, each run as a subprocess.
 
 For every case it prints the input class, the exit code, whether a traceback
 appeared, and the first line of stderr; then a summary per class. A case passes when
-it exits 2 (a bad input or a failed run; never 1, ``check``'s VIOLATION, and never
+it exits 2 (bad input; never 3, a crash on bad input, never 1, ``check``'s VIOLATION, and never
 0) with no traceback and one line on stderr (``--out`` paths of the case are also
 checked to be absent: nothing half-written).
 

@@ -4,9 +4,11 @@ Parsing only: each command's implementation (and its printing) lives in
 :mod:`dpaudit.commands` (``listing``, ``fit``, ``trace``, ``audit``, ``domain``,
 ``utility``, ``report``, ``check``), imported when the command runs.
 
-Exit codes: 0 success (for ``check``: no violation), 1 violation found (``check``),
-2 bad input or a failed run (any error: one line on stderr, the traceback only with
-the global ``--debug``), 130 interrupted (Ctrl-C).
+Exit codes (:data:`dpaudit.commands.EXIT_CODES_HELP`, shown by ``--help``): 0 success,
+1 a VIOLATION (``check``), 2 bad input, 3 a run that failed for another reason, 4 an
+INCONCLUSIVE audit (``check``), 130 interrupted (Ctrl-C), 143 terminated (``audit``).
+Every error is one line on stderr, the traceback only with the global ``--debug``;
+:func:`dpaudit.errors.exit_code_for` decides between 2 and 3.
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ from dpaudit.allocator import keep_freed_memory
 from dpaudit.commands import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,
+    EXIT_CODES_HELP,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HelpFormatter,
     nonempty_path,
 )
 from dpaudit.datasets.names import DATASET_NAMES
-from dpaudit.errors import AuditError
+from dpaudit.errors import AuditError, exit_code_for, is_out_of_memory
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -91,7 +95,8 @@ def _debug_arg(p: argparse.ArgumentParser, *, default: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
-        prog="dpaudit", description="Audit differentially private synthetic-data generators.")
+        prog="dpaudit", description="Audit differentially private synthetic-data generators.",
+        epilog=EXIT_CODES_HELP, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"dpaudit {dpaudit.__version__}")
     _debug_arg(parser, default=False)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -139,17 +144,21 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():
         # `--debug` after the command too; SUPPRESS keeps the global value otherwise.
         _debug_arg(command, default=argparse.SUPPRESS)
+        # Every command's --help ends with the exit codes (the same for all).
+        command.epilog = command.epilog or EXIT_CODES_HELP
+        command.formatter_class = HelpFormatter
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``dpaudit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code.
 
-    Every error is one line on stderr and exit 2 (a usage error, an
-    :class:`~dpaudit.errors.AuditError`, or any other exception: a bug or a broken
-    plug-in, with a hint to rerun with ``--debug``); never 1, which is ``check``'s
-    code for a proven violation. ``--debug`` prints the traceback too. Ctrl-C exits
-    130.
+    Every error is one line on stderr (the traceback too with ``--debug``) and its
+    code is :func:`~dpaudit.errors.exit_code_for`'s: 2 for bad input (a usage error,
+    an :class:`~dpaudit.errors.AuditError`, a path that cannot be read or written),
+    3 for a run that failed otherwise (out of memory, a full disk, a bug: with a hint
+    to rerun with ``--debug`` and report it). Never 1 or 4, which are ``check``'s
+    verdict codes. Ctrl-C exits 130.
     """
     parser = build_parser()
     try:
@@ -157,19 +166,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # usage errors (one line, exit 2), --help, --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
     debug = bool(getattr(args, "debug", False))
-    if hasattr(args, "quiet") and not sys.stderr.isatty():
-        args.quiet = True  # progress only on a terminal, never in a log or a pipe
+    if (hasattr(args, "quiet") and not sys.stderr.isatty()
+            and not getattr(args, "progress", False)):
+        # Progress only on a terminal, never in a log or a pipe, unless asked for
+        # (`check --progress`, for a CI log).
+        args.quiet = True
     keep_freed_memory()  # batched training reuses freed tensor memory (allocator.py)
     try:
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
         if func is None:
             func = import_module(getattr(args, "module", f"dpaudit.commands.{args.command}")).run
         return int(func(args))
-    except AuditError as err:
-        if debug:
-            traceback.print_exc()
-        print(f"dpaudit: error: {_one_line(err)}", file=sys.stderr)
-        return EXIT_ERROR
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -178,18 +185,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return EXIT_OK
-    except OSError as err:
-        # A file the command reads or writes: the message names it.
-        if debug:
-            traceback.print_exc()
-        print(f"dpaudit: error: {_one_line(err)}", file=sys.stderr)
-        return EXIT_ERROR
     except Exception as err:
         if debug:
             traceback.print_exc()
-        print(f"dpaudit: error: unexpected {type(err).__name__}: {_one_line(err)} "
-              "(rerun with --debug for the traceback and report it)", file=sys.stderr)
-        return EXIT_ERROR
+        print(f"dpaudit: error: {_message(err)}", file=sys.stderr)
+        return exit_code_for(err)
+
+
+def _message(err: BaseException) -> str:
+    """The one line printed for ``err``: its own message for bad input (it names the
+    input and the fix), what happened and what to try for a failed run."""
+    if is_out_of_memory(err):
+        return (f"out of memory ({_one_line(err)}); rerun with a smaller --batch-size "
+                "or fewer --jobs (a stopped audit continues with --resume)")
+    if isinstance(err, AuditError | OSError) and exit_code_for(err) == EXIT_ERROR:
+        return _one_line(err)
+    if isinstance(err, OSError):
+        return f"the run failed: {_one_line(err)}"
+    return (f"unexpected {type(err).__name__}: {_one_line(err)} "
+            "(rerun with --debug for the traceback and report it)")
 
 
 def _one_line(err: BaseException) -> str:

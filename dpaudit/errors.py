@@ -1,10 +1,38 @@
-"""The dpaudit error hierarchy.
+"""The dpaudit error hierarchy and the exit codes of the ``dpaudit`` command.
 
 Every error dpaudit raises on purpose derives from :class:`AuditError`; the CLI turns
-them into a one-line message and exit code 2.
+them into a one-line message and exit code 2 (bad input). :func:`exit_code_for`
+is the one mapping from an error to an exit code, used by the CLI for a command that
+stops and by ``dpaudit check`` for each audit that could not finish.
 """
 
 from __future__ import annotations
+
+import errno
+
+EXIT_OK = 0
+"""Success: the command did its work (``dpaudit check``: every audit CONSISTENT)."""
+EXIT_VIOLATION = 1
+"""``dpaudit check``: at least one audit is a VIOLATION (it dominates every other
+outcome)."""
+EXIT_BAD_INPUT = 2
+"""Bad input: a usage error, a typo, a bad policy, configuration, dataset or path, a
+plug-in that breaks its contract (:class:`AuditError`)."""
+EXIT_FAILED = 3
+"""A run that failed for another reason: an unexpected error (a bug), out of memory,
+a full disk."""
+EXIT_INCONCLUSIVE = 4
+"""``dpaudit check``: an INCONCLUSIVE audit (too weak to refute its claim), and no
+VIOLATION, bad input or failed run."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (128 + SIGINT)."""
+
+#: ``OSError`` numbers that name a path the user gave (bad input, exit 2); any other
+#: ``OSError`` (a full disk, an I/O error) is a failed run (exit 3).
+_PATH_ERRNOS = frozenset({
+    errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR, errno.EEXIST,
+    errno.EROFS, errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTEMPTY,
+})
 
 
 class AuditError(Exception):
@@ -41,3 +69,50 @@ class StoreError(AuditError):
 
 class DpauditWarning(UserWarning):
     """Category of dpaudit's warnings (for example, bounds read from private data)."""
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    """``err`` and the exceptions it was raised from (``__cause__``/``__context__``)."""
+    out: list[BaseException] = []
+    current: BaseException | None = err
+    while current is not None and current not in out:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def is_out_of_memory(err: BaseException) -> bool:
+    """Whether ``err`` (or an error it was raised from) is an out-of-memory error:
+    :class:`MemoryError`, or torch's ``OutOfMemoryError`` (CPU or CUDA).
+
+    >>> is_out_of_memory(MemoryError()), is_out_of_memory(ValueError("x"))
+    (True, False)
+    """
+    return any(isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError"
+               for e in _chain(err))
+
+
+def exit_code_for(err: BaseException) -> int:
+    """The exit code of a command (or of one audit of ``dpaudit check``) that stopped
+    with ``err``.
+
+    * out of memory anywhere in the chain (even inside a plug-in): :data:`EXIT_FAILED`;
+    * an :class:`AuditError` (bad input, a plug-in that breaks its contract, an
+      audit directory that holds another audit): :data:`EXIT_BAD_INPUT`;
+    * an ``OSError`` on a path (missing, not allowed, a directory): bad input; any
+      other ``OSError`` (disk full, I/O error): :data:`EXIT_FAILED`;
+    * anything else (a bug, a crash): :data:`EXIT_FAILED`.
+
+    >>> exit_code_for(InvalidParameterError("x")), exit_code_for(RuntimeError("x"))
+    (2, 3)
+    >>> exit_code_for(FileNotFoundError(2, "no such file")), exit_code_for(OSError(28, "full"))
+    (2, 3)
+    """
+    if is_out_of_memory(err):
+        return EXIT_FAILED
+    if isinstance(err, AuditError):
+        return EXIT_BAD_INPUT
+    if isinstance(err, OSError):
+        return EXIT_BAD_INPUT if err.errno is None or err.errno in _PATH_ERRNOS \
+            else EXIT_FAILED
+    return EXIT_FAILED

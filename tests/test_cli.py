@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -212,3 +213,203 @@ def test_one_progress_convention() -> None:
     for name in ("fit", "trace", "audit", "check", "utility", "study"):
         options = {o for a in sub.choices[name]._actions for o in a.option_strings}
         assert {"--quiet", "--no-progress"} <= options, name
+
+
+# ------------------------------------------------------------------ exit codes
+
+
+def test_help_states_every_exit_code(capsys) -> None:
+    """`dpaudit --help` and every command's `--help` end with the exit codes, and
+    docs/ci.md's table names the same codes."""
+    from dpaudit.commands import EXIT_CODES_HELP
+
+    for argv in (["--help"], ["check", "--help"], ["audit", "--help"],
+                 ["study", "--help"], ["fit", "--help"], ["report", "--help"]):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0
+        assert out.rstrip().endswith(EXIT_CODES_HELP.rstrip().splitlines()[-1])
+        for line in ("  0    success", "  1    `check`: an audit is a VIOLATION",
+                     "  2    bad input", "  3    a run that failed",
+                     "  4    `check`: an audit is INCONCLUSIVE", "  130  interrupted"):
+            assert line in out, (argv, line)
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text()
+    table = docs[docs.index("| code | meaning |"):]
+    rows = itertools.takewhile(lambda row: row.startswith("|"), table.splitlines()[2:])
+    assert [row.split("|")[1].strip() for row in rows] == ["0", "1", "2", "3", "4",
+                                                           "130"]
+
+
+def _failing(monkeypatch, err: BaseException) -> None:
+    """`dpaudit list` raises ``err`` (standing in for any command's failure)."""
+    from dpaudit.commands import listing
+
+    def run(args) -> int:
+        raise err
+
+    monkeypatch.setattr(listing, "run", run)
+
+
+@pytest.mark.parametrize(
+    ("err", "code", "message"),
+    [
+        (RuntimeError("tensor shapes do not match"), 3,
+         "unexpected RuntimeError: tensor shapes do not match (rerun with --debug"),
+        (MemoryError(), 3, "out of memory"),
+        (OSError(28, "No space left on device"), 3, "the run failed: [Errno 28]"),
+        (FileNotFoundError(2, "No such file or directory", "x.csv"), 2,
+         "No such file or directory: 'x.csv'"),
+    ],
+)
+def test_failed_run_exit_3_bad_input_exit_2(capsys, monkeypatch, err, code: int,
+                                            message: str) -> None:
+    """A run that fails for a reason other than its input (a bug, out of memory, a
+    full disk) exits 3 with one line; a path that does not exist is bad input (2)."""
+    _failing(monkeypatch, err)
+    got, _, stderr = run(capsys, "list", "generators")
+    assert got == code
+    assert message in stderr and stderr.count("\n") == 1
+
+
+def test_a_plugin_that_breaks_its_contract_exits_2_unless_out_of_memory(
+        capsys, monkeypatch) -> None:
+    from dpaudit.errors import PluginError
+
+    _failing(monkeypatch, PluginError("generator 'm:G' breaks the plug-in contract"))
+    assert run(capsys, "list", "generators")[0] == 2
+    try:
+        raise MemoryError
+    except MemoryError as cause:
+        wrapped = PluginError("generator 'm:G': its `fit` raised MemoryError")
+        wrapped.__cause__ = cause
+    _failing(monkeypatch, wrapped)
+    code, _, err = run(capsys, "list", "generators")
+    assert code == 3 and "out of memory" in err
+
+
+CHECK_POLICY = """
+[defaults]
+dataset = "worst-case"
+generator = "copy"
+attack = "querybased"
+rounds = 20
+jobs = 1
+backend = "threading"
+device = "cpu"
+
+[[audit]]
+name = "weak"        # eps_emp can reach at most 0.32 here: INCONCLUSIVE
+epsilon = 10.0
+"""
+
+
+@pytest.mark.slow
+def test_check_violation_dominates_an_inconclusive_audit(capsys, monkeypatch,
+                                                         tmp_path: Path) -> None:
+    """Issue 25 item 7, end to end with the real runner and a generator that copies
+    its data: a policy with an INCONCLUSIVE audit (first) and a VIOLATION exits 1,
+    and the last line names the VIOLATION first; the INCONCLUSIVE audit alone exits
+    4. Deterministic (fixed seeds); about 10 s on 2 cores. The output is the one
+    docs/ci.md shows, line for line."""
+    monkeypatch.chdir(tmp_path)
+    policy = tmp_path / "privacy.toml"
+    policy.write_text(CHECK_POLICY, encoding="utf-8")
+    code, out, err = run(capsys, "check", "--policy", str(policy),
+                         "--out", str(tmp_path / "weak"))
+    assert code == 4, err
+    assert "[1/1] weak: INCONCLUSIVE" in out
+    assert err.strip().splitlines()[-1].startswith("dpaudit check FAILED: 1 INCONCLUSIVE")
+    policy.write_text(CHECK_POLICY + '\n[[audit]]\nname = "leak"\nepsilon = 0.1\n',
+                      encoding="utf-8")
+    summary = tmp_path / "summary.md"
+    code, out, err = run(capsys, "check", "--policy", str(policy), "--summary",
+                         str(summary), "--out", "dpaudit-check")
+    assert code == 1, err
+    assert "[1/2] weak: INCONCLUSIVE" in out and "[2/2] leak: VIOLATION" in out
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("dpaudit check FAILED: 1 VIOLATION (leak: privacy violation")
+    assert last.index("VIOLATION") < last.index("INCONCLUSIVE") and last.endswith("(exit 1)")
+    assert summary.read_text().startswith("## dpaudit check FAILED: 1 VIOLATION (leak")
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "ci.md").read_text()
+    shown = docs[docs.index("```\n[1/2] weak:") + 4:]
+    shown = shown[:shown.index("```")].splitlines()
+    assert shown == [*out.splitlines()[1:3], last]
+
+
+# ------------------------------------------------------------------ progress
+
+
+@pytest.fixture
+def planted_csv(tmp_path: Path) -> tuple[Path, Path]:
+    """Ten records, each twice, and one far outlier: a tiny table for --target auto."""
+    from dpaudit.data import Column, Domain
+
+    base = [[i % 3, (i // 3) % 3, i % 2] for i in range(10)]
+    rows = [*base, *base, [10, 10, 10]]
+    csv, domain = tmp_path / "planted.csv", tmp_path / "planted.json"
+    pd.DataFrame(rows, columns=["a", "b", "c"]).to_csv(csv, index=False)
+    Domain(tuple(Column(name=n, kind="integer", lower=0.0, upper=10.0)
+                 for n in "abc")).save(domain)
+    return csv, domain
+
+
+TINY = ("--rounds", "10", "--jobs", "1", "--selection-rounds", "5", "--device", "cpu")
+
+
+@pytest.mark.slow
+def test_target_auto_shows_progress(capsys, monkeypatch, tmp_path, planted_csv) -> None:
+    """Issue 25 item 6: every phase of a run reports progress on stderr (on a
+    terminal), target selection and the analysis included; --quiet silences all of
+    it; stdout never holds a progress bar."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    csv, domain = planted_csv
+    target_auto = ("audit", "--generator", "copy", "--attack", "distance", "--dataset",
+                   str(csv), "--domain", str(domain), "--target", "auto",
+                   "--candidates", "2", "--synthetic-rows", "21", *TINY)
+    code, out, err = run(capsys, *target_auto, "--out", str(tmp_path / "a"))
+    assert code == 0, err
+    phases = ["target selection (models)", "target selection (candidates scored)",
+              "audit (models, both worlds)", "analysis (attacks)"]
+    for phase in phases:
+        assert f"{phase}: 100%" in err, phase
+    # In the order they run; the pool's 10 models, then the 2 candidates.
+    assert [err.index(p) for p in phases] == sorted(err.index(p) for p in phases)
+    assert "10/10" in err and "2/2" in err
+    assert not any(p in out for p in phases)
+    code, _, err = run(capsys, *target_auto, "--out", str(tmp_path / "q"), "--quiet")
+    assert code == 0 and err == ""
+
+
+@pytest.mark.slow
+def test_public_seed_auto_shows_progress(capsys, monkeypatch, tmp_path) -> None:
+    """`--public-seed auto` reports its models on stderr; --quiet silences it."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    public_auto = ("audit", "--generator",
+                   "dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse",
+                   "--attack", "querybased", "--public-seed", "auto",
+                   "--public-candidates", "2", *TINY)
+    code, _, err = run(capsys, *public_auto, "--out", str(tmp_path / "b"))
+    assert code == 0, err
+    # 2 candidates x 2 x 5 selection rounds = 20 models.
+    assert "public-seed selection (2 candidates, models): 100%" in err and "20/20" in err
+    code, _, err = run(capsys, *public_auto, "--out", str(tmp_path / "q"), "--quiet")
+    assert code == 0 and err == ""
+
+
+@pytest.mark.slow
+def test_check_progress_shows_the_selection_in_a_log(capsys, tmp_path, planted_csv) -> None:
+    """`dpaudit check --progress` shows progress although stderr is not a terminal (a
+    CI log), target selection included; without it a log gets none."""
+    csv, domain = planted_csv
+    policy = tmp_path / "p.toml"
+    policy.write_text(
+        f'[[audit]]\nname = "auto"\ngenerator = "copy"\nattack = "distance"\n'
+        f'dataset = "{csv}"\ndomain = "{domain}"\ntarget = "auto"\ncandidates = 2\n'
+        'selection_rounds = 5\nrounds = 10\njobs = 1\nsynthetic_rows = 21\n'
+        'device = "cpu"\n', encoding="utf-8")
+    code, _, err = run(capsys, "check", "--policy", str(policy), "--progress",
+                       "--out", str(tmp_path / "a"))
+    assert code == 4, err  # 10 rounds per world cannot refute epsilon 1
+    assert "target selection (models): 100%" in err and "analysis (attacks)" in err
+    code, _, err = run(capsys, "check", "--policy", str(policy), "--out",
+                       str(tmp_path / "b"))
+    assert code == 4 and "target selection" not in err

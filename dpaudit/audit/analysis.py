@@ -9,7 +9,7 @@ the worlds best on the VALIDATION rounds, never to one whose scores are constant
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -134,8 +134,10 @@ def _constant(features: np.ndarray) -> bool:
                                                      & np.isnan(features[:1]))))
 
 
-def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
-    """The result of a finished audit (the content of ``result.json``)."""
+def analyse(setup: AuditSetup, store: ResultStore, *,
+            on_attack: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The result of a finished audit (the content of ``result.json``);
+    ``on_attack`` is called with each attack's name once it is analysed (progress)."""
     config = setup.config
     n_attacks = len(setup.attacks)
     # Taking the best of several attacks is a multiple comparison: each attack's
@@ -150,8 +152,11 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
     store.prefetch(attacks)
 
     def one(name: str) -> dict[str, Any]:
-        return analyse_attack(name, attacks[name], store, setup.plan, delta=delta,
-                              alpha=alpha, method=config.estimator)
+        out = analyse_attack(name, attacks[name], store, setup.plan, delta=delta,
+                             alpha=alpha, method=config.estimator)
+        if on_attack is not None:
+            on_attack(name)
+        return out
 
     # The attacks' classifiers are independent (each has its own stream) and
     # scikit-learn's tree building releases the GIL: they train side by side.

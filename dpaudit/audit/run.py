@@ -25,6 +25,9 @@ State rules (docs/design.md):
   (the default backend) start no new batch and are waited for (:func:`_run_threads`).
 * The training trace is that of the audit's first with-target round
   (:func:`~dpaudit.audit.rounds.trace_round`), recorded while the audit trains it.
+* Progress (``progress=True``; ``--quiet`` turns it off): one tqdm bar per phase on
+  stderr (:func:`~dpaudit.audit.selection.progress_bar`): target selection (models,
+  then candidates scored), public-seed selection, the audit's models, the analysis.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.execution import cpu_cores, plan_for_setup
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.rounds import trace_round, train_batch
-from dpaudit.audit.selection import resolve_public_seed, resolve_target
+from dpaudit.audit.selection import progress_bar, resolve_public_seed, resolve_target
 from dpaudit.audit.setup import AuditSetup, build_setup, cached_round_rngs
 from dpaudit.audit.store import ResultStore, StoreLock
 from dpaudit.audit.traces import write_trace
@@ -123,7 +126,6 @@ def _train_all(setup: AuditSetup, store: ResultStore, out: Path, *,
     on, and its trace is written to ``out/trace`` here (unless one is there: a
     resumed audit keeps the trace it wrote)."""
     import joblib
-    from tqdm import tqdm
 
     config = setup.config
     execution = plan_for_setup(setup)  # jobs and batch size for this device
@@ -138,8 +140,8 @@ def _train_all(setup: AuditSetup, store: ResultStore, out: Path, *,
         traced = None
     if todo and config.backend == "threading":
         cached_round_rngs(config_json)  # built once here, not by every thread at once
-    bar = tqdm(total=n, initial=n - sum(len(b) for b in todo), unit="model",
-               desc="audit (models, both worlds)", disable=not progress, file=None)
+    bar = progress_bar("audit (models, both worlds)", n, unit="model", enabled=progress,
+                       initial=n - sum(len(b) for b in todo))
 
     def work(batch: list[int]) -> list[dict[str, Any]]:
         return train_batch(config_json, batch, trace=traced)
@@ -497,7 +499,7 @@ def _run_locked(config: AuditConfig, out: Path, session: _Session, *, resume: bo
         config, selection, continued = _prepare_directory(out, config, resume=resume)
     config, ranking = resolve_target(config, progress=progress)
     selection = ranking if ranking is not None else selection
-    config, public_ranking = resolve_public_seed(config)
+    config, public_ranking = resolve_public_seed(config, progress=progress)
     chose_public = public_ranking is not None  # this session trained its pools
     if public_ranking is None and continued:
         public_ranking = _stored_public_selection(out)
@@ -518,7 +520,9 @@ def _run_locked(config: AuditConfig, out: Path, session: _Session, *, resume: bo
             store.set_meta("public_selection", [[c, a] for c, a in public_ranking])
         trained_rounds = _train_all(setup, store, out, progress=progress)
         trained = time.perf_counter() - started
-        result = analyse(setup, store)
+        with progress_bar("analysis (attacks)", len(setup.attacks), unit="attack",
+                          enabled=progress) as bar:
+            result = analyse(setup, store, on_attack=lambda name: bar.update(1))
     if not (out / TRACE / "trace.json").is_file():
         _write_training_trace(setup, out)
     if trained_rounds or ranking is not None or chose_public or not timing:

@@ -15,12 +15,17 @@ streams of :meth:`Streams.public_selection`, the same for every candidate), and 
 candidate under which the audit's attacks separate the worlds best becomes the
 audit's fixed public randomness (docs/soundness.md, "Choosing the public
 randomness").
+
+Both show progress the way the audit's training does (:func:`progress_bar`, a tqdm
+bar on stderr; ``progress=False``, as ``--quiet`` gives, shows nothing): the
+selection models trained, then the candidates scored.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +52,18 @@ from dpaudit.worst_case.targets import candidate_targets, score_candidates
 Ranking = tuple[tuple[int, float], ...]
 
 
+def progress_bar(desc: str, total: int, *, unit: str, enabled: bool,
+                 initial: int = 0) -> Any:
+    """The audit's one kind of progress display: a tqdm bar on stderr, disabled (it
+    prints nothing) unless ``enabled``. The training bar of
+    :func:`dpaudit.audit.run.run_audit` and the selection and analysis bars all use
+    it."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit=unit, desc=desc,
+                disable=not enabled, file=None)
+
+
 def selection_streams(config: AuditConfig) -> tuple[Rngs, Rngs, Rngs]:
     """The selection's ``(pool, attacks, public)`` streams, all children of
     :meth:`Streams.selection` of the audit's root seed."""
@@ -57,10 +74,13 @@ def selection_streams(config: AuditConfig) -> tuple[Rngs, Rngs, Rngs]:
 def release_in_batches(make_generator: Callable[[], Generator],
                        datasets: Sequence[pd.DataFrame], rngs: Sequence[Rngs], *,
                        domain: Domain, rows: int, public: PublicStreams | None,
-                       config: AuditConfig) -> list[pd.DataFrame]:
+                       config: AuditConfig,
+                       on_batch: Callable[[int], None] | None = None
+                       ) -> list[pd.DataFrame]:
     """One release per dataset (:func:`~dpaudit.audit.rounds.release`), trained in
     the training groups of the device (:func:`~dpaudit.audit.execution.in_groups`),
-    whatever ``config.batch_size``: a selection pool's models."""
+    whatever ``config.batch_size``: a selection pool's models. ``on_batch`` is
+    called with the number of models of each group trained (progress)."""
     out: list[pd.DataFrame] = []
     for group in in_groups(range(len(datasets)), training_group(config.device)):
         start, stop = group[0], group[-1] + 1
@@ -68,11 +88,13 @@ def release_in_batches(make_generator: Callable[[], Generator],
                             domain=domain, rows=rows, public=public,
                             name=config.generator)
         out.extend(frames)
+        if on_batch is not None:
+            on_batch(len(frames))
     return out
 
 
 def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
-                 neighbours: int = 5) -> list[tuple[int, float]]:
+                 neighbours: int = 5, progress: bool = False) -> list[tuple[int, float]]:
     """Ranks ``config.candidates`` candidates of ``data`` by their pool AUC.
 
     Args:
@@ -81,6 +103,8 @@ def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
         config: the audit (generator, options, attack, release size, randomness,
             ``candidates``, ``selection_rounds``).
         neighbours: nearest neighbours of the isolation score.
+        progress: show the pool's models trained and the candidates scored on
+            stderr (:func:`progress_bar`).
 
     Returns:
         ``(row position in data, AUC)`` for every candidate, by decreasing AUC (ties:
@@ -107,10 +131,19 @@ def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
         fit_public, sample_public = public_rng.spawn(2)
         public = (fit_public, sample_public)
 
+    bars: dict[str, Any] = {}  # the scoring bar opens when the pool is trained
+
     def release_all(datasets: Sequence[pd.DataFrame], rngs: Sequence[Rngs]
                     ) -> list[pd.DataFrame]:
-        return release_in_batches(make_generator, datasets, rngs, domain=domain,
-                                  rows=rows, public=public, config=config)
+        with progress_bar("target selection (models)", len(datasets), unit="model",
+                          enabled=progress) as bar:
+            out = release_in_batches(make_generator, datasets, rngs, domain=domain,
+                                     rows=rows, public=public, config=config,
+                                     on_batch=bar.update)
+        bars["scored"] = progress_bar("target selection (candidates scored)",
+                                      len(candidates), unit="candidate",
+                                      enabled=progress)
+        return out
 
     names = expand_attacks(config.attack)
     attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
@@ -121,9 +154,14 @@ def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
                                   **attack_options(name, config.attack_options))
                 for name in names}
 
-    return score_candidates(domain.cast(data), candidates=candidates,
-                            release=release_all, make_attacks=make_attacks,
-                            n_models=2 * config.selection_rounds, rng=pool_rng)
+    try:
+        return score_candidates(domain.cast(data), candidates=candidates,
+                                release=release_all, make_attacks=make_attacks,
+                                n_models=2 * config.selection_rounds, rng=pool_rng,
+                                on_scored=lambda row: bars["scored"].update(1))
+    finally:
+        if "scored" in bars:
+            bars["scored"].close()
 
 
 def select_target(data: pd.DataFrame, *, domain: Domain, config: AuditConfig) -> int:
@@ -135,16 +173,18 @@ def select_target(data: pd.DataFrame, *, domain: Domain, config: AuditConfig) ->
 def resolve_target(config: AuditConfig, *, progress: bool = False
                    ) -> tuple[AuditConfig, Ranking | None]:
     """``config`` with ``target = "auto"`` replaced by the selected row, and the
-    ranking that chose it (``None`` when there was nothing to select)."""
-    del progress  # the pool trains in one pass; no progress bar yet
+    ranking that chose it (``None`` when there was nothing to select); ``progress``
+    shows the selection's progress (:func:`rank_targets`)."""
     if config.target != "auto" or config.target_record is not None:
         return config, None
     dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir)
-    ranking = tuple(rank_targets(dataset.train, domain=dataset.domain, config=config))
+    ranking = tuple(rank_targets(dataset.train, domain=dataset.domain, config=config,
+                                 progress=progress))
     return dataclasses.replace(config, target=ranking[0][0]), ranking
 
 
-def rank_public_seeds(config: AuditConfig) -> list[tuple[int, float]]:
+def rank_public_seeds(config: AuditConfig, *, progress: bool = False
+                      ) -> list[tuple[int, float]]:
     """Ranks the public randomness candidates ``0 .. public_candidates - 1`` of
     ``config`` (target resolved) by how well its attacks separate the worlds.
 
@@ -153,6 +193,9 @@ def rank_public_seeds(config: AuditConfig) -> list[tuple[int, float]]:
     no stream of the final game shares) with its own fixed public streams
     (:meth:`Streams.public_candidate`); each attack is fitted on half of the models
     and scored on the other half.
+
+    ``progress`` shows the models trained, over all candidates, on stderr
+    (:func:`progress_bar`).
 
     Returns:
         ``(candidate, AUC)`` by decreasing AUC (ties: lower candidate first; the AUC
@@ -175,35 +218,40 @@ def rank_public_seeds(config: AuditConfig) -> list[tuple[int, float]]:
     datasets = [base.with_target if bit else base.without for bit in bits]
     rngs = models_rng.spawn(n_models)  # each model re-derives its own children
     scored = []
-    for candidate in range(config.public_candidates):
-        public = streams.public_candidate(candidate)
-        # Fresh generator objects with the same seeds for every candidate: no
-        # candidate's score depends on the draws an earlier one consumed.
-        attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
-        releases = release_in_batches(base.make_generator, datasets, rngs,
-                                      domain=base.domain, rows=base.synthetic_rows,
-                                      public=public, config=config)
-        aucs = []
-        for name in base.attacks:
-            attack = make_attack(name, domain=base.domain, target=base.target,
-                                 rng=attack_rngs[ATTACK_NAMES.index(name)],
-                                 **attack_options(name, config.attack_options))
-            features = np.asarray(attack.featurize(releases))
-            attack.fit(features[fits], bits[fits].astype(np.int64))
-            scores = np.asarray(attack.score(features[~fits]), dtype=np.float64)
-            aucs.append(float(roc_auc(scores, bits[~fits].astype(np.int64))))
-        scored.append((candidate, max(aucs)))
+    with progress_bar(f"public-seed selection ({config.public_candidates} candidates, "
+                      "models)", config.public_candidates * n_models, unit="model",
+                      enabled=progress) as bar:
+        for candidate in range(config.public_candidates):
+            public = streams.public_candidate(candidate)
+            # Fresh generator objects with the same seeds for every candidate: no
+            # candidate's score depends on the draws an earlier one consumed.
+            attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
+            releases = release_in_batches(base.make_generator, datasets, rngs,
+                                          domain=base.domain, rows=base.synthetic_rows,
+                                          public=public, config=config, on_batch=bar.update)
+            aucs = []
+            for name in base.attacks:
+                attack = make_attack(name, domain=base.domain, target=base.target,
+                                     rng=attack_rngs[ATTACK_NAMES.index(name)],
+                                     **attack_options(name, config.attack_options))
+                features = np.asarray(attack.featurize(releases))
+                attack.fit(features[fits], bits[fits].astype(np.int64))
+                scores = np.asarray(attack.score(features[~fits]), dtype=np.float64)
+                aucs.append(float(roc_auc(scores, bits[~fits].astype(np.int64))))
+            scored.append((candidate, max(aucs)))
     scored.sort(key=lambda pair: (-pair[1], pair[0]))
     return scored
 
 
-def resolve_public_seed(config: AuditConfig) -> tuple[AuditConfig, Ranking | None]:
+def resolve_public_seed(config: AuditConfig, *, progress: bool = False
+                        ) -> tuple[AuditConfig, Ranking | None]:
     """``config`` with ``public_seed = "auto"`` replaced by the chosen candidate, and
     the ranking that chose it (``None`` when there was nothing to choose: the
-    generator does not declare public randomness, and candidate 0 is kept)."""
+    generator does not declare public randomness, and candidate 0 is kept);
+    ``progress`` shows the selection's progress (:func:`rank_public_seeds`)."""
     if config.public_seed != "auto":
         return config, None
-    ranking = tuple(rank_public_seeds(config))
+    ranking = tuple(rank_public_seeds(config, progress=progress))
     if not ranking:
         return dataclasses.replace(config, public_seed=0), None
     return dataclasses.replace(config, public_seed=ranking[0][0]), ranking

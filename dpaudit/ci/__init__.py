@@ -2,8 +2,9 @@
 
 - :mod:`dpaudit.ci.policy`: the policy file (TOML), its presets and the Bonferroni
   split of its ``alpha``.
-- :mod:`dpaudit.ci.run`: running the audits and the exit code (0 all CONSISTENT,
-  1 a VIOLATION, 2 a failed or INCONCLUSIVE audit).
+- :mod:`dpaudit.ci.run`: running the audits and the exit code (1 a VIOLATION,
+  whatever else; 2 bad input; 3 a failed run; 4 an INCONCLUSIVE audit; 0 all
+  CONSISTENT).
 - :mod:`dpaudit.ci.summary`: JUnit XML and the Markdown step summary.
 
 See docs/ci.md.
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
         CheckReport,
         as_result,
         exit_code_of,
+        headline,
         planned_power,
         run_check,
     )
@@ -59,6 +61,7 @@ _EXPORTS = {
         "CheckReport",
         "as_result",
         "exit_code_of",
+        "headline",
         "planned_power",
         "run_check",
     ),
@@ -81,6 +84,7 @@ __all__ = [
     "Preset",
     "as_result",
     "exit_code_of",
+    "headline",
     "junit_text",
     "load_policy",
     "parse_policy",

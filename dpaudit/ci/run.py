@@ -1,11 +1,14 @@
 """Running a policy's audits and deciding ``dpaudit check``'s exit code.
 
 :func:`run_check` runs each audit of a :class:`~dpaudit.ci.policy.Policy`, writes its
-audit directory and HTML report, and decides the exit code: 0 when every audit is
-CONSISTENT, 1 when any is a VIOLATION, 2 when a run fails or any audit is INCONCLUSIVE
-(it could not have refuted its claim, or produced no estimate: the check is then
-incomplete, so 2 takes precedence over a violation). A bad policy raises before
-anything runs (the command exits 2).
+audit directory and HTML report, and decides the exit code (:func:`exit_code_of`):
+1 when any audit is a VIOLATION, whatever the others did (a proven leak is never
+hidden behind an incomplete check); else 2 when an audit stopped on bad input (a
+plug-in that breaks its contract, say), 3 when one failed for another reason (out of
+memory, a bug), 4 when one is INCONCLUSIVE (it could not have refuted its claim, or
+produced no estimate); 0 when every audit is CONSISTENT. A bad policy raises before
+anything runs (the command exits 2). :func:`headline` says the same in words,
+the VIOLATIONs first.
 """
 
 from __future__ import annotations
@@ -22,7 +25,15 @@ from typing import Any, Literal
 from dpaudit.audit.result import AuditResult, Verdict
 from dpaudit.ci.policy import Policy
 from dpaudit.ci.preflight import check_outputs, preflight_audit
-from dpaudit.errors import InvalidParameterError
+from dpaudit.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_VIOLATION,
+    InvalidParameterError,
+    exit_code_for,
+)
 from dpaudit.reports.text import approximate_note, attainable, fmt_eps, fmt_number
 
 __all__ = [
@@ -30,6 +41,7 @@ __all__ = [
     "CheckReport",
     "as_result",
     "exit_code_of",
+    "headline",
     "planned_power",
     "run_check",
 ]
@@ -58,6 +70,9 @@ class CheckOutcome:
         seconds: wall-clock time of the run.
         eps_max_planned: the largest eps_emp its test size can show at its alpha,
             known before the run (``None`` when it could not be computed).
+        error_exit: for ``ERROR``, the exit code of the error that stopped it
+            (:func:`dpaudit.errors.exit_code_for`: 2 bad input, such as a plug-in
+            that breaks its contract; 3 a failure, such as out of memory or a bug).
     """
 
     name: str
@@ -69,25 +84,82 @@ class CheckOutcome:
     error: str | None = None
     seconds: float = 0.0
     eps_max_planned: float | None = None
+    error_exit: int = EXIT_FAILED
+
+    @property
+    def exit_code(self) -> int:
+        """This audit's own exit code (:func:`exit_code_of` combines them)."""
+        if self.status == "ERROR":
+            return self.error_exit
+        return _STATUS_CODES[self.status]
 
 
-def exit_code_of(statuses: Sequence[str]) -> int:
-    """The exit code of a check from its audits' statuses.
+_STATUS_CODES = {
+    "CONSISTENT": EXIT_OK,
+    "VIOLATION": EXIT_VIOLATION,
+    "INCONCLUSIVE": EXIT_INCONCLUSIVE,
+    "ERROR": EXIT_FAILED,
+}
+#: Which code wins when audits end differently: a VIOLATION over everything, then
+#: what the user must fix (bad input), a failed run, a weak audit; 0 only if all pass.
+PRECEDENCE = (EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK)
 
-    2 when any audit failed to run or was INCONCLUSIVE (the check is incomplete);
-    otherwise 1 when any is a VIOLATION; otherwise 0.
+
+def exit_code_of(outcomes: Sequence[str | int]) -> int:
+    """The exit code of a check from its audits' statuses (or their own exit codes).
+
+    A status is ``CONSISTENT`` (0), ``VIOLATION`` (1), ``INCONCLUSIVE`` (4) or
+    ``ERROR`` (3, a failed run; pass :attr:`CheckOutcome.exit_code`, 2, for one that
+    stopped on bad input). The check's code is the first of :data:`PRECEDENCE` that
+    any audit has: 1 when any audit is a VIOLATION, whatever the others did; then
+    2, 3, 4; 0 only when every audit is CONSISTENT. No audit at all is bad input (2).
 
     Example:
         >>> exit_code_of(["CONSISTENT", "VIOLATION"]), exit_code_of(["CONSISTENT"])
         (1, 0)
-        >>> exit_code_of(["VIOLATION", "INCONCLUSIVE"])
-        2
+        >>> exit_code_of(["INCONCLUSIVE", "VIOLATION", "ERROR"])
+        1
+        >>> exit_code_of(["INCONCLUSIVE", "ERROR"]), exit_code_of(["INCONCLUSIVE", 2])
+        (3, 2)
+        >>> exit_code_of(["CONSISTENT", "INCONCLUSIVE"])
+        4
     """
-    if not statuses or any(s in ("ERROR", "INCONCLUSIVE") for s in statuses):
-        return 2
-    if any(s == "VIOLATION" for s in statuses):
-        return 1
-    return 0
+    if not outcomes:
+        return EXIT_BAD_INPUT
+    codes = {o if isinstance(o, int) else _STATUS_CODES[o] for o in outcomes}
+    return next(code for code in PRECEDENCE if code in codes)
+
+
+def headline(outcomes: Sequence[CheckOutcome]) -> str:
+    """The check's outcome in words, the most severe first: ``passed: ...`` or
+    ``FAILED: 1 VIOLATION (leak); 1 INCONCLUSIVE (weak): ...``.
+
+    Every kind of outcome present is named with its audits, in :data:`PRECEDENCE`
+    order, so a VIOLATION is never hidden behind an incomplete check; audits whose
+    release was constant (``power.constant_release``) are named last.
+    """
+    constant = [o.name for o in outcomes
+                if o.result is not None and _constant_release(o.result)]
+    note = (f"; {len(constant)} with a constant release ({', '.join(constant)}: the "
+            "target changed nothing released)") if constant else ""
+    if outcomes and all(o.status == "CONSISTENT" for o in outcomes):
+        return f"passed: {len(outcomes)} audit(s) CONSISTENT, no violation found{note}"
+    groups = [
+        (EXIT_VIOLATION, "VIOLATION", "privacy violation found"),
+        (EXIT_BAD_INPUT, "could not run (bad input)", "fix the input named"),
+        (EXIT_FAILED, "failed to run", "see the error"),
+        (EXIT_INCONCLUSIVE, "INCONCLUSIVE",
+         "too weak to refute the claim: give it more rounds"),
+    ]
+    parts = []
+    for code, label, hint in groups:
+        names = [o.name for o in outcomes if o.exit_code == code]
+        if names:
+            parts.append(f"{len(names)} {label} ({', '.join(names)}: {hint})")
+    consistent = sum(o.status == "CONSISTENT" for o in outcomes)
+    if consistent:
+        parts.append(f"{consistent} CONSISTENT")
+    return "FAILED: " + "; ".join(parts or ["no audit ran"]) + note
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -106,8 +178,14 @@ class CheckReport:
 
     @property
     def exit_code(self) -> int:
-        """0 all CONSISTENT, 1 a VIOLATION, 2 a failed or INCONCLUSIVE audit."""
-        return exit_code_of([o.status for o in self.outcomes])
+        """1 a VIOLATION (whatever else), 2 bad input, 3 a failed run, 4 an
+        INCONCLUSIVE audit, 0 all CONSISTENT (:func:`exit_code_of`)."""
+        return exit_code_of([o.exit_code for o in self.outcomes])
+
+    @property
+    def headline(self) -> str:
+        """:func:`headline` of the outcomes."""
+        return headline(self.outcomes)
 
 
 def _test_sizes(settings: Mapping[str, Any]) -> tuple[int, int] | None:
@@ -124,11 +202,25 @@ def _test_sizes(settings: Mapping[str, Any]) -> tuple[int, int] | None:
     return int(n0), int(n1)
 
 
+def _attack_count(settings: Mapping[str, Any]) -> int:
+    """How many attacks the audit will run (its bounds split alpha between them), as
+    :func:`dpaudit.audit.setup.build_setup` expands ``attack``."""
+    from dpaudit.attacks.registry import expand_attacks
+    from dpaudit.datasets.names import WORST_CASE_NAMES
+
+    dataset = settings.get("dataset", "worst-case")
+    return len(expand_attacks(str(settings.get("attack", "default")),
+                              worst_case=dataset in WORST_CASE_NAMES,
+                              continuous=dataset == WORST_CASE_NAMES[1]))
+
+
 def planned_power(settings: Mapping[str, Any]) -> float | None:
     """The largest eps_emp an audit with these settings can show, before running it.
 
     It is :func:`dpaudit.audit.estimators.eps_max_attainable` of the test split the
-    game will use, at the audit's ``alpha`` and ``delta``. ``None`` when the settings
+    game will use, at the audit's ``delta`` and its per-attack level (the audit's
+    ``alpha`` split over its attacks, as the analysis splits it), so it is the
+    attainable maximum the audit's result will report. ``None`` when the settings
     are invalid (the run reports why).
     """
     sizes = _test_sizes(settings)
@@ -137,12 +229,14 @@ def planned_power(settings: Mapping[str, Any]) -> float | None:
     try:
         from dpaudit.audit.estimators import eps_max_attainable
 
+        n_attacks = _attack_count(settings)
+        alpha = float(settings["alpha"])
         return float(
             eps_max_attainable(
                 sizes[0],
                 sizes[1],
                 delta=float(settings.get("delta", 1e-5)),
-                alpha=float(settings["alpha"]),
+                alpha=alpha / n_attacks if n_attacks > 1 else alpha,
                 method=settings.get("estimator", "clopper_pearson"),
             )
         )
@@ -281,6 +375,7 @@ def run_check(
         result = None
         report_path = None
         error = None
+        error_exit = EXIT_FAILED
         try:
             flags = {"force": True} if force else {}
             if resumes.get(audit.name):
@@ -294,6 +389,7 @@ def run_check(
         except Exception as err:  # recorded; the other audits still run
             status = "ERROR"
             error = f"{type(err).__name__}: {err}"
+            error_exit = exit_code_for(err)
         seconds = time.perf_counter() - started
         if result is not None and reports:
             try:
@@ -310,6 +406,7 @@ def run_check(
             error=error,
             seconds=seconds,
             eps_max_planned=planned,
+            error_exit=error_exit,
         )
         outcomes.append(outcome)
         if log is not None:
@@ -335,8 +432,20 @@ def run_check(
     return report
 
 
+CONSTANT_RELEASE_TEXT = (
+    "constant release: every round of both worlds released the same features, the "
+    "target changed nothing released"
+)
+"""How the log line and the step summary state ``power.constant_release``."""
+
+
+def _constant_release(result: AuditResult) -> bool:
+    return result.power is not None and result.power.constant_release
+
+
 def power_text(result: AuditResult) -> str:
-    """The numbers behind a verdict, with the audit's power, in one parenthesis."""
+    """The numbers behind a verdict, with the audit's power, in one parenthesis
+    (the constant-release flag too, when set)."""
     top = fmt_eps(attainable(result))
     claim = fmt_number(result.eps_claimed)
     if result.eps_emp is None:
@@ -345,6 +454,9 @@ def power_text(result: AuditResult) -> str:
     if result.verdict == Verdict.INCONCLUSIVE:
         needed = result.power.rounds_needed if result.power else None
         more = f"; needs {needed} rounds per world" if needed is not None else ""
+        if _constant_release(result):
+            # No number of rounds helps a release that never changes.
+            more = f"; {CONSTANT_RELEASE_TEXT}"
         return (
             f"(max attainable {top} <= claimed {claim}: could not refute the claim; "
             f"eps_emp {eps}{more})"
@@ -356,6 +468,8 @@ def power_text(result: AuditResult) -> str:
         parts.append(note)
     if result.power is not None and result.power.saturated:
         parts.append("saturated: more rounds would show more")
+    if _constant_release(result):
+        parts.append(CONSTANT_RELEASE_TEXT)
     return "(" + "; ".join(parts) + ")"
 
 

@@ -2,8 +2,9 @@
 Markdown step summary (``$GITHUB_STEP_SUMMARY``).
 
 Both restate the outcomes of :func:`dpaudit.ci.run.run_check`, the audits' power
-included (attainable maximum, rounds needed when INCONCLUSIVE, saturation,
-approximate violations, randomness); nothing is estimated here.
+included (attainable maximum, rounds needed when INCONCLUSIVE, saturation, a
+constant release, approximate violations, randomness); nothing is estimated here.
+The summary's heading is :func:`dpaudit.ci.run.headline`: VIOLATIONs first.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 from dpaudit import __version__
 from dpaudit.audit.result import Verdict
 from dpaudit.ci.policy import PRESETS
-from dpaudit.ci.run import CheckReport, power_text
+from dpaudit.ci.run import PRECEDENCE, CheckOutcome, CheckReport, power_text
+from dpaudit.errors import EXIT_BAD_INPUT
 from dpaudit.reports.junit import JunitCase, case_from_result, render_junit
 from dpaudit.reports.markdown import md_escape, md_table
 from dpaudit.reports.text import (
@@ -76,11 +78,8 @@ def write_junit(report: CheckReport, path: Path | str) -> Path:
     return write_atomic(path, junit_text(report))
 
 
-_WORDS = {
-    0: "passed",
-    1: "FAILED: privacy violation",
-    2: "FAILED: could not check (an audit failed or was inconclusive)",
-}
+def _bad_input(outcome: CheckOutcome) -> bool:
+    return outcome.status == "ERROR" and outcome.exit_code == EXIT_BAD_INPUT
 
 
 def render_check_markdown(report: CheckReport) -> str:
@@ -98,7 +97,7 @@ def render_check_markdown(report: CheckReport) -> str:
         for s in ("CONSISTENT", "VIOLATION", "INCONCLUSIVE", "ERROR")
     }
     lines = [
-        f"## dpaudit check {_WORDS.get(report.exit_code, 'FAILED')}",
+        f"## dpaudit check {report.headline} (exit {report.exit_code})",
         "",
         (
             f"{len(outcomes)} audit(s): {counts['CONSISTENT']} consistent, "
@@ -112,9 +111,11 @@ def render_check_markdown(report: CheckReport) -> str:
     for o in outcomes:
         r = o.result
         needed = r.power.rounds_needed if r is not None and r.power else None
-        status = f"**{o.status}**"
+        status = f"**{o.status}**" + (" (bad input)" if _bad_input(o) else "")
         if r is not None and r.verdict == Verdict.VIOLATION and r.approximate:
             status += " (approximate)"
+        if r is not None and r.power is not None and r.power.constant_release:
+            status += " (constant release)"
         rows.append(
             [
                 status,
@@ -158,9 +159,11 @@ def render_check_markdown(report: CheckReport) -> str:
     )
     lines.append("")
     lines += _power_lines(report)
-    for o in outcomes:
+    # The most severe first (a VIOLATION before anything else), then policy order.
+    for o in sorted(outcomes, key=lambda o: PRECEDENCE.index(o.exit_code)):
         r = o.result
-        if r is not None and o.status in ("VIOLATION", "INCONCLUSIVE"):
+        constant = r is not None and r.power is not None and r.power.constant_release
+        if r is not None and (o.status in ("VIOLATION", "INCONCLUSIVE") or constant):
             reason = f" {md_escape(r.verdict_reason)}" if r.verdict_reason else ""
             lines.append(
                 f"**{md_escape(o.name)}** ({o.status}, "
@@ -170,7 +173,10 @@ def render_check_markdown(report: CheckReport) -> str:
             )
             lines.append("")
         elif o.error:
-            lines.append(f"**{md_escape(o.name)}** ({o.status}): {md_escape(o.error)}")
+            kind = ", bad input" if _bad_input(o) else ""
+            lines.append(
+                f"**{md_escape(o.name)}** ({o.status}{kind}): {md_escape(o.error)}"
+            )
             lines.append("")
     lines += [f"_{md_escape(DATA_NOTICE)} dpaudit {__version__}._", ""]
     return "\n".join(lines)
@@ -200,13 +206,14 @@ def _power_lines(report: CheckReport) -> list[str]:
                 weak.append(md_escape(o.name))
         lines.append(
             "**Power.** The largest eps_emp each audit could show at its test size "
-            "and level (an attack with no errors): " + "; ".join(parts) + "."
+            "and per-attack level (an attack with no errors): " + "; ".join(parts) + "."
         )
         if weak:
             lines.append(
                 " These audits cannot refute their claim whatever the generator does "
                 "(the attainable maximum is not above the claimed epsilon), so they "
-                "are INCONCLUSIVE and the check exits 2; give them more rounds: "
+                "are INCONCLUSIVE (the check exits 4 unless another audit fails "
+                "it harder); give them more rounds: "
                 + ", ".join(weak)
                 + "."
             )

@@ -4,8 +4,8 @@ Each module offers ``run(args) -> int`` (an exit code); ``dpaudit.cli`` parses t
 arguments and dispatches. The commands name no generator: they ask
 :mod:`dpaudit.generators.registry`.
 
-Exit codes: 0 success (for ``check``: no violation), 1 violation found (``check``),
-2 bad input or a failed run, 130 interrupted.
+Exit codes: :data:`EXIT_CODES_HELP` (the ``--help`` epilog; docs/ci.md and the README
+state the same table); the constants live in :mod:`dpaudit.errors`.
 
 Progress (one convention): on stderr, only when stderr is a terminal, hidden by
 ``--quiet`` (alias ``--no-progress``).
@@ -24,15 +24,55 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dpaudit.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INCONCLUSIVE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_VIOLATION,
+)
 from dpaudit.generators.defaults import DEFAULT_DELTA, DEFAULT_EPSILON
 from dpaudit.validation import check_scalar, require
 
-EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
-EXIT_INTERRUPTED = 130
+EXIT_ERROR = EXIT_BAD_INPUT
+"""Bad input (exit 2); the name predates :data:`EXIT_FAILED`."""
+EXIT_TERMINATED = 143
+"""``dpaudit audit`` stopped by SIGTERM (128 + 15)."""
 
-__all__ = ["DEFAULT_DELTA", "DEFAULT_EPSILON", "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK",
-           "EXIT_VIOLATION", "budget", "check_writable_file", "nonempty_path", "parse_option",
-           "parse_options", "progress_note", "show_progress"]
+EXIT_CODES_HELP = f"""\
+exit codes (every command):
+  {EXIT_OK}    success; for `check`: every audit CONSISTENT
+  {EXIT_VIOLATION}    `check`: an audit is a VIOLATION (eps_emp > claimed epsilon); a
+       VIOLATION wins over every other outcome
+  {EXIT_BAD_INPUT}    bad input: a usage error or typo, a bad policy, configuration, dataset
+       or path, a plug-in that breaks its contract (one line names it)
+  {EXIT_FAILED}    a run that failed for another reason: out of memory, a full disk, an
+       unexpected error (rerun with --debug and report it)
+  {EXIT_INCONCLUSIVE}    `check`: an audit is INCONCLUSIVE (too weak to refute its claim: give
+       it more rounds), and no VIOLATION, bad input or failed run
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); `audit` also {EXIT_TERMINATED} on SIGTERM
+`audit` and `study` exit 0 whatever the verdicts (VIOLATION, CONSISTENT or
+INCONCLUSIVE: the verdict is their output, printed and in result.json); `check` turns
+verdicts into exit codes: with several outcomes 1 first, then 2, 3, 4, and 0 only if
+every audit is CONSISTENT."""
+"""The exit codes of every command, as ``--help`` shows them."""
+
+__all__ = ["DEFAULT_DELTA", "DEFAULT_EPSILON", "EXIT_BAD_INPUT", "EXIT_CODES_HELP",
+           "EXIT_ERROR", "EXIT_FAILED", "EXIT_INCONCLUSIVE", "EXIT_INTERRUPTED", "EXIT_OK",
+           "EXIT_TERMINATED", "EXIT_VIOLATION", "HelpFormatter", "budget", "check_writable_file",
+           "nonempty_path", "parse_option", "parse_options", "progress_note",
+           "show_progress"]
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that text with line breaks of its own (the exit
+    codes epilog) is kept as written; one-paragraph text is wrapped as usual."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def parse_option(text: str) -> tuple[str, Any]:

@@ -8,8 +8,11 @@ Every audit is validated (generator, plug-in, dataset, domain, target, attacks) 
 every output checked for writing before the first one trains. ``--force`` starts
 afresh the audits an earlier check left in ``--out``; ``--resume`` continues them.
 
-Exit codes: 0 every audit CONSISTENT; 1 a VIOLATION; 2 a bad policy, a failed run or an
-INCONCLUSIVE audit.
+Exit codes (the epilog of ``--help``, :data:`dpaudit.commands.EXIT_CODES_HELP`): 1 when
+any audit is a VIOLATION, whatever the others did; else 2 bad input (a bad policy
+before anything runs, or an audit stopped on bad input such as a plug-in that breaks
+its contract), 3 a run that failed otherwise, 4 an INCONCLUSIVE audit; 0 when every
+audit is CONSISTENT. The last line says the same, the VIOLATIONs first.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpaudit.errors import InvalidParameterError
+from dpaudit.commands import EXIT_CODES_HELP, HelpFormatter
+from dpaudit.errors import exit_code_for
 
 __all__ = ["add_parser", "run"]
 
@@ -37,13 +41,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "check",
         help="run the audits of a policy file; fail on a privacy violation (for CI)",
         description=(
-            "Run every [[audit]] of a policy file. Exit 0 when all are CONSISTENT, 1 "
-            "when any is a VIOLATION, 2 on a bad policy, a failed run or an "
-            "INCONCLUSIVE audit (one whose attainable maximum does not exceed the "
-            "claim: it could not have refuted it; give it more rounds). The policy's "
+            "Run every [[audit]] of a policy file and fail on a privacy violation. An "
+            "INCONCLUSIVE audit is one whose attainable maximum does not exceed the "
+            "claim: it could not have refuted it; give it more rounds. The policy's "
             "alpha (default 0.05) is the chance of any false alarm; it is split over "
-            "the audits (Bonferroni)."
+            "the audits (Bonferroni). See docs/ci.md."
         ),
+        epilog=EXIT_CODES_HELP,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "--policy",
@@ -106,7 +111,10 @@ def run(args: argparse.Namespace) -> int:
             ``progress``).
 
     Returns:
-        0 (all CONSISTENT), 1 (a VIOLATION) or 2 (a failed or INCONCLUSIVE audit).
+        The exit code: 1 a VIOLATION (whatever else), 2 bad input, 3 a failed run, 4
+        an INCONCLUSIVE audit, 0 all CONSISTENT. When the JUnit file or the summary
+        cannot be written after the audits ran, that error's code (2 or 3) joins
+        them (a VIOLATION still gives 1).
 
     Raises:
         InvalidParameterError: On a bad policy or audit (generator, dataset, target,
@@ -116,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: `dpaudit --help` builds this parser, and the
     # audit machinery (torch, pandas, scipy) is needed only to run a check.
     from dpaudit.ci import (
+        exit_code_of,
         load_policy,
         run_check,
         summary_path,
@@ -147,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
         resume=bool(getattr(args, "resume", False)),
         files=files,
     )
+    code = report.exit_code
     try:
         if junit:
             write_junit(report, junit)
@@ -155,19 +165,16 @@ def run(args: argparse.Namespace) -> int:
             write_summary(report, summary)
             print(f"dpaudit check: summary appended to {summary}")
     except OSError as err:  # checked before the run; the disk may still fail
-        raise InvalidParameterError(
-            f"cannot write {err.filename or 'an output'}: {err.strerror or err}. The "
-            f"audits ran (exit code {report.exit_code}); their directories are in "
-            f"{report.out_dir}."
-        ) from err
-    words = {
-        0: "passed: no violation found",
-        1: "FAILED: privacy violation found",
-        2: "FAILED: an audit could not run or was INCONCLUSIVE (too weak to refute "
-        "its claim: give it more rounds)",
-    }
+        print(
+            f"dpaudit: error: cannot write {err.filename or 'an output'}: "
+            f"{err.strerror or err}. The audits ran; their directories are in "
+            f"{report.out_dir}.",
+            file=sys.stderr,
+        )
+        # A VIOLATION found is never hidden behind an output problem.
+        code = exit_code_of([code, exit_code_for(err)])
     print(
-        f"dpaudit check {words[report.exit_code]} (exit {report.exit_code})",
-        file=sys.stderr if report.exit_code else sys.stdout,
+        f"dpaudit check {report.headline} (exit {code})",
+        file=sys.stderr if code else sys.stdout,
     )
-    return report.exit_code
+    return code

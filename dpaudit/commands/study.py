@@ -9,7 +9,7 @@ figures with the reason for every difference. Prints progress per audit, the tab
 the wall time (docs/study.md).
 
 Exit codes: 0 the study ran (whatever the verdicts: a variant's violation is the
-study's finding, not a failure); 2 bad input, or an audit that could not run.
+study's finding, not a failure); 2 bad input; 3 an audit that failed to run.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.ci.study.plan import QUICK, SETTINGS, STUDY_ROUNDS, SUBJECTS
-from dpaudit.commands import EXIT_ERROR, EXIT_OK
+from dpaudit.commands import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
     from dpaudit.ci.study.run import StudyRun
@@ -155,5 +155,5 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"dpaudit study: {len(failed)} audit(s) failed: {', '.join(failed)}",
               file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_FAILED
     return EXIT_OK

@@ -141,7 +141,8 @@ def _auc(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> float:
 
 
 def score_candidates(data: pd.DataFrame, *, candidates: Sequence[int], release: Release,
-                     make_attacks: AttackFactory, n_models: int, rng: Rngs
+                     make_attacks: AttackFactory, n_models: int, rng: Rngs,
+                     on_scored: Callable[[int], None] | None = None
                      ) -> list[tuple[int, float]]:
     """Scores every candidate from one shared pool of ``n_models`` models.
 
@@ -153,6 +154,8 @@ def score_candidates(data: pd.DataFrame, *, candidates: Sequence[int], release: 
         make_attacks: the attacks aimed at a target record.
         n_models: models in the pool (at least :data:`MIN_POOL_MODELS`).
         rng: the pool's stream (membership coins, the fit/score halves, the models).
+        on_scored: called with each candidate's row once it is scored (progress; it
+            changes nothing).
 
     Returns:
         ``(row, auc)`` for every candidate, by decreasing AUC (ties: lower row
@@ -186,5 +189,7 @@ def score_candidates(data: pd.DataFrame, *, candidates: Sequence[int], release: 
             scores = np.asarray(attack.score(features[~fits]), dtype=np.float64)
             aucs.append(_auc(scores, labels[~fits]))
         scored.append((int(row), max(aucs)))
+        if on_scored is not None:
+            on_scored(int(row))
     scored.sort(key=lambda pair: (-pair[1], pair[0]))
     return scored

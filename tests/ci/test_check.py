@@ -285,8 +285,14 @@ def test_example_policy_parses() -> None:
         (["CONSISTENT"], 0),
         (["CONSISTENT", "CONSISTENT"], 0),
         (["CONSISTENT", "VIOLATION"], 1),
-        (["VIOLATION", "ERROR"], 2),
-        (["CONSISTENT", "INCONCLUSIVE"], 2),
+        # A VIOLATION dominates every other outcome.
+        (["VIOLATION", "ERROR"], 1),
+        (["INCONCLUSIVE", "VIOLATION"], 1),
+        ([2, "VIOLATION", "INCONCLUSIVE"], 1),
+        # Then bad input (2), a failed run (3), an INCONCLUSIVE audit (4).
+        (["INCONCLUSIVE", "ERROR", 2], 2),
+        (["CONSISTENT", "ERROR", "INCONCLUSIVE"], 3),
+        (["CONSISTENT", "INCONCLUSIVE"], 4),
         ([], 2),
     ],
 )
@@ -333,7 +339,9 @@ def test_a_violation_fails_with_exit_1(tmp_path: Path) -> None:
     assert report.outcomes[1].report_path == tmp_path / "out" / "bad" / "report.html"
 
 
-def test_a_failed_run_is_recorded_and_gives_exit_2(tmp_path: Path) -> None:
+def test_a_failed_run_is_recorded_and_a_violation_still_gives_exit_1(
+    tmp_path: Path,
+) -> None:
     policy = parse_policy(
         {
             "audit": [
@@ -345,17 +353,111 @@ def test_a_failed_run_is_recorded_and_gives_exit_2(tmp_path: Path) -> None:
     report = run(
         policy, tmp_path, FakeRunner({"synthcity": "VIOLATION"}, fail={"boom"})
     )
-    assert report.exit_code == 2
     first = report.outcomes[0]
     assert first.status == "ERROR" and first.result is None
     assert first.error == "RuntimeError: training diverged"
+    assert first.exit_code == 3  # an unexpected error: a failed run
     assert report.outcomes[1].status == "VIOLATION"  # the others still ran
+    assert report.exit_code == 1
+    assert report.headline.startswith("FAILED: 1 VIOLATION (y: ")
+    assert report.headline.index("VIOLATION") < report.headline.index("failed to run")
 
 
-def test_inconclusive_gives_exit_2(tmp_path: Path) -> None:
-    policy = parse_policy({"audit": [{"generator": "pategan", "variant": "v"}]})
+def test_a_failed_run_gives_exit_3(tmp_path: Path) -> None:
+    policy = parse_policy({"audit": [{"generator": "boom"}, {"generator": "pategan"}]})
+    report = run(policy, tmp_path, FakeRunner(fail={"boom"}))
+    assert [o.status for o in report.outcomes] == ["ERROR", "CONSISTENT"]
+    assert report.exit_code == 3
+    assert report.headline == (
+        "FAILED: 1 failed to run (01-boom: see the error); 1 CONSISTENT"
+    )
+
+
+class BadInputRunner(FakeRunner):
+    """A runner whose audit stops on bad input found while running (a plug-in that
+    breaks its contract) or on running out of memory."""
+
+    def __call__(
+        self, config: dict[str, Any], *, out_dir: Path, progress: bool = False
+    ) -> dict[str, Any]:
+        from dpaudit.errors import PluginError
+
+        if config["generator"] == "oom":
+            try:
+                raise MemoryError
+            except MemoryError as err:  # as the plug-in adapter wraps it
+                raise PluginError("generator 'oom': its `fit` raised MemoryError") from err
+        if config["generator"] == "mod:Broken":
+            raise PluginError("generator 'mod:Broken' breaks the plug-in contract")
+        return super().__call__(config, out_dir=out_dir, progress=progress)
+
+
+def test_an_audit_stopped_on_bad_input_gives_exit_2(tmp_path: Path) -> None:
+    policy = parse_policy(
+        {
+            "audit": [
+                {"generator": "mod:Broken", "name": "broken"},
+                {"generator": "oom", "name": "big"},
+                {"generator": "pategan", "variant": "v", "name": "weak"},
+            ]
+        }
+    )
+    report = run(policy, tmp_path, BadInputRunner({"v": "INCONCLUSIVE"}))
+    assert [o.exit_code for o in report.outcomes] == [2, 3, 4]
+    assert report.exit_code == 2
+    assert report.headline.startswith(
+        "FAILED: 1 could not run (bad input) (broken: fix the input named); "
+        "1 failed to run (big: see the error); 1 INCONCLUSIVE (weak: "
+    )
+
+
+def test_inconclusive_gives_exit_4(tmp_path: Path) -> None:
+    policy = parse_policy(
+        {
+            "audit": [
+                {"generator": "pategan", "variant": "v", "name": "weak"},
+                {"generator": "pategan", "name": "ok"},
+            ]
+        }
+    )
     report = run(policy, tmp_path, FakeRunner({"v": "INCONCLUSIVE"}))
-    assert report.outcomes[0].status == "INCONCLUSIVE" and report.exit_code == 2
+    assert report.outcomes[0].status == "INCONCLUSIVE" and report.exit_code == 4
+    assert report.headline == (
+        "FAILED: 1 INCONCLUSIVE (weak: too weak to refute the claim: give it more "
+        "rounds); 1 CONSISTENT"
+    )
+
+
+def test_a_violation_and_an_inconclusive_audit_exit_1_violation_first(
+    tmp_path: Path,
+) -> None:
+    """Issue 25 item 7: the INCONCLUSIVE audit comes first in the policy, and the
+    check still exits 1 with the VIOLATION named first, in the log, the summary
+    heading and the JUnit file."""
+    policy = parse_policy(
+        {
+            "audit": [
+                {"generator": "pategan", "variant": "v", "name": "weak"},
+                {"generator": "pategan", "variant": "synthcity", "name": "leak"},
+            ]
+        },
+        source="privacy.toml",
+    )
+    runner = FakeRunner({"v": "INCONCLUSIVE", "synthcity": "VIOLATION"})
+    report = run(policy, tmp_path, runner, reports=False)
+    assert report.exit_code == 1
+    assert report.headline.startswith("FAILED: 1 VIOLATION (leak: privacy violation")
+    assert report.headline.index("VIOLATION") < report.headline.index("INCONCLUSIVE")
+    text = check.render_check_markdown(report)
+    assert text.startswith("## dpaudit check FAILED: 1 VIOLATION (leak")
+    assert "(exit 1)" in text.splitlines()[0]
+    # The explanations too: the VIOLATION's paragraph before the INCONCLUSIVE one.
+    assert text.index("**leak** (VIOLATION") < text.index("**weak** (INCONCLUSIVE")
+    write_junit(report, tmp_path / "j.xml")
+    suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
+    assert suite is not None
+    props = {p.get("name"): p.get("value") for p in suite.findall("./properties/property")}
+    assert props["exit_code"] == "1"
 
 
 def test_a_result_off_schema_is_an_error(tmp_path: Path) -> None:
@@ -394,15 +496,35 @@ def test_bad_settings_stop_the_check_before_any_run(tmp_path: Path) -> None:
 def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
     pytest.importorskip("dpaudit.audit.game")
     estimators = pytest.importorskip("dpaudit.audit.estimators")
-    policy = parse_policy({"preset": "quick", "audit": [{"generator": "pategan"}]})
+    policy = parse_policy(
+        {
+            "preset": "quick",
+            "audit": [
+                {"generator": "pategan", "attack": "querybased"},
+                {"generator": "pategan"},  # the default set: three attacks
+            ],
+            "alpha": 0.1,
+        }
+    )
     planned = check.planned_power(policy.audits[0].settings)
     assert planned == pytest.approx(
         estimators.eps_max_attainable(80, 80, delta=1e-5, alpha=0.05)
     )
-    # The preset's description states this number.
-    assert f"about {planned:.2f}" in PRESETS["quick"].description
+    # The default set splits the audit's alpha over its three attacks, as the
+    # analysis does: the Power paragraph and the result's maximum agree.
+    default = check.planned_power(policy.audits[1].settings)
+    assert default == pytest.approx(
+        estimators.eps_max_attainable(80, 80, delta=1e-5, alpha=0.05 / 3)
+    )
+    # The preset's description states both numbers.
+    text = PRESETS["quick"].description
+    assert f"about {planned:.2f}" in text and f"{default:.2f} with the default" in text
     two = parse_policy(
-        {"preset": "quick", "alpha": 0.05, "audit": [{"generator": "pategan"}] * 2}
+        {
+            "preset": "quick",
+            "alpha": 0.05,
+            "audit": [{"generator": "pategan", "attack": "querybased"}] * 2,
+        }
     )
     weaker = check.planned_power(two.audits[0].settings)
     assert weaker is not None and weaker < planned
@@ -451,7 +573,7 @@ def test_junit_has_one_case_per_audit(tmp_path: Path) -> None:
         p.get("name"): p.get("value") for p in suite.findall("./properties/property")
     }
     assert props["alpha"] == "0.1" and props["alpha_per_audit"] == "0.0333333"
-    assert props["preset"] == "quick" and props["exit_code"] == "2"
+    assert props["preset"] == "quick" and props["exit_code"] == "1"
 
 
 def test_summary_is_appended_and_states_the_statistics(tmp_path: Path) -> None:
@@ -460,7 +582,7 @@ def test_summary_is_appended_and_states_the_statistics(tmp_path: Path) -> None:
     path.write_text("previous step\n", encoding="utf-8")
     write_summary(report, path)
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("previous step\n## dpaudit check FAILED: could not check")
+    assert text.startswith("previous step\n## dpaudit check FAILED: 1 VIOLATION (bad")
     assert "1 consistent, 1 violation(s), 0 inconclusive, 1 failed to run" in text
     assert "alpha = 0.1 is split over its 3 audit(s) (Bonferroni)" in text
     assert "level 0.0333333" in text
@@ -520,7 +642,7 @@ def test_command_writes_junit_and_summary_and_returns_the_exit_code(
     assert (
         ET.parse(tmp_path / "j.xml").getroot().find("testsuite").get("failures") == "1"
     )
-    assert "FAILED: privacy violation" in (tmp_path / "gh.md").read_text(
+    assert "FAILED: 1 VIOLATION (bad: privacy violation found)" in (tmp_path / "gh.md").read_text(
         encoding="utf-8"
     )
     out = capsys.readouterr().out
@@ -602,3 +724,15 @@ def test_bad_policy_through_the_dpaudit_command_exits_2(
     policy.write_text("[[audit]]\nvariant = 'synthcity'\n", encoding="utf-8")
     assert cli.main(["check", "--policy", str(policy)]) == 2
     assert "`generator` must be set" in capsys.readouterr().err
+
+
+def test_exit_code_doctests() -> None:
+    """The examples in the docstrings of the exit-code mapping hold."""
+    import doctest
+
+    from dpaudit import errors
+    from dpaudit.ci import run as ci_run
+
+    for module in (errors, ci_run):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

@@ -1,5 +1,6 @@
 """``dpaudit check`` with schema-version-2 results: a runner that returns an
-:class:`AuditResult`, INCONCLUSIVE audits (exit 2) and the power they report."""
+:class:`AuditResult`, INCONCLUSIVE audits (exit 4) and the power they report (the constant-release flag
+included)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,11 @@ POWER: Mapping[str, tuple[float, float, int | None, bool, str]] = {
 
 
 def v2_result(
-    settings: Mapping[str, Any], verdict: str, *, approximate: bool = False
+    settings: Mapping[str, Any],
+    verdict: str,
+    *,
+    approximate: bool = False,
+    constant_release: bool = False,
 ) -> AuditResult:
     """A schema-version-2 result, as the split runner returns it."""
     eps, top, needed, saturated, reason = POWER[verdict]
@@ -50,6 +55,7 @@ def v2_result(
             "rounds_needed": needed,
             "saturated": saturated,
             "tightness": eps / 1.0,
+            "constant_release": constant_release,
         },
         approximate=approximate,
         randomness="fixed_public",
@@ -106,7 +112,7 @@ def test_a_runner_returning_audit_results_is_consumed(tmp_path: Path) -> None:
         log=lines.append,
     )
     assert [o.status for o in report.outcomes] == ["CONSISTENT", "INCONCLUSIVE"]
-    assert report.exit_code == 2
+    assert report.exit_code == 4
     short = report.outcomes[1]
     assert short.result is not None and short.result.power is not None
     assert short.result.source == tmp_path / "short" / "result.json"
@@ -117,7 +123,7 @@ def test_a_runner_returning_audit_results_is_consumed(tmp_path: Path) -> None:
     )
 
 
-def test_inconclusive_wins_over_a_violation(tmp_path: Path) -> None:
+def test_a_violation_wins_over_an_inconclusive_audit(tmp_path: Path) -> None:
     policy = parse_policy(
         {
             "audit": [
@@ -130,7 +136,11 @@ def test_inconclusive_wins_over_a_violation(tmp_path: Path) -> None:
     report = run_check(
         policy, out_dir=tmp_path, runner=runner, make_config=dict, reports=False
     )
-    assert report.exit_code == 2
+    assert report.exit_code == 1
+    assert ci.render_check_markdown(report).startswith(
+        "## dpaudit check FAILED: 1 VIOLATION (bad: privacy violation found); "
+        "1 INCONCLUSIVE (short: "
+    )
 
 
 def test_inconclusive_in_summary_and_junit(tmp_path: Path) -> None:
@@ -140,7 +150,7 @@ def test_inconclusive_in_summary_and_junit(tmp_path: Path) -> None:
         policy, out_dir=tmp_path, runner=runner, make_config=dict, reports=False
     )
     text = ci.render_check_markdown(report)
-    assert text.startswith("## dpaudit check FAILED: could not check")
+    assert text.startswith("## dpaudit check FAILED: 1 INCONCLUSIVE (short: ")
     assert "| rounds/world needed |" in text
     assert "| **INCONCLUSIVE** | short |" in text and "| 45 |" in text
     assert "does not exceed the claimed epsilon 1" in text  # the verdict reason
@@ -164,7 +174,7 @@ def test_inconclusive_in_summary_and_junit(tmp_path: Path) -> None:
     assert props["rounds_needed"] == "45" and props["saturated"] == "true"
     assert props["randomness"] == "fixed_public"
     suite_props = {p.get("name"): p.get("value") for p in root.iter("property")}
-    assert suite_props["exit_code"] == "2"
+    assert suite_props["exit_code"] == "4"
 
 
 def test_approximate_violation_is_marked(tmp_path: Path) -> None:
@@ -184,7 +194,7 @@ def test_approximate_violation_is_marked(tmp_path: Path) -> None:
     assert "**VIOLATION** (approximate)" in ci.render_check_markdown(report)
 
 
-def test_command_exits_2_on_an_inconclusive_audit(
+def test_command_exits_4_on_an_inconclusive_audit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     policy = tmp_path / "privacy.toml"
@@ -203,8 +213,53 @@ def test_command_exits_2_on_an_inconclusive_audit(
     args = parser.parse_args(
         ["check", "--policy", str(policy), "--out", str(tmp_path / "out")]
     )
-    assert check_command.run(args) == 2
+    assert check_command.run(args) == 4
     captured = capsys.readouterr()
     assert "[1/1] short: INCONCLUSIVE (max attainable 0.54 <= claimed 1" in captured.out
-    assert "INCONCLUSIVE (too weak to refute its claim" in captured.err
-    assert "(exit 2)" in captured.err
+    assert (
+        "dpaudit check FAILED: 1 INCONCLUSIVE (short: too weak to refute the claim: "
+        "give it more rounds) (exit 4)" in captured.err
+    )
+
+
+def test_constant_release_in_the_log_line_and_the_summary(tmp_path: Path) -> None:
+    """``power.constant_release`` (every round of both worlds released the same
+    features) is stated in the CI log line and the step summary, as docs/ci.md says,
+    for a CONSISTENT audit too; an audit without the flag does not mention it."""
+    policy = parse_policy(
+        {
+            "audit": [
+                {"generator": "pategan", "name": "flat"},
+                {"generator": "pategan", "variant": "weak", "name": "short"},
+            ]
+        }
+    )
+    lines: list[str] = []
+    report = run_check(
+        policy,
+        out_dir=tmp_path,
+        runner=ResultRunner({"weak": "INCONCLUSIVE"}, constant_release=True),
+        make_config=dict,
+        reports=False,
+        log=lines.append,
+    )
+    flag = "constant release: every round of both worlds released the same features"
+    assert lines[0].startswith("[1/2] flat: CONSISTENT (eps_emp 0.30 <= claimed 1")
+    assert flag in lines[0]
+    # An INCONCLUSIVE constant release needs no "more rounds": none would help.
+    assert flag in lines[1] and "needs 45 rounds" not in lines[1]
+    text = ci.render_check_markdown(report)
+    assert "| **CONSISTENT** (constant release) | flat |" in text
+    assert "**flat** (CONSISTENT, " in text and flag in text
+    assert "the target record changed nothing in this release" in text
+    assert report.headline.endswith(
+        "; 2 with a constant release (flat, short: the target changed nothing released)"
+    )
+    plain = run_check(
+        policy,
+        out_dir=tmp_path / "plain",
+        runner=ResultRunner({"weak": "INCONCLUSIVE"}),
+        make_config=dict,
+        reports=False,
+    )
+    assert "constant release" not in ci.render_check_markdown(plain)

@@ -4,7 +4,7 @@
   G-PATE; the query-based attack on the worst case and GroundHog on Cervical Cancer
   with ``--target auto``) and the study's published figures.
 - :mod:`dpaudit.ci.study.run`: running them, one folder each, resumably.
-- :mod:`dpaudit.ci.study.compare`: dpaudit's figure next to the study's, and why they
+- :mod:`dpaudit.ci.study.comparison`: dpaudit's figure next to the study's, and why they
   differ.
 - :mod:`dpaudit.ci.study.report`: the comparison report (HTML, Markdown, JSON).
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from dpaudit.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from dpaudit.ci.study.compare import Comparison, compare
+    from dpaudit.ci.study.comparison import Comparison, compare
     from dpaudit.ci.study.plan import (
         PUBLISHED,
         QUICK,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 # parsers import this package, and the audit machinery (torch, pandas, scipy) is
 # needed only to run.
 _EXPORTS = {
-    "dpaudit.ci.study.compare": (
+    "dpaudit.ci.study.comparison": (
         "Comparison",
         "compare",
     ),

@@ -2,7 +2,7 @@
 
 Each format has two parts: the study table (dpaudit's verdict and eps_emp next to the
 study's published figure, with the reason for every difference:
-:mod:`dpaudit.ci.study.compare`) and dpaudit's comparison of the audits as
+:mod:`dpaudit.ci.study.comparison`) and dpaudit's comparison of the audits as
 ``dpaudit report OUT`` renders it (:func:`dpaudit.reports.render`). The files are
 ``OUT/study.html``, ``OUT/study.md`` and ``OUT/study.json``.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit import __version__
-from dpaudit.ci.study.compare import STUDY_MAXIMUM, Comparison, compare
+from dpaudit.ci.study.comparison import STUDY_MAXIMUM, Comparison, compare
 from dpaudit.ci.study.run import StudyOutcome, StudyRun
 from dpaudit.reports import render, write_atomic
 from dpaudit.reports.jsonreport import finite
