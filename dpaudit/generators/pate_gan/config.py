@@ -62,8 +62,10 @@ class PateGanConfig:
             (``int(n / 1000)``, smartnoise-synth 1.0.8 ``pategan.py:80``, which
             fails below 1,000 rows; see ``small_table``). An audit fixes ``k`` by
             the same rule from ``|D|`` for both worlds.
-        small_table: with ``teacher_rule="smartnoise"`` on fewer than 1,000 rows:
-            ``refuse`` (the real code cannot train: ``np.array_split`` into 0 parts)
+        small_table: with ``teacher_rule="smartnoise"`` and no ``num_teachers`` on
+            fewer than 1,000 rows: ``refuse`` (the real code cannot train:
+            ``np.array_split`` into 0 parts; an explicit ``num_teachers`` is the
+            caller's own modification and is not refused)
             or ``study`` (the audit study's modification of smartnoise: ``k`` a
             parameter, ``max(2, n // 125)``, and ``batch_size`` lowered to
             ``min(batch_size, n // k)``).

@@ -97,8 +97,8 @@ class PateGan:
             )
         cfg = self.config
         n_min = min(len(d) for d in datasets)
-        if cfg.teacher_rule == "smartnoise" and cfg.small_table == "refuse":
-            rule_num_teachers(n_min, teacher_rule="smartnoise")  # refuses < 1,000 rows
+        # An explicit num_teachers is the caller's modification (smartnoise has no such
+        # parameter); else the rule, which refuses what the real code cannot train.
         k = cfg.num_teachers or rule_num_teachers(n_min, teacher_rule=cfg.teacher_rule,
                                                   small_table=cfg.small_table)
         batch_size = small_table_batch_size(cfg, n_rows=n_min, k=k)
