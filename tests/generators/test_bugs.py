@@ -444,3 +444,30 @@ def test_audit_fixes_the_variants_teacher_rule_from_d() -> None:
     assert teachers(1999, variant="smartnoise") == 1
     with pytest.raises(InvalidParameterError, match="at least 1,000 rows"):
         teachers(999, variant="smartnoise")
+
+
+def test_gaussian_label_noise_is_thresholded(worst, monkeypatch) -> None:
+    """original (PATE_GAN.py) and turing (reprosyn pate_gan.py) threshold the noisy
+    labels at 0.5: every row is weighted as real (+1/2) or fake (-1/2) in the halved
+    Wasserstein term; at sigma = 2.421 a real row keeps its label with probability
+    Phi(0.5 / 2.421) = 0.58 (binomial sd over 2,560 rows 0.01: the check below fails
+    with probability < 1e-9)."""
+    from dpaudit.generators.pate_gan import critic as pg_critic
+
+    seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+    for name in ("wgan_gp_grad_", "wgan_gp_loss"):
+        original = getattr(pg_critic, name)
+
+        def spy(*args, _original=original, **kwargs):
+            seen.append((kwargs["w_real"].clone(), kwargs["w_fake"].clone()))
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(pg_critic, name, spy)
+    domain, d0, _ = worst
+    fit(d0, domain, variant="original", fixed_iterations=10, batch_size=128)
+    w_real = torch.cat([w for w, _ in seen]).flatten()
+    w_fake = torch.cat([w for _, w in seen]).flatten()
+    assert set(w_real.unique().tolist()) == {-0.5, 0.5}
+    assert set(w_fake.unique().tolist()) == {-0.5, 0.5}
+    kept = float((w_real > 0).double().mean())
+    assert abs(kept - 0.5817) < 0.06

@@ -24,7 +24,11 @@ import torch
 from dpaudit.generators import accountants as acc
 from dpaudit.generators.flags import get_variant
 from dpaudit.generators.pate_gan import PateGanConfig
-from dpaudit.generators.pate_gan.claim import query_spec, reference_epsilon, vote_sensitivity
+from dpaudit.generators.pate_gan.claim import (
+    query_spec,
+    reference_epsilon,
+    vote_sensitivity,
+)
 from dpaudit.generators.pate_gan.state import TrainerState
 
 ORDERS = 20
@@ -63,7 +67,7 @@ def _changed(n: int, k: int) -> list[tuple[int, int, tuple[int, ...]]]:
     small = _teacher_sets([list(range(n))], k, partition_order="rows")[0]
     out = []
     for p in range(n + 1):
-        order = list(range(p)) + [n] + list(range(p, n))
+        order = [*range(p), n, *range(p, n)]
         big = _teacher_sets([order], k, partition_order="rows")[0]
         j = next(t for t in range(k) if n in big[t])
         out.append((p, j, tuple(t for t in range(k) if small[t] != big[t])))
@@ -118,7 +122,7 @@ def test_row_order_split_changes_up_to_k_teachers(n: int, k: int) -> None:
     ``k`` and equal to it when ``r`` is 0 or ``k - 1`` (``k = 2``: always), is what the
     reference must charge: it charges ``k``."""
     changed = _changed(n, k)
-    q, r = divmod(n, k)
+    _q, r = divmod(n, k)
     for _, j, teachers in changed:
         assert len(teachers) == 1 + abs(j - r)
         assert j in teachers
@@ -170,7 +174,7 @@ def test_single_draw_at_two_teachers_is_what_smartnoise_charges() -> None:
     assert exact[0] > 0.4 * charged[0]
 
 
-@pytest.mark.parametrize("k, expected, old", [(2, 0.8181, 1.7455), (16, 8.4946, 20.9401)])
+@pytest.mark.parametrize(("k", "expected", "old"), [(2, 0.8181, 1.7455), (16, 8.4946, 20.9401)])
 def test_smartnoise_reference_on_its_ledger(k: int, expected: float, old: float) -> None:
     """The smartnoise variant's ledger of the fidelity run (33 iterations x 5 student
     steps x 64 rows = 10,560 queries, epsilon 1, delta 1e-5): 0.818 at k = 2 (the

@@ -137,9 +137,10 @@ class PateGanConfig:
     gaussian_label_noise: bool = bug_field(
         kind="privacy", implementations="original turing",
         description="Gaussian noise on the discriminator's own real/fake training labels, "
-                    "sigma = sqrt(2 ln(1.25 X))/epsilon with a wrong X (original: 10 XOR 5 "
-                    "= 15, sigma = 2.421/epsilon; turing: 1.25 * 10**delta, sigma = "
-                    "0.668/epsilon)",
+                    "thresholded at 0.5 (each label flipped with probability "
+                    "Phi(-0.5/sigma)), sigma = sqrt(2 ln(1.25 X))/epsilon with a wrong X "
+                    "(original: 10 XOR 5 = 15, sigma = 2.421/epsilon; turing: "
+                    "1.25 * 10**delta, sigma = 0.668/epsilon)",
         consequence="label noise does not bound the influence of a record: no DP guarantee",
         unbounded_reason="label noise does not bound a record's influence")
     partition_last_only: bool = bug_field(

@@ -91,8 +91,11 @@ def teacher_iteration(s: TrainerState) -> None:
         if cfg.gaussian_label_noise:
             # Privacy noise (the implementation's claim rests on it): privacy stream.
             s.record(non_private_event("gaussian_label_noise"))
-            y_real = 1.0 + s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
-            y_fake = s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
+            # Thresholded at 0.5, as the original code does: binary noisy labels.
+            noisy_real = 1.0 + s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
+            noisy_fake = s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
+            y_real = (noisy_real > 0.5).to(noisy_real.dtype)
+            y_fake = (noisy_fake > 0.5).to(noisy_fake.dtype)
         if s.fused_teachers:
             real1 = gather_rows(s.data1, idx).view(m * k, b, s.p + 1)
             relu_logit_bce_grad_(s.teachers, [(real1, 1, y_real),
