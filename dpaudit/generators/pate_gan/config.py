@@ -47,6 +47,9 @@ class PateGanConfig:
         latent_dim, latent_distribution: latent noise ``z`` (paper: Unif([0,1]^d)).
         generator_*, student_*, teacher_*, discriminator_hidden: architectures.
         student_clip: clip student weights to +-value after each step (updated).
+        student_loss: ``bce`` (PATE-GAN's student, a classifier of the noisy labels)
+            or ``wasserstein`` (updated's: a critic, maximising
+            ``mean(Y S) - mean((1 - Y) S)``, the generator minimising ``-mean(S)``).
         gradient_penalty: WGAN-GP penalty of the single discriminator (a number, or
             ``"k"`` for the number of teachers as in turing).
         gaussian_noise_form: ``xor`` (original) or ``multiply`` (turing), for
@@ -108,6 +111,7 @@ class PateGanConfig:
     student_activation: Literal["relu", "leaky_relu", "tanh"] = "relu"
     student_dropout: float = 0.0
     student_clip: float | None = None
+    student_loss: Literal["bce", "wasserstein"] = "bce"
     teacher_hidden: str = "d"
     teacher_activation: Literal["relu", "leaky_relu", "tanh"] = "relu"
     discriminator_hidden: str = "d,d"
@@ -215,8 +219,9 @@ class PateGanConfig:
                     "holds)")
     skip_unaccounted_queries: bool = bug_field(
         kind="further", implementations="synthcity",
-        description="when most noisy labels of a batch say 'real', the batch is dropped "
-                    "without being charged to the accountant",
+        description="when at least half the noisy labels of a batch say 'real', the batch "
+                    "is not charged to the accountant and the student trains on it with "
+                    "every label 'fake'",
         consequence="the decision to drop is itself a function of the votes and is not "
                     "accounted")
     student_sees_real_data: bool = bug_field(
@@ -282,6 +287,7 @@ class PateGanConfig:
         check_choice(self.moments_conversion, "moments_conversion",
                      ("auto", "classic", "improved"))
         check_choice(self.teacher_rule, "teacher_rule", ("study", "smartnoise"))
+        check_choice(self.student_loss, "student_loss", ("bce", "wasserstein"))
         check_choice(self.small_table, "small_table", ("refuse", "study"))
         check_choice(self.partition_order, "partition_order", ("permutation", "rows"))
         require(self.device in ("auto", "cpu", "cuda"), "device", "auto, cpu or cuda",
