@@ -47,6 +47,10 @@ class PateGanConfig:
         latent_dim, latent_distribution: latent noise ``z`` (paper: Unif([0,1]^d)).
         generator_*, student_*, teacher_*, discriminator_hidden: architectures.
         student_clip: clip student weights to +-value after each step (updated).
+        teacher_rows: with ``lr_teachers_refit``, what each refit sees: ``batch``
+            (``batch_size`` rows drawn from the teacher's partition, and as many
+            generated; synthcity) or ``partition`` (every row of the partition once,
+            and as many generated; updated).
         student_loss: ``bce`` (PATE-GAN's student, a classifier of the noisy labels)
             or ``wasserstein`` (updated's: a critic, maximising
             ``mean(Y S) - mean((1 - Y) S)``, the generator minimising ``-mean(S)``).
@@ -112,6 +116,7 @@ class PateGanConfig:
     student_dropout: float = 0.0
     student_clip: float | None = None
     student_loss: Literal["bce", "wasserstein"] = "bce"
+    teacher_rows: Literal["batch", "partition"] = "batch"
     teacher_hidden: str = "d"
     teacher_activation: Literal["relu", "leaky_relu", "tanh"] = "relu"
     discriminator_hidden: str = "d,d"
@@ -288,6 +293,7 @@ class PateGanConfig:
                      ("auto", "classic", "improved"))
         check_choice(self.teacher_rule, "teacher_rule", ("study", "smartnoise"))
         check_choice(self.student_loss, "student_loss", ("bce", "wasserstein"))
+        check_choice(self.teacher_rows, "teacher_rows", ("batch", "partition"))
         check_choice(self.small_table, "small_table", ("refuse", "study"))
         check_choice(self.partition_order, "partition_order", ("permutation", "rows"))
         require(self.device in ("auto", "cpu", "cuda"), "device", "auto, cpu or cuda",

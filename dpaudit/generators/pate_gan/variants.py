@@ -33,6 +33,7 @@ register_variant(Variant(
                      "output_not_rescaled", "laplace_scale_inverted", "single_noise_vote",
                      "balanced_partition", _ALL_WITH_ACCOUNTANT}),
     overrides={"student_hidden": "d", "student_clip": 0.01, "student_loss": "wasserstein",
+               "teacher_rows": "partition",
                "generator_hidden": "4d,4d",
                "generator_activation": "tanh", "latent_dim": "d",
                "latent_distribution": "uniform_pm1", "optimizer": "rmsprop", "lr": 1e-4,
