@@ -136,8 +136,12 @@ def _config(row: str, dataset: str, mode: str, args: argparse.Namespace
                 # Randomized response on the membership of this row (its default,
                 # the all-ones record, is the worst cases' target only).
                 keys["generator_options"] = {"target": _row(dataset, args)}
+    if row == "smartnoise":
+        # smartnoise-synth needs 1,000 rows: the study's small-table modification.
+        keys["generator_options"] = {"small_table": "study"}
     if args.cap_iterations and row in (*VARIANTS, "reference"):
-        keys["generator_options"] = {"max_iterations": args.cap_iterations}
+        keys["generator_options"] = {**keys.get("generator_options", {}),
+                                     "max_iterations": args.cap_iterations}
     if args.attack and dataset in WORST_CASES:
         keys["attack"] = args.attack
     if mode == "auto":  # fixed public randomness, chosen adversarially

@@ -90,6 +90,9 @@ def main() -> None:
     for name, target in zip(names, targets):
         keys = ({"generator": "gpate"} if name == "gpate" else
                 {"generator": "pategan", "variant": None if name == "reference" else name})
+        if name == "smartnoise":
+            # smartnoise-synth needs 1,000 rows: the study's small-table modification.
+            keys["generator_options"] = {"small_table": "study"}
         real = args.dataset == "cervical_cancer"
         where = ({"attack": "groundhog", "target": target} if real else {})
         setup = build_setup(AuditConfig(dataset=args.dataset, rounds=10, jobs=1,

@@ -50,7 +50,8 @@ class AuditDefaults:
         worst_case_iterations, real_data_iterations: that cap on the worst case and
             on real data.
         teachers_option: the option set from ``|D|``, or None.
-        teachers_from_rows: ``"module:attr"`` of ``f(n_rows) -> int``. ``k`` is fixed
+        teachers_from_rows: ``"module:attr"`` of ``f(n_rows, options) -> int`` (the
+            options so far: variant, flags, the user's). ``k`` is fixed
             from ``|D|`` for both worlds: a ``k`` that changed with the target's
             presence would itself leak membership.
         small_table: ``"module:attr"`` of ``f(options, n_rows, *, epsilon, delta) ->
@@ -232,7 +233,7 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType({spec.name: spec for s
             # the release is then one constant table (docs/soundness.md).
             reference_options={"min_width": 8},
             teachers_option="num_teachers",
-            teachers_from_rows="dpaudit.generators.pate_gan:default_num_teachers"),
+            teachers_from_rows="dpaudit.generators.pate_gan:audit_num_teachers"),
     ),
     GeneratorSpec(
         name="gpate", label="G-PATE",
@@ -334,8 +335,10 @@ def audit_options(name: str, options: Mapping[str, Any], *, n_rows: int,
     out = spec.with_choices(options, device=device, variant=variant, bugs=bugs)
     defaults = spec.audit
     if defaults.teachers_option is not None and defaults.teachers_from_rows is not None:
-        teachers: Callable[[int], int] = _load(defaults.teachers_from_rows)
-        out.setdefault(defaults.teachers_option, teachers(n_rows))
+        teachers: Callable[[int, Mapping[str, Any]], int] = _load(
+            defaults.teachers_from_rows)
+        if out.get(defaults.teachers_option) is None:
+            out[defaults.teachers_option] = teachers(n_rows, out)
     for key, value in defaults.options.items():
         out.setdefault(key, value)
     if variant is None:

@@ -367,3 +367,107 @@ def test_variant_config_is_data() -> None:
     assert cfg.student_clip == 0.01
     assert set(cfg.bugs) == set(updated.flags)
     assert pd.Series(cfg.to_json())["variant"] == "updated"
+
+
+# ------------------------------------------------ fidelity to the real code
+
+def test_private_categories_release_only_private_values(worst) -> None:
+    """smartnoise's LabelTransformer + OneHotEncoder (and synthcity's encoder) learn
+    each discrete column's values from the private data: four all-zero rows can only
+    release zeros; the reference (public domain) releases ones from the same seeds."""
+    domain, d0, d1 = worst
+    kwargs = dict(max_iterations=3, num_teachers=2)
+    leaky = fit(d0, domain, private_categories=True, **kwargs)
+    out = leaky.sample(500, rng=Rngs.from_seed(1))
+    assert (out.to_numpy() == 0).all()
+    claim = leaky.privacy_claim_
+    assert claim.reference_epsilon is None
+    assert "private_categories" in claim.trace["reference_note"]
+    ref = fit(d0, domain, **kwargs).sample(500, rng=Rngs.from_seed(1))
+    assert (ref.to_numpy() == 1).any()  # deterministic at these seeds
+    with_target = fit(d1, domain, private_categories=True, **kwargs)
+    assert with_target.value_sets_["a"].tolist() == [0.0, 1.0]
+
+
+def test_private_categories_on_categorical_and_integer_columns() -> None:
+    """A categorical value and an integer value absent from the private data are never
+    released with the flag (and are released without it, at these seeds)."""
+    from dpaudit.data import Column, Domain
+
+    domain = Domain((Column(name="colour", kind="categorical", categories=("x", "y", "z")),
+                     Column(name="count", kind="integer", lower=0.0, upper=10.0)))
+    data = pd.DataFrame({"colour": ["x", "y"] * 10, "count": [0, 10] * 10})
+    kwargs = dict(max_iterations=2, num_teachers=2, batch_size=8)
+    leaky = fit(data, domain, private_categories=True, **kwargs).sample(
+        2000, rng=Rngs.from_seed(5))
+    assert set(leaky["colour"]) <= {"x", "y"}
+    assert set(leaky["count"]) <= {0, 10}
+    plain = fit(data, domain, **kwargs).sample(2000, rng=Rngs.from_seed(5))
+    assert "z" in set(plain["colour"])
+    assert not set(plain["count"]) <= {0, 10}
+
+
+def test_smartnoise_teacher_rule_and_small_table(worst) -> None:
+    """int(n / 1000) teachers (smartnoise-synth 1.0.8 pategan.py:80); fewer than
+    1,000 rows refused unless small_table=study, which takes the study's k and
+    batches of at most n // k rows."""
+    assert pg.rule_num_teachers(2000, teacher_rule="smartnoise") == 2
+    assert pg.rule_num_teachers(2999, teacher_rule="smartnoise") == 2
+    assert pg.rule_num_teachers(2000) == 16
+    assert pg.rule_num_teachers(686, teacher_rule="smartnoise", small_table="study") == 5
+    with pytest.raises(InvalidParameterError, match="small_table=study"):
+        pg.rule_num_teachers(999, teacher_rule="smartnoise")
+    domain, d0, _ = worst
+    with pytest.raises(InvalidParameterError, match="at least 1,000 rows"):
+        fit(d0, domain, variant="smartnoise", max_iterations=2)
+    model = fit(d0, domain, variant="smartnoise", small_table="study", max_iterations=3)
+    assert model.num_teachers_ == 2
+    # Batches of min(64, 4 // 2) = 2 rows: 3 iterations x 5 student steps x 2 queries.
+    assert model.privacy_claim_.trace["ledger"]["queries"] == 3 * 5 * 2
+
+
+def test_audit_fixes_the_variants_teacher_rule_from_d() -> None:
+    from dpaudit.generators.registry import audit_options
+
+    def teachers(n_rows: int, **options: object) -> int:
+        out = audit_options("pategan", options, n_rows=n_rows, worst_case=False,
+                            epsilon=1.0, delta=1e-5, device="cpu",
+                            variant=options.pop("variant", None), bugs=())
+        return int(out["num_teachers"])
+
+    assert teachers(2000) == 16
+    assert teachers(2000, variant="smartnoise") == 2
+    assert teachers(4, variant="smartnoise", small_table="study") == 2
+    assert teachers(4, variant="smartnoise", num_teachers=3) == 3
+    # The issue's table without its target: one teacher (the real code trains 1 on D
+    # and 2 on D + target; an audit fixes k from |D| for both worlds).
+    assert teachers(1999, variant="smartnoise") == 1
+    with pytest.raises(InvalidParameterError, match="at least 1,000 rows"):
+        teachers(999, variant="smartnoise")
+
+
+def test_gaussian_label_noise_is_thresholded(worst, monkeypatch) -> None:
+    """original (PATE_GAN.py) and turing (reprosyn pate_gan.py) threshold the noisy
+    labels at 0.5: every row is weighted as real (+1/2) or fake (-1/2) in the halved
+    Wasserstein term; at sigma = 2.421 a real row keeps its label with probability
+    Phi(0.5 / 2.421) = 0.58 (binomial sd over 2,560 rows 0.01: the check below fails
+    with probability < 1e-9)."""
+    from dpaudit.generators.pate_gan import critic as pg_critic
+
+    seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+    for name in ("wgan_gp_grad_", "wgan_gp_loss"):
+        original = getattr(pg_critic, name)
+
+        def spy(*args, _original=original, **kwargs):
+            seen.append((kwargs["w_real"].clone(), kwargs["w_fake"].clone()))
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(pg_critic, name, spy)
+    domain, d0, _ = worst
+    fit(d0, domain, variant="original", fixed_iterations=10, batch_size=128)
+    w_real = torch.cat([w for w, _ in seen]).flatten()
+    w_fake = torch.cat([w for _, w in seen]).flatten()
+    assert set(w_real.unique().tolist()) == {-0.5, 0.5}
+    assert set(w_fake.unique().tolist()) == {-0.5, 0.5}
+    kept = float((w_real > 0).double().mean())
+    assert abs(kept - 0.5817) < 0.06

@@ -77,6 +77,25 @@ def test_logistic_regression_agrees_with_sklearn() -> None:
         np.testing.assert_allclose(w[e, 4], ref.intercept_[0], atol=1e-5)
 
 
+def test_logistic_regression_weights_leave_rows_out() -> None:
+    """Rows of weight 0 (the padding of partitions of unequal size) change nothing:
+    the fit is scikit-learn's on the rows of weight 1."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(2, 60, 3))
+    y = (x[..., 0] + rng.normal(size=(2, 60)) > 0).astype(float)
+    keep = np.ones((2, 60))
+    keep[0, 40:] = 0.0
+    keep[1, :7] = 0.0
+    w = fit_logistic_regression(torch.as_tensor(x), torch.as_tensor(y),
+                                weight=torch.as_tensor(keep)).numpy()
+    for e in range(2):
+        rows = keep[e] > 0
+        ref = LogisticRegression(C=1.0, tol=1e-10, max_iter=10_000).fit(x[e][rows],
+                                                                       y[e][rows])
+        np.testing.assert_allclose(w[e, :3], ref.coef_[0], atol=1e-5)
+        np.testing.assert_allclose(w[e, 3], ref.intercept_[0], atol=1e-5)
+
+
 def test_logistic_regression_stops_per_member_at_the_optimum() -> None:
     """Newton stops early per member: the result is the 30-step optimum (to rounding)
     and a member's weights do not depend on its batch mates (here: members of very

@@ -36,6 +36,9 @@ __all__ = [
 VARIANTS: tuple[str, ...] = (
     "original", "updated", "synthcity", "turing", "borealis", "smartnoise")
 """The six implementations the study reviewed (dpaudit variants of ``pategan``)."""
+SMALL_TABLE_STUDY: frozenset[str] = frozenset({"smartnoise"})
+"""Variants that refuse tables under 1,000 rows unless told to run the study's
+small-table modification (``small_table="study"``)."""
 SUBJECTS: tuple[str, ...] = ("reference", *VARIANTS, "gpate")
 """What the study command audits: dpaudit's reference PATE-GAN, the variants, G-PATE."""
 SETTINGS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
@@ -116,10 +119,15 @@ def _settings(subject: str, setting: str, *, rounds: int | None, quick: bool,
         out["generator"] = "pategan"
         if subject != "reference":
             out["variant"] = subject
+    if subject in SMALL_TABLE_STUDY:
+        # Both of the study's tables are below smartnoise's 1,000 rows: the study's
+        # own small-table modification (docs/bugs.md).
+        out["generator_options"] = {"small_table": "study"}
     if quick:
         cap = (QUICK.worst_case_iterations if setting == "worst-case"
                else QUICK.real_data_iterations)
-        out["generator_options"] = {"max_iterations": cap}
+        out["generator_options"] = {**out.get("generator_options", {}),
+                                    "max_iterations": cap}
         if out.get("target") == "auto":
             out["candidates"] = QUICK.candidates
             out["selection_rounds"] = QUICK.selection_rounds

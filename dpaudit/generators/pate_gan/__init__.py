@@ -21,14 +21,17 @@ from dpaudit.generators.pate_gan.claim import UNBOUNDED, reference_epsilon
 from dpaudit.generators.pate_gan.config import (
     BUG_FIELDS,
     PateGanConfig,
+    audit_num_teachers,
     default_num_teachers,
     gaussian_label_sigma,
     resolve_device,
+    rule_num_teachers,
     widths,
 )
 from dpaudit.generators.pate_gan.model import PateGan, config_from_options
 from dpaudit.generators.pate_gan.teachers import fit_logistic_regression
 
-__all__ = ["BUG_FIELDS", "UNBOUNDED", "PateGan", "PateGanConfig", "config_from_options",
-           "default_num_teachers", "fit_logistic_regression", "gaussian_label_sigma",
-           "reference_epsilon", "resolve_device", "widths"]
+__all__ = ["BUG_FIELDS", "UNBOUNDED", "PateGan", "PateGanConfig", "audit_num_teachers",
+           "config_from_options", "default_num_teachers", "fit_logistic_regression",
+           "gaussian_label_sigma", "reference_epsilon", "resolve_device",
+           "rule_num_teachers", "widths"]

@@ -73,6 +73,32 @@ def vote_sensitivity(cfg: PateGanConfig, k: int) -> tuple[int, str]:
     return 1, ""
 
 
+def query_spec(lam: float, *, sensitivity: int, single_draw: bool) -> tuple[float, bool]:
+    """The ``lambda`` at which PATE-GAN's moments formula charges one vote query, and
+    whether its data-dependent term is valid.
+
+    The formula's data-independent term ``2 lambda^2 l (l + 1)`` is the log-moment
+    bound ``eps^2 l (l + 1) / 2`` of a pure ``eps``-DP query (Papernot et al. 2017,
+    Thm 2; Bun and Steinke 2016, Prop. 3.3) at ``eps = 2 lambda``. A vote with noise
+    ``Lap(1/lambda)`` on each of the two counts, when ``s`` teachers' votes can
+    change, moves each count by up to ``s``: pure ``2 s lambda``-DP, charged at
+    ``s lambda``. One draw on the "real" count compared with ``k/2``
+    (``single_noise_vote``) sees a shift of up to ``s``: pure ``s lambda``-DP,
+    charged at ``s lambda / 2``. The data-dependent term assumes two draws and
+    ``s = 1`` (docs/soundness.md, "The reference epsilon of a vote").
+
+    >>> query_spec(1e-3, sensitivity=1, single_draw=False)
+    (0.001, True)
+    >>> query_spec(1e-3, sensitivity=2, single_draw=True)
+    (0.001, False)
+    >>> query_spec(1e-3, sensitivity=16, single_draw=False)
+    (0.016, False)
+    """
+    if single_draw:
+        return sensitivity * lam / 2.0, False
+    return sensitivity * lam, sensitivity == 1
+
+
 def reference_epsilon(cfg: PateGanConfig, k: int, gap_counts: np.ndarray, *,
                       non_private: Mapping[str, str] | None = None,
                       ) -> tuple[np.ndarray | None, str]:
@@ -82,9 +108,12 @@ def reference_epsilon(cfg: PateGanConfig, k: int, gap_counts: np.ndarray, *,
     charge (``skip_unaccounted_queries``). ``non_private``: the run's non-private
     events (flag -> reason); None assumes every declared one of ``cfg``'s flags
     happened (for a ledger without a run). Returns ``(None, reason)`` when one
-    happened: no finite epsilon holds. A vote whose sensitivity is ``s > 1`` teachers
-    is charged as Laplace noise of ``lambda * s`` with the data-independent bound
-    (the data-dependent bound assumes ``s = 1``).
+    happened: no finite epsilon holds. Each query is charged by
+    :func:`query_spec`: the data-independent bound of a pure ``2 s lambda``-DP query
+    (independent noise on both counts) or ``s lambda``-DP query (one draw on the
+    "real" count, ``single_noise_vote``), ``s`` the vote sensitivity; the
+    data-dependent bound only for ``s = 1`` and two draws (docs/soundness.md, "The
+    reference epsilon of a vote").
     """
     events = (dict(non_private) if non_private is not None else
               {flag: why for flag, why in UNBOUNDED.items() if getattr(cfg, flag)})
@@ -92,21 +121,20 @@ def reference_epsilon(cfg: PateGanConfig, k: int, gap_counts: np.ndarray, *,
         return None, f"unbounded: {why} ({flag})"
     lam = cfg.lam
     notes = []
-    data_dependent = True
     if cfg.laplace_scale_inverted:
         # Noise Lap(lambda) is Lap(1/lambda') with lambda' = 1/lambda.
         lam = 1.0 / lam
         notes.append("noise scale is lambda, charged as lambda' = 1/lambda")
     sensitivity, why = vote_sensitivity(cfg, k)
     if sensitivity > 1:
-        lam = lam * sensitivity
-        data_dependent = False
         notes.append(why)
+    spec_lam, data_dependent = query_spec(lam, sensitivity=sensitivity,
+                                          single_draw=cfg.single_noise_vote)
     if cfg.single_noise_vote:
         # The data-dependent q assumes independent noise on both counts.
-        data_dependent = False
-        notes.append("single noise draw: data-dependent bound invalid")
-    spec = acc.MomentsAccountantSpec(lam=lam, orders=cfg.orders,
+        notes.append(f"single noise draw: pure {sensitivity} x lambda-DP per query, "
+                     "data-independent bound")
+    spec = acc.MomentsAccountantSpec(lam=spec_lam, orders=cfg.orders,
                                      data_dependent=data_dependent)
     # dpaudit's own, correct accountant: the improved conversion (docs/formulas.md).
     eps = acc.pate_gan_epsilon(gap_counts, spec, delta=cfg.delta, conversion="improved")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ import torch
 
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.catalogue import bug_field, declared_bugs
+from dpaudit.generators.flags import get_variant
 from dpaudit.validation import check_choice, require
 
 Device = Literal["auto", "cpu", "cuda"]
@@ -51,6 +53,13 @@ class PateGanConfig:
             constant table. The audit gives the reference 8 (docs/soundness.md,
             "The default audit").
         student_clip: clip student weights to +-value after each step (updated).
+        teacher_rows: with ``lr_teachers_refit``, what each refit sees: ``batch``
+            (``batch_size`` rows drawn from the teacher's partition, and as many
+            generated; synthcity) or ``partition`` (every row of the partition once,
+            and as many generated; updated).
+        student_loss: ``bce`` (PATE-GAN's student, a classifier of the noisy labels)
+            or ``wasserstein`` (updated's: a critic, maximising
+            ``mean(Y S) - mean((1 - Y) S)``, the generator minimising ``-mean(S)``).
         gradient_penalty: WGAN-GP penalty of the single discriminator (a number, or
             ``"k"`` for the number of teachers as in turing).
         gaussian_noise_form: ``xor`` (original) or ``multiply`` (turing), for
@@ -61,6 +70,22 @@ class PateGanConfig:
         record_trace: keep per-iteration traces (epsilon, teacher losses on their own
             partition vs the others', records seen per teacher).
         variant: the name of the variant this config reproduces (for records only).
+        teacher_rule: how ``k`` follows from ``n`` when ``num_teachers`` is None:
+            ``study`` (``max(2, n // 125)``, the audit study's) or ``smartnoise``
+            (``int(n / 1000)``, smartnoise-synth 1.0.8 ``pategan.py:80``, which
+            fails below 1,000 rows; see ``small_table``). An audit fixes ``k`` by
+            the same rule from ``|D|`` for both worlds.
+        small_table: with ``teacher_rule="smartnoise"`` and no ``num_teachers`` on
+            fewer than 1,000 rows: ``refuse`` (the real code cannot train:
+            ``np.array_split`` into 0 parts; an explicit ``num_teachers`` is the
+            caller's own modification and is not refused)
+            or ``study`` (the audit study's modification of smartnoise: ``k`` a
+            parameter, ``max(2, n // 125)``, and ``batch_size`` lowered to
+            ``min(batch_size, n // k)``).
+        partition_order: with ``balanced_partition``, what is cut into ``k``
+            contiguous slices: ``permutation`` (a random permutation of the rows,
+            updated and synthcity) or ``rows`` (the rows in their stored order,
+            borealis and smartnoise; the audit appends the target last).
         moments_conversion: how the implementation's own accountant turns log-moments
             into epsilon: ``classic`` (PATE-GAN's ``min_l (alpha(l) + log(1/delta))/l``),
             ``improved`` (the tighter RDP conversion, docs/formulas.md) or ``auto``
@@ -96,6 +121,8 @@ class PateGanConfig:
     student_activation: Literal["relu", "leaky_relu", "tanh"] = "relu"
     student_dropout: float = 0.0
     student_clip: float | None = None
+    student_loss: Literal["bce", "wasserstein"] = "bce"
+    teacher_rows: Literal["batch", "partition"] = "batch"
     teacher_hidden: str = "d"
     teacher_activation: Literal["relu", "leaky_relu", "tanh"] = "relu"
     discriminator_hidden: str = "d,d"
@@ -107,6 +134,9 @@ class PateGanConfig:
     record_trace: bool = False
     variant: str | None = None
     moments_conversion: Literal["auto", "classic", "improved"] = "auto"
+    teacher_rule: Literal["study", "smartnoise"] = "study"
+    small_table: Literal["refuse", "study"] = "refuse"
+    partition_order: Literal["permutation", "rows"] = "permutation"
     # --- defects (docs/bugs.md); every one False in the correct reference
     single_discriminator: bool = bug_field(
         kind="privacy", implementations="original turing",
@@ -123,9 +153,10 @@ class PateGanConfig:
     gaussian_label_noise: bool = bug_field(
         kind="privacy", implementations="original turing",
         description="Gaussian noise on the discriminator's own real/fake training labels, "
-                    "sigma = sqrt(2 ln(1.25 X))/epsilon with a wrong X (original: 10 XOR 5 "
-                    "= 15, sigma = 2.421/epsilon; turing: 1.25 * 10**delta, sigma = "
-                    "0.668/epsilon)",
+                    "thresholded at 0.5 (each label flipped with probability "
+                    "Phi(-0.5/sigma)), sigma = sqrt(2 ln(1.25 X))/epsilon with a wrong X "
+                    "(original: 10 XOR 5 = 15, sigma = 2.421/epsilon; turing: "
+                    "1.25 * 10**delta, sigma = 0.668/epsilon)",
         consequence="label noise does not bound the influence of a record: no DP guarantee",
         unbounded_reason="label noise does not bound a record's influence")
     partition_last_only: bool = bug_field(
@@ -161,6 +192,16 @@ class PateGanConfig:
         consequence="a record that sets a column's extreme leaks through the released "
                     "range",
         unbounded_reason="the released range is read from the private data")
+    private_categories: bool = bug_field(
+        kind="further", implementations="smartnoise synthcity",
+        description="each binary, categorical and integer (ordinal) column's value set "
+                    "is learned from the private data (smartnoise: LabelTransformer + "
+                    "OneHotEncoder under categorical/ordinal hints; synthcity: its "
+                    "one-hot encoder of discrete columns), so the release can only hold "
+                    "values the private data hold",
+        consequence="a record with a value no other record has is released only when it "
+                    "is in the data: its presence shows in the release's support",
+        unbounded_reason="the released value sets are read from the private data")
     lr_teachers_refit: bool = bug_field(
         kind="other", implementations="updated synthcity",
         description="teachers are logistic regressions re-created and refitted from "
@@ -190,8 +231,9 @@ class PateGanConfig:
                     "holds)")
     skip_unaccounted_queries: bool = bug_field(
         kind="further", implementations="synthcity",
-        description="when most noisy labels of a batch say 'real', the batch is dropped "
-                    "without being charged to the accountant",
+        description="when at least half the noisy labels of a batch say 'real', the batch "
+                    "is not charged to the accountant and the student trains on it with "
+                    "every label 'fake'",
         consequence="the decision to drop is itself a function of the votes and is not "
                     "accounted")
     student_sees_real_data: bool = bug_field(
@@ -256,6 +298,11 @@ class PateGanConfig:
                 self.student_dropout)
         check_choice(self.moments_conversion, "moments_conversion",
                      ("auto", "classic", "improved"))
+        check_choice(self.teacher_rule, "teacher_rule", ("study", "smartnoise"))
+        check_choice(self.student_loss, "student_loss", ("bce", "wasserstein"))
+        check_choice(self.teacher_rows, "teacher_rows", ("batch", "partition"))
+        check_choice(self.small_table, "small_table", ("refuse", "study"))
+        check_choice(self.partition_order, "partition_order", ("permutation", "rows"))
         require(self.device in ("auto", "cpu", "cuda"), "device", "auto, cpu or cuda",
                 self.device)
         require(self.latent_distribution in ("uniform", "uniform_pm1", "normal"),
@@ -331,6 +378,66 @@ def widths(expr: str | int, *, d: int, z: int, name: str = "widths",
 def default_num_teachers(n_rows: int) -> int:
     """The audit study's choice: ``max(2, n // 125)`` (5 for 686 rows, 2 for 4)."""
     return max(2, n_rows // 125)
+
+
+SMARTNOISE_MIN_ROWS = 1000
+"""smartnoise-synth 1.0.8 trains ``int(n / 1000)`` teachers: none below 1,000 rows."""
+
+
+def rule_num_teachers(n_rows: int, *, teacher_rule: str = "study",
+                      small_table: str = "refuse") -> int:
+    """``k`` for ``n_rows`` rows under ``teacher_rule`` (see :class:`PateGanConfig`).
+
+    >>> rule_num_teachers(2000, teacher_rule="smartnoise")
+    2
+    >>> rule_num_teachers(4, teacher_rule="smartnoise", small_table="study")
+    2
+
+    Raises:
+        InvalidParameterError: the ``smartnoise`` rule on fewer than 1,000 rows with
+            ``small_table="refuse"``.
+    """
+    if teacher_rule != "smartnoise":
+        return default_num_teachers(n_rows)
+    if n_rows >= SMARTNOISE_MIN_ROWS:
+        return n_rows // SMARTNOISE_MIN_ROWS
+    if small_table == "study":
+        return default_num_teachers(n_rows)
+    raise InvalidParameterError(
+        f"`data` must have at least {SMARTNOISE_MIN_ROWS:,} rows for smartnoise's teacher "
+        f"rule int(n / 1000) (the real code fails below). Got {n_rows} rows. Use a "
+        "larger table, or --option small_table=study for the audit study's "
+        "small-table modification.")
+
+
+def small_table_batch_size(cfg: PateGanConfig, *, n_rows: int, k: int) -> int:
+    """The batch size a run uses: ``min(batch_size, n // k)`` (at least 1) under the
+    study's small-table modification of smartnoise, else ``batch_size``.
+
+    >>> small_table_batch_size(PateGanConfig(teacher_rule="smartnoise",
+    ...                        small_table="study"), n_rows=4, k=2)
+    2
+    """
+    if (cfg.teacher_rule == "smartnoise" and cfg.small_table == "study"
+            and n_rows < SMARTNOISE_MIN_ROWS):
+        return max(1, min(cfg.batch_size, n_rows // k))
+    return cfg.batch_size
+
+
+def audit_num_teachers(n_rows: int, options: Mapping[str, Any]) -> int:
+    """``k`` an audit fixes from ``|D|`` for both worlds: the rule of the options'
+    (or their variant's) ``teacher_rule`` and ``small_table``.
+
+    Raises:
+        InvalidParameterError: as :func:`rule_num_teachers`.
+    """
+    chosen: dict[str, Any] = {}
+    variant = options.get("variant")
+    if variant:
+        chosen.update(get_variant(str(variant)).overrides)
+    chosen.update({k: v for k, v in options.items() if v is not None})
+    return rule_num_teachers(n_rows, teacher_rule=str(chosen.get("teacher_rule", "study")),
+                             small_table=str(chosen.get("small_table", "refuse")))
 
 
 def gaussian_label_sigma(epsilon: float, *, delta: float, form: str) -> float:

@@ -139,11 +139,16 @@ def critic_iteration(s: TrainerState) -> None:
         w_real = torch.ones(m, b, 1, device=s.device)
         w_fake = torch.ones(m, b, 1, device=s.device)
         if cfg.gaussian_label_noise:
-            # Gaussian noise on the critic's own real/fake labels (+1/-1 weights): the
-            # implementation's privacy noise, from the privacy stream.
+            # Gaussian noise on the critic's own real/fake labels, thresholded at 0.5
+            # (original PATE_GAN.py; reprosyn pate_gan.py): each row is then weighted
+            # as real or as fake, and the loss mean((1 - M) D) - mean(M D) over the
+            # 2b rows gives a real row M - 1/2 and a fake row 1/2 - M (a halved
+            # Wasserstein term). The implementation's privacy noise: privacy stream.
             s.record(non_private_event("gaussian_label_noise"))
-            w_real = w_real + s.sigma * s.privacy.randn((b, 1))
-            w_fake = w_fake + s.sigma * s.privacy.randn((b, 1))
+            m_real = (1.0 + s.sigma * s.privacy.randn((b, 1)) > 0.5).to(w_real.dtype)
+            m_fake = (s.sigma * s.privacy.randn((b, 1)) > 0.5).to(w_fake.dtype)
+            w_real = m_real - 0.5
+            w_fake = 0.5 - m_fake
         mix = s.public.rand((b, 1))
         if manual:
             s.critic_step.optimizer.zero_grad(set_to_none=True)

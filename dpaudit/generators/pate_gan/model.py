@@ -21,7 +21,16 @@ from dpaudit.errors import InvalidParameterError, NotFittedError
 from dpaudit.generators.base import PrivacyClaim, check_release_streams
 from dpaudit.generators.flags import build_config
 from dpaudit.generators.nets import BatchedMLP
-from dpaudit.generators.pate_gan.config import PateGanConfig, default_num_teachers
+from dpaudit.generators.pate_gan.config import (
+    PateGanConfig,
+    rule_num_teachers,
+    small_table_batch_size,
+)
+from dpaudit.generators.pate_gan.private_values import (
+    ValueSets,
+    restrict_encoded,
+    snap_integers,
+)
 from dpaudit.generators.pate_gan.release import release_forward
 from dpaudit.generators.pate_gan.state import latent
 from dpaudit.generators.pate_gan.trainer import Trainer
@@ -51,6 +60,7 @@ class PateGan:
     category_frequencies_: dict[str, tuple[np.ndarray, np.ndarray]]
     label_column_: str
     label_frequencies_: tuple[np.ndarray, np.ndarray]
+    value_sets_: ValueSets
     _claim: PrivacyClaim
 
     def __init__(self, config: PateGanConfig | None = None, **options: Any) -> None:
@@ -86,7 +96,15 @@ class PateGan:
                 f"for {len(rngs)}."
             )
         cfg = self.config
-        k = cfg.num_teachers or default_num_teachers(min(len(d) for d in datasets))
+        n_min = min(len(d) for d in datasets)
+        # An explicit num_teachers is the caller's modification (smartnoise has no such
+        # parameter); else the rule, which refuses what the real code cannot train.
+        k = cfg.num_teachers or rule_num_teachers(n_min, teacher_rule=cfg.teacher_rule,
+                                                  small_table=cfg.small_table)
+        batch_size = small_table_batch_size(cfg, n_rows=n_min, k=k)
+        if batch_size != cfg.batch_size:
+            # The study's smartnoise on a small table: batches of at most n // k rows.
+            cfg = replace(cfg, batch_size=batch_size)
         checked: set[int] = set()
         for i, frame in enumerate(datasets):
             if id(frame) not in checked:
@@ -96,7 +114,7 @@ class PateGan:
                          None if public_rngs is None else list(public_rngs)).run()
         models = []
         for f in fitted:
-            model = PateGan(cfg)
+            model = PateGan(self.config)
             model.generator_ = _Member(f.generator, f.index)
             model.device_ = f.device
             model.latent_dim_ = f.latent_dim
@@ -106,6 +124,8 @@ class PateGan:
                 model.category_frequencies_ = f.category_frequencies
             if f.label is not None:
                 model.label_column_, model.label_frequencies_ = f.label
+            if f.values is not None:
+                model.value_sets_ = f.values
             model._claim = f.claim
             models.append(model)
         return models
@@ -203,6 +223,11 @@ class PateGan:
         with their public streams) into one table, then applies the release-time
         variants (model ``self``'s configuration and domain)."""
         cfg, domain = self.config, self.domain_
+        if cfg.private_categories:
+            # Each model's release restricted to the values its private data hold.
+            out = np.concatenate([
+                restrict_encoded(out[j * n:(j + 1) * n], domain, model.value_sets_)
+                for j, model in enumerate(models)]) if models else out
         if cfg.output_not_rescaled:
             # Released in the model's [0, 1] space, not in original units.
             frame = pd.DataFrame(
@@ -212,6 +237,11 @@ class PateGan:
         else:
             rounding: Literal["round", "floor"] = "floor" if cfg.integer_floor else "round"
             frame = domain.decode(out, integer_rounding=rounding)
+            if cfg.private_categories:
+                frame = pd.concat([
+                    snap_integers(frame.iloc[j * n:(j + 1) * n].copy(), domain,
+                                  model.value_sets_)
+                    for j, model in enumerate(models)]) if models else frame
         draws: list[tuple[str, bool]] = []  # (column, from the label frequencies)
         if cfg.real_category_frequencies:
             # Discrete columns drawn from the private data's exact frequencies.

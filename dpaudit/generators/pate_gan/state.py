@@ -135,6 +135,10 @@ class TrainerState:
                     dom = domain.with_data_bounds(frame)
                 else:
                     dom = domain
+                if self.cfg.private_categories:
+                    # Value sets learned from the private data: the release's support
+                    # shows which values the data hold.
+                    self.record(non_private_event("private_categories"))
                 encoded[id(frame)] = (dom, dom.encode(frame))
             domains.append(encoded[id(frame)][0])
         n_max = max(len(f) for f in datasets)
@@ -164,9 +168,13 @@ class TrainerState:
         pad = index >= n
         u = self.public.rand((n_max,), dtype=torch.float64)
         if cfg.balanced_partition:
-            # A random permutation split into balanced contiguous parts (array_split):
-            # adding a record shifts the bounds and can move a second teacher's data.
-            perm = torch.argsort(u + pad.to(u.dtype) * 2.0, dim=1)
+            # A random permutation (or the rows in their stored order) split into
+            # balanced contiguous parts (array_split): adding a record shifts the
+            # bounds and can move a second teacher's data.
+            if cfg.partition_order == "rows":
+                perm = index.expand(n.shape[0], -1).clone()  # padding is last already
+            else:
+                perm = torch.argsort(u + pad.to(u.dtype) * 2.0, dim=1)
             t = torch.arange(k, device=self.device)[None, :]
             size = n // k + (t < n % k).to(torch.long)
         else:

@@ -43,10 +43,15 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
             use &= within
         # Every query whose answer is acted upon, charged or not (the reference).
         s.all_gap_counts += step_counts * use[:, None]
+        charged = use
         if cfg.skip_unaccounted_queries:
-            # A batch whose noisy labels mostly say "real" is dropped, uncharged.
-            use &= labels.mean(dim=1) <= 0.5
-        s.gap_counts += step_counts * use[:, None]
+            # A batch whose noisy labels say "real" for at least half its rows is
+            # not charged and trains the student with every label "fake"
+            # (synthcity plugin_pategan.py: `np.sum(Y_mb) >= len(X) / 2`).
+            skipped = labels.mean(dim=1) >= 0.5
+            labels = torch.where(skipped[:, None], torch.zeros_like(labels), labels)
+            charged = use & ~skipped
+        s.gap_counts += step_counts * charged[:, None]
         # No step is skipped for the whole batch (even when no model uses it): the
         # draws and the optimiser's step count of one model must not depend on its
         # batch mates.
@@ -59,6 +64,10 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
                  real: Tensor | None = real) -> Tensor:
             bce = torch.nn.functional.binary_cross_entropy_with_logits
             out = s.student(fake, logits=True, generator=s.public).squeeze(-1)
+            if cfg.student_loss == "wasserstein":
+                # A critic: maximise mean(Y S) - mean((1 - Y) S) (updated).
+                critic: Tensor = ((1.0 - 2.0 * labels) * out).mean(dim=1)
+                return critic
             total = bce(out, labels, reduction="none").mean(dim=1)
             if real is not None:
                 # The student also sees real rows, with no noise at all.
@@ -84,6 +93,9 @@ def generator_iteration(s: TrainerState) -> None:
                 critic: Tensor = -s.critic(fake, logits=True).mean(dim=(1, 2))
                 return critic
             out = s.student(fake, logits=True).squeeze(-1)
+            if cfg.student_loss == "wasserstein":
+                critic_g: Tensor = -out.mean(dim=1)
+                return critic_g
             bce = torch.nn.functional.binary_cross_entropy_with_logits
             return bce(out, torch.ones_like(out), reduction="none").mean(dim=1)
 

@@ -18,7 +18,8 @@ from dpaudit.generators.pate_gan.state import TrainerState
 
 
 def fit_logistic_regression(x: Tensor, y: Tensor, *, c: float = 1.0,
-                            iterations: int = 30, tol: float = 1e-10) -> Tensor:
+                            iterations: int = 30, tol: float = 1e-10,
+                            weight: Tensor | None = None) -> Tensor:
     """L2-regularised logistic regressions, one per member, by Newton's method.
 
     Minimises ``C * sum log-loss + ||w||^2 / 2`` (intercept not penalised), the
@@ -30,7 +31,9 @@ def fit_logistic_regression(x: Tensor, y: Tensor, *, c: float = 1.0,
     over Cervical Cancer: steps 2, 1, 0.9, 0.4, 6e-2, 1e-3, 5e-7, 1e-13, then rounding
     noise of 1e-15), so a member stops once its largest step is below ``tol``; the
     others go on (a member's result never depends on its batch mates), and the loop
-    ends when every member has stopped or after ``iterations`` steps.
+    ends when every member has stopped or after ``iterations`` steps. ``weight[E, N]``
+    (0 or 1) leaves rows out of a member's fit (padding), as scikit-learn's
+    ``sample_weight``.
     """
     e, _, p = x.shape
     xa = with_ones(x)
@@ -41,10 +44,11 @@ def fit_logistic_regression(x: Tensor, y: Tensor, *, c: float = 1.0,
     running = torch.ones(e, dtype=torch.bool, device=x.device)
     for _ in range(iterations):
         prob = torch.sigmoid(torch.bmm(xa, w.unsqueeze(-1)).squeeze(-1))
-        grad = c * torch.bmm(xa.transpose(1, 2), (prob - y).unsqueeze(-1)).squeeze(-1)
+        resid = prob - y if weight is None else (prob - y) * weight
+        grad = c * torch.bmm(xa.transpose(1, 2), resid.unsqueeze(-1)).squeeze(-1)
         grad = grad + penalty * w
-        weight = (prob * (1.0 - prob)).unsqueeze(-1)
-        hess = c * torch.bmm(xa.transpose(1, 2), xa * weight) + eye
+        curv = prob * (1.0 - prob) if weight is None else prob * (1.0 - prob) * weight
+        hess = c * torch.bmm(xa.transpose(1, 2), xa * curv.unsqueeze(-1)) + eye
         step = torch.linalg.solve(hess, grad.unsqueeze(-1)).squeeze(-1)
         w = torch.where(running[:, None], w - step, w)
         running &= step.abs().amax(dim=1) >= tol
@@ -57,6 +61,11 @@ def teacher_iteration(s: TrainerState) -> None:
     """``n_T`` steps of every teacher on real rows of its partition vs generated rows."""
     cfg, m, k, b, dev = s.cfg, s.m, s.k, s.cfg.batch_size, s.device
     active_t = s.active.repeat_interleave(k)
+    if cfg.lr_teachers_refit and cfg.teacher_rows == "partition":
+        # updated: each teacher refits on every row of its partition once, plus as
+        # many generated rows (pate_gan.py: X_mb = temp_x[idx[:partition_data_no]]).
+        _partition_lr_teachers(s)
+        return
     if cfg.lr_teachers_refit:
         # Logistic-regression teachers re-created and refitted from scratch every
         # iteration on a batch of real plus generated rows.
@@ -91,8 +100,11 @@ def teacher_iteration(s: TrainerState) -> None:
         if cfg.gaussian_label_noise:
             # Privacy noise (the implementation's claim rests on it): privacy stream.
             s.record(non_private_event("gaussian_label_noise"))
-            y_real = 1.0 + s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
-            y_fake = s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
+            # Thresholded at 0.5, as the original code does: binary noisy labels.
+            noisy_real = 1.0 + s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
+            noisy_fake = s.sigma * s.privacy.randn((k, 1, b)).view(m * k, 1, b)
+            y_real = (noisy_real > 0.5).to(noisy_real.dtype)
+            y_fake = (noisy_fake > 0.5).to(noisy_fake.dtype)
         if s.fused_teachers:
             real1 = gather_rows(s.data1, idx).view(m * k, b, s.p + 1)
             relu_logit_bce_grad_(s.teachers, [(real1, 1, y_real),
@@ -115,6 +127,29 @@ def teacher_iteration(s: TrainerState) -> None:
             return lr_.mean(dim=(1, 2)) * (real_weight > 0) + lf_.mean(dim=(1, 2))
 
         train_step(s.teacher_step, loss, active_t)
+
+
+def _partition_lr_teachers(s: TrainerState) -> None:
+    """Logistic-regression teachers refitted on their whole partitions: teacher ``t``
+    of a model on its ``size[t]`` rows (each once) and ``size[t]`` generated rows;
+    padding (up to the largest partition of the batch) has weight 0."""
+    m, k, dev = s.m, s.k, s.device
+    width = max(int(s.size.max()), 1)
+    pos = torch.arange(width, device=dev)
+    inside = pos[None, None, :] < s.size[..., None]  # [M, k, width]
+    at = (s.start[..., None] + pos).clamp_(max=s.batch.data.shape[1] - 1)
+    rows = torch.gather(s.perm, 1, at.reshape(m, k * width)).view(m, k, width)
+    active_t = s.active.repeat_interleave(k)
+    s.mark_seen(torch.where(inside, rows, rows[..., :1]).reshape(m * k, width),
+                active_t & (s.size > 0).reshape(m * k))
+    real = gather_rows(s.batch.data, rows.reshape(m, k * width)).view(m * k, width, s.p)
+    with torch.no_grad():
+        fake = s.generator(s.latent(width)).repeat_interleave(k, dim=0)
+    x = torch.cat([real, fake], dim=1).to(torch.float64)
+    y = torch.cat([torch.ones(m * k, width, device=dev),
+                   torch.zeros(m * k, width, device=dev)], dim=1).to(x)
+    keep = inside.reshape(m * k, width).to(x.dtype)
+    s.lr_weights = fit_logistic_regression(x, y, weight=torch.cat([keep, keep], dim=1))
 
 
 def votes(s: TrainerState, fake: Tensor, fake1: Tensor | None = None) -> Tensor:

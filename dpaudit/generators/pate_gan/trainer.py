@@ -30,6 +30,7 @@ from dpaudit.generators.pate_gan.claim import (
 )
 from dpaudit.generators.pate_gan.config import PateGanConfig
 from dpaudit.generators.pate_gan.critic import critic_iteration
+from dpaudit.generators.pate_gan.private_values import ValueSets, value_sets
 from dpaudit.generators.pate_gan.state import TrainerState
 from dpaudit.generators.pate_gan.student import generator_iteration, student_iteration
 from dpaudit.generators.pate_gan.teachers import teacher_iteration, teacher_losses
@@ -49,6 +50,7 @@ class Fitted:
     claim: PrivacyClaim
     category_frequencies: dict[str, tuple[np.ndarray, np.ndarray]] | None
     label: tuple[str, tuple[np.ndarray, np.ndarray]] | None
+    values: ValueSets | None = None
 
 
 def frequencies(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -140,6 +142,7 @@ class Trainer(TrainerState):
                 categories = {col.name: frequencies(original[col.name])
                               for col in domain.columns
                               if col.kind in ("binary", "categorical")}
+            values = value_sets(domain, original) if cfg.private_categories else None
             label = None
             if cfg.label_distribution_given:
                 name = cfg.label_column or domain.names[-1]
@@ -174,5 +177,6 @@ class Trainer(TrainerState):
             )
             out.append(Fitted(generator=self.generator, index=i, device=self.device,
                               latent_dim=self.z, domain=domain, num_teachers=k,
-                              claim=claim, category_frequencies=categories, label=label))
+                              claim=claim, category_frequencies=categories, label=label,
+                              values=values))
         return out

@@ -32,7 +32,9 @@ register_variant(Variant(
     flags=frozenset({"lr_teachers_refit", "partition_last_only", "data_bounds",
                      "output_not_rescaled", "laplace_scale_inverted", "single_noise_vote",
                      "balanced_partition", _ALL_WITH_ACCOUNTANT}),
-    overrides={"student_hidden": "", "student_clip": 0.01, "generator_hidden": "4d,4d",
+    overrides={"student_hidden": "d", "student_clip": 0.01, "student_loss": "wasserstein",
+               "teacher_rows": "partition",
+               "generator_hidden": "4d,4d",
                "generator_activation": "tanh", "latent_dim": "d",
                "latent_distribution": "uniform_pm1", "optimizer": "rmsprop", "lr": 1e-4,
                "batch_size": 64, "lam": 1.0, "orders": 20},
@@ -43,8 +45,8 @@ register_variant(Variant(
     flags=frozenset({"lr_teachers_refit", "repartition_every_iteration",
                      "accountant_index_bug", "data_bounds", "single_noise_vote",
                      "skip_unaccounted_queries", "student_sees_real_data", "delta_override",
-                     "real_category_frequencies", "balanced_partition",
-                     _ALL_WITH_ACCOUNTANT}),
+                     "real_category_frequencies", "private_categories",
+                     "balanced_partition", _ALL_WITH_ACCOUNTANT}),
     overrides={"student_hidden": "100,100", "student_activation": "leaky_relu",
                "student_dropout": 0.1, "generator_hidden": "100,100",
                "generator_activation": "relu", "latent_dim": "100",
@@ -72,7 +74,8 @@ register_variant(Variant(
     overrides={"teacher_hidden": "d/2", "student_hidden": "d/2", "generator_hidden": "2z",
                "generator_activation": "relu", "generator_output": "linear",
                "latent_dim": "d/4", "optimizer": "adam", "lr": 1e-4, "batch_size": 64,
-               "teacher_steps": 5, "student_steps": 5, "lam": 1e-4, "orders": 100},
+               "teacher_steps": 5, "student_steps": 5, "lam": 1e-4, "orders": 100,
+               "partition_order": "rows"},
     rationale="Borealis AI's implementation: correct partitions, accountant without its log",
 ))
 register_variant(Variant(
@@ -81,9 +84,13 @@ register_variant(Variant(
                      "balanced_partition", _ALL_WITH_ACCOUNTANT}),
     overrides={"teacher_hidden": "2d/3,d/3", "teacher_activation": "leaky_relu",
                "student_hidden": "2d/3,d/3", "student_activation": "leaky_relu",
-               "generator_hidden": "64,64,64", "generator_residual": True,
+               "generator_hidden": "64,64", "generator_activation": "leaky_relu",
+               "generator_residual": True,
                "generator_layer_norm": True, "latent_dim": "64", "optimizer": "adam",
                "lr": 1e-4, "batch_size": 64, "teacher_steps": 5, "student_steps": 5,
-               "lam": 1e-3, "orders": 100},
-    rationale="OpenDP SmartNoise's port of Borealis: same accountant defect",
+               "lam": 1e-3, "orders": 100, "teacher_rule": "smartnoise",
+               "partition_order": "rows"},
+    rationale="OpenDP SmartNoise's port of Borealis: same accountant defect; "
+              "int(n / 1000) teachers (--option small_table=study below 1,000 rows); "
+              "--bug private_categories for its default preprocessing",
 ))
