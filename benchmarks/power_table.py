@@ -10,6 +10,14 @@ claim, reference epsilon, attack, wall time. Rows are printed as audits finish a
 appended as JSON lines to ``--out``/rows.jsonl (a killed run keeps what it printed;
 ``--skip-done`` continues it).
 
+The tables below were measured before issue 22's fidelity changes (original's and
+turing's thresholded label noise, updated's critic student and refitted teachers,
+synthcity's skip rule, smartnoise's teacher rule and row-order partition, the re-derived
+reference epsilons) and before the reference's ``min_width`` audit default: the rows of
+those variants and the reference's worst-case rows are to be measured again; the
+reference epsilons now read 0.818 (smartnoise, 2,000 rows) and 2.235 (smartnoise,
+Cervical Cancer) where a row says 1.745 or 4.893.
+
     python benchmarks/power_table.py                              # everything (hours on 2 cores)
     python benchmarks/power_table.py --datasets worst-case --rounds 1000
     python benchmarks/power_table.py --datasets worst-case-continuous --rounds 1000
