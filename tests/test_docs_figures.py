@@ -87,8 +87,25 @@ def test_default_audit_as_documented() -> None:
     assert "dpaudit audit --variant original" in readme
 
 
+def test_ci_power_table() -> None:
+    """docs/ci.md's table of attainable maxima (80 and 400 test rounds per world, one
+    attack and the default three, the policy's alpha split over 1, 2 and 4 audits) and
+    its 20-round example."""
+    ci = _text("docs/ci.md")
+    rows = {(80, 0.05): ("3.05", "2.79"), (80, 0.025): ("2.88", "2.65"),
+            (80, 0.0125): ("2.73", "2.52"), (400, 0.05): ("4.68", "4.42")}
+    for (n, alpha), (one, three) in rows.items():
+        assert f"{eps_max_attainable(n, n, delta=DELTA, alpha=alpha):.2f}" == one
+        assert f"{eps_max_attainable(n, n, delta=DELTA, alpha=alpha / 3):.2f}" == three
+        assert re.search(rf"\| {n}\b[^|]*\| {alpha:g} [^|]*\| {one} \| {three} \|", ci), (
+            n, alpha)
+    assert f"{_attainable(20, 1):.3f}" == "0.535"
+    assert "attainable maximum of 0.535 with one attack" in ci
+    assert "and 0.20 with the default set of three attacks" in ci
+
+
 @pytest.mark.parametrize("page", ["README.md", "docs/soundness.md", "docs/ci.md"])
 def test_no_stale_default_audit_wording(page: str) -> None:
     text = _text(page)
-    assert "0.535" not in text
     assert "releases one constant row" not in text
+    assert "one extra fit after the audit" not in text
