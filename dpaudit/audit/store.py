@@ -268,6 +268,15 @@ class ResultStore:
                 f"{min(changed)}). It is not analysed; rerun the audit with --force, "
                 "or into another --out.")
         self._verified = True
+        # The checking read has every vector: keep them (decoded) for the analysis, so
+        # the file is read once in all.
+        by_attack: dict[str, list[tuple[int, bytes]]] = {}
+        for r, pairs in vectors.items():
+            for attack, blob in pairs:
+                by_attack.setdefault(attack, []).append((r, blob))
+        for attack, rows in by_attack.items():
+            decoded = decode_vectors(blob for _, blob in rows)
+            self._features[attack] = {r: v for (r, _), v in zip(rows, decoded)}
 
     def commit_batch(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Writes one batch (rounds with their claims and features) atomically.
@@ -297,9 +306,10 @@ class ResultStore:
     def _vectors(self, attack: str) -> dict[int, NDArray[np.float64]]:
         """Every stored vector of ``attack`` by round: one query per attack, kept
         until the next :meth:`commit_batch`."""
+        if not self._verified:
+            self.verify()
         found = self._features.get(attack)
         if found is None:
-            self.verify()
             rows = self.conn.execute(
                 "SELECT round, vector FROM features WHERE attack = ?", (attack,)
             ).fetchall()
