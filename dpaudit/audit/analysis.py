@@ -18,6 +18,7 @@ import numpy as np
 import dpaudit
 from dpaudit.audit import estimators as est
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.estimate import per_attack_alpha
 from dpaudit.audit.execution import cpu_cores
 from dpaudit.audit.game import SPLIT_CODES, GamePlan
 from dpaudit.audit.result import SCHEMA_VERSION
@@ -140,7 +141,7 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
     n_attacks = len(setup.attacks)
     # Taking the best of several attacks is a multiple comparison: each attack's
     # bound is computed at alpha / n_attacks per rate (Bonferroni).
-    alpha = est.bonferroni_alpha(config.alpha, n_attacks) if n_attacks > 1 else config.alpha
+    alpha = per_attack_alpha(config.alpha, n_attacks)
     claim = summarise_claims(store.claims())
     # The claim is (epsilon, delta_claimed): a violation of it must be shown at the
     # claimed delta. An implementation that claims a larger delta than asked
@@ -196,7 +197,8 @@ def analyse(setup: AuditSetup, store: ResultStore) -> dict[str, Any]:
                       "confidence": 1.0 - alpha,
                       "correction": "bonferroni" if n_attacks > 1 else "none",
                       "n_attacks": n_attacks, "test_non_members": n0,
-                      "test_members": n1},
+                      "test_members": n1, "overall_alpha": config.alpha,
+                      "overall_confidence": 1.0 - config.alpha},
         "delta": delta,
         "delta_requested": config.delta,
         "attacks": per_attack,

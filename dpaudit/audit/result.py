@@ -158,14 +158,23 @@ class Counts:
 class Estimator:
     """How eps_emp was computed.
 
+    Two levels, both named wherever a report states one: the **overall** level
+    holds for the reported (largest) bound, the **per-attack** level for each
+    attack's own bound. With one attack they are equal; with ``n`` attacks and the
+    Bonferroni correction each attack's bound is taken at ``overall_alpha / n``.
+
     Attributes:
         method: ``clopper_pearson`` or ``jeffreys``.
-        alpha: total probability that eps_emp overshoots the true epsilon.
-        confidence: ``1 - alpha``, as recorded by the audit.
+        alpha: per-attack probability that an attack's eps_emp overshoots the true
+            epsilon (after the correction).
+        confidence: ``1 - alpha``: the per-attack confidence.
         correction: ``none`` or ``bonferroni`` (several attacks, the maximum reported).
         n_attacks: number of attacks the correction covers.
         test_non_members: test rounds without the target (``None`` if not recorded).
         test_members: test rounds with the target (``None`` if not recorded).
+        overall_alpha: probability that the reported maximum overshoots (the audit's
+            ``alpha``); read as ``alpha * n_attacks`` under Bonferroni when absent.
+        overall_confidence: ``1 - overall_alpha``.
     """
 
     method: str
@@ -175,10 +184,26 @@ class Estimator:
     n_attacks: int = 1
     test_non_members: int | None = None
     test_members: int | None = None
+    overall_alpha: float | None = None
+    overall_confidence: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.overall_alpha is None:
+            split = self.n_attacks if self.correction == "bonferroni" else 1
+            object.__setattr__(self, "overall_alpha", self.alpha * split)
+        if self.overall_confidence is None:
+            assert self.overall_alpha is not None
+            object.__setattr__(self, "overall_confidence", 1.0 - self.overall_alpha)
+
+    @property
+    def several(self) -> bool:
+        """Whether the per-attack level differs from the overall one."""
+        return self.correction == "bonferroni" and self.n_attacks > 1
 
     @classmethod
     def from_json(cls, doc: Any) -> Estimator:
-        """Reads the ``estimator`` object (``confidence`` defaults to ``1 - alpha``)."""
+        """Reads the ``estimator`` object (``confidence`` defaults to ``1 - alpha``;
+        the overall level to the per-attack one times the Bonferroni split)."""
         data = _mapping(doc, "estimator")
         alpha = _float(data.get("alpha"), "estimator.alpha")
         return cls(
@@ -190,6 +215,9 @@ class Estimator:
             test_non_members=_opt_int(data.get("test_non_members"),
                                       "estimator.test_non_members"),
             test_members=_opt_int(data.get("test_members"), "estimator.test_members"),
+            overall_alpha=_opt_float(data.get("overall_alpha"), "estimator.overall_alpha"),
+            overall_confidence=_opt_float(data.get("overall_confidence"),
+                                          "estimator.overall_confidence"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -197,7 +225,9 @@ class Estimator:
         return {"method": self.method, "alpha": self.alpha, "confidence": self.confidence,
                 "correction": self.correction, "n_attacks": self.n_attacks,
                 "test_non_members": self.test_non_members,
-                "test_members": self.test_members}
+                "test_members": self.test_members,
+                "overall_alpha": self.overall_alpha,
+                "overall_confidence": self.overall_confidence}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -32,19 +32,23 @@ from dpaudit.reports.text import (
     Table,
     explain,
     flatten,
-    fmt_alpha,
-    fmt_eps,
-    fmt_number,
-    fmt_percent,
-    fmt_reference,
-    fmt_value,
     headline,
     power_rows,
     rounds_text,
-    test_size,
     utility_tables,
 )
 from dpaudit.reports.traceview import TRACE_SOURCE, trace_view, variant_text
+from dpaudit.reports.wording import (
+    attainable,
+    confidence_text,
+    fmt_alpha,
+    fmt_eps,
+    fmt_number,
+    fmt_reference,
+    fmt_value,
+    level_text,
+    test_size,
+)
 
 __all__ = ["render_comparison_html", "render_html", "render_result_html"]
 
@@ -97,7 +101,7 @@ def _attack_table(result: AuditResult) -> Table:
             "TP / FP / TN / FN",
             "threshold",
             "direction",
-            "alpha",
+            "alpha per attack",
         ),
         rows=tuple(rows),
     )
@@ -105,13 +109,10 @@ def _attack_table(result: AuditResult) -> Table:
 
 def _estimator_text(result: AuditResult) -> str:
     e = result.estimator
-    text = (
-        f"{e.method.replace('_', '-')}, alpha {fmt_alpha(e.alpha)} "
-        f"({fmt_percent(e.confidence)} confidence), delta {fmt_alpha(result.delta)}"
+    return (
+        f"{e.method.replace('_', '-')}, {level_text(result)}, "
+        f"delta {fmt_alpha(result.delta)}"
     )
-    if e.correction != "none":
-        text += f", {e.correction} correction over {e.n_attacks} attacks"
-    return text
 
 
 def _target_table(result: AuditResult) -> Table:
@@ -200,8 +201,8 @@ def render_result_html(result: AuditResult) -> str:
         "eps_emp": fmt_eps(result.eps_emp),
         "eps_claimed": fmt_number(result.eps_claimed),
         "eps_reference": fmt_reference(result),
-        "eps_max": fmt_eps(result.eps_max_attainable),
-        "confidence": fmt_percent(result.estimator.confidence),
+        "eps_max": fmt_eps(attainable(result)),
+        "confidence": confidence_text(result),
         "delta": fmt_alpha(result.delta),
         "meaning": explain(result),
         "power_rows": power_rows(result),

@@ -33,6 +33,11 @@ from dpaudit.reports.text import (
     fmt_percent,
     power_rows,
 )
+from dpaudit.reports.wording import (
+    confidence_text,
+    overall_confidence,
+    per_attack_confidence,
+)
 
 __all__ = ["JunitCase", "case_from_result", "render_junit", "unique_names"]
 
@@ -85,7 +90,7 @@ def case_from_result(
     Returns:
         The :class:`JunitCase`.
     """
-    conf = fmt_percent(result.estimator.confidence)
+    conf = confidence_text(result)
     where = f"; report: {report_path}" if report_path is not None else ""
     top = fmt_eps(attainable(result))
     if result.verdict == Verdict.VIOLATION:
@@ -94,7 +99,7 @@ def case_from_result(
         message = (
             f"VIOLATION: eps_emp = {fmt_eps(result.eps_emp)} > claimed epsilon "
             f"{fmt_number(result.eps_claimed)} (delta {fmt_alpha(result.delta)}, "
-            f"{conf} confidence, attack {result.attack}"
+            f"{conf}, attack {result.attack}"
             f"{', ' + note if note else ''}){where}"
         )
     elif result.verdict == Verdict.INCONCLUSIVE:
@@ -137,7 +142,10 @@ def case_from_result(
         ("approximate", flag(result.approximate)),
         ("randomness", result.randomness or ""),
         ("delta", fmt_alpha(result.delta)),
-        ("alpha", fmt_alpha(result.estimator.alpha)),
+        ("alpha", fmt_alpha(result.estimator.overall_alpha)),
+        ("confidence", fmt_percent(overall_confidence(result))),
+        ("alpha_per_attack", fmt_alpha(result.estimator.alpha)),
+        ("confidence_per_attack", fmt_percent(per_attack_confidence(result))),
         ("attack", result.attack),
         ("dataset", result.dataset),
         ("seed", str(result.seed)),

@@ -16,19 +16,22 @@ from dpaudit.reports.text import (
     COMPARISON_COLUMNS,
     DATA_NOTICE,
     explain,
-    fmt_alpha,
-    fmt_eps,
-    fmt_number,
-    fmt_percent,
-    fmt_reference,
-    fmt_value,
     headline,
     power_rows,
     rounds_text,
-    test_size,
     utility_tables,
 )
 from dpaudit.reports.traceview import variant_text
+from dpaudit.reports.wording import (
+    attainable,
+    confidence_text,
+    fmt_alpha,
+    fmt_eps,
+    fmt_number,
+    fmt_reference,
+    fmt_value,
+    test_size,
+)
 
 __all__ = ["md_escape", "md_table", "render_markdown"]
 
@@ -85,7 +88,7 @@ def _attack_rows(result: AuditResult) -> list[list[str]]:
 
 def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
     h = "#" * level
-    conf = fmt_percent(result.estimator.confidence)
+    conf = confidence_text(result)
     lines = [
         f"{h} dpaudit: {result.verdict}",
         "",
@@ -94,7 +97,7 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
         *md_table(
             ["", "epsilon"],
             [
-                [f"eps_emp (lower bound, {conf} confidence)", fmt_eps(result.eps_emp)],
+                [f"eps_emp (lower bound, {conf})", fmt_eps(result.eps_emp)],
                 [
                     f"claimed (delta {fmt_alpha(result.delta)})",
                     fmt_number(result.eps_claimed),
@@ -102,7 +105,7 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
                 ["reference accountant", fmt_reference(result)],
                 [
                     f"max attainable ({test_size(result)})",
-                    fmt_eps(result.eps_max_attainable),
+                    fmt_eps(attainable(result)),
                 ],
             ],
         ),

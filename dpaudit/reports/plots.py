@@ -20,9 +20,18 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 
 from dpaudit.reports.model import AttackResult, AuditResult, Trace
+from dpaudit.reports.wording import (
+    attainable,
+    fmt_eps,
+    fmt_number,
+    fmt_percent,
+    overall_confidence,
+    per_attack_confidence,
+)
 
 __all__ = [
     "comparison_chart",
+    "epsilon_bars",
     "epsilon_chart",
     "epsilon_trace_chart",
     "losses_chart",
@@ -69,27 +78,39 @@ def _figure(width: float = 6.4, height: float = 3.6) -> Figure:
         return Figure(figsize=(width, height), layout="constrained")
 
 
-def epsilon_chart(result: AuditResult) -> str:
-    """Bars: eps_emp (a lower bound), the claim, the reference and the attainable max."""
-    bars: list[tuple[str, float, str]] = []
-    conf = f"{100 * result.estimator.confidence:.0f}%"
+def epsilon_bars(result: AuditResult) -> list[tuple[str, float, str, str]]:
+    """The bars of :func:`epsilon_chart`: ``(name, value, value label, colour)``.
+
+    The names state the level as every report does (overall, and per attack when
+    several attacks ran) and the value labels are written as the reports write them.
+    """
+    bars: list[tuple[str, float, str, str]] = []
     if result.eps_emp is not None and math.isfinite(result.eps_emp):
+        conf = f"{fmt_percent(overall_confidence(result))} overall"
+        if result.estimator.several:
+            conf += f",\n{fmt_percent(per_attack_confidence(result))} per attack"
         bars.append(
             (
-                f"eps_emp\n(lower bound, {conf})",
+                f"eps_emp\n(lower bound,\n{conf})",
                 result.eps_emp,
+                fmt_eps(result.eps_emp),
                 VERDICT_COLOURS.get(result.verdict, "#757575"),
             )
         )
-    bars.append(("claimed", result.eps_claimed, "#37474f"))
+    bars.append(("claimed", result.eps_claimed, fmt_number(result.eps_claimed),
+                 "#37474f"))
     if result.eps_reference is not None and math.isfinite(result.eps_reference):
-        bars.append(("reference\naccountant", result.eps_reference, "#78909c"))
-    if result.eps_max_attainable is not None and math.isfinite(
-        result.eps_max_attainable
-    ):
-        bars.append(
-            ("max attainable\n(this test size)", result.eps_max_attainable, "#cfd8dc")
-        )
+        bars.append(("reference\naccountant", result.eps_reference,
+                     fmt_number(result.eps_reference), "#78909c"))
+    top = attainable(result)
+    if top is not None and math.isfinite(top):
+        bars.append(("max attainable\n(this test size)", top, fmt_eps(top), "#cfd8dc"))
+    return bars
+
+
+def epsilon_chart(result: AuditResult) -> str:
+    """Bars: eps_emp (a lower bound), the claim, the reference and the attainable max."""
+    bars = epsilon_bars(result)
     with mpl.rc_context(_RC):
         fig = _figure(6.4, 3.0)
         ax = fig.add_subplot()
@@ -98,12 +119,12 @@ def epsilon_chart(result: AuditResult) -> str:
         rects = ax.bar(
             range(len(bars)),
             values,
-            color=[b[2] for b in bars],
+            color=[b[3] for b in bars],
             edgecolor="#263238",
             linewidth=0.6,
         )
         ax.set_xticks(range(len(bars)), names)
-        ax.bar_label(rects, labels=[f"{v:.3g}" for v in values], padding=2)
+        ax.bar_label(rects, labels=[b[2] for b in bars], padding=2)
         ax.axhline(result.eps_claimed, color="#37474f", linestyle="--", linewidth=1)
         ax.set_ylabel("epsilon")
         top = max(values) if values else 1.0

@@ -6,7 +6,6 @@ here restates numbers already in the result; nothing is estimated.
 
 from __future__ import annotations
 
-import json
 import math
 import textwrap
 from collections.abc import Mapping
@@ -15,6 +14,19 @@ from typing import Any
 
 from dpaudit.audit.result import Verdict
 from dpaudit.reports.model import AuditResult
+from dpaudit.reports.wording import (
+    attainable,
+    confidence_text,
+    fmt_alpha,
+    fmt_eps,
+    fmt_number,
+    fmt_percent,
+    fmt_reference,
+    fmt_value,
+    overall_confidence,
+    per_attack_confidence,
+    test_size,
+)
 
 __all__ = [
     "DATA_NOTICE",
@@ -46,49 +58,6 @@ DATA_NOTICE = (
 )
 
 
-
-def headline_confidence(result: AuditResult) -> float:
-    """The confidence of the reported (largest) bound: ``1 - alpha`` of the audit.
-
-    With a Bonferroni split over ``n`` attacks each bound holds at ``1 - alpha/n``
-    (the estimator's ``confidence``), and their maximum at ``1 - alpha``.
-    """
-    est = result.estimator
-    if est.correction == "bonferroni" and est.n_attacks > 1:
-        return 1.0 - est.n_attacks * (1.0 - est.confidence)
-    return est.confidence
-
-def fmt_eps(value: float | None) -> str:
-    """An epsilon with two decimals; an em dash when missing."""
-    if value is None or math.isnan(value):
-        return "—"
-    if math.isinf(value):
-        return "∞"
-    return f"{value:.2f}"
-
-
-def fmt_number(value: float | None, digits: int = 3) -> str:
-    """A number with ``digits`` significant digits; an em dash when missing."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.{digits}g}"
-
-
-def fmt_percent(value: float) -> str:
-    """``0.95`` -> ``95%`` (one decimal only when needed: ``97.5%``)."""
-    pct = 100.0 * value
-    return f"{pct:.0f}%" if abs(pct - round(pct)) < 1e-9 else f"{pct:.3g}%"
-
-
-def fmt_alpha(value: float | None) -> str:
-    """An alpha or delta, as ``%g``."""
-    return "—" if value is None else f"{value:g}"
-
-
 #: The columns of a comparison table (one row per audit and attack), shared by the
 #: HTML and Markdown renderers.
 COMPARISON_COLUMNS = (
@@ -106,46 +75,6 @@ COMPARISON_COLUMNS = (
 )
 
 
-def fmt_reference(result: Any) -> str:
-    """The reference epsilon, or ``unbounded`` when a correct accountant finds no
-    finite bound (the claim's ``reference_note`` says why), else ``—``."""
-    if result.eps_reference is not None:
-        return fmt_number(result.eps_reference)
-    note = str(result.claim.get("reference_note") or "")
-    return "unbounded" if note.startswith("unbounded") else "—"
-
-
-def fmt_value(value: Any) -> str:
-    """Any JSON value as short text (strings bare, the rest as JSON)."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return fmt_number(value, 6)
-    if isinstance(value, Mapping):
-        value = dict(value)
-    if isinstance(value, tuple):
-        value = list(value)
-    return json.dumps(_plain(value), sort_keys=False, default=str)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def test_size(result: AuditResult) -> str:
-    """The test split in words: ``400 + 400 test rounds`` (without + with the target)."""
-    n0, n1 = result.estimator.test_non_members, result.estimator.test_members
-    if n0 is not None and n1 is not None:
-        return f"{n0} + {n1} test rounds"
-    return f"{result.rounds.test} test rounds"
-
-
 def rounds_text(result: AuditResult) -> str:
     """``2000 rounds (1000 per world): train 800, validation 400, test 800``."""
     r = result.rounds
@@ -154,13 +83,6 @@ def rounds_text(result: AuditResult) -> str:
         f"{r.total} rounds{per_world}: train {r.train}, validation {r.validation}, "
         f"test {r.test}"
     )
-
-
-def attainable(result: AuditResult) -> float | None:
-    """The attainable maximum: ``power.eps_max_attainable``, else the top-level key."""
-    if result.power is not None and result.power.eps_max_attainable is not None:
-        return result.power.eps_max_attainable
-    return result.eps_max_attainable
 
 
 def approximate_note(result: AuditResult) -> str | None:
@@ -251,8 +173,9 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
 
 
 def headline(result: AuditResult) -> str:
-    """One line: ``VIOLATION: eps_emp 4.68 > claimed 1 (querybased, 95% confidence)``."""
-    conf = fmt_percent(headline_confidence(result))
+    """One line: ``VIOLATION: eps_emp 4.68 > claimed 1 (querybased, 95% overall
+    confidence)``."""
+    conf = confidence_text(result)
     claim = fmt_number(result.eps_claimed)
     if result.eps_emp is None:
         return f"INCONCLUSIVE: no estimate of epsilon (claimed {claim})"
@@ -267,7 +190,7 @@ def headline(result: AuditResult) -> str:
     extra = f", {note}" if note else ""
     return (
         f"{result.verdict}: eps_emp {fmt_eps(result.eps_emp)} {relation} claimed "
-        f"{claim} ({result.attack}, {conf} confidence{extra})"
+        f"{claim} ({result.attack}, {conf}{extra})"
     )
 
 
@@ -280,7 +203,7 @@ def explain(result: AuditResult) -> list[str]:
     Returns:
         Plain-text paragraphs (callers escape them for their format).
     """
-    conf = fmt_percent(headline_confidence(result))
+    conf = confidence_text(result)
     claim = fmt_number(result.eps_claimed)
     eps = fmt_eps(result.eps_emp)
     top_value = attainable(result)
@@ -289,7 +212,7 @@ def explain(result: AuditResult) -> list[str]:
     paragraphs: list[str] = []
     if result.verdict == Verdict.VIOLATION:
         paragraphs.append(
-            f"The implementation leaks more than it claims: with {conf} confidence "
+            f"The implementation leaks more than it claims: with {conf} "
             f"epsilon is at least {eps}, above the claimed {claim}. This is a proven "
             f"violation, not a suspicion: the {result.attack} attack told apart models "
             "trained with and without the target record more reliably than any "
@@ -304,7 +227,7 @@ def explain(result: AuditResult) -> list[str]:
             )
     elif result.verdict == Verdict.CONSISTENT:
         paragraphs.append(
-            f"No violation found: with {conf} confidence epsilon is at least {eps}, "
+            f"No violation found: with {conf} epsilon is at least {eps}, "
             f"which does not exceed the claimed {claim}. This does NOT prove the "
             f"generator private; it only says that the {result.attack} attack, on this "
             "target record and this dataset, found no violation. A stronger attack, "
@@ -372,12 +295,15 @@ def explain(result: AuditResult) -> list[str]:
                 f"A correct (reference) accountant computes epsilon {ref} for the same "
                 f"training (claimed: {claim})."
             )
-    if result.estimator.correction == "bonferroni" and result.estimator.n_attacks > 1:
+    if result.estimator.several:
         paragraphs.append(
             f"{result.estimator.n_attacks} attacks ran and the largest bound is "
-            "reported; each bound used a Bonferroni-corrected level "
-            f"({fmt_percent(result.estimator.confidence)} confidence), so the "
-            f"{conf} confidence holds for the maximum."
+            "reported; each attack's bound holds at "
+            f"{fmt_percent(per_attack_confidence(result))} per-attack confidence "
+            f"(Bonferroni), so the maximum holds at "
+            f"{fmt_percent(overall_confidence(result))} overall confidence. The "
+            f"attainable maximum {fmt_eps(attainable(result))} is taken at the "
+            "per-attack level."
         )
     return paragraphs
 
@@ -565,13 +491,12 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
     word = str(result.verdict)
     if color:
         word = f"{VERDICT_ANSI.get(word, '')}{word}\033[0m"
-    conf = fmt_percent(headline_confidence(result))
+    conf = confidence_text(result)
     lines = [
         f"audit of {result.label} on {result.dataset}, attack {result.attack}, "
         f"{rounds_text(result)}",
         f"  verdict                {word}",
-        f"  eps_emp                {fmt_eps(result.eps_emp)} (lower bound, {conf} "
-        "confidence)",
+        f"  eps_emp                {fmt_eps(result.eps_emp)} (lower bound, {conf})",
         f"  claimed epsilon        {fmt_number(result.eps_claimed)} "
         f"(delta {fmt_alpha(result.delta)})",
         f"  reference epsilon      {fmt_reference(result)}",

@@ -50,6 +50,8 @@ def make_result(**overrides: Any) -> dict[str, Any]:
             "n_attacks": 1,
             "test_non_members": 400,
             "test_members": 400,
+            "overall_alpha": 0.05,
+            "overall_confidence": 0.95,
         },
         "delta": 1e-5,
         "attacks": {
@@ -203,6 +205,8 @@ def inconclusive_result(**overrides: Any) -> dict[str, Any]:
             "n_attacks": 1,
             "test_non_members": 8,
             "test_members": 8,
+            "overall_alpha": 0.05,
+            "overall_confidence": 0.95,
         },
         "rounds": {
             "total": 40,
@@ -348,3 +352,9 @@ def inconclusive_doc() -> Callable[..., dict[str, Any]]:
 def consistent_doc() -> Callable[..., dict[str, Any]]:
     """Factory of CONSISTENT result documents."""
     return consistent_result
+
+
+@pytest.fixture(scope="session")
+def documents() -> tuple[Callable[..., dict[str, Any]], Callable[..., Path]]:
+    """``(make_result, write_audit)`` for fixtures of any scope."""
+    return make_result, write_audit

@@ -22,10 +22,10 @@ def visible_text(html: str) -> str:
 def test_verdict_and_numbers_are_shown(violation_html: str) -> None:
     text = visible_text(violation_html)
     assert '<div class="word">VIOLATION</div>' in violation_html
-    assert "VIOLATION: eps_emp 4.68 &gt; claimed 1 (querybased, 95% confidence)" in (
+    assert "VIOLATION: eps_emp 4.68 &gt; claimed 1 (querybased, 95% overall confidence)" in (
         violation_html
     )
-    assert "eps_emp: lower bound on epsilon, 95% confidence" in text
+    assert "eps_emp: lower bound on epsilon, 95% overall confidence" in text
     assert "epsilon of a reference accountant" in text
     assert "largest eps_emp this test size can show (400 + 400 test rounds)" in text
 
@@ -33,8 +33,8 @@ def test_verdict_and_numbers_are_shown(violation_html: str) -> None:
 def test_what_this_means_for_a_violation(violation_html: str) -> None:
     text = visible_text(violation_html)
     assert (
-        "the implementation leaks more than it claims: with 95% confidence epsilon is "
-        "at least 4.68, above the claimed 1" in text.lower()
+        "the implementation leaks more than it claims: with 95% overall confidence "
+        "epsilon is at least 4.68, above the claimed 1" in text.lower()
     )
 
 

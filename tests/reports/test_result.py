@@ -180,7 +180,7 @@ def test_inconclusive_markdown_junit_json(inconclusive_dir: Path) -> None:
 def test_terminal_states_the_power(inconclusive_dir: Path) -> None:
     text = render_terminal(load_result(inconclusive_dir))
     assert "  verdict                INCONCLUSIVE\n" in text
-    assert "  eps_emp                0.54 (lower bound, 95% confidence)\n" in text
+    assert "  eps_emp                0.54 (lower bound, 95% overall confidence)\n" in text
     assert "  verdict reason         the attainable maximum 0.535" in text
     assert (
         "  attainable maximum     0.54 (the largest eps_emp 8 + 8 test rounds" in text

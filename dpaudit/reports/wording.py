@@ -1,0 +1,154 @@
+"""The vocabulary every report shares: numbers as text and the statements of level.
+
+One place says how an epsilon, a percentage or an alpha is written, and how the
+audit's two confidence levels are named (:func:`confidence_text`): the **overall**
+level holds for the reported (largest) bound, the **per-attack** level for each
+attack's own bound (``overall alpha / number of attacks``, Bonferroni). HTML,
+Markdown, terminal text, JUnit and the figures all state levels through this module,
+so no two renderings of one result can give different confidences. Everything here
+restates the result; nothing is estimated.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from dpaudit.reports.model import AuditResult
+
+__all__ = [
+    "attainable",
+    "confidence_text",
+    "fmt_alpha",
+    "fmt_eps",
+    "fmt_number",
+    "fmt_percent",
+    "fmt_reference",
+    "fmt_value",
+    "level_text",
+    "overall_confidence",
+    "per_attack_confidence",
+    "test_size",
+]
+
+
+def fmt_eps(value: float | None) -> str:
+    """An epsilon with two decimals; an em dash when missing."""
+    if value is None or math.isnan(value):
+        return "—"
+    if math.isinf(value):
+        return "∞"
+    return f"{value:.2f}"
+
+
+def fmt_number(value: float | None, digits: int = 3) -> str:
+    """A number with ``digits`` significant digits; an em dash when missing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.{digits}g}"
+
+
+def fmt_percent(value: float) -> str:
+    """``0.95`` -> ``95%`` (one decimal only when needed: ``97.5%``)."""
+    pct = 100.0 * value
+    return f"{pct:.0f}%" if abs(pct - round(pct)) < 1e-9 else f"{pct:.3g}%"
+
+
+def fmt_alpha(value: float | None) -> str:
+    """An alpha or delta, as ``%g``."""
+    return "—" if value is None else f"{value:g}"
+
+
+def fmt_reference(result: Any) -> str:
+    """The reference epsilon, or ``unbounded`` when a correct accountant finds no
+    finite bound (the claim's ``reference_note`` says why), else ``—``."""
+    if result.eps_reference is not None:
+        return fmt_number(result.eps_reference)
+    note = str(result.claim.get("reference_note") or "")
+    return "unbounded" if note.startswith("unbounded") else "—"
+
+
+def fmt_value(value: Any) -> str:
+    """Any JSON value as short text (strings bare, the rest as JSON)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return fmt_number(value, 6)
+    if isinstance(value, Mapping):
+        value = dict(value)
+    if isinstance(value, tuple):
+        value = list(value)
+    return json.dumps(_plain(value), sort_keys=False, default=str)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def overall_confidence(result: AuditResult) -> float:
+    """The confidence of the reported (largest) bound: ``1 - `` the audit's alpha."""
+    value = result.estimator.overall_confidence
+    return result.estimator.confidence if value is None else value
+
+
+def per_attack_confidence(result: AuditResult) -> float:
+    """The confidence of each attack's own bound (after the Bonferroni split)."""
+    return result.estimator.confidence
+
+
+def confidence_text(result: AuditResult) -> str:
+    """The confidence statement of every rendering.
+
+    ``95% overall confidence`` for one attack; with several,
+    ``95% overall confidence (98.3% per attack, Bonferroni over 3 attacks)``.
+    """
+    text = f"{fmt_percent(overall_confidence(result))} overall confidence"
+    e = result.estimator
+    if e.several:
+        text += (f" ({fmt_percent(per_attack_confidence(result))} per attack, "
+                 f"Bonferroni over {e.n_attacks} attacks)")
+    return text
+
+
+def level_text(result: AuditResult) -> str:
+    """The levels as alphas: ``overall alpha 0.05 (95% overall confidence); per-attack
+    alpha 0.0167 (98.3% per-attack confidence, Bonferroni over 3 attacks)``."""
+    e = result.estimator
+    text = (f"overall alpha {fmt_alpha(e.overall_alpha)} "
+            f"({fmt_percent(overall_confidence(result))} overall confidence)")
+    if e.several:
+        text += (f"; per-attack alpha {fmt_number(e.alpha)} "
+                 f"({fmt_percent(per_attack_confidence(result))} per-attack "
+                 f"confidence, Bonferroni over {e.n_attacks} attacks)")
+    return text
+
+
+def test_size(result: AuditResult) -> str:
+    """The test split in words: ``400 + 400 test rounds`` (without + with the target)."""
+    n0, n1 = result.estimator.test_non_members, result.estimator.test_members
+    if n0 is not None and n1 is not None:
+        return f"{n0} + {n1} test rounds"
+    return f"{result.rounds.test} test rounds"
+
+
+def attainable(result: AuditResult) -> float | None:
+    """The attainable maximum: ``power.eps_max_attainable``, else the top-level key.
+
+    Computed by the analysis at the per-attack level (the level the reported bound
+    was taken at), so every rendering states this one number.
+    """
+    if result.power is not None and result.power.eps_max_attainable is not None:
+        return result.power.eps_max_attainable
+    return result.eps_max_attainable
