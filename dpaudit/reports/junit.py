@@ -37,6 +37,7 @@ from dpaudit.reports.wording import (
     confidence_text,
     overall_confidence,
     per_attack_confidence,
+    warning_lines,
 )
 
 __all__ = ["JunitCase", "case_from_result", "render_junit", "unique_names"]
@@ -121,6 +122,10 @@ def case_from_result(
             f"{fmt_number(result.eps_claimed)} (attainable maximum {top})"
         )
 
+    if result.warnings:
+        codes = ", ".join(w.code for w in result.warnings)
+        message += f" [warning: {codes}; see the details]"
+
     def number(value: float | None) -> str:
         return "" if value is None else fmt_number(value, 6)
 
@@ -150,15 +155,17 @@ def case_from_result(
         ("dataset", result.dataset),
         ("seed", str(result.seed)),
         ("report", "" if report_path is None else str(report_path)),
+        ("warnings", ", ".join(w.code for w in result.warnings)),
     )
     power_text = "\n".join(f"{k}: {v}" for k, v in power_rows(result))
-    seconds = result.timing.get("total_seconds", 0.0)
+    seconds = result.timing.total_seconds or 0.0
     return JunitCase(
         name=name or f"{result.label} [{result.attack}]",
         classname=f"dpaudit.{result.generator}",
         status=status,
         message=message,
-        details="\n\n".join([message, power_text, *explain(result)]),
+        details="\n\n".join([message, *warning_lines(result), power_text,
+                              *explain(result)]),
         seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
         properties=properties,
     )

@@ -15,7 +15,10 @@ from typing import Any
 from dpaudit.audit.result import Verdict
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.wording import (
+    LOW_FPRS,
+    attack_set_text,
     attainable,
+    claim_extra_rows,
     confidence_text,
     fmt_alpha,
     fmt_eps,
@@ -25,7 +28,10 @@ from dpaudit.reports.wording import (
     fmt_value,
     overall_confidence,
     per_attack_confidence,
+    resolution_text,
     test_size,
+    tpr_cell,
+    warning_lines,
 )
 
 __all__ = [
@@ -61,6 +67,7 @@ DATA_NOTICE = (
 #: The columns of a comparison table (one row per audit and attack), shared by the
 #: HTML and Markdown renderers.
 COMPARISON_COLUMNS = (
+    "audit",
     "verdict",
     "generator",
     "variant",
@@ -100,7 +107,7 @@ def randomness_text(result: AuditResult) -> str:
     if result.randomness == "fixed_public":
         text = ("fixed public randomness (everything but the privacy noise held equal "
                 "in every round and both worlds)")
-        chosen = result.config.get("public_seed", 0)
+        chosen = result.public_seed
         if result.public_selection:
             best = dict(result.public_selection[0])
             text += (f"; public candidate {chosen} of {len(result.public_selection)}, "
@@ -277,7 +284,7 @@ def explain(result: AuditResult) -> list[str]:
             "separate the worlds here. Another target, another dataset or another "
             "public seed (--public-seed auto) may still reach the release."
         )
-    note = str(result.claim.get("reference_note") or "")
+    note = result.claim.reference_note or ""
     if result.eps_reference is None and note.startswith("unbounded"):
         paragraphs.append(
             f"The generator claims epsilon {claim}, but a correct accountant finds no "
@@ -493,9 +500,10 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
         word = f"{VERDICT_ANSI.get(word, '')}{word}\033[0m"
     conf = confidence_text(result)
     lines = [
-        f"audit of {result.label} on {result.dataset}, attack {result.attack}, "
+        f"audit of {result.label} on {result.dataset}, {attack_set_text(result)}, "
         f"{rounds_text(result)}",
         f"  verdict                {word}",
+        *(f"  {w}" for w in warning_lines(result)),
         f"  eps_emp                {fmt_eps(result.eps_emp)} (lower bound, {conf})",
         f"  claimed epsilon        {fmt_number(result.eps_claimed)} "
         f"(delta {fmt_alpha(result.delta)})",
@@ -505,15 +513,18 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
     lines += [f"  {name:<22} {text}" for name, text in power_rows(result)]
     c = result.counts
     lines.append(f"  TP / FP / TN / FN      {c.tp} / {c.fp} / {c.tn} / {c.fn}")
-    if len(result.attacks) > 1:
-        for attack in result.attacks.values():
-            lines.append(
-                f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}, "
-                f"AUC {fmt_number(attack.auc)}"
-            )
-    seconds = result.timing.get("total_seconds")
-    if isinstance(seconds, int | float):
+    for attack in result.attacks.values():
+        low = ", ".join(f"TPR@{fmt_percent(fpr)} {tpr_cell(attack, fpr)}"
+                        for fpr in LOW_FPRS)
+        lines.append(
+            f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}, "
+            f"AUC {fmt_number(attack.auc)}, {low}"
+        )
+    resolution = resolution_text(result)
+    lines += [f"  claim.extra.{k:<10} {v}" for k, v in claim_extra_rows(result)]
+    seconds = result.timing.total_seconds
+    if seconds is not None:
         lines.append(f"  wall time              {seconds:.1f} s")
-    for paragraph in explain(result):
+    for paragraph in [*explain(result), *([resolution] if resolution else [])]:
         lines += ["", *textwrap.wrap(paragraph, width=88)]
     return "\n".join(lines) + "\n"

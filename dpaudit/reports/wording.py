@@ -16,10 +16,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from dpaudit.reports.model import AuditResult
+from dpaudit.audit.result import LOW_FPRS
+from dpaudit.reports.model import AttackResult, AuditResult
 
 __all__ = [
+    "LOW_FPRS",
+    "attack_set_text",
     "attainable",
+    "claim_extra_rows",
     "confidence_text",
     "fmt_alpha",
     "fmt_eps",
@@ -30,7 +34,10 @@ __all__ = [
     "level_text",
     "overall_confidence",
     "per_attack_confidence",
+    "resolution_text",
     "test_size",
+    "tpr_cell",
+    "warning_lines",
 ]
 
 
@@ -70,7 +77,7 @@ def fmt_reference(result: Any) -> str:
     finite bound (the claim's ``reference_note`` says why), else ``—``."""
     if result.eps_reference is not None:
         return fmt_number(result.eps_reference)
-    note = str(result.claim.get("reference_note") or "")
+    note = result.claim.reference_note or ""
     return "unbounded" if note.startswith("unbounded") else "—"
 
 
@@ -100,12 +107,13 @@ def _plain(value: Any) -> Any:
 def overall_confidence(result: AuditResult) -> float:
     """The confidence of the reported (largest) bound: ``1 - `` the audit's alpha."""
     value = result.estimator.overall_confidence
-    return result.estimator.confidence if value is None else value
+    return per_attack_confidence(result) if value is None else value
 
 
 def per_attack_confidence(result: AuditResult) -> float:
     """The confidence of each attack's own bound (after the Bonferroni split)."""
-    return result.estimator.confidence
+    value = result.estimator.confidence
+    return 1.0 - result.estimator.alpha if value is None else value
 
 
 def confidence_text(result: AuditResult) -> str:
@@ -152,3 +160,73 @@ def attainable(result: AuditResult) -> float | None:
     if result.power is not None and result.power.eps_max_attainable is not None:
         return result.power.eps_max_attainable
     return result.eps_max_attainable
+
+
+def attack_set_text(result: AuditResult) -> str:
+    """The attacks that ran, and which one the verdict reports:
+    ``attacks querybased, moments, fingerprint (the default set; headline
+    querybased)``, or ``attack querybased`` for one."""
+    names = list(result.attacks) or [result.attack]
+    if len(names) == 1:
+        return f"attack {names[0]}"
+    chosen = result.attack_option or ""
+    which = {"default": "the default set; ", "all": "every attack; "}.get(chosen, "")
+    return f"attacks {', '.join(names)} ({which}headline {result.attack})"
+
+
+def tpr_cell(attack: AttackResult, fpr: float) -> str:
+    """The TPR of ``attack`` at FPR ``fpr`` for a table cell: ``0.12``, ``not
+    resolvable`` (fewer non-member test rounds than ``1 / fpr``) or ``—`` (not
+    recorded)."""
+    for rate in attack.tpr_at_low_fpr:
+        if math.isclose(rate.fpr, fpr):
+            if not rate.resolvable or rate.tpr is None:
+                return "not resolvable"
+            return fmt_number(rate.tpr)
+    return "—"
+
+
+def resolution_text(result: AuditResult) -> str:
+    """The FPR resolution of the test rounds in words: ``FPR resolution 1/400 =
+    0.25%: TPR at FPR 0.1% is not resolvable`` (empty when not recorded)."""
+    n0 = result.estimator.test_non_members
+    rates = [r for a in result.attacks.values() for r in a.tpr_at_low_fpr]
+    if not n0 or not rates:
+        return ""
+    text = (f"TPR at low FPR on the test rounds (the ROC's largest TPR at an FPR no "
+            f"larger than the target; descriptive, like the AUC). FPR resolution "
+            f"1/{n0} = {fmt_percent(1.0 / n0)}")
+    blind = sorted({r.fpr for r in rates if not r.resolvable})
+    if blind:
+        text += (": TPR at FPR " + " and ".join(fmt_percent(f) for f in blind)
+                 + f" is not resolvable with {n0} non-member test rounds (it needs "
+                 f"at least {math.ceil(1.0 / blind[0] - 1e-9)})")
+    return text + "."
+
+
+def warning_lines(result: AuditResult) -> list[str]:
+    """The result's warnings, one sentence each, ``warning: ...``."""
+    return [f"warning: {w.message}" for w in result.warnings]
+
+
+def claim_extra_rows(result: AuditResult) -> list[tuple[str, str]]:
+    """The generator's own claim keys (``claim.extra``) as ``(key, text)`` rows:
+    ``mean 15 (10 to 20) over 2 rounds`` for numbers, the distinct values for the
+    rest."""
+    rows: list[tuple[str, str]] = []
+    for key, summary in result.claim.extra.items():
+        rounds = summary.get("rounds")
+        over = f" over {rounds} round(s)" if rounds is not None else ""
+        if "mean" in summary:
+            low, high = summary.get("min"), summary.get("max")
+            span = ("" if low == high else
+                    f" ({fmt_number(low)} to {fmt_number(high)})")
+            rows.append((str(key), f"mean {fmt_number(summary.get('mean'))}{span}{over}"))
+            continue
+        values = [fmt_value(v) for v in summary.get("values") or ()]
+        distinct = summary.get("distinct", len(values))
+        text = ", ".join(values)
+        if isinstance(distinct, int) and distinct > len(values):
+            text += f", … ({distinct} distinct, {len(values)} shown)"
+        rows.append((str(key), text + over))
+    return rows

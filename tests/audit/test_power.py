@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
 import pytest
 
 from dpaudit.audit.analysis import headline_attack
-from dpaudit.audit.estimators import eps_max_attainable, rounds_needed
+from dpaudit.audit.estimators import AttackCounts, eps_max_attainable, rounds_needed
 from dpaudit.audit.game import GamePlan
+from dpaudit.audit.result import AttackResult
 from dpaudit.audit.verdict import Verdict, decide, saturated, tightness, verdict_reason
 
 
@@ -113,9 +115,10 @@ def test_constant_release_is_detected_from_the_store(tmp_path: Path) -> None:
     assert "changed nothing in this release" not in render_markdown([copy])
 
 
-def _attack(eps: float, *, constant: bool, val_auc: float, auc: float) -> dict[str, object]:
-    return {"eps_emp": eps, "constant_scores": constant, "validation_auc": val_auc,
-            "auc": auc}
+def _attack(eps: float, *, constant: bool, val_auc: float, auc: float) -> AttackResult:
+    return AttackResult(name="a", eps_emp=eps, constant_scores=constant,
+                        validation_auc=val_auc, auc=auc,
+                        counts=AttackCounts(tp=0, fp=0, tn=0, fn=0))
 
 
 def test_headline_never_favours_a_constant_guess() -> None:
@@ -125,7 +128,7 @@ def test_headline_never_favours_a_constant_guess() -> None:
                "distance": _attack(0.0, constant=False, val_auc=0.52, auc=0.7)}
     assert headline_attack(attacks) == "querybased"
     # A larger bound always wins.
-    attacks["distance"]["eps_emp"] = 0.2
+    attacks["distance"] = dataclasses.replace(attacks["distance"], eps_emp=0.2)
     assert headline_attack(attacks) == "distance"
     # Only constant guesses: the first one, deterministically.
     const = {"a": _attack(0.0, constant=True, val_auc=0.5, auc=0.9),

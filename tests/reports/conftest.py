@@ -64,6 +64,12 @@ def make_result(**overrides: Any) -> dict[str, Any]:
                 "direction": 1,
                 "alpha": 0.05,
                 "roc": {"fpr": [0.0, 0.0, 1.0], "tpr": [0.0, 1.0, 1.0]},
+                # 400 non-member test rounds: FPR moves in steps of 0.25%.
+                "fpr_resolution": 0.0025,
+                "tpr_at_low_fpr": [
+                    {"fpr": 0.001, "tpr": None, "resolvable": False},
+                    {"fpr": 0.01, "tpr": 1.0, "resolvable": True},
+                ],
                 "scores": {"member": member, "non_member": non_member},
             }
         },
@@ -111,6 +117,7 @@ def make_result(**overrides: Any) -> dict[str, Any]:
         "seed": 0,
         "generator_options": {"variant": "synthcity", "num_teachers": 2, "lam": 0.001},
         "synthetic_rows": 100,
+        "warnings": [],
         "target_index": None,
         "rounds": {
             "total": 2000,
@@ -137,6 +144,11 @@ def consistent_result(**overrides: Any) -> dict[str, Any]:
         "direction": -1,
         "alpha": 0.05,
         "roc": {"fpr": [0.0, 0.3, 0.6, 1.0], "tpr": [0.0, 0.33, 0.64, 1.0]},
+        "fpr_resolution": 0.0025,
+        "tpr_at_low_fpr": [
+            {"fpr": 0.001, "tpr": None, "resolvable": False},
+            {"fpr": 0.01, "tpr": 0.0, "resolvable": True},
+        ],
         "scores": {"member": [0.1, 0.4, 0.5, 0.9], "non_member": [0.2, 0.4, 0.6, 0.8]},
     }
     base = {

@@ -54,8 +54,9 @@ def test_sections_and_figures(violation_html: str) -> None:
         "Generator options in effect",
     ):
         assert heading in text, heading
-    # epsilon bars, ROC, one histogram, three traces
-    assert violation_html.count("<svg") == 6
+    # epsilon bars, ROC (linear and log-log), one histogram, three traces
+    assert violation_html.count("<svg") == 7
+    assert "log-log (low FPR)" in text
 
 
 def test_configuration_seed_dataset_and_version(violation_html: str) -> None:
@@ -145,8 +146,9 @@ def test_comparison_has_a_row_per_generator_variant_attack(
     text = visible_text(html)
     assert "dpaudit comparison report" in text
     assert "2 of 3 audit(s) found a violation" in text
-    rows = re.findall(r"<tr>\s*<td><span class=\"tag", html)
-    assert len(rows) == 4  # reference, synthcity, updated x 2 attacks
+    rows = re.findall(r"<tr>\s*<td>([^<]*)</td>\s*<td><span class=\"tag", html)
+    # reference, synthcity, updated x 2 attacks; the first column names the audit
+    assert sorted(rows) == ["reference", "synthcity", "updated", "updated"]
     assert "groundhog (headline)" in text and "2.18" in text
     assert 'href="synthcity/report.html"' in html  # only where the report exists
     assert html.count("<svg") == 1

@@ -90,7 +90,7 @@ def test_every_text_format_states_the_same_attainable_maximum(
     text = renderings[fmt]
     stated = re.findall(r"(?:attainable maximum|max attainable|eps_max_attainable"
                         r"|largest eps_emp this test size can show)[^0-9]{0,60}"
-                        r"(\d+\.\d+)", text)
+                        r"(\d+\.\d+)(?![\d%])", text)
     assert stated, fmt
     # Written with two decimals (JUnit properties carry six digits: the same number).
     assert {round(float(s), 2) for s in stated} == {4.42}, (fmt, stated)

@@ -39,9 +39,12 @@ def test_markdown_comparison_table(
     parent = make_audit("runs/b", consistent_doc()).parent
     md = render(load_results(parent), "md", base=parent)
     assert md.startswith("## dpaudit comparison: 1 of 2 audit(s) found a violation")
-    table = [line for line in md.splitlines() if line.startswith("| **")]
+    table = [line for line in md.splitlines() if "| **" in line]
     assert len(table) == 2
-    assert all(line.count("|") == 12 for line in table)
+    assert all(line.count("|") == 13 for line in table)
+    # The first column names the audit (its directory under the parent).
+    assert sorted(line.split("|")[1].strip() for line in table) == ["a", "b"]
+    assert md.splitlines()[2].startswith("| audit | verdict |")
 
 
 def test_md_escape_keeps_table_cells_intact() -> None:
