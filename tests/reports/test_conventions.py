@@ -46,6 +46,9 @@ def small_release(tmp_path_factory: pytest.TempPathFactory,
     with the default attack set."""
     doc = documents[0]()
     doc["synthetic_rows"] = 4
+    doc["claim"] = dict(doc["claim"], extra={
+        "noise_multiplier": {"mean": 1.1, "min": 1.0, "max": 1.2, "rounds": 40},
+        "optimizer": {"values": ["adam"], "distinct": 1, "rounds": 40}})
     doc["config"] = dict(doc["config"], attack="default")
     doc["warnings"] = to_json(release_warnings(synthetic_rows=4, training_rows=4,
                                                explicit=False))
@@ -102,3 +105,13 @@ def test_log_log_roc_is_drawn_beside_the_linear_one(small_release: Path,
     linear, log = roc_chart(result), roc_chart(result, log=True)
     assert linear is not None and log is not None and linear != log
     assert "log-log (low FPR)" in texts["html"]
+
+
+def test_reports_show_the_generators_own_claim_keys(texts: dict[str, str]) -> None:
+    for fmt in ("html", "md", "terminal"):
+        text = texts[fmt].replace("\\_", "_")  # Markdown escapes underscores
+        assert "noise_multiplier" in text, fmt
+        assert "mean 1.1 (1 to 1.2) over 40 round(s)" in text, fmt
+        assert "adam over 40 round(s)" in text, fmt
+    doc = json.loads(texts["json"])
+    assert doc["claim"]["extra"]["optimizer"]["values"] == ["adam"]
