@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dpaudit.audit.result import Verdict
+from dpaudit.audit.result import Verdict, thaw
+from dpaudit.errors import InvalidParameterError
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.wording import (
     LOW_FPRS,
@@ -404,7 +405,7 @@ _UTILITY_FACTS = (
 )
 
 
-def _with_std(mean: Any, std: Any) -> str:
+def _with_std(mean: float | None, std: float | None) -> str:
     if mean is None:
         return "—"
     text = fmt_number(mean)
@@ -412,48 +413,40 @@ def _with_std(mean: Any, std: Any) -> str:
 
 
 def utility_tables(utility: Mapping[str, Any]) -> list[Table]:
-    """Tables of a utility result (``utility.json``, format ``dpaudit.utility/1``).
+    """Tables of a utility result (``utility.json``, format ``dpaudit.utility/1``,
+    read with :meth:`dpaudit.utility.results.UtilityResult.from_json`).
 
     Classifier scores become one table (a row per classifier, AUROC and AUPRC per
-    setting), the per-setting means another, and the run's facts a third. Any other
-    mapping is shown with :func:`tables_of`.
+    setting), the per-setting means another, and the run's facts a third. A mapping
+    that is not a utility result is shown with :func:`tables_of`.
     """
-    scores = utility.get("scores")
-    if not (
-        isinstance(scores, list | tuple)
-        and scores
-        and all(
-            isinstance(s, Mapping) and "classifier" in s and "setting" in s
-            for s in scores
-        )
-    ):
+    from dpaudit.utility.results import UtilityResult
+
+    try:
+        result = UtilityResult.from_json(thaw(utility))
+    except (InvalidParameterError, KeyError, TypeError, ValueError):
         return tables_of(utility)
-    settings: list[str] = []
-    classifiers: list[str] = []
-    cells: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for s in scores:
-        setting, classifier = str(s["setting"]), str(s["classifier"])
-        if setting not in settings:
-            settings.append(setting)
-        if classifier not in classifiers:
-            classifiers.append(classifier)
-        cells[(classifier, setting)] = s
+    if not result.scores:
+        return tables_of(utility)
+    settings = list(dict.fromkeys(s.setting for s in result.scores))
+    classifiers = list(dict.fromkeys(s.classifier for s in result.scores))
+    cells = {(s.classifier, s.setting): s for s in result.scores}
     headers = ["classifier"]
     for setting in settings:
-        name = _SETTING_NAMES.get(setting, setting)
+        name = _SETTING_NAMES.get(setting, str(setting))
         headers += [f"{name} AUROC", f"{name} AUPRC"]
     rows = []
     for classifier in classifiers:
         row = [classifier]
         for setting in settings:
-            s = cells.get((classifier, setting), {})
-            if s.get("auroc") is None and s.get("status"):
-                row += [str(s.get("status")), ""]
+            cell = cells.get((classifier, setting))
+            if cell is None:
+                row += ["—", "—"]
+            elif cell.auroc is None and cell.status:
+                row += [cell.status, ""]
             else:
-                row += [
-                    _with_std(s.get("auroc"), s.get("auroc_std")),
-                    _with_std(s.get("auprc"), s.get("auprc_std")),
-                ]
+                row += [_with_std(cell.auroc, cell.auroc_std),
+                        _with_std(cell.auprc, cell.auprc_std)]
         rows.append(tuple(row))
     tables = [
         Table(
@@ -461,19 +454,19 @@ def utility_tables(utility: Mapping[str, Any]) -> list[Table]:
             "held-out data (mean ± std over runs)",
             headers=tuple(headers),
             rows=tuple(rows),
-        )
+        ),
+        Table(
+            caption="Mean over classifiers, per setting",
+            headers=("", "auroc", "auprc", "n_classifiers"),
+            rows=tuple(
+                (_SETTING_NAMES.get(s, str(s)), fmt_value(result.mean(s, "auroc")),
+                 fmt_value(result.mean(s, "auprc")), str(result.n_averaged(s)))
+                for s in settings),
+        ),
     ]
-    summary = utility.get("summary")
-    if isinstance(summary, Mapping) and summary:
-        tables += tables_of(
-            {_SETTING_NAMES.get(str(k), str(k)): v for k, v in summary.items()},
-            "Mean over classifiers, per setting",
-        )
-    facts = tuple((k, fmt_value(utility[k])) for k in _UTILITY_FACTS if k in utility)
-    if facts:
-        tables.append(
-            Table(caption="Utility run", headers=("key", "value"), rows=facts)
-        )
+    facts = tuple((k, fmt_value(getattr(result, k))) for k in _UTILITY_FACTS
+                  if getattr(result, k) is not None)
+    tables.append(Table(caption="Utility run", headers=("key", "value"), rows=facts))
     return tables
 
 

@@ -198,9 +198,10 @@ def resolution_text(result: AuditResult) -> str:
             f"1/{n0} = {fmt_percent(1.0 / n0)}")
     blind = sorted({r.fpr for r in rates if not r.resolvable})
     if blind:
+        need = ", ".join(f"{fmt_percent(f)} needs at least {math.ceil(1.0 / f - 1e-9)}"
+                         for f in blind)
         text += (": TPR at FPR " + " and ".join(fmt_percent(f) for f in blind)
-                 + f" is not resolvable with {n0} non-member test rounds (it needs "
-                 f"at least {math.ceil(1.0 / blind[0] - 1e-9)})")
+                 + f" is not resolvable with {n0} non-member test rounds ({need})")
     return text + "."
 
 

@@ -284,7 +284,10 @@ def _csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
 UTILITY = {
     "format": "dpaudit.utility/1",
     "dataset": "cervical_cancer",
+    "label": "Biopsy",
     "protocol": "best-of",
+    "settings": ["B"],
+    "classifiers": ["LogisticRegression", "RandomForest"],
     "n_models": 5,
     "sra_auroc": 0.8,
     "summary": {"B": {"auroc": 0.88, "auprc": 0.45, "n_classifiers": 2}},

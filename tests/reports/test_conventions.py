@@ -85,8 +85,8 @@ def test_reports_show_tpr_at_low_fpr_and_its_resolution(texts: dict[str, str]) -
     assert "| TPR at FPR 0.1% | TPR at FPR 1% |" in md
     assert "| not resolvable | 1 |" in md
     assert "FPR resolution 1/400 = 0.25%" in md
-    assert "not resolvable with 400 non-member test rounds (it needs at least 1000)" \
-        in md
+    assert ("not resolvable with 400 non-member test rounds (0.1% needs at least "
+            "1000)") in md
     assert "TPR@0.1% not resolvable, TPR@1% 1" in texts["terminal"]
     assert "TPR at FPR 0.1%" in texts["html"]
     assert "FPR resolution 1/400" in texts["html"]
