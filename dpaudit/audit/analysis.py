@@ -33,8 +33,10 @@ from dpaudit.audit.result import (
     Estimator,
     LowFprRate,
     Power,
+    PublicCandidate,
     Randomness,
     Rounds,
+    TargetCandidate,
     freeze,
 )
 from dpaudit.audit.setup import AuditSetup
@@ -344,9 +346,9 @@ def analyse(setup: AuditSetup, store: ResultStore) -> AuditResult:
         target=freeze({str(k): _plain(v) for k, v in setup.target.iloc[0].items()}),
         target_index=setup.target_index,
         target_selection=None if setup.target_selection is None else tuple(
-            freeze({"row": int(r), "auc": float(a)}) for r, a in setup.target_selection),
+            TargetCandidate(row=int(r), auc=float(a)) for r, a in setup.target_selection),
         public_selection=None if setup.public_selection is None else tuple(
-            freeze({"candidate": int(c), "auc": float(a)})
+            PublicCandidate(candidate=int(c), auc=float(a))
             for c, a in setup.public_selection),
         synthetic_rows=setup.synthetic_rows,
         warnings=release_warnings(synthetic_rows=setup.synthetic_rows,

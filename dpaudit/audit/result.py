@@ -42,10 +42,30 @@ from dpaudit.audit.serial import (
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_choice, require
 
-__all__ = ["LOW_FPRS", "READABLE_SCHEMA_VERSIONS", "SCHEMA_VERSION", "AttackResult",
-           "AuditResult", "AuditWarning", "Claim", "Counts", "Estimator", "LowFprRate",
-           "Power", "Randomness", "Rounds", "Timing", "Trace", "Verdict", "freeze",
-           "json_keys", "nan_to_null", "thaw"]
+__all__ = [
+    "LOW_FPRS",
+    "READABLE_SCHEMA_VERSIONS",
+    "SCHEMA_VERSION",
+    "AttackResult",
+    "AuditResult",
+    "AuditWarning",
+    "Claim",
+    "Counts",
+    "Estimator",
+    "LowFprRate",
+    "Power",
+    "PublicCandidate",
+    "Randomness",
+    "Rounds",
+    "TargetCandidate",
+    "Timing",
+    "Trace",
+    "Verdict",
+    "freeze",
+    "json_keys",
+    "nan_to_null",
+    "thaw",
+]
 
 #: The ``schema_version`` this dpaudit writes.
 SCHEMA_VERSION = 2
@@ -240,6 +260,33 @@ class AttackResult:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class TargetCandidate:
+    """A target ``--target auto`` scored (an entry of ``target_selection``).
+
+    Attributes:
+        row: the dataset row.
+        auc: the candidate's AUC on the selection rounds.
+    """
+
+    row: int
+    auc: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PublicCandidate:
+    """Public randomness ``--public-seed auto`` scored (an entry of
+    ``public_selection``, best first).
+
+    Attributes:
+        candidate: the public seed.
+        auc: the candidate's pooled AUC on the selection rounds.
+    """
+
+    candidate: int
+    auc: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class AuditWarning:
     """Something that weakens the audit without invalidating it (an entry of
     ``warnings``), said in every report.
@@ -388,8 +435,8 @@ class AuditResult:
     dataset: str
     target: Mapping[str, Any] = field(default_factory=_empty)
     target_index: int | None = None
-    target_selection: tuple[Mapping[str, Any], ...] | None = None
-    public_selection: tuple[Mapping[str, Any], ...] | None = None
+    target_selection: tuple[TargetCandidate, ...] | None = None
+    public_selection: tuple[PublicCandidate, ...] | None = None
     synthetic_rows: int | None = None
     warnings: tuple[AuditWarning, ...] = ()
     claim: Claim = field(default_factory=Claim)

@@ -110,9 +110,9 @@ def randomness_text(result: AuditResult) -> str:
                 "in every round and both worlds)")
         chosen = result.public_seed
         if result.public_selection:
-            best = dict(result.public_selection[0])
+            best = result.public_selection[0]
             text += (f"; public candidate {chosen} of {len(result.public_selection)}, "
-                     f"chosen on selection rounds (pool AUC {float(best['auc']):.3f})")
+                     f"chosen on selection rounds (pool AUC {best.auc:.3f})")
         elif chosen:
             text += f"; public candidate {chosen}"
         return text
