@@ -137,7 +137,7 @@ def time_phases(rounds: int, release: str, batch_size: int | None
         add("analysis", clock.lap())
     print(f"  the audit's plan: {plan.reason}, batch size {plan.batch_size}; timed with "
           f"batch size {batch}; eps_emp "
-          f"{result['eps_emp']:.3f}, AUC {result['auc']:.3f}")
+          f"{result.eps_emp or 0.0:.3f}, AUC {result.auc or 0.5:.3f}")
     return phases
 
 

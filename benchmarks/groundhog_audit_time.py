@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"target row       {target}")
     print(f"rounds/world     {args.rounds} ({2 * args.rounds} models)")
     print(f"wall time        {wall:.1f} s "
-          f"(training {result.timing.get('train_seconds', float('nan')):.1f} s; "
+          f"(training {(result.timing.train_seconds or float('nan')):.1f} s; "
           f"load average {os.getloadavg()[0]:.2f})")
     if args.jobs == 1:
         print(f"featurize        {featurize_seconds[0]:.2f} s "

@@ -175,7 +175,7 @@ def _fmt(value: float | None, *, none: str = "n/a") -> str:
 
 def _reference(result: Any) -> str:
     """The reference epsilon; "unbounded" where a correct accountant finds none."""
-    note = str((result.claim or {}).get("reference_note") or "")
+    note = result.claim.reference_note or ""
     return _fmt(result.eps_reference,
                 none="unbounded" if note.startswith("unbounded") else "n/a")
 

@@ -9,18 +9,36 @@ the worlds best on the VALIDATION rounds, never to one whose scores are constant
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from types import MappingProxyType
+from typing import Any, cast
 
 import numpy as np
 
 import dpaudit
 from dpaudit.audit import estimators as est
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.estimate import per_attack_alpha
 from dpaudit.audit.execution import cpu_cores
 from dpaudit.audit.game import SPLIT_CODES, GamePlan
-from dpaudit.audit.result import SCHEMA_VERSION
+from dpaudit.audit.result import (
+    LOW_FPRS,
+    AttackResult,
+    AuditResult,
+    AuditWarning,
+    Claim,
+    Estimator,
+    LowFprRate,
+    Power,
+    PublicCandidate,
+    Randomness,
+    Rounds,
+    TargetCandidate,
+    freeze,
+)
 from dpaudit.audit.setup import AuditSetup
 from dpaudit.audit.store import ResultStore
 from dpaudit.audit.thresholds import roc_auc, roc_curve, select_threshold
@@ -29,7 +47,7 @@ from dpaudit.audit.verdict import decide, saturated, tightness, verdict_reason
 
 def analyse_attack(name: str, attack: Any, store: ResultStore, plan: GamePlan, *,
                    delta: float, alpha: float, method: est.EstimatorMethod
-                   ) -> dict[str, Any]:
+                   ) -> AttackResult:
     """Fits the attack on train rounds, picks the threshold on validation rounds and
     bounds epsilon on test rounds (disjoint sets: rule 4)."""
     idx = {s: plan.indices(s) for s in SPLIT_CODES}
@@ -46,86 +64,206 @@ def analyse_attack(name: str, attack: Any, store: ResultStore, plan: GamePlan, *
     n0, n1 = plan.world_sizes("test")
     oriented = direction * s_test
     fpr, tpr = roc_curve(oriented, labels["test"])
-    return {
-        "eps_emp": float(eps),
-        "eps_max_attainable": float(est.eps_max_attainable(n0, n1, delta=delta,
-                                                           alpha=alpha, method=method)),
-        "auc": float(roc_auc(oriented, labels["test"])),
-        "validation_auc": float(roc_auc(direction * s_val, labels["validation"])),
-        "constant_scores": bool(np.ptp(s_val) == 0 and np.ptp(s_test) == 0),
-        "counts": counts.to_json(),
-        "threshold": float(threshold),
-        "direction": int(direction),
-        "alpha": float(alpha),
-        "roc": {"fpr": fpr, "tpr": tpr},
-        "scores": {"member": s_test[labels["test"] == 1].tolist(),
-                   "non_member": s_test[labels["test"] == 0].tolist()},
-    }
+    return AttackResult(
+        name=name,
+        eps_emp=float(eps),
+        eps_max_attainable=float(est.eps_max_attainable(n0, n1, delta=delta,
+                                                        alpha=alpha, method=method)),
+        auc=float(roc_auc(oriented, labels["test"])),
+        validation_auc=float(roc_auc(direction * s_val, labels["validation"])),
+        constant_scores=bool(np.ptp(s_val) == 0 and np.ptp(s_test) == 0),
+        counts=counts,
+        threshold=float(threshold),
+        direction=1 if direction > 0 else -1,
+        alpha=float(alpha),
+        roc_fpr=tuple(fpr), roc_tpr=tuple(tpr),
+        fpr_resolution=1.0 / n0 if n0 > 0 else None,
+        tpr_at_low_fpr=tpr_at_low_fpr(fpr, tpr, n_non_members=n0),
+        scores_member=tuple(float(x) for x in s_test[labels["test"] == 1]),
+        scores_non_member=tuple(float(x) for x in s_test[labels["test"] == 0]),
+    )
 
 
-def headline_attack(per_attack: Mapping[str, Mapping[str, Any]]) -> str:
+def tpr_at_low_fpr(fpr: list[float], tpr: list[float], *, n_non_members: int,
+                   targets: tuple[float, ...] = LOW_FPRS) -> tuple[LowFprRate, ...]:
+    """The largest TPR of the test-round ROC at an FPR no larger than each target.
+
+    With ``n_non_members`` test rounds without the target the FPR moves in steps of
+    ``1 / n_non_members`` (the resolution): a target below one step is "not
+    resolvable" (``tpr`` ``None``): the only FPR at or below it is 0, which says
+    nothing about the rate at that target. Like the AUC this describes the test
+    rounds (the ROC sweeps every threshold on them); it is not a bound.
+
+    >>> tpr_at_low_fpr([0.0, 0.0, 0.005, 1.0], [0.0, 0.3, 0.5, 1.0], n_non_members=200)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    (LowFprRate(fpr=0.001, tpr=None, resolvable=False),
+     LowFprRate(fpr=0.01, tpr=0.5, resolvable=True))
+    """
+    resolution = 1.0 / n_non_members if n_non_members > 0 else float("inf")
+    out: list[LowFprRate] = []
+    for target in targets:
+        ok = resolution <= target
+        value = max((t for f, t in zip(fpr, tpr) if f <= target + 1e-12), default=0.0)
+        out.append(LowFprRate(fpr=target, tpr=float(value) if ok else None,
+                              resolvable=ok))
+    return tuple(out)
+
+
+#: The fewest released rows per round an audit should use. Every feature of the
+#: attacks is a fraction of the released rows (query answers, moments, histogram
+#: cells, a fingerprint's frequencies), so on ``n`` rows it moves in steps of
+#: ``1 / n``: below 100 rows a step exceeds 1%, coarser than the differences one
+#: record makes on a real table. The worst-case audits release 100 rows.
+MIN_RELEASE_ROWS = 100
+
+
+def release_warnings(*, synthetic_rows: int, training_rows: int,
+                     explicit: bool) -> tuple[AuditWarning, ...]:
+    """Warnings about a release too small for the attacks (``small_release``).
+
+    >>> [w.code for w in release_warnings(synthetic_rows=4, training_rows=4,
+    ...                                   explicit=False)]
+    ['small_release']
+    >>> release_warnings(synthetic_rows=100, training_rows=4, explicit=True)
+    ()
+    """
+    if synthetic_rows >= MIN_RELEASE_ROWS:
+        return ()
+    source = ("set with --synthetic-rows" if explicit else
+              f"by default |D| = {training_rows}, the size of the training table")
+    return (AuditWarning(
+        code="small_release",
+        message=(
+            f"the release has {synthetic_rows} rows per round ({source}), fewer than "
+            f"the {MIN_RELEASE_ROWS} the attacks are built for: their features are fractions "
+            f"of the released rows, which move in steps of 1/{synthetic_rows}, so an "
+            "audit this small can miss a leak a larger release shows. Release more "
+            f"rows with --synthetic-rows {MIN_RELEASE_ROWS} (or more; both worlds "
+            "release the same number)."),
+    ),)
+
+
+def headline_attack(per_attack: Mapping[str, AttackResult]) -> str:
     """The attack the verdict reports: the largest eps_emp; ties go to an attack
     whose scores vary, then to the largest validation-round AUC, then to the first
     attack. Test-round AUC never decides (it would favour chance), and a constant
     guess never beats an attack that separates the worlds at all.
 
-    >>> headline_attack({"const": {"eps_emp": 0.0, "constant_scores": True,
-    ...                            "validation_auc": 0.5, "auc": 0.9},
-    ...                  "real": {"eps_emp": 0.0, "constant_scores": False,
-    ...                           "validation_auc": 0.6, "auc": 0.5}})
+    >>> none = est.AttackCounts(tp=0, fp=0, tn=0, fn=0)
+    >>> headline_attack({
+    ...     "const": AttackResult(name="const", eps_emp=0.0, constant_scores=True,
+    ...                           validation_auc=0.5, auc=0.9, counts=none),
+    ...     "real": AttackResult(name="real", eps_emp=0.0, validation_auc=0.6,
+    ...                          auc=0.5, counts=none)})
     'real'
     """
     names = list(per_attack)
 
     def key(name: str) -> tuple[float, bool, float, int]:
         a = per_attack[name]
-        return (float(a["eps_emp"]), not a.get("constant_scores", False),
-                float(a.get("validation_auc", 0.5)), -names.index(name))
+        val = 0.5 if a.validation_auc is None else a.validation_auc
+        return (a.eps_emp or 0.0, not a.constant_scores, val, -names.index(name))
 
     return max(names, key=key)
 
 
-def summarise_claims(claims: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
+#: At most this many distinct values of a non-numeric ``extra`` key are kept.
+EXTRA_VALUES_CAP = 10
+
+
+def _iterations(claim: Mapping[str, Any]) -> int | None:
+    """A round's training iterations: the claim's ``iterations``, else a plug-in's
+    ``extra["iterations"]``."""
+    for value in (claim.get("iterations"), (claim.get("extra") or {}).get("iterations")):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return int(value)
+    return None
+
+
+def summarise_extra(extras: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A generator's ``extra`` claim keys over the rounds: per key, numbers as
+    ``{"mean", "min", "max", "rounds"}``, other values as ``{"values", "distinct",
+    "rounds"}`` (the distinct values, at most :data:`EXTRA_VALUES_CAP`, in first-seen
+    order; ``distinct`` counts them all). ``rounds``: the rounds that had the key.
+
+    >>> summarise_extra([{"steps": 10, "opt": "adam"}, {"steps": 20, "opt": "adam"}])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'steps': {'mean': 15.0, 'min': 10.0, 'max': 20.0, 'rounds': 2},
+     'opt': {'values': ['adam'], 'distinct': 1, 'rounds': 2}}
+    """
+    keys: list[str] = []
+    for extra in extras:
+        keys += [str(k) for k in extra if str(k) not in keys]
+    out: dict[str, dict[str, Any]] = {}
+    for key in keys:
+        values = [e[key] for e in extras if key in e]
+        numbers = [float(v) for v in values
+                   if isinstance(v, int | float) and not isinstance(v, bool)]
+        if numbers and len(numbers) == len(values):
+            finite = [v for v in numbers if np.isfinite(v)]
+            out[key] = {"mean": float(np.mean(finite)) if finite else None,
+                        "min": min(finite) if finite else None,
+                        "max": max(finite) if finite else None,
+                        "rounds": len(values)}
+            continue
+        seen: dict[str, Any] = {}
+        for v in values:  # stored claims are parsed JSON: every value is JSON-able
+            seen.setdefault(json.dumps(v, sort_keys=True, default=str), v)
+        distinct = list(seen.values())
+        out[key] = {"values": distinct[:EXTRA_VALUES_CAP], "distinct": len(seen),
+                    "rounds": len(values)}
+    return out
+
+
+def summarise_claims(claims: Mapping[int, Mapping[str, Any]]) -> Claim:
     """The claim the verdict is judged against: the largest epsilon any round claimed
     (the generator's most generous statement about itself), and the largest reference
-    epsilon (None when a correct accountant finds no finite bound)."""
+    epsilon (None when a correct accountant finds no finite bound).
+
+    ``iterations_mean`` is the mean over the rounds that report iterations (a
+    plug-in's may come in its ``extra``), ``None`` when none does; ``extra`` the
+    generator's own claim keys over the rounds (:func:`summarise_extra`)."""
     values = list(claims.values())
     eps = [float(c["epsilon"]) for c in values]
     refs = [c.get("reference_epsilon") for c in values]
     worst = values[int(np.argmax(eps))]
-    return {
-        "epsilon": max(eps),
-        "epsilon_min": min(eps),
-        "delta": max(float(c["delta"]) for c in values),
-        "accountant": worst.get("accountant"),
-        "epsilon_data_independent": worst.get("epsilon_data_independent"),
-        "reference_epsilon": (None if any(r is None for r in refs)
-                              else max(float(r) for r in refs if r is not None)),
-        "reference_note": worst.get("trace", {}).get("reference_note"),
-        "iterations": worst.get("iterations"),
-        "iterations_mean": float(np.mean([c.get("iterations") or 0 for c in values])),
-        "records_seen": worst.get("trace", {}).get("records_seen"),
-    }
+    iterations = [i for i in map(_iterations, values) if i is not None]
+    independent = worst.get("epsilon_data_independent")
+    trace = worst.get("trace") or {}
+    return Claim(
+        epsilon=max(eps),
+        epsilon_min=min(eps),
+        delta=max(float(c["delta"]) for c in values),
+        accountant=None if worst.get("accountant") is None else str(worst["accountant"]),
+        epsilon_data_independent=None if independent is None else float(independent),
+        reference_epsilon=(None if any(r is None for r in refs)
+                           else max(float(r) for r in refs if r is not None)),
+        reference_note=trace.get("reference_note"),
+        iterations=_iterations(worst),
+        iterations_mean=float(np.mean(iterations)) if iterations else None,
+        records_seen=freeze(trace.get("records_seen")),
+        extra=freeze(summarise_extra([c.get("extra") or {} for c in values])),
+    )
 
 
-def power_of(*, head: Mapping[str, Any], claim: Mapping[str, Any], config: AuditConfig,
-             delta: float, alpha: float, constant_release: bool = False) -> dict[str, Any]:
+def power_of(*, head: AttackResult, claim: Claim, config: AuditConfig,
+             delta: float, alpha: float, constant_release: bool = False) -> Power:
     """The audit's power: attainable maximum, rounds needed, saturation, tightness,
     and whether the release was the same in every round of both worlds."""
-    eps_claimed = float(claim["epsilon"])
+    eps_claimed = float(claim.epsilon if claim.epsilon is not None else math.nan)
     needed = (est.rounds_needed(eps_claimed=eps_claimed, delta=delta, alpha=alpha,
                                 split=config.split, method=config.estimator)
               if np.isfinite(eps_claimed) else None)
-    return {
-        "eps_max_attainable": head["eps_max_attainable"],
-        "rounds_needed": needed,
-        "saturated": saturated(eps_emp=head["eps_emp"],
-                               eps_max_attainable=head["eps_max_attainable"]),
-        "tightness": tightness(eps_emp=head["eps_emp"],
-                               eps_reference=claim["reference_epsilon"],
-                               eps_claimed=eps_claimed),
-        "constant_release": constant_release,
-    }
+    eps_emp = head.eps_emp or 0.0
+    top = head.eps_max_attainable or 0.0
+    return Power(
+        eps_max_attainable=head.eps_max_attainable,
+        rounds_needed=needed,
+        saturated=saturated(eps_emp=eps_emp, eps_max_attainable=top),
+        tightness=tightness(eps_emp=eps_emp, eps_reference=claim.reference_epsilon,
+                            eps_claimed=eps_claimed),
+        constant_release=constant_release,
+    )
 
 
 def _constant(features: np.ndarray) -> bool:
@@ -135,23 +273,25 @@ def _constant(features: np.ndarray) -> bool:
 
 
 def analyse(setup: AuditSetup, store: ResultStore, *,
-            on_attack: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The result of a finished audit (the content of ``result.json``);
-    ``on_attack`` is called with each attack's name once it is analysed (progress)."""
+            on_attack: Callable[[str], None] | None = None) -> AuditResult:
+    """The result of a finished audit (what ``result.json`` holds; its ``timing``
+    is the caller's to set); ``on_attack`` is called with each attack's name once it
+    is analysed (progress)."""
     config = setup.config
     n_attacks = len(setup.attacks)
     # Taking the best of several attacks is a multiple comparison: each attack's
     # bound is computed at alpha / n_attacks per rate (Bonferroni).
-    alpha = est.bonferroni_alpha(config.alpha, n_attacks) if n_attacks > 1 else config.alpha
+    alpha = per_attack_alpha(config.alpha, n_attacks)
     claim = summarise_claims(store.claims())
+    assert claim.epsilon is not None and claim.delta is not None
     # The claim is (epsilon, delta_claimed): a violation of it must be shown at the
     # claimed delta. An implementation that claims a larger delta than asked
     # (delta_override) is judged at its own, weaker, delta.
-    delta = max(config.delta, claim["delta"])
+    delta = max(config.delta, claim.delta)
     attacks = setup.make_attacks()
     store.prefetch(attacks)
 
-    def one(name: str) -> dict[str, Any]:
+    def one(name: str) -> AttackResult:
         out = analyse_attack(name, attacks[name], store, setup.plan, delta=delta,
                              alpha=alpha, method=config.estimator)
         if on_attack is not None:
@@ -171,60 +311,63 @@ def analyse(setup: AuditSetup, store: ResultStore, *,
     constant = all(_constant(store.features(name, every_round)) for name in attacks)
     best = headline_attack(per_attack)
     head = per_attack[best]
-    verdict = decide(eps_emp=head["eps_emp"], eps_claimed=claim["epsilon"],
-                     eps_max_attainable=head["eps_max_attainable"])
+    verdict = decide(eps_emp=head.eps_emp, eps_claimed=claim.epsilon,
+                     eps_max_attainable=head.eps_max_attainable)
     power = power_of(head=head, claim=claim, config=config, delta=delta, alpha=alpha,
                      constant_release=constant)
     approximate = config.estimator == "jeffreys"
     n0, n1 = setup.plan.world_sizes("test")
     splits = {s: len(setup.plan.indices(s)) for s in SPLIT_CODES}
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "version": dpaudit.__version__,
-        "verdict": verdict.value,
-        "verdict_reason": verdict_reason(
-            verdict, eps_emp=head["eps_emp"], eps_claimed=claim["epsilon"],
-            eps_max_attainable=head["eps_max_attainable"],
-            rounds_needed=power["rounds_needed"], approximate=approximate,
-            is_saturated=power["saturated"], constant_release=constant),
-        "eps_emp": head["eps_emp"],
-        "eps_claimed": claim["epsilon"],
-        "eps_reference": claim["reference_epsilon"],
-        "eps_max_attainable": head["eps_max_attainable"],
-        "power": power,
-        "approximate": approximate,
-        "randomness": setup.randomness,
-        "auc": head["auc"],
-        "counts": head["counts"],
-        "attack": best,
-        "estimator": {"method": config.estimator, "alpha": alpha,
-                      "confidence": 1.0 - alpha,
-                      "correction": "bonferroni" if n_attacks > 1 else "none",
-                      "n_attacks": n_attacks, "test_non_members": n0,
-                      "test_members": n1},
-        "delta": delta,
-        "delta_requested": config.delta,
-        "attacks": per_attack,
-        "generator": config.generator,
-        "variant": config.variant,
-        "bugs": _active_flags(config),
-        "bugs_added": sorted(set(config.bugs)),
-        "dataset": setup.dataset.name,
-        "target": {k: _plain(v) for k, v in setup.target.iloc[0].items()},
-        "target_index": setup.target_index,
-        "target_selection": None if setup.target_selection is None else [
-            {"row": int(r), "auc": float(a)} for r, a in setup.target_selection],
-        "public_selection": None if setup.public_selection is None else [
-            {"candidate": int(c), "auc": float(a)} for c, a in setup.public_selection],
-        "synthetic_rows": setup.synthetic_rows,
-        "claim": claim,
-        "config": config.to_json(),
-        "generator_options": {k: _plain(v) for k, v in setup.generator_options.items()},
-        "seed": config.seed,
-        "rounds": {"total": setup.plan.n_rounds, "per_world": config.rounds,
-                   "train": splits["train"], "validation": splits["validation"],
-                   "test": splits["test"]},
-    }
+    return AuditResult(
+        version=dpaudit.__version__,
+        verdict=verdict,
+        verdict_reason=verdict_reason(
+            verdict, eps_emp=head.eps_emp, eps_claimed=claim.epsilon,
+            eps_max_attainable=head.eps_max_attainable,
+            rounds_needed=power.rounds_needed, approximate=approximate,
+            is_saturated=power.saturated, constant_release=constant),
+        eps_emp=head.eps_emp,
+        eps_claimed=claim.epsilon,
+        eps_reference=claim.reference_epsilon,
+        eps_max_attainable=head.eps_max_attainable,
+        power=power,
+        approximate=approximate,
+        randomness=cast(Randomness, setup.randomness),
+        auc=head.auc,
+        counts=head.counts,
+        attack=best,
+        estimator=Estimator(method=config.estimator, alpha=alpha,
+                            correction="bonferroni" if n_attacks > 1 else "none",
+                            n_attacks=n_attacks, test_non_members=n0, test_members=n1,
+                            overall_alpha=config.alpha),
+        delta=delta,
+        delta_requested=config.delta,
+        attacks=MappingProxyType(per_attack),
+        generator=config.generator,
+        variant=config.variant,
+        bugs=tuple(_active_flags(config)),
+        bugs_added=tuple(sorted(set(config.bugs))),
+        dataset=setup.dataset.name,
+        target=freeze({str(k): _plain(v) for k, v in setup.target.iloc[0].items()}),
+        target_index=setup.target_index,
+        target_selection=None if setup.target_selection is None else tuple(
+            TargetCandidate(row=int(r), auc=float(a)) for r, a in setup.target_selection),
+        public_selection=None if setup.public_selection is None else tuple(
+            PublicCandidate(candidate=int(c), auc=float(a))
+            for c, a in setup.public_selection),
+        synthetic_rows=setup.synthetic_rows,
+        warnings=release_warnings(synthetic_rows=setup.synthetic_rows,
+                                  training_rows=len(setup.without),
+                                  explicit=config.synthetic_rows is not None),
+        claim=claim,
+        config=freeze(config.to_json()),
+        generator_options=freeze({k: _plain(v)
+                                  for k, v in setup.generator_options.items()}),
+        seed=config.seed,
+        rounds=Rounds(total=setup.plan.n_rounds, per_world=config.rounds,
+                      train=splits["train"], validation=splits["validation"],
+                      test=splits["test"]),
+    )
 
 
 def _active_flags(config: AuditConfig) -> list[str]:

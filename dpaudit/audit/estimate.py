@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,12 +19,23 @@ from dpaudit.audit.estimators import (
     _check_alpha,
     _check_counts,
     _check_delta,
+    bonferroni_alpha,
     eps_lower_bound,
     eps_max_attainable,
 )
 from dpaudit.errors import InvalidParameterError
 
-__all__ = ["EpsilonEstimate", "estimate"]
+if TYPE_CHECKING:
+    from dpaudit.audit.config import AuditConfig
+
+__all__ = [
+    "EpsilonEstimate",
+    "attack_names",
+    "attainable_maximum",
+    "estimate",
+    "per_attack_alpha",
+    "planned_attainable_maximum",
+]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -143,3 +154,59 @@ def estimate(
         delta=delta,
         counts=c,
     )
+
+
+def per_attack_alpha(alpha: float, n_attacks: int) -> float:
+    """The level each attack's bound uses when the largest of ``n_attacks`` bounds is
+    reported at overall level ``alpha``: ``alpha / n_attacks`` (Bonferroni), ``alpha``
+    for one attack.
+
+    >>> per_attack_alpha(0.05, 1), round(per_attack_alpha(0.05, 3), 6)
+    (0.05, 0.016667)
+    """
+    return bonferroni_alpha(alpha, n_attacks) if n_attacks > 1 else _check_alpha(alpha)
+
+
+def attainable_maximum(n_non_members: int, n_members: int, *, delta: float,
+                       alpha: float, n_attacks: int = 1,
+                       method: EstimatorMethod = "clopper_pearson") -> float:
+    """The largest eps_emp an audit can report: :func:`eps_max_attainable` of its test
+    split at the per-attack level (:func:`per_attack_alpha` of the overall ``alpha``).
+
+    The one definition used by the analysis (``power.eps_max_attainable``) and by any
+    forecast made before the run, so the two never disagree.
+
+    >>> round(attainable_maximum(400, 400, delta=1e-5, alpha=0.05), 2)
+    4.68
+    >>> round(attainable_maximum(400, 400, delta=1e-5, alpha=0.05, n_attacks=3), 2)
+    4.42
+    """
+    return float(eps_max_attainable(n_non_members, n_members, delta=delta,
+                                    alpha=per_attack_alpha(alpha, n_attacks),
+                                    method=method))
+
+
+def attack_names(config: AuditConfig) -> tuple[str, ...]:
+    """The attacks an audit with ``config`` runs (its attack set expanded for the
+    dataset's kind), without loading the data."""
+    from dpaudit.attacks.registry import expand_attacks
+    from dpaudit.datasets.names import WORST_CASE_NAMES
+
+    return tuple(expand_attacks(config.attack,
+                                worst_case=config.dataset in WORST_CASE_NAMES,
+                                continuous=config.dataset == WORST_CASE_NAMES[1]))
+
+
+def planned_attainable_maximum(config: AuditConfig) -> float:
+    """The attainable maximum of an audit, known before it runs: the test split its
+    game will use, its ``delta`` and ``alpha`` split over its attacks exactly as the
+    analysis splits it (a claimed delta larger than ``config.delta`` can only lower
+    the figure the result then records).
+    """
+    from dpaudit.audit.game import GamePlan
+
+    n0, n1 = GamePlan.create(rounds=config.rounds, split=config.split,
+                             seed=config.seed).world_sizes("test")
+    return attainable_maximum(int(n0), int(n1), delta=config.delta, alpha=config.alpha,
+                              n_attacks=len(attack_names(config)),
+                              method=config.estimator)

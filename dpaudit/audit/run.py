@@ -49,7 +49,7 @@ import dpaudit
 from dpaudit.audit.analysis import analyse
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.execution import cpu_cores, plan_for_setup
-from dpaudit.audit.result import AuditResult
+from dpaudit.audit.result import AuditResult, Timing
 from dpaudit.audit.rounds import trace_round, train_batch
 from dpaudit.audit.selection import progress_bar, resolve_public_seed, resolve_target
 from dpaudit.audit.setup import AuditSetup, build_setup, cached_round_rngs
@@ -534,8 +534,11 @@ def _run_locked(config: AuditConfig, out: Path, session: _Session, *, resume: bo
                   "sessions": timing.get("sessions", 0.0) + 1}
     with ResultStore(out) as store:
         store.set_meta("timing", timing)
-    result["timing"] = {**timing, "sessions": int(timing["sessions"]),
-                        "resumed": continued, "rounds_stored_before": stored_before}
-    typed = AuditResult.from_json(result, source=out / RESULT)
+    typed = replace(
+        result, source=out / RESULT,
+        timing=Timing(train_seconds=timing["train_seconds"],
+                      total_seconds=timing["total_seconds"],
+                      sessions=int(timing["sessions"]), resumed=continued,
+                      rounds_stored_before=stored_before))
     write_atomic(out / RESULT, json.dumps(typed.to_json(), indent=2, allow_nan=False) + "\n")
     return typed

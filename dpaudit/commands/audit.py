@@ -380,8 +380,8 @@ def run(args: argparse.Namespace) -> int:
     except _Terminated:
         shutdown_workers()
         return _stopped(out, "terminated (SIGTERM)", EXIT_TERMINATED)
-    if result.timing.get("resumed"):
-        before = result.timing.get("rounds_stored_before")
+    if result.timing.resumed:
+        before = result.timing.rounds_stored_before
         print(f"resumed {out}: {before} rounds were already stored")
     print_result(result)
     print(f"result: {out / 'result.json'}")

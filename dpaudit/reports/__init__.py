@@ -130,7 +130,9 @@ def render(
     if fmt == "md":
         from dpaudit.reports.markdown import render_markdown
 
-        return render_markdown(results, compare=compare, unfinished=unfinished)
+        return render_markdown(
+            results, base=base, compare=compare, unfinished=unfinished
+        )
     if fmt == "json":
         from dpaudit.reports.jsonreport import render_json
 

@@ -19,10 +19,12 @@ from markupsafe import Markup
 
 import dpaudit.reports.plots as plots
 from dpaudit import __version__
+from dpaudit.audit.serial import to_json
 from dpaudit.reports.model import (
     AttackResult,
     AuditResult,
     Unfinished,
+    audit_name,
     path_from,
     relative_path,
 )
@@ -32,19 +34,30 @@ from dpaudit.reports.text import (
     Table,
     explain,
     flatten,
+    headline,
+    power_rows,
+    rounds_text,
+    utility_tables,
+)
+from dpaudit.reports.traceview import TRACE_SOURCE, trace_view, variant_text
+from dpaudit.reports.wording import (
+    LOW_FPRS,
+    attack_set_text,
+    attainable,
+    claim_extra_rows,
+    confidence_text,
     fmt_alpha,
     fmt_eps,
     fmt_number,
     fmt_percent,
     fmt_reference,
     fmt_value,
-    headline,
-    power_rows,
-    rounds_text,
+    level_text,
+    resolution_text,
     test_size,
-    utility_tables,
+    tpr_cell,
+    warning_lines,
 )
-from dpaudit.reports.traceview import TRACE_SOURCE, trace_view, variant_text
 
 __all__ = ["render_comparison_html", "render_html", "render_result_html"]
 
@@ -81,6 +94,7 @@ def _attack_table(result: AuditResult) -> Table:
                 fmt_eps(attack.eps_emp),
                 fmt_eps(attack.eps_max_attainable),
                 fmt_number(attack.auc),
+                *(tpr_cell(attack, fpr) for fpr in LOW_FPRS),
                 f"{c.tp} / {c.fp} / {c.tn} / {c.fn}",
                 fmt_number(attack.threshold, 4),
                 direction,
@@ -94,10 +108,11 @@ def _attack_table(result: AuditResult) -> Table:
             "eps_emp",
             "max attainable",
             "AUC",
+            *(f"TPR at FPR {fmt_percent(fpr)}" for fpr in LOW_FPRS),
             "TP / FP / TN / FN",
             "threshold",
             "direction",
-            "alpha",
+            "alpha per attack",
         ),
         rows=tuple(rows),
     )
@@ -105,13 +120,10 @@ def _attack_table(result: AuditResult) -> Table:
 
 def _estimator_text(result: AuditResult) -> str:
     e = result.estimator
-    text = (
-        f"{e.method.replace('_', '-')}, alpha {fmt_alpha(e.alpha)} "
-        f"({fmt_percent(e.confidence)} confidence), delta {fmt_alpha(result.delta)}"
+    return (
+        f"{e.method.replace('_', '-')}, {level_text(result)}, "
+        f"delta {fmt_alpha(result.delta)}"
     )
-    if e.correction != "none":
-        text += f", {e.correction} correction over {e.n_attacks} attacks"
-    return text
 
 
 def _target_table(result: AuditResult) -> Table:
@@ -191,17 +203,19 @@ def render_result_html(result: AuditResult) -> str:
         ("dpaudit version of the audit", result.version),
         ("result file", str(result.source or "—")),
     ]
-    audit_rows += [(f"timing.{k}", fmt_value(v)) for k, v in result.timing.items()]
+    audit_rows += [(f"timing.{k}", fmt_value(v))
+                   for k, v in to_json(result.timing).items() if v is not None]
     context = {
         "dpaudit_version": __version__,
         "data_notice": DATA_NOTICE,
         "r": result,
         "headline": headline(result),
+        "attack_set": attack_set_text(result),
         "eps_emp": fmt_eps(result.eps_emp),
         "eps_claimed": fmt_number(result.eps_claimed),
         "eps_reference": fmt_reference(result),
-        "eps_max": fmt_eps(result.eps_max_attainable),
-        "confidence": fmt_percent(result.estimator.confidence),
+        "eps_max": fmt_eps(attainable(result)),
+        "confidence": confidence_text(result),
         "delta": fmt_alpha(result.delta),
         "meaning": explain(result),
         "power_rows": power_rows(result),
@@ -209,6 +223,9 @@ def render_result_html(result: AuditResult) -> str:
         "attack_table": _attack_table(result),
         "estimator": _estimator_text(result),
         "roc_svg": _svg(plots.roc_chart(result)),
+        "roc_log_svg": _svg(plots.roc_chart(result, log=True)),
+        "resolution": resolution_text(result),
+        "warnings": warning_lines(result),
         "histograms": histograms,
         "traces": traces,
         "trace_details": trace_details,
@@ -217,7 +234,9 @@ def render_result_html(result: AuditResult) -> str:
         "utility_tables": utility_tables(result.utility) if result.utility else [],
         "target_table": _target_table(result),
         "audit_rows": audit_rows,
-        "claim_rows": flatten(result.claim) if result.claim else [],
+        "claim_rows": [(k, v) for k, v in flatten(to_json(result.claim))
+                       if k != "extra" and not k.startswith("extra.")],
+        "extra_rows": claim_extra_rows(result),
         "config_rows": flatten(result.config),
         "option_rows": flatten(result.generator_options or {}),
         "test_size": test_size(result),
@@ -261,6 +280,7 @@ def render_comparison_html(
         rows.append(
             {
                 "verdict": result.verdict,
+                "name": audit_name(result, base),
                 "cells": (
                     result.generator,
                     variant_text(result),
@@ -296,6 +316,8 @@ def render_comparison_html(
         {
             "verdict": r.verdict,
             "label": r.label,
+            "name": audit_name(r, base),
+            "warnings": warning_lines(r),
             "dataset": r.dataset,
             "path": path_from(r, base),
             "meaning": explain(r),
@@ -316,7 +338,7 @@ def render_comparison_html(
         "chart_svg": (
             _svg(plots.comparison_chart(comparison_rows(results))) if results else None
         ),
-        "headers": (*COMPARISON_COLUMNS, "audit"),
+        "headers": (*COMPARISON_COLUMNS, "directory"),
         "rows": rows,
     }
     return _environment().get_template("comparison.html.j2").render(**context)

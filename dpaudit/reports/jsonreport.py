@@ -10,35 +10,27 @@ JSON parser reads it). For several, it is ``$defs/comparison`` of the same schem
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from dpaudit import __version__
 from dpaudit.audit.result import SCHEMA_VERSION
+from dpaudit.audit.serial import nan_to_null
 from dpaudit.reports.model import AuditResult, Unfinished, path_from
 from dpaudit.reports.schema import validate
 
 __all__ = ["finite", "render_json", "result_document"]
 
 
-def finite(value: Any) -> Any:
-    """``value`` (nested dicts and lists) with NaN and infinities as ``None`` (JSON
-    has no literal for them)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite(v) for v in value]
-    return value
+#: NaN and infinities as ``None`` (the one helper, :func:`dpaudit.audit.serial.nan_to_null`;
+#: kept under this name for callers of this module).
+finite = nan_to_null
 
 
 def result_document(result: AuditResult) -> dict[str, Any]:
     """The result as a plain JSON-ready dict (every key of ``result.json`` kept)."""
-    doc: dict[str, Any] = finite(result.to_json())
-    return doc
+    return result.to_json()
 
 
 def render_json(

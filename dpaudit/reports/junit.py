@@ -33,6 +33,12 @@ from dpaudit.reports.text import (
     fmt_percent,
     power_rows,
 )
+from dpaudit.reports.wording import (
+    confidence_text,
+    overall_confidence,
+    per_attack_confidence,
+    warning_lines,
+)
 
 __all__ = ["JunitCase", "case_from_result", "render_junit", "unique_names"]
 
@@ -85,7 +91,7 @@ def case_from_result(
     Returns:
         The :class:`JunitCase`.
     """
-    conf = fmt_percent(result.estimator.confidence)
+    conf = confidence_text(result)
     where = f"; report: {report_path}" if report_path is not None else ""
     top = fmt_eps(attainable(result))
     if result.verdict == Verdict.VIOLATION:
@@ -94,7 +100,7 @@ def case_from_result(
         message = (
             f"VIOLATION: eps_emp = {fmt_eps(result.eps_emp)} > claimed epsilon "
             f"{fmt_number(result.eps_claimed)} (delta {fmt_alpha(result.delta)}, "
-            f"{conf} confidence, attack {result.attack}"
+            f"{conf}, attack {result.attack}"
             f"{', ' + note if note else ''}){where}"
         )
     elif result.verdict == Verdict.INCONCLUSIVE:
@@ -115,6 +121,10 @@ def case_from_result(
             f"CONSISTENT: eps_emp = {fmt_eps(result.eps_emp)} <= claimed epsilon "
             f"{fmt_number(result.eps_claimed)} (attainable maximum {top})"
         )
+
+    if result.warnings:
+        codes = ", ".join(w.code for w in result.warnings)
+        message += f" [warning: {codes}; see the details]"
 
     def number(value: float | None) -> str:
         return "" if value is None else fmt_number(value, 6)
@@ -137,20 +147,25 @@ def case_from_result(
         ("approximate", flag(result.approximate)),
         ("randomness", result.randomness or ""),
         ("delta", fmt_alpha(result.delta)),
-        ("alpha", fmt_alpha(result.estimator.alpha)),
+        ("alpha", fmt_alpha(result.estimator.overall_alpha)),
+        ("confidence", fmt_percent(overall_confidence(result))),
+        ("alpha_per_attack", fmt_alpha(result.estimator.alpha)),
+        ("confidence_per_attack", fmt_percent(per_attack_confidence(result))),
         ("attack", result.attack),
         ("dataset", result.dataset),
         ("seed", str(result.seed)),
         ("report", "" if report_path is None else str(report_path)),
+        ("warnings", ", ".join(w.code for w in result.warnings)),
     )
     power_text = "\n".join(f"{k}: {v}" for k, v in power_rows(result))
-    seconds = result.timing.get("total_seconds", 0.0)
+    seconds = result.timing.total_seconds or 0.0
     return JunitCase(
         name=name or f"{result.label} [{result.attack}]",
         classname=f"dpaudit.{result.generator}",
         status=status,
         message=message,
-        details="\n\n".join([message, power_text, *explain(result)]),
+        details="\n\n".join([message, *warning_lines(result), power_text,
+                              *explain(result)]),
         seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
         properties=properties,
     )

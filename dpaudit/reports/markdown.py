@@ -9,26 +9,37 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from dpaudit import __version__
-from dpaudit.reports.model import AuditResult, Unfinished
+from dpaudit.reports.model import AuditResult, Unfinished, audit_name
 from dpaudit.reports.text import (
     COMPARISON_COLUMNS,
     DATA_NOTICE,
     explain,
+    headline,
+    power_rows,
+    rounds_text,
+    utility_tables,
+)
+from dpaudit.reports.traceview import variant_text
+from dpaudit.reports.wording import (
+    LOW_FPRS,
+    attack_set_text,
+    attainable,
+    claim_extra_rows,
+    confidence_text,
     fmt_alpha,
     fmt_eps,
     fmt_number,
     fmt_percent,
     fmt_reference,
     fmt_value,
-    headline,
-    power_rows,
-    rounds_text,
+    resolution_text,
     test_size,
-    utility_tables,
+    tpr_cell,
+    warning_lines,
 )
-from dpaudit.reports.traceview import variant_text
 
 __all__ = ["md_escape", "md_table", "render_markdown"]
 
@@ -77,6 +88,7 @@ def _attack_rows(result: AuditResult) -> list[list[str]]:
                 fmt_eps(a.eps_emp),
                 fmt_eps(a.eps_max_attainable),
                 fmt_number(a.auc),
+                *(tpr_cell(a, fpr) for fpr in LOW_FPRS),
                 f"{c.tp} / {c.fp} / {c.tn} / {c.fn}",
             ]
         )
@@ -85,16 +97,17 @@ def _attack_rows(result: AuditResult) -> list[list[str]]:
 
 def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
     h = "#" * level
-    conf = fmt_percent(result.estimator.confidence)
+    conf = confidence_text(result)
     lines = [
         f"{h} dpaudit: {result.verdict}",
         "",
         f"**{md_escape(headline(result))}**",
         "",
+        *[f"> **{md_escape(w)}**\n" for w in warning_lines(result)],
         *md_table(
             ["", "epsilon"],
             [
-                [f"eps_emp (lower bound, {conf} confidence)", fmt_eps(result.eps_emp)],
+                [f"eps_emp (lower bound, {conf})", fmt_eps(result.eps_emp)],
                 [
                     f"claimed (delta {fmt_alpha(result.delta)})",
                     fmt_number(result.eps_claimed),
@@ -102,7 +115,7 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
                 ["reference accountant", fmt_reference(result)],
                 [
                     f"max attainable ({test_size(result)})",
-                    fmt_eps(result.eps_max_attainable),
+                    fmt_eps(attainable(result)),
                 ],
             ],
         ),
@@ -116,12 +129,16 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
         "**What this means.** " + " ".join(md_escape(p) for p in explain(result)),
         "",
         *md_table(
-            ["attack", "eps_emp", "max attainable", "AUC", "TP / FP / TN / FN"],
+            ["attack", "eps_emp", "max attainable", "AUC",
+             *(f"TPR at FPR {fmt_percent(fpr)}" for fpr in LOW_FPRS),
+             "TP / FP / TN / FN"],
             _attack_rows(result),
         ),
         "",
+        *([md_escape(resolution_text(result)), ""] if resolution_text(result) else []),
         (
             f"Generator {md_escape(result.label)} · dataset {md_escape(result.dataset)}"
+            f" · {md_escape(attack_set_text(result))}"
             f" · seed {result.seed} · {rounds_text(result)}"
             f" · dpaudit {md_escape(result.version)}"
         ),
@@ -129,6 +146,11 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
         f"Target record: {_target(result)}",
         "",
     ]
+    extra = claim_extra_rows(result)
+    if extra:
+        lines += ["**The generator's own claim keys** (over the rounds).", "",
+                  *md_table(["key", "value"],
+                            [[md_escape(k), md_escape(v)] for k, v in extra]), ""]
     if result.utility:
         tables = utility_tables(result.utility)
         if tables:
@@ -147,6 +169,7 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
 def render_markdown(
     results: Sequence[AuditResult],
     *,
+    base: Path | None = None,
     compare: bool | None = None,
     unfinished: Sequence[Unfinished] = (),
 ) -> str:
@@ -154,6 +177,8 @@ def render_markdown(
 
     Args:
         results: The audits (at least one).
+        base: The directory they were loaded from (the audit column names each
+            audit by its directory relative to it).
         compare: As in :func:`dpaudit.reports.html.render_html`.
         unfinished: A comparison's audits without a result (failed or
             interrupted): counted and listed, never left out silently.
@@ -173,7 +198,7 @@ def render_markdown(
             f"## dpaudit comparison: {violations} of {total} audit(s) "
             f"found a violation{missing}",
             "",
-            *(_comparison_table(results) if results else []),
+            *(_comparison_table(results, base) if results else []),
             "",
         ]
         if unfinished:
@@ -192,21 +217,24 @@ def render_markdown(
             ]
         for r in results:
             lines += [
-                f"**{r.verdict}**, {md_escape(r.label)} on {md_escape(r.dataset)}: "
-                + " ".join(md_escape(p) for p in explain(r)),
+                f"**{r.verdict}**, {md_escape(audit_name(r, base))} "
+                f"({md_escape(r.label)} on {md_escape(r.dataset)}): "
+                + " ".join(md_escape(p) for p in [*warning_lines(r), *explain(r)]),
                 "",
             ]
     lines += [f"_{md_escape(DATA_NOTICE)} dpaudit {__version__}._", ""]
     return "\n".join(lines)
 
 
-def _comparison_table(results: Sequence[AuditResult]) -> list[str]:
+def _comparison_table(results: Sequence[AuditResult],
+                      base: Path | None = None) -> list[str]:
     rows = []
     for r in results:
         attacks = sorted(r.attacks.values(), key=lambda a: a.name != r.attack)
         for a in attacks:
             rows.append(
                 [
+                    md_escape(audit_name(r, base)),
                     f"**{r.verdict}**",
                     md_escape(r.generator),
                     md_escape(variant_text(r)),

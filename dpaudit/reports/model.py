@@ -51,6 +51,7 @@ __all__ = [
     "Verdict",
     "attach",
     "attach_directory",
+    "audit_name",
     "find_result_dirs",
     "find_unfinished",
     "freeze",
@@ -90,6 +91,18 @@ def path_from(result: AuditResult, base: Path | None) -> str:
     """The result's audit directory, relative to ``base`` where it can be."""
     directory = result.directory
     return "" if directory is None else relative_path(directory, base)
+
+
+def audit_name(result: AuditResult, base: Path | None) -> str:
+    """The name that tells an audit apart in a comparison: its directory relative to
+    ``base`` (``dpaudit check`` names each audit's directory after the audit), else
+    the directory's own name, else the result's label."""
+    directory = result.directory
+    if directory is None:
+        return result.label
+    if base is not None:
+        return relative_path(directory, base)
+    return directory.name or str(directory)
 
 
 def _check_version(doc: Any, source: str) -> None:

@@ -19,10 +19,20 @@ from typing import Any
 import matplotlib as mpl
 from matplotlib.figure import Figure
 
+from dpaudit.audit.result import LOW_FPRS
 from dpaudit.reports.model import AttackResult, AuditResult, Trace
+from dpaudit.reports.wording import (
+    attainable,
+    fmt_eps,
+    fmt_number,
+    fmt_percent,
+    overall_confidence,
+    per_attack_confidence,
+)
 
 __all__ = [
     "comparison_chart",
+    "epsilon_bars",
     "epsilon_chart",
     "epsilon_trace_chart",
     "losses_chart",
@@ -69,27 +79,39 @@ def _figure(width: float = 6.4, height: float = 3.6) -> Figure:
         return Figure(figsize=(width, height), layout="constrained")
 
 
-def epsilon_chart(result: AuditResult) -> str:
-    """Bars: eps_emp (a lower bound), the claim, the reference and the attainable max."""
-    bars: list[tuple[str, float, str]] = []
-    conf = f"{100 * result.estimator.confidence:.0f}%"
+def epsilon_bars(result: AuditResult) -> list[tuple[str, float, str, str]]:
+    """The bars of :func:`epsilon_chart`: ``(name, value, value label, colour)``.
+
+    The names state the level as every report does (overall, and per attack when
+    several attacks ran) and the value labels are written as the reports write them.
+    """
+    bars: list[tuple[str, float, str, str]] = []
     if result.eps_emp is not None and math.isfinite(result.eps_emp):
+        conf = f"{fmt_percent(overall_confidence(result))} overall"
+        if result.estimator.several:
+            conf += f",\n{fmt_percent(per_attack_confidence(result))} per attack"
         bars.append(
             (
-                f"eps_emp\n(lower bound, {conf})",
+                f"eps_emp\n(lower bound,\n{conf})",
                 result.eps_emp,
+                fmt_eps(result.eps_emp),
                 VERDICT_COLOURS.get(result.verdict, "#757575"),
             )
         )
-    bars.append(("claimed", result.eps_claimed, "#37474f"))
+    bars.append(("claimed", result.eps_claimed, fmt_number(result.eps_claimed),
+                 "#37474f"))
     if result.eps_reference is not None and math.isfinite(result.eps_reference):
-        bars.append(("reference\naccountant", result.eps_reference, "#78909c"))
-    if result.eps_max_attainable is not None and math.isfinite(
-        result.eps_max_attainable
-    ):
-        bars.append(
-            ("max attainable\n(this test size)", result.eps_max_attainable, "#cfd8dc")
-        )
+        bars.append(("reference\naccountant", result.eps_reference,
+                     fmt_number(result.eps_reference), "#78909c"))
+    top = attainable(result)
+    if top is not None and math.isfinite(top):
+        bars.append(("max attainable\n(this test size)", top, fmt_eps(top), "#cfd8dc"))
+    return bars
+
+
+def epsilon_chart(result: AuditResult) -> str:
+    """Bars: eps_emp (a lower bound), the claim, the reference and the attainable max."""
+    bars = epsilon_bars(result)
     with mpl.rc_context(_RC):
         fig = _figure(6.4, 3.0)
         ax = fig.add_subplot()
@@ -98,12 +120,12 @@ def epsilon_chart(result: AuditResult) -> str:
         rects = ax.bar(
             range(len(bars)),
             values,
-            color=[b[2] for b in bars],
+            color=[b[3] for b in bars],
             edgecolor="#263238",
             linewidth=0.6,
         )
         ax.set_xticks(range(len(bars)), names)
-        ax.bar_label(rects, labels=[f"{v:.3g}" for v in values], padding=2)
+        ax.bar_label(rects, labels=[b[2] for b in bars], padding=2)
         ax.axhline(result.eps_claimed, color="#37474f", linestyle="--", linewidth=1)
         ax.set_ylabel("epsilon")
         top = max(values) if values else 1.0
@@ -185,32 +207,56 @@ def comparison_chart(rows: Sequence[tuple[str, AttackResult, AuditResult]]) -> s
         return _svg(fig)
 
 
-def roc_chart(result: AuditResult) -> str | None:
-    """ROC curve of every attack on the test rounds; ``None`` when none has one."""
+def roc_chart(result: AuditResult, *, log: bool = False) -> str | None:
+    """ROC curve of every attack on the test rounds; ``None`` when none has one.
+
+    ``log``: log-log axes, the low-FPR view membership inference is read on (TPR at
+    FPR 0.1% and 1% marked). The test rounds cannot show an FPR between 0 and
+    ``1 / test_non_members``: that band is shaded, and points at FPR 0 are drawn at
+    its left edge.
+    """
     attacks = [a for a in result.attacks.values() if a.roc_fpr and a.roc_tpr]
     if not attacks:
         return None
+    n0 = result.estimator.test_non_members
+    resolution = 1.0 / n0 if n0 else min(
+        (f for a in attacks for f in a.roc_fpr if f > 0), default=1e-3)
+    floor = min(resolution, min(LOW_FPRS)) / 2
     with mpl.rc_context(_RC):
         fig = _figure(4.6, 4.2)
         ax = fig.add_subplot()
-        ax.plot(
-            [0, 1], [0, 1], color="#9e9e9e", linestyle=":", linewidth=1, label="chance"
-        )
+        if log:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            grid = [floor * (1.0 / floor) ** (i / 50) for i in range(51)]
+            ax.plot(grid, grid, color="#9e9e9e", linestyle=":", linewidth=1,
+                    label="chance")
+            ax.axvspan(floor, resolution, color="#eceff1", zorder=0,
+                       label=f"FPR < 1/{n0 or '?'}: not resolvable")
+            for mark in LOW_FPRS:
+                ax.axvline(mark, color="#b0bec5", linestyle="--", linewidth=0.8)
+        else:
+            ax.plot([0, 1], [0, 1], color="#9e9e9e", linestyle=":", linewidth=1,
+                    label="chance")
         for attack in attacks:
             auc = "" if attack.auc is None else f" (AUC {attack.auc:.3f})"
-            ax.plot(
-                attack.roc_fpr,
-                attack.roc_tpr,
-                linewidth=1.6,
-                label=_label(attack.name) + auc,
-                drawstyle="default",
-            )
+            fpr, tpr = attack.roc_fpr, attack.roc_tpr
+            if log:
+                points = [(max(f, floor), t) for f, t in zip(fpr, tpr) if t > 0]
+                fpr, tpr = tuple(p[0] for p in points), tuple(p[1] for p in points)
+            ax.plot(fpr, tpr, linewidth=1.6, label=_label(attack.name) + auc,
+                    drawstyle="steps-post" if log else "default")
         ax.set_xlabel("false-positive rate")
         ax.set_ylabel("true-positive rate")
-        ax.set_xlim(-0.01, 1.01)
-        ax.set_ylim(-0.01, 1.01)
-        ax.set_aspect("equal")
-        ax.legend(loc="lower right", frameon=False, fontsize=8)
+        if log:
+            ax.set_xlim(floor, 1.0)
+            ax.set_ylim(floor, 1.05)
+            ax.legend(loc="lower right", frameon=False, fontsize=7)
+        else:
+            ax.set_xlim(-0.01, 1.01)
+            ax.set_ylim(-0.01, 1.01)
+            ax.set_aspect("equal")
+            ax.legend(loc="lower right", frameon=False, fontsize=8)
         return _svg(fig)
 
 

@@ -6,15 +6,34 @@ here restates numbers already in the result; nothing is estimated.
 
 from __future__ import annotations
 
-import json
 import math
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dpaudit.audit.result import Verdict
+from dpaudit.audit.result import Verdict, thaw
+from dpaudit.errors import InvalidParameterError
 from dpaudit.reports.model import AuditResult
+from dpaudit.reports.wording import (
+    LOW_FPRS,
+    attack_set_text,
+    attainable,
+    claim_extra_rows,
+    confidence_text,
+    fmt_alpha,
+    fmt_eps,
+    fmt_number,
+    fmt_percent,
+    fmt_reference,
+    fmt_value,
+    overall_confidence,
+    per_attack_confidence,
+    resolution_text,
+    test_size,
+    tpr_cell,
+    warning_lines,
+)
 
 __all__ = [
     "DATA_NOTICE",
@@ -46,52 +65,10 @@ DATA_NOTICE = (
 )
 
 
-
-def headline_confidence(result: AuditResult) -> float:
-    """The confidence of the reported (largest) bound: ``1 - alpha`` of the audit.
-
-    With a Bonferroni split over ``n`` attacks each bound holds at ``1 - alpha/n``
-    (the estimator's ``confidence``), and their maximum at ``1 - alpha``.
-    """
-    est = result.estimator
-    if est.correction == "bonferroni" and est.n_attacks > 1:
-        return 1.0 - est.n_attacks * (1.0 - est.confidence)
-    return est.confidence
-
-def fmt_eps(value: float | None) -> str:
-    """An epsilon with two decimals; an em dash when missing."""
-    if value is None or math.isnan(value):
-        return "—"
-    if math.isinf(value):
-        return "∞"
-    return f"{value:.2f}"
-
-
-def fmt_number(value: float | None, digits: int = 3) -> str:
-    """A number with ``digits`` significant digits; an em dash when missing."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.{digits}g}"
-
-
-def fmt_percent(value: float) -> str:
-    """``0.95`` -> ``95%`` (one decimal only when needed: ``97.5%``)."""
-    pct = 100.0 * value
-    return f"{pct:.0f}%" if abs(pct - round(pct)) < 1e-9 else f"{pct:.3g}%"
-
-
-def fmt_alpha(value: float | None) -> str:
-    """An alpha or delta, as ``%g``."""
-    return "—" if value is None else f"{value:g}"
-
-
 #: The columns of a comparison table (one row per audit and attack), shared by the
 #: HTML and Markdown renderers.
 COMPARISON_COLUMNS = (
+    "audit",
     "verdict",
     "generator",
     "variant",
@@ -106,46 +83,6 @@ COMPARISON_COLUMNS = (
 )
 
 
-def fmt_reference(result: Any) -> str:
-    """The reference epsilon, or ``unbounded`` when a correct accountant finds no
-    finite bound (the claim's ``reference_note`` says why), else ``—``."""
-    if result.eps_reference is not None:
-        return fmt_number(result.eps_reference)
-    note = str(result.claim.get("reference_note") or "")
-    return "unbounded" if note.startswith("unbounded") else "—"
-
-
-def fmt_value(value: Any) -> str:
-    """Any JSON value as short text (strings bare, the rest as JSON)."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return fmt_number(value, 6)
-    if isinstance(value, Mapping):
-        value = dict(value)
-    if isinstance(value, tuple):
-        value = list(value)
-    return json.dumps(_plain(value), sort_keys=False, default=str)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def test_size(result: AuditResult) -> str:
-    """The test split in words: ``400 + 400 test rounds`` (without + with the target)."""
-    n0, n1 = result.estimator.test_non_members, result.estimator.test_members
-    if n0 is not None and n1 is not None:
-        return f"{n0} + {n1} test rounds"
-    return f"{result.rounds.test} test rounds"
-
-
 def rounds_text(result: AuditResult) -> str:
     """``2000 rounds (1000 per world): train 800, validation 400, test 800``."""
     r = result.rounds
@@ -154,13 +91,6 @@ def rounds_text(result: AuditResult) -> str:
         f"{r.total} rounds{per_world}: train {r.train}, validation {r.validation}, "
         f"test {r.test}"
     )
-
-
-def attainable(result: AuditResult) -> float | None:
-    """The attainable maximum: ``power.eps_max_attainable``, else the top-level key."""
-    if result.power is not None and result.power.eps_max_attainable is not None:
-        return result.power.eps_max_attainable
-    return result.eps_max_attainable
 
 
 def approximate_note(result: AuditResult) -> str | None:
@@ -178,11 +108,11 @@ def randomness_text(result: AuditResult) -> str:
     if result.randomness == "fixed_public":
         text = ("fixed public randomness (everything but the privacy noise held equal "
                 "in every round and both worlds)")
-        chosen = result.config.get("public_seed", 0)
+        chosen = result.public_seed
         if result.public_selection:
-            best = dict(result.public_selection[0])
+            best = result.public_selection[0]
             text += (f"; public candidate {chosen} of {len(result.public_selection)}, "
-                     f"chosen on selection rounds (pool AUC {float(best['auc']):.3f})")
+                     f"chosen on selection rounds (pool AUC {best.auc:.3f})")
         elif chosen:
             text += f"; public candidate {chosen}"
         return text
@@ -251,8 +181,9 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
 
 
 def headline(result: AuditResult) -> str:
-    """One line: ``VIOLATION: eps_emp 4.68 > claimed 1 (querybased, 95% confidence)``."""
-    conf = fmt_percent(headline_confidence(result))
+    """One line: ``VIOLATION: eps_emp 4.68 > claimed 1 (querybased, 95% overall
+    confidence)``."""
+    conf = confidence_text(result)
     claim = fmt_number(result.eps_claimed)
     if result.eps_emp is None:
         return f"INCONCLUSIVE: no estimate of epsilon (claimed {claim})"
@@ -267,7 +198,7 @@ def headline(result: AuditResult) -> str:
     extra = f", {note}" if note else ""
     return (
         f"{result.verdict}: eps_emp {fmt_eps(result.eps_emp)} {relation} claimed "
-        f"{claim} ({result.attack}, {conf} confidence{extra})"
+        f"{claim} ({result.attack}, {conf}{extra})"
     )
 
 
@@ -280,7 +211,7 @@ def explain(result: AuditResult) -> list[str]:
     Returns:
         Plain-text paragraphs (callers escape them for their format).
     """
-    conf = fmt_percent(headline_confidence(result))
+    conf = confidence_text(result)
     claim = fmt_number(result.eps_claimed)
     eps = fmt_eps(result.eps_emp)
     top_value = attainable(result)
@@ -289,7 +220,7 @@ def explain(result: AuditResult) -> list[str]:
     paragraphs: list[str] = []
     if result.verdict == Verdict.VIOLATION:
         paragraphs.append(
-            f"The implementation leaks more than it claims: with {conf} confidence "
+            f"The implementation leaks more than it claims: with {conf} "
             f"epsilon is at least {eps}, above the claimed {claim}. This is a proven "
             f"violation, not a suspicion: the {result.attack} attack told apart models "
             "trained with and without the target record more reliably than any "
@@ -304,7 +235,7 @@ def explain(result: AuditResult) -> list[str]:
             )
     elif result.verdict == Verdict.CONSISTENT:
         paragraphs.append(
-            f"No violation found: with {conf} confidence epsilon is at least {eps}, "
+            f"No violation found: with {conf} epsilon is at least {eps}, "
             f"which does not exceed the claimed {claim}. This does NOT prove the "
             f"generator private; it only says that the {result.attack} attack, on this "
             "target record and this dataset, found no violation. A stronger attack, "
@@ -354,7 +285,7 @@ def explain(result: AuditResult) -> list[str]:
             "separate the worlds here. Another target, another dataset or another "
             "public seed (--public-seed auto) may still reach the release."
         )
-    note = str(result.claim.get("reference_note") or "")
+    note = result.claim.reference_note or ""
     if result.eps_reference is None and note.startswith("unbounded"):
         paragraphs.append(
             f"The generator claims epsilon {claim}, but a correct accountant finds no "
@@ -372,12 +303,15 @@ def explain(result: AuditResult) -> list[str]:
                 f"A correct (reference) accountant computes epsilon {ref} for the same "
                 f"training (claimed: {claim})."
             )
-    if result.estimator.correction == "bonferroni" and result.estimator.n_attacks > 1:
+    if result.estimator.several:
         paragraphs.append(
             f"{result.estimator.n_attacks} attacks ran and the largest bound is "
-            "reported; each bound used a Bonferroni-corrected level "
-            f"({fmt_percent(result.estimator.confidence)} confidence), so the "
-            f"{conf} confidence holds for the maximum."
+            "reported; each attack's bound holds at "
+            f"{fmt_percent(per_attack_confidence(result))} per-attack confidence "
+            f"(Bonferroni), so the maximum holds at "
+            f"{fmt_percent(overall_confidence(result))} overall confidence. The "
+            f"attainable maximum {fmt_eps(attainable(result))} is taken at the "
+            "per-attack level."
         )
     return paragraphs
 
@@ -471,7 +405,7 @@ _UTILITY_FACTS = (
 )
 
 
-def _with_std(mean: Any, std: Any) -> str:
+def _with_std(mean: float | None, std: float | None) -> str:
     if mean is None:
         return "—"
     text = fmt_number(mean)
@@ -479,48 +413,40 @@ def _with_std(mean: Any, std: Any) -> str:
 
 
 def utility_tables(utility: Mapping[str, Any]) -> list[Table]:
-    """Tables of a utility result (``utility.json``, format ``dpaudit.utility/1``).
+    """Tables of a utility result (``utility.json``, format ``dpaudit.utility/1``,
+    read with :meth:`dpaudit.utility.results.UtilityResult.from_json`).
 
     Classifier scores become one table (a row per classifier, AUROC and AUPRC per
-    setting), the per-setting means another, and the run's facts a third. Any other
-    mapping is shown with :func:`tables_of`.
+    setting), the per-setting means another, and the run's facts a third. A mapping
+    that is not a utility result is shown with :func:`tables_of`.
     """
-    scores = utility.get("scores")
-    if not (
-        isinstance(scores, list | tuple)
-        and scores
-        and all(
-            isinstance(s, Mapping) and "classifier" in s and "setting" in s
-            for s in scores
-        )
-    ):
+    from dpaudit.utility.results import UtilityResult
+
+    try:
+        result = UtilityResult.from_json(thaw(utility))
+    except (InvalidParameterError, KeyError, TypeError, ValueError):
         return tables_of(utility)
-    settings: list[str] = []
-    classifiers: list[str] = []
-    cells: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for s in scores:
-        setting, classifier = str(s["setting"]), str(s["classifier"])
-        if setting not in settings:
-            settings.append(setting)
-        if classifier not in classifiers:
-            classifiers.append(classifier)
-        cells[(classifier, setting)] = s
+    if not result.scores:
+        return tables_of(utility)
+    settings = list(dict.fromkeys(s.setting for s in result.scores))
+    classifiers = list(dict.fromkeys(s.classifier for s in result.scores))
+    cells = {(s.classifier, s.setting): s for s in result.scores}
     headers = ["classifier"]
     for setting in settings:
-        name = _SETTING_NAMES.get(setting, setting)
+        name = _SETTING_NAMES.get(setting, str(setting))
         headers += [f"{name} AUROC", f"{name} AUPRC"]
     rows = []
     for classifier in classifiers:
         row = [classifier]
         for setting in settings:
-            s = cells.get((classifier, setting), {})
-            if s.get("auroc") is None and s.get("status"):
-                row += [str(s.get("status")), ""]
+            cell = cells.get((classifier, setting))
+            if cell is None:
+                row += ["—", "—"]
+            elif cell.auroc is None and cell.status:
+                row += [cell.status, ""]
             else:
-                row += [
-                    _with_std(s.get("auroc"), s.get("auroc_std")),
-                    _with_std(s.get("auprc"), s.get("auprc_std")),
-                ]
+                row += [_with_std(cell.auroc, cell.auroc_std),
+                        _with_std(cell.auprc, cell.auprc_std)]
         rows.append(tuple(row))
     tables = [
         Table(
@@ -528,19 +454,19 @@ def utility_tables(utility: Mapping[str, Any]) -> list[Table]:
             "held-out data (mean ± std over runs)",
             headers=tuple(headers),
             rows=tuple(rows),
-        )
+        ),
+        Table(
+            caption="Mean over classifiers, per setting",
+            headers=("", "auroc", "auprc", "n_classifiers"),
+            rows=tuple(
+                (_SETTING_NAMES.get(s, str(s)), fmt_value(result.mean(s, "auroc")),
+                 fmt_value(result.mean(s, "auprc")), str(result.n_averaged(s)))
+                for s in settings),
+        ),
     ]
-    summary = utility.get("summary")
-    if isinstance(summary, Mapping) and summary:
-        tables += tables_of(
-            {_SETTING_NAMES.get(str(k), str(k)): v for k, v in summary.items()},
-            "Mean over classifiers, per setting",
-        )
-    facts = tuple((k, fmt_value(utility[k])) for k in _UTILITY_FACTS if k in utility)
-    if facts:
-        tables.append(
-            Table(caption="Utility run", headers=("key", "value"), rows=facts)
-        )
+    facts = tuple((k, fmt_value(getattr(result, k))) for k in _UTILITY_FACTS
+                  if getattr(result, k) is not None)
+    tables.append(Table(caption="Utility run", headers=("key", "value"), rows=facts))
     return tables
 
 
@@ -565,13 +491,13 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
     word = str(result.verdict)
     if color:
         word = f"{VERDICT_ANSI.get(word, '')}{word}\033[0m"
-    conf = fmt_percent(headline_confidence(result))
+    conf = confidence_text(result)
     lines = [
-        f"audit of {result.label} on {result.dataset}, attack {result.attack}, "
+        f"audit of {result.label} on {result.dataset}, {attack_set_text(result)}, "
         f"{rounds_text(result)}",
         f"  verdict                {word}",
-        f"  eps_emp                {fmt_eps(result.eps_emp)} (lower bound, {conf} "
-        "confidence)",
+        *(f"  {w}" for w in warning_lines(result)),
+        f"  eps_emp                {fmt_eps(result.eps_emp)} (lower bound, {conf})",
         f"  claimed epsilon        {fmt_number(result.eps_claimed)} "
         f"(delta {fmt_alpha(result.delta)})",
         f"  reference epsilon      {fmt_reference(result)}",
@@ -580,15 +506,18 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
     lines += [f"  {name:<22} {text}" for name, text in power_rows(result)]
     c = result.counts
     lines.append(f"  TP / FP / TN / FN      {c.tp} / {c.fp} / {c.tn} / {c.fn}")
-    if len(result.attacks) > 1:
-        for attack in result.attacks.values():
-            lines.append(
-                f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}, "
-                f"AUC {fmt_number(attack.auc)}"
-            )
-    seconds = result.timing.get("total_seconds")
-    if isinstance(seconds, int | float):
+    for attack in result.attacks.values():
+        low = ", ".join(f"TPR@{fmt_percent(fpr)} {tpr_cell(attack, fpr)}"
+                        for fpr in LOW_FPRS)
+        lines.append(
+            f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}, "
+            f"AUC {fmt_number(attack.auc)}, {low}"
+        )
+    resolution = resolution_text(result)
+    lines += [f"  claim.extra.{k:<10} {v}" for k, v in claim_extra_rows(result)]
+    seconds = result.timing.total_seconds
+    if seconds is not None:
         lines.append(f"  wall time              {seconds:.1f} s")
-    for paragraph in explain(result):
+    for paragraph in [*explain(result), *([resolution] if resolution else [])]:
         lines += ["", *textwrap.wrap(paragraph, width=88)]
     return "\n".join(lines) + "\n"

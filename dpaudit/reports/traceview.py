@@ -21,10 +21,11 @@ __all__ = ["TRACE_SOURCE", "TraceView", "trace_view", "variant_text"]
 
 #: The caption of every training trace: where its model comes from.
 TRACE_SOURCE = (
-    "These traces come from one extra fit of the generator on D ∪ {target}, made "
-    "after the audit for this report (from its own seed stream, with the audit's "
-    "generator options); that model is not one of the audit's rounds and its "
-    "numbers take no part in the verdict."
+    "These traces come from the audit's first round of the with-target world (the "
+    "generator fitted on D ∪ {target} from that round's own seed stream, with the "
+    "audit's generator options and its trace switch on): that round's release is "
+    "one of the audit's rounds like any other, and the traces themselves take no "
+    "part in the verdict."
 )
 
 _TEACHERLESS = frozenset({"single_discriminator"})
@@ -65,8 +66,8 @@ def trace_view(result: AuditResult) -> TraceView:
     inner = _inner(details)
     events = {str(e) for e in inner.get("non_private_events", []) or []}
     flags = events | {str(b) for b in result.bugs}
-    accountant_name = str((details or {}).get("accountant") or result.claim.get(
-        "accountant") or "")
+    accountant_name = str((details or {}).get("accountant") or result.claim.accountant
+                          or "")
     teachers = not (flags & _TEACHERLESS)
     ledger = inner.get("ledger")
     no_queries = isinstance(ledger, Mapping) and ledger.get("queries") == 0

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
 import pytest
 
-from dpaudit.audit.analysis import headline_attack
-from dpaudit.audit.estimators import eps_max_attainable, rounds_needed
+from dpaudit.audit.analysis import headline_attack, summarise_claims
+from dpaudit.audit.estimate import planned_attainable_maximum
+from dpaudit.audit.estimators import AttackCounts, eps_max_attainable, rounds_needed
 from dpaudit.audit.game import GamePlan
+from dpaudit.audit.result import AttackResult
 from dpaudit.audit.verdict import Verdict, decide, saturated, tightness, verdict_reason
 
 
@@ -95,10 +98,26 @@ def test_constant_release_is_detected_from_the_store(tmp_path: Path) -> None:
     from dpaudit.reports.junit import case_from_result, render_junit
     from dpaudit.reports.markdown import render_markdown
 
-    constant = run_audit(AuditConfig(
-        generator="dpaudit.generators.toy_plugins:ConstantRelease", rounds=40, seed=1),
-        out_dir=tmp_path / "constant", progress=False)
+    config = AuditConfig(
+        generator="dpaudit.generators.toy_plugins:ConstantRelease", rounds=40, seed=1)
+    constant = run_audit(config, out_dir=tmp_path / "constant", progress=False)
     assert "same features" in (constant.verdict_reason or "")
+    # The attainable maximum forecast before the run (what `dpaudit check`'s Power
+    # paragraph states) is the one the analysis records: the Bonferroni split over
+    # the default set's three attacks included.
+    assert constant.estimator.n_attacks == 3 and constant.estimator.several
+    assert constant.estimator.overall_alpha == pytest.approx(config.alpha)
+    assert constant.estimator.alpha == pytest.approx(config.alpha / 3)
+    assert constant.power is not None
+    assert constant.power.eps_max_attainable == pytest.approx(
+        planned_attainable_maximum(config))
+    # TPR at low FPR, with the test rounds' resolution, for every attack.
+    n0 = constant.estimator.test_non_members
+    assert n0 is not None and 1.0 / n0 > 0.01  # 40 rounds: neither is resolvable
+    for attack in constant.attacks.values():
+        assert attack.fpr_resolution == pytest.approx(1.0 / n0)
+        assert [(r.fpr, r.tpr, r.resolvable) for r in attack.tpr_at_low_fpr] == [
+            (0.001, None, False), (0.01, None, False)]
     assert constant.power is not None and constant.power.constant_release
     # The flag survives result.json and every report states it.
     again = AuditResult.from_json(constant.to_json())
@@ -113,9 +132,10 @@ def test_constant_release_is_detected_from_the_store(tmp_path: Path) -> None:
     assert "changed nothing in this release" not in render_markdown([copy])
 
 
-def _attack(eps: float, *, constant: bool, val_auc: float, auc: float) -> dict[str, object]:
-    return {"eps_emp": eps, "constant_scores": constant, "validation_auc": val_auc,
-            "auc": auc}
+def _attack(eps: float, *, constant: bool, val_auc: float, auc: float) -> AttackResult:
+    return AttackResult(name="a", eps_emp=eps, constant_scores=constant,
+                        validation_auc=val_auc, auc=auc,
+                        counts=AttackCounts(tp=0, fp=0, tn=0, fn=0))
 
 
 def test_headline_never_favours_a_constant_guess() -> None:
@@ -125,9 +145,31 @@ def test_headline_never_favours_a_constant_guess() -> None:
                "distance": _attack(0.0, constant=False, val_auc=0.52, auc=0.7)}
     assert headline_attack(attacks) == "querybased"
     # A larger bound always wins.
-    attacks["distance"]["eps_emp"] = 0.2
+    attacks["distance"] = dataclasses.replace(attacks["distance"], eps_emp=0.2)
     assert headline_attack(attacks) == "distance"
     # Only constant guesses: the first one, deterministically.
     const = {"a": _attack(0.0, constant=True, val_auc=0.5, auc=0.9),
              "b": _attack(0.0, constant=True, val_auc=0.5, auc=0.1)}
     assert headline_attack(const) == "a"
+
+
+def test_claims_carry_a_generators_extra_keys_and_iterations() -> None:
+    """``claim.extra`` over the rounds (numbers summarised, other values distinct and
+    capped) and ``iterations_mean`` from the claims' iterations, a plug-in's extra
+    included; ``None`` when no round reports iterations (never a made-up 0)."""
+    rows = {r: {"epsilon": 1.0 + r, "delta": 1e-5, "accountant": "plug-in",
+                "iterations": None,
+                "extra": {"iterations": 10 * (r + 1), "noise": 0.5 * (r + 1),
+                          "optimizer": "adam" if r < 2 else "sgd",
+                          "label": f"run-{r}"}}
+            for r in range(12)}
+    claim = summarise_claims(rows)
+    assert claim.epsilon == 12.0 and claim.iterations == 120
+    assert claim.iterations_mean == pytest.approx(65.0)
+    assert claim.extra["noise"] == {"mean": 3.25, "min": 0.5, "max": 6.0, "rounds": 12}
+    assert claim.extra["optimizer"]["values"] == ("adam", "sgd")
+    assert claim.extra["label"]["distinct"] == 12
+    assert len(claim.extra["label"]["values"]) == 10
+    # A claim without extra (a built-in generator, or stored before extra existed).
+    plain = summarise_claims({0: {"epsilon": 1.0, "delta": 1e-5, "accountant": "x"}})
+    assert plain.iterations_mean is None and dict(plain.extra) == {}

@@ -19,6 +19,7 @@ from scipy import stats
 
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.game import GamePlan
+from dpaudit.audit.result import PublicCandidate
 from dpaudit.audit.run import run_audit
 from dpaudit.audit.selection import selection_streams
 from dpaudit.audit.streams import Streams
@@ -102,9 +103,9 @@ def test_auto_finds_the_public_randomness_that_leaks(tmp_path: Path) -> None:
     assert default.public_selection is None
     chosen = run_audit(AuditConfig(**common, public_seed="auto"), out_dir=tmp_path / "auto")
     assert chosen.config["public_seed"] == 7
-    ranking = [dict(r) for r in chosen.public_selection or ()]
-    assert len(ranking) == 8 and ranking[0] == {"candidate": 7, "auc": 1.0}
-    assert all(r["auc"] < 1.0 for r in ranking[1:])
+    ranking = chosen.public_selection or ()
+    assert len(ranking) == 8 and ranking[0] == PublicCandidate(candidate=7, auc=1.0)
+    assert all(r.auc < 1.0 for r in ranking[1:])
     assert str(chosen.verdict) == "VIOLATION"
     assert chosen.eps_emp == pytest.approx(chosen.eps_max_attainable)
     # The stored audit names the chosen candidate: analysing it again (``auto``

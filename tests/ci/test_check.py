@@ -588,7 +588,7 @@ def test_summary_is_appended_and_states_the_statistics(tmp_path: Path) -> None:
     assert "level 0.0333333" in text
     assert "**Preset `quick`.**" in text and "80 + 80 test rounds" in text
     assert "**Power.**" in text
-    assert "with 96.7% confidence epsilon is at least 4.20" in text
+    assert "with 96.7% overall confidence epsilon is at least 4.20" in text
     assert "training diverged" in text
 
 

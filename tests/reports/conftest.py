@@ -50,6 +50,8 @@ def make_result(**overrides: Any) -> dict[str, Any]:
             "n_attacks": 1,
             "test_non_members": 400,
             "test_members": 400,
+            "overall_alpha": 0.05,
+            "overall_confidence": 0.95,
         },
         "delta": 1e-5,
         "attacks": {
@@ -62,6 +64,12 @@ def make_result(**overrides: Any) -> dict[str, Any]:
                 "direction": 1,
                 "alpha": 0.05,
                 "roc": {"fpr": [0.0, 0.0, 1.0], "tpr": [0.0, 1.0, 1.0]},
+                # 400 non-member test rounds: FPR moves in steps of 0.25%.
+                "fpr_resolution": 0.0025,
+                "tpr_at_low_fpr": [
+                    {"fpr": 0.001, "tpr": None, "resolvable": False},
+                    {"fpr": 0.01, "tpr": 1.0, "resolvable": True},
+                ],
                 "scores": {"member": member, "non_member": non_member},
             }
         },
@@ -109,6 +117,7 @@ def make_result(**overrides: Any) -> dict[str, Any]:
         "seed": 0,
         "generator_options": {"variant": "synthcity", "num_teachers": 2, "lam": 0.001},
         "synthetic_rows": 100,
+        "warnings": [],
         "target_index": None,
         "rounds": {
             "total": 2000,
@@ -135,6 +144,11 @@ def consistent_result(**overrides: Any) -> dict[str, Any]:
         "direction": -1,
         "alpha": 0.05,
         "roc": {"fpr": [0.0, 0.3, 0.6, 1.0], "tpr": [0.0, 0.33, 0.64, 1.0]},
+        "fpr_resolution": 0.0025,
+        "tpr_at_low_fpr": [
+            {"fpr": 0.001, "tpr": None, "resolvable": False},
+            {"fpr": 0.01, "tpr": 0.0, "resolvable": True},
+        ],
         "scores": {"member": [0.1, 0.4, 0.5, 0.9], "non_member": [0.2, 0.4, 0.6, 0.8]},
     }
     base = {
@@ -203,6 +217,8 @@ def inconclusive_result(**overrides: Any) -> dict[str, Any]:
             "n_attacks": 1,
             "test_non_members": 8,
             "test_members": 8,
+            "overall_alpha": 0.05,
+            "overall_confidence": 0.95,
         },
         "rounds": {
             "total": 40,
@@ -268,7 +284,10 @@ def _csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
 UTILITY = {
     "format": "dpaudit.utility/1",
     "dataset": "cervical_cancer",
+    "label": "Biopsy",
     "protocol": "best-of",
+    "settings": ["B"],
+    "classifiers": ["LogisticRegression", "RandomForest"],
     "n_models": 5,
     "sra_auroc": 0.8,
     "summary": {"B": {"auroc": 0.88, "auprc": 0.45, "n_classifiers": 2}},
@@ -348,3 +367,9 @@ def inconclusive_doc() -> Callable[..., dict[str, Any]]:
 def consistent_doc() -> Callable[..., dict[str, Any]]:
     """Factory of CONSISTENT result documents."""
     return consistent_result
+
+
+@pytest.fixture(scope="session")
+def documents() -> tuple[Callable[..., dict[str, Any]], Callable[..., Path]]:
+    """``(make_result, write_audit)`` for fixtures of any scope."""
+    return make_result, write_audit

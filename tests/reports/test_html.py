@@ -22,10 +22,10 @@ def visible_text(html: str) -> str:
 def test_verdict_and_numbers_are_shown(violation_html: str) -> None:
     text = visible_text(violation_html)
     assert '<div class="word">VIOLATION</div>' in violation_html
-    assert "VIOLATION: eps_emp 4.68 &gt; claimed 1 (querybased, 95% confidence)" in (
+    assert "VIOLATION: eps_emp 4.68 &gt; claimed 1 (querybased, 95% overall confidence)" in (
         violation_html
     )
-    assert "eps_emp: lower bound on epsilon, 95% confidence" in text
+    assert "eps_emp: lower bound on epsilon, 95% overall confidence" in text
     assert "epsilon of a reference accountant" in text
     assert "largest eps_emp this test size can show (400 + 400 test rounds)" in text
 
@@ -33,8 +33,8 @@ def test_verdict_and_numbers_are_shown(violation_html: str) -> None:
 def test_what_this_means_for_a_violation(violation_html: str) -> None:
     text = visible_text(violation_html)
     assert (
-        "the implementation leaks more than it claims: with 95% confidence epsilon is "
-        "at least 4.68, above the claimed 1" in text.lower()
+        "the implementation leaks more than it claims: with 95% overall confidence "
+        "epsilon is at least 4.68, above the claimed 1" in text.lower()
     )
 
 
@@ -54,8 +54,9 @@ def test_sections_and_figures(violation_html: str) -> None:
         "Generator options in effect",
     ):
         assert heading in text, heading
-    # epsilon bars, ROC, one histogram, three traces
-    assert violation_html.count("<svg") == 6
+    # epsilon bars, ROC (linear and log-log), one histogram, three traces
+    assert violation_html.count("<svg") == 7
+    assert "log-log (low FPR)" in text
 
 
 def test_configuration_seed_dataset_and_version(violation_html: str) -> None:
@@ -145,8 +146,9 @@ def test_comparison_has_a_row_per_generator_variant_attack(
     text = visible_text(html)
     assert "dpaudit comparison report" in text
     assert "2 of 3 audit(s) found a violation" in text
-    rows = re.findall(r"<tr>\s*<td><span class=\"tag", html)
-    assert len(rows) == 4  # reference, synthcity, updated x 2 attacks
+    rows = re.findall(r"<tr>\s*<td>([^<]*)</td>\s*<td><span class=\"tag", html)
+    # reference, synthcity, updated x 2 attacks; the first column names the audit
+    assert sorted(rows) == ["reference", "synthcity", "updated", "updated"]
     assert "groundhog (headline)" in text and "2.18" in text
     assert 'href="synthcity/report.html"' in html  # only where the report exists
     assert html.count("<svg") == 1

@@ -14,9 +14,9 @@ from dpaudit.reports.markdown import md_escape
 def test_markdown_summary_of_a_violation(audit_dir: Path) -> None:
     md = render(load_results(audit_dir), "md")
     assert md.startswith("## dpaudit: VIOLATION\n")
-    assert "| eps_emp (lower bound, 95% confidence) | 4.68 |" in md
+    assert "| eps_emp (lower bound, 95% overall confidence) | 4.68 |" in md
     assert "| max attainable (400 + 400 test rounds) | 4.68 |" in md
-    assert "with 95% confidence epsilon is at least 4.68, above the claimed 1" in md
+    assert "with 95% overall confidence epsilon is at least 4.68, above the claimed 1" in md
     assert "Target record: a = 1, b = 1, c = 1" in md
     assert "no training data except the one target record" in md
     assert "| LogisticRegression | 0.86 ± 0.01 | 0.4 ± 0.02 |" in md
@@ -39,9 +39,12 @@ def test_markdown_comparison_table(
     parent = make_audit("runs/b", consistent_doc()).parent
     md = render(load_results(parent), "md", base=parent)
     assert md.startswith("## dpaudit comparison: 1 of 2 audit(s) found a violation")
-    table = [line for line in md.splitlines() if line.startswith("| **")]
+    table = [line for line in md.splitlines() if "| **" in line]
     assert len(table) == 2
-    assert all(line.count("|") == 12 for line in table)
+    assert all(line.count("|") == 13 for line in table)
+    # The first column names the audit (its directory under the parent).
+    assert sorted(line.split("|")[1].strip() for line in table) == ["a", "b"]
+    assert md.splitlines()[2].startswith("| audit | verdict |")
 
 
 def test_md_escape_keeps_table_cells_intact() -> None:

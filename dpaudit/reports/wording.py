@@ -1,0 +1,233 @@
+"""The vocabulary every report shares: numbers as text and the statements of level.
+
+One place says how an epsilon, a percentage or an alpha is written, and how the
+audit's two confidence levels are named (:func:`confidence_text`): the **overall**
+level holds for the reported (largest) bound, the **per-attack** level for each
+attack's own bound (``overall alpha / number of attacks``, Bonferroni). HTML,
+Markdown, terminal text, JUnit and the figures all state levels through this module,
+so no two renderings of one result can give different confidences. Everything here
+restates the result; nothing is estimated.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from dpaudit.audit.result import LOW_FPRS
+from dpaudit.reports.model import AttackResult, AuditResult
+
+__all__ = [
+    "LOW_FPRS",
+    "attack_set_text",
+    "attainable",
+    "claim_extra_rows",
+    "confidence_text",
+    "fmt_alpha",
+    "fmt_eps",
+    "fmt_number",
+    "fmt_percent",
+    "fmt_reference",
+    "fmt_value",
+    "level_text",
+    "overall_confidence",
+    "per_attack_confidence",
+    "resolution_text",
+    "test_size",
+    "tpr_cell",
+    "warning_lines",
+]
+
+
+def fmt_eps(value: float | None) -> str:
+    """An epsilon with two decimals; an em dash when missing."""
+    if value is None or math.isnan(value):
+        return "—"
+    if math.isinf(value):
+        return "∞"
+    return f"{value:.2f}"
+
+
+def fmt_number(value: float | None, digits: int = 3) -> str:
+    """A number with ``digits`` significant digits; an em dash when missing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.{digits}g}"
+
+
+def fmt_percent(value: float) -> str:
+    """``0.95`` -> ``95%`` (one decimal only when needed: ``97.5%``)."""
+    pct = 100.0 * value
+    return f"{pct:.0f}%" if abs(pct - round(pct)) < 1e-9 else f"{pct:.3g}%"
+
+
+def fmt_alpha(value: float | None) -> str:
+    """An alpha or delta, as ``%g``."""
+    return "—" if value is None else f"{value:g}"
+
+
+def fmt_reference(result: Any) -> str:
+    """The reference epsilon, or ``unbounded`` when a correct accountant finds no
+    finite bound (the claim's ``reference_note`` says why), else ``—``."""
+    if result.eps_reference is not None:
+        return fmt_number(result.eps_reference)
+    note = result.claim.reference_note or ""
+    return "unbounded" if note.startswith("unbounded") else "—"
+
+
+def fmt_value(value: Any) -> str:
+    """Any JSON value as short text (strings bare, the rest as JSON)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return fmt_number(value, 6)
+    if isinstance(value, Mapping):
+        value = dict(value)
+    if isinstance(value, tuple):
+        value = list(value)
+    return json.dumps(_plain(value), sort_keys=False, default=str)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def overall_confidence(result: AuditResult) -> float:
+    """The confidence of the reported (largest) bound: ``1 - `` the audit's alpha."""
+    value = result.estimator.overall_confidence
+    return per_attack_confidence(result) if value is None else value
+
+
+def per_attack_confidence(result: AuditResult) -> float:
+    """The confidence of each attack's own bound (after the Bonferroni split)."""
+    value = result.estimator.confidence
+    return 1.0 - result.estimator.alpha if value is None else value
+
+
+def confidence_text(result: AuditResult) -> str:
+    """The confidence statement of every rendering.
+
+    ``95% overall confidence`` for one attack; with several,
+    ``95% overall confidence (98.3% per attack, Bonferroni over 3 attacks)``.
+    """
+    text = f"{fmt_percent(overall_confidence(result))} overall confidence"
+    e = result.estimator
+    if e.several:
+        text += (f" ({fmt_percent(per_attack_confidence(result))} per attack, "
+                 f"Bonferroni over {e.n_attacks} attacks)")
+    return text
+
+
+def level_text(result: AuditResult) -> str:
+    """The levels as alphas: ``overall alpha 0.05 (95% overall confidence); per-attack
+    alpha 0.0167 (98.3% per-attack confidence, Bonferroni over 3 attacks)``."""
+    e = result.estimator
+    text = (f"overall alpha {fmt_alpha(e.overall_alpha)} "
+            f"({fmt_percent(overall_confidence(result))} overall confidence)")
+    if e.several:
+        text += (f"; per-attack alpha {fmt_number(e.alpha)} "
+                 f"({fmt_percent(per_attack_confidence(result))} per-attack "
+                 f"confidence, Bonferroni over {e.n_attacks} attacks)")
+    return text
+
+
+def test_size(result: AuditResult) -> str:
+    """The test split in words: ``400 + 400 test rounds`` (without + with the target)."""
+    n0, n1 = result.estimator.test_non_members, result.estimator.test_members
+    if n0 is not None and n1 is not None:
+        return f"{n0} + {n1} test rounds"
+    return f"{result.rounds.test} test rounds"
+
+
+def attainable(result: AuditResult) -> float | None:
+    """The attainable maximum: ``power.eps_max_attainable``, else the top-level key.
+
+    Computed by the analysis at the per-attack level (the level the reported bound
+    was taken at), so every rendering states this one number.
+    """
+    if result.power is not None and result.power.eps_max_attainable is not None:
+        return result.power.eps_max_attainable
+    return result.eps_max_attainable
+
+
+def attack_set_text(result: AuditResult) -> str:
+    """The attacks that ran, and which one the verdict reports:
+    ``attacks querybased, moments, fingerprint (the default set; headline
+    querybased)``, or ``attack querybased`` for one."""
+    names = list(result.attacks) or [result.attack]
+    if len(names) == 1:
+        return f"attack {names[0]}"
+    chosen = result.attack_option or ""
+    which = {"default": "the default set; ", "all": "every attack; "}.get(chosen, "")
+    return f"attacks {', '.join(names)} ({which}headline {result.attack})"
+
+
+def tpr_cell(attack: AttackResult, fpr: float) -> str:
+    """The TPR of ``attack`` at FPR ``fpr`` for a table cell: ``0.12``, ``not
+    resolvable`` (fewer non-member test rounds than ``1 / fpr``) or ``—`` (not
+    recorded)."""
+    for rate in attack.tpr_at_low_fpr:
+        if math.isclose(rate.fpr, fpr):
+            if not rate.resolvable or rate.tpr is None:
+                return "not resolvable"
+            return fmt_number(rate.tpr)
+    return "—"
+
+
+def resolution_text(result: AuditResult) -> str:
+    """The FPR resolution of the test rounds in words: ``FPR resolution 1/400 =
+    0.25%: TPR at FPR 0.1% is not resolvable`` (empty when not recorded)."""
+    n0 = result.estimator.test_non_members
+    rates = [r for a in result.attacks.values() for r in a.tpr_at_low_fpr]
+    if not n0 or not rates:
+        return ""
+    text = (f"TPR at low FPR on the test rounds (the ROC's largest TPR at an FPR no "
+            f"larger than the target; descriptive, like the AUC). FPR resolution "
+            f"1/{n0} = {fmt_percent(1.0 / n0)}")
+    blind = sorted({r.fpr for r in rates if not r.resolvable})
+    if blind:
+        need = ", ".join(f"{fmt_percent(f)} needs at least {math.ceil(1.0 / f - 1e-9)}"
+                         for f in blind)
+        text += (": TPR at FPR " + " and ".join(fmt_percent(f) for f in blind)
+                 + f" is not resolvable with {n0} non-member test rounds ({need})")
+    return text + "."
+
+
+def warning_lines(result: AuditResult) -> list[str]:
+    """The result's warnings, one sentence each, ``warning: ...``."""
+    return [f"warning: {w.message}" for w in result.warnings]
+
+
+def claim_extra_rows(result: AuditResult) -> list[tuple[str, str]]:
+    """The generator's own claim keys (``claim.extra``) as ``(key, text)`` rows:
+    ``mean 15 (10 to 20) over 2 rounds`` for numbers, the distinct values for the
+    rest."""
+    rows: list[tuple[str, str]] = []
+    for key, summary in result.claim.extra.items():
+        rounds = summary.get("rounds")
+        over = f" over {rounds} round(s)" if rounds is not None else ""
+        if "mean" in summary:
+            low, high = summary.get("min"), summary.get("max")
+            span = ("" if low == high else
+                    f" ({fmt_number(low)} to {fmt_number(high)})")
+            rows.append((str(key), f"mean {fmt_number(summary.get('mean'))}{span}{over}"))
+            continue
+        values = [fmt_value(v) for v in summary.get("values") or ()]
+        distinct = summary.get("distinct", len(values))
+        text = ", ".join(values)
+        if isinstance(distinct, int) and distinct > len(values):
+            text += f", … ({distinct} distinct, {len(values)} shown)"
+        rows.append((str(key), text + over))
+    return rows
