@@ -188,58 +188,18 @@ class CheckReport:
         return headline(self.outcomes)
 
 
-def _test_sizes(settings: Mapping[str, Any]) -> tuple[int, int] | None:
-    """(non-members, members) among the test rounds, from the game's own plan."""
-    try:
-        from dpaudit.audit.game import GamePlan
-
-        kwargs: dict[str, Any] = {"rounds": settings.get("rounds", 1000), "seed": 0}
-        if settings.get("split") is not None:
-            kwargs["split"] = tuple(float(x) for x in settings["split"])
-        n0, n1 = GamePlan.create(**kwargs).world_sizes("test")
-    except Exception:  # the run itself reports a bad setting
-        return None
-    return int(n0), int(n1)
-
-
-def _attack_count(settings: Mapping[str, Any]) -> int:
-    """How many attacks the audit will run (its bounds split alpha between them), as
-    :func:`dpaudit.audit.setup.build_setup` expands ``attack``."""
-    from dpaudit.attacks.registry import expand_attacks
-    from dpaudit.datasets.names import WORST_CASE_NAMES
-
-    dataset = settings.get("dataset", "worst-case")
-    return len(expand_attacks(str(settings.get("attack", "default")),
-                              worst_case=dataset in WORST_CASE_NAMES,
-                              continuous=dataset == WORST_CASE_NAMES[1]))
-
-
 def planned_power(settings: Mapping[str, Any]) -> float | None:
-    """The largest eps_emp an audit with these settings can show, before running it.
-
-    It is :func:`dpaudit.audit.estimators.eps_max_attainable` of the test split the
-    game will use, at the audit's ``delta`` and its per-attack level (the audit's
-    ``alpha`` split over its attacks, as the analysis splits it), so it is the
-    attainable maximum the audit's result will report. ``None`` when the settings
-    are invalid (the run reports why).
+    """The largest eps_emp an audit with these settings can show, before running it:
+    :func:`dpaudit.audit.estimate.planned_attainable_maximum` of the audit they
+    configure (its test split, ``delta``, and ``alpha`` split over its attacks as the
+    analysis splits it), so it is the attainable maximum the audit's result will
+    report. ``None`` when the settings are invalid (the run reports why).
     """
-    sizes = _test_sizes(settings)
-    if sizes is None:
-        return None
     try:
-        from dpaudit.audit.estimators import eps_max_attainable
+        from dpaudit.audit.config import AuditConfig
+        from dpaudit.audit.estimate import planned_attainable_maximum
 
-        n_attacks = _attack_count(settings)
-        alpha = float(settings["alpha"])
-        return float(
-            eps_max_attainable(
-                sizes[0],
-                sizes[1],
-                delta=float(settings.get("delta", 1e-5)),
-                alpha=alpha / n_attacks if n_attacks > 1 else alpha,
-                method=settings.get("estimator", "clopper_pearson"),
-            )
-        )
+        return float(planned_attainable_maximum(AuditConfig.from_mapping(settings)))
     except Exception:  # reported by the run
         return None
 
@@ -445,7 +405,7 @@ def _constant_release(result: AuditResult) -> bool:
 
 def power_text(result: AuditResult) -> str:
     """The numbers behind a verdict, with the audit's power, in one parenthesis
-    (the constant-release flag too, when set)."""
+    (the constant-release flag and the result's warnings too, when set)."""
     top = fmt_eps(attainable(result))
     claim = fmt_number(result.eps_claimed)
     if result.eps_emp is None:
@@ -457,6 +417,7 @@ def power_text(result: AuditResult) -> str:
         if _constant_release(result):
             # No number of rounds helps a release that never changes.
             more = f"; {CONSTANT_RELEASE_TEXT}"
+        more += "".join(f"; warning: {w.message}" for w in result.warnings)
         return (
             f"(max attainable {top} <= claimed {claim}: could not refute the claim; "
             f"eps_emp {eps}{more})"
@@ -470,6 +431,7 @@ def power_text(result: AuditResult) -> str:
         parts.append("saturated: more rounds would show more")
     if _constant_release(result):
         parts.append(CONSTANT_RELEASE_TEXT)
+    parts += [f"warning: {w.message}" for w in result.warnings]
     return "(" + "; ".join(parts) + ")"
 
 

@@ -163,7 +163,9 @@ def render_check_markdown(report: CheckReport) -> str:
     for o in sorted(outcomes, key=lambda o: PRECEDENCE.index(o.exit_code)):
         r = o.result
         constant = r is not None and r.power is not None and r.power.constant_release
-        if r is not None and (o.status in ("VIOLATION", "INCONCLUSIVE") or constant):
+        warned = r is not None and bool(r.warnings)
+        if r is not None and (o.status in ("VIOLATION", "INCONCLUSIVE") or constant
+                              or warned):
             reason = f" {md_escape(r.verdict_reason)}" if r.verdict_reason else ""
             lines.append(
                 f"**{md_escape(o.name)}** ({o.status}, "

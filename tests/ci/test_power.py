@@ -263,3 +263,27 @@ def test_constant_release_in_the_log_line_and_the_summary(tmp_path: Path) -> Non
         reports=False,
     )
     assert "constant release" not in ci.render_check_markdown(plain)
+
+
+def test_result_warnings_in_the_log_line_and_the_summary(tmp_path: Path) -> None:
+    """A result's warnings (a release smaller than the attacks need) are stated in the
+    check's log line and step summary, as in every report."""
+    import dataclasses
+
+    from dpaudit.audit.result import AuditWarning
+
+    message = "the release has 4 rows per round; raise it with --synthetic-rows 100"
+
+    class Warned(ResultRunner):
+        def __call__(self, config: dict[str, Any], *, out_dir: Path,
+                     progress: bool = False) -> AuditResult:
+            result = super().__call__(config, out_dir=out_dir, progress=progress)
+            return dataclasses.replace(
+                result, warnings=(AuditWarning(code="small_release", message=message),))
+
+    policy = parse_policy({"audit": [{"generator": "pategan", "name": "tiny"}]})
+    lines: list[str] = []
+    report = run_check(policy, out_dir=tmp_path, runner=Warned({}), make_config=dict,
+                       reports=False, log=lines.append)
+    assert f"warning: {message}" in lines[0]
+    assert message in ci.render_check_markdown(report)
