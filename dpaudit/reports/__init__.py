@@ -18,9 +18,16 @@ import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.errors import InvalidParameterError
+from dpaudit.reports.formats import (
+    DEFAULT_FILENAMES,
+    FORMATS,
+    REPORT_FORMATS,
+    ReportFormat,
+    ReportFormatSpec,
+)
 
 if TYPE_CHECKING:
     from dpaudit.reports.html import render_html
@@ -39,9 +46,11 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_FILENAMES",
     "FORMATS",
+    "REPORT_FORMATS",
     "AuditResult",
     "JunitCase",
     "ReportFormat",
+    "ReportFormatSpec",
     "case_from_result",
     "load_result",
     "load_results",
@@ -53,19 +62,6 @@ __all__ = [
     "render_terminal",
     "write_atomic",
 ]
-
-ReportFormat = Literal["html", "md", "json", "junit"]
-FORMATS: tuple[str, ...] = get_args(ReportFormat)
-
-#: The file a format is written to inside the audit directory by default.
-DEFAULT_FILENAMES: Mapping[str, str] = MappingProxyType(
-    {
-        "html": "report.html",
-        "md": "report.md",
-        "json": "report.json",
-        "junit": "junit.xml",
-    }
-)
 
 _LAZY: Mapping[str, str] = MappingProxyType(
     {
@@ -123,63 +119,11 @@ def render(
         raise InvalidParameterError("`results` must hold at least one audit. Got none.")
     if compare is None:
         compare = len(results) + len(unfinished) > 1
-    if fmt == "html":
-        from dpaudit.reports.html import render_html
-
-        return render_html(results, base=base, compare=compare, unfinished=unfinished)
-    if fmt == "md":
-        from dpaudit.reports.markdown import render_markdown
-
-        return render_markdown(
-            results, base=base, compare=compare, unfinished=unfinished
+    spec = REPORT_FORMATS.get(fmt)
+    if spec is None:
+        raise InvalidParameterError(
+            f"`--format` must be one of {', '.join(FORMATS)}. Got {fmt!r}."
         )
-    if fmt == "json":
-        from dpaudit.reports.jsonreport import render_json
-
-        return render_json(
-            results, base=base, compare=compare, unfinished=unfinished
-        )
-    if fmt == "junit":
-        from dpaudit.reports.junit import (
-            JunitCase,
-            case_from_result,
-            render_junit,
-            unique_names,
-        )
-        from dpaudit.reports.model import path_from
-
-        # Each case is named by its audit directory in a comparison (unique), and
-        # by label and attack for a single audit.
-        names = unique_names(
-            [
-                (path_from(r, base) if compare else "") or f"{r.label} [{r.attack}]"
-                for r in results
-            ]
-        )
-        cases = []
-        for r, name in zip(results, names):
-            directory = r.directory
-            report = (
-                None if directory is None else directory / DEFAULT_FILENAMES["html"]
-            )
-            cases.append(
-                case_from_result(
-                    r,
-                    name=name,
-                    report_path=report if report and report.is_file() else None,
-                )
-            )
-        for u in unfinished:
-            cases.append(
-                JunitCase(
-                    name=u.path,
-                    classname="dpaudit.unfinished",
-                    status="error",
-                    message=f"{u.status}: {u.reason}",
-                    details=f"{u.status}: {u.reason}",
-                )
-            )
-        return render_junit(cases)
-    raise InvalidParameterError(
-        f"`--format` must be one of {', '.join(FORMATS)}. Got {fmt!r}."
-    )
+    renderer = getattr(importlib.import_module(f"{__name__}.{spec.module}"), spec.renderer)
+    text: str = renderer(results, base=base, compare=compare, unfinished=unfinished)
+    return text

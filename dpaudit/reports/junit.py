@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Literal
 
 from dpaudit.audit.result import Verdict
-from dpaudit.reports.model import AuditResult
+from dpaudit.reports.formats import DEFAULT_FILENAMES
+from dpaudit.reports.model import AuditResult, Unfinished, path_from
 from dpaudit.reports.text import (
     approximate_note,
     attainable,
@@ -236,6 +237,7 @@ def render_junit(
         props = ET.SubElement(node, "properties")
         for key, value in properties:
             ET.SubElement(props, "property", name=_clean(key), value=_clean(value))
+
     names = unique_names([c.name for c in cases])
     for case, name in zip(cases, names):
         element = ET.SubElement(
@@ -259,3 +261,32 @@ def render_junit(
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+def render_junit_report(
+    results: Sequence[AuditResult],
+    *,
+    base: Path | None = None,
+    compare: bool = False,
+    unfinished: Sequence[Unfinished] = (),
+) -> str:
+    """One audit, or a comparison of several, as JUnit XML: one case per audit (a
+    failure for a VIOLATION), and an error case per unfinished audit.
+
+    Each case is named by its audit directory in a comparison (unique), and by label
+    and attack for a single audit.
+    """
+    names = unique_names(
+        [(path_from(r, base) if compare else "") or f"{r.label} [{r.attack}]"
+         for r in results]
+    )
+    cases = []
+    for r, name in zip(results, names):
+        report = None if r.directory is None else r.directory / DEFAULT_FILENAMES["html"]
+        cases.append(case_from_result(
+            r, name=name, report_path=report if report and report.is_file() else None))
+    for u in unfinished:
+        cases.append(JunitCase(name=u.path, classname="dpaudit.unfinished",
+                               status="error", message=f"{u.status}: {u.reason}",
+                               details=f"{u.status}: {u.reason}"))
+    return render_junit(cases)

@@ -55,6 +55,18 @@ def fit(data, domain, seed=0, **options):
 # ------------------------------------------------------------------ catalogue
 
 def test_catalogue_matches_bugs_md() -> None:
+    """The catalogue and docs/bugs.md name the same flags and variants: every
+    PATE-GAN and G-PATE flag has its row in the page's flag tables, every row there is
+    a flag, and every variant is described."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "bugs.md").read_text()
+    rows = set(re.findall(r"^\| `([a-z_]+)` \|", page, flags=re.MULTILINE))
+    declared = {b.name for g in ("pategan", "gpate") for b in catalogue.bugs(g)}
+    assert declared == rows
+    for variant in catalogue.variants():
+        assert re.search(rf"\b{variant}\b", page), variant
     flags = {b.name: b for b in catalogue.bugs("pategan")}
     assert set(flags) == set(pg.BUG_FIELDS)
     table1_privacy = [f for f in flags.values() if f.kind == "privacy"]
