@@ -275,12 +275,12 @@ class FlakyControl:
         self.folder = folder
 
     @property
-    def FAIL_AT(self) -> int | None:  # noqa: N802 - the plug-in's attribute's name
+    def FAIL_AT(self) -> int | None:
         path = self.folder / "fail_at"
         return int(path.read_text()) if path.exists() else None
 
     @FAIL_AT.setter
-    def FAIL_AT(self, value: int | None) -> None:  # noqa: N802
+    def FAIL_AT(self, value: int | None) -> None:
         (self.folder / "fail_at").unlink(missing_ok=True)
         if value is not None:
             (self.folder / "fail_at").write_text(str(value))
