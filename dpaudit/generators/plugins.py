@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import json
 import math
 from collections.abc import Callable
 from typing import Any, Self
@@ -182,9 +183,16 @@ def load_plugin_factory(name: str) -> Callable[..., PluginAdapter]:
     return factory
 
 
+CLAIM_KEYS = ("epsilon", "delta", "accountant", "iterations")
+"""The claim keys with a field of their own; any other key goes to ``extra``."""
+
+
 def check_claim(claim: Any, name: str) -> PrivacyClaim:
     """The plug-in's ``privacy_claim`` as a :class:`PrivacyClaim`, checked: a dict with
-    ``epsilon`` a finite number >= 0 and ``delta`` (default 0) a number in [0, 1).
+    ``epsilon`` a finite number >= 0, ``delta`` (default 0) a number in [0, 1),
+    ``iterations`` (optional) an integer >= 0; every other key is kept in
+    :attr:`PrivacyClaim.extra` and must be a string whose value is JSON (numbers
+    finite).
 
     Raises:
         PluginError: naming the plug-in and the field (before any result is written).
@@ -203,8 +211,29 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
             constraint = "a finite number >= 0" if key == "epsilon" else "a number in [0, 1)"
             raise PluginError(
                 f"{where}: `privacy_claim['{key}']` must be {constraint}. Got {value!r}.")
+    iterations = claim.get("iterations")
+    if iterations is not None and (not isinstance(iterations, int)
+                                   or isinstance(iterations, bool) or iterations < 0):
+        raise PluginError(f"{where}: `privacy_claim['iterations']` must be an integer "
+                          f">= 0 (or absent). Got {iterations!r}.")
+    extra = {}
+    for key, value in claim.items():
+        if key in CLAIM_KEYS:
+            continue
+        try:
+            json.dumps(value, allow_nan=False)
+            ok = isinstance(key, str)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise PluginError(
+                f"{where}: `privacy_claim[{key!r}]` must be a JSON value under a string "
+                "key (number, string, boolean, null, list or dict of them; numbers "
+                f"finite). Got a {type(value).__name__}: {value!r:.80}.")
+        extra[key] = value
     return PrivacyClaim(epsilon=float(claim["epsilon"]), delta=float(claim.get("delta", 0.0)),
-                        accountant=str(claim.get("accountant", "plug-in")))
+                        accountant=str(claim.get("accountant", "plug-in")),
+                        iterations=iterations, extra=extra)
 
 
 def check_release(out: Any, name: str, *, columns: list[str], domain: Domain,

@@ -149,8 +149,8 @@ class ForeignGenerator:
         if "claim_error" in reply:
             raise PluginError(
                 f"generator {self.name!r} breaks the plug-in contract: "
-                f"`privacy_claim[{reply['claim_error']!r}]` must be a JSON value "
-                "(number, string, boolean, null, list or dict of them). Got a "
+                f"`privacy_claim[{reply['claim_error']}]` must be a JSON value under a "
+                "string key (number, string, boolean, null, list or dict of them). Got a "
                 f"{reply['claim_value_type']}.")
         self.columns_ = list(data.columns)
         self.domain_ = domain

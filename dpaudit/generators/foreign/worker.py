@@ -170,8 +170,11 @@ class Worker:
         for key, value in claim.items():
             try:
                 json.dumps(value, allow_nan=True)
+                ok = isinstance(key, str)
             except (TypeError, ValueError):
-                return {"claim_error": str(key), "claim_value_type": type(value).__name__}
+                ok = False
+            if not ok:
+                return {"claim_error": repr(key), "claim_value_type": type(value).__name__}
         return {"claim": {str(k): v for k, v in claim.items()}}
 
     def sample(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
