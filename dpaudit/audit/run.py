@@ -205,10 +205,11 @@ def _run_threads(work: Callable[[list[int]], list[dict[str, Any]]],
                 commit(future.result())
     except BaseException:
         # Batches waiting on a plug-in's worker process (a hang, a long fit) end at
-        # once when their workers are stopped, so the wait below is short.
-        from dpaudit.generators.foreign.pool import stop_all
+        # once when their workers are stopped, and no queued batch starts a new one.
+        from dpaudit.generators.foreign.pool import stopping
 
-        stop_all()
+        with stopping():
+            pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -38,6 +38,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -306,6 +307,7 @@ class Worker:
         """
         label = what if " " in what else f"its `{what}`"
         with self.lock:
+            _refuse_while_stopping(name)
             if not self.alive:
                 raise PluginError(f"generator {name!r}: its worker process is gone "
                                   f"({self._exit_text()}); the model it held is lost.")
@@ -388,6 +390,7 @@ def _check_in(worker: Worker) -> None:
 
 def worker_for_thread(options: WorkerOptions) -> Worker:
     """This thread's worker for ``options`` (taken from the idle pool or started)."""
+    _refuse_while_stopping("plug-in")
     key = worker_key(options)
     leases: dict[WorkerKey, _Lease] | None = getattr(_LOCAL, "leases", None)
     if leases is None:
@@ -410,6 +413,9 @@ def worker_for_thread(options: WorkerOptions) -> Worker:
     return worker
 
 
+_STOPPING = threading.Event()
+
+
 def stop_all() -> None:
     """Kills every worker of this process (an interrupted or failed run): requests
     waiting on them fail at once with "its worker was stopped"."""
@@ -418,6 +424,26 @@ def stop_all() -> None:
     with _IDLE_LOCK:
         for idle in _IDLE.values():
             idle.clear()
+
+
+@contextlib.contextmanager
+def stopping() -> Iterator[None]:
+    """Kills every worker (:func:`stop_all`) and starts no new one within: a thread
+    that was about to fit when the run stopped fails at once instead of starting a
+    worker that nobody would stop (the caller waits for its threads inside)."""
+    _STOPPING.set()
+    try:
+        stop_all()
+        yield
+    finally:
+        stop_all()
+        _STOPPING.clear()
+
+
+def _refuse_while_stopping(name: str) -> None:
+    if _STOPPING.is_set():
+        raise PluginError(f"generator {name!r}: the run is stopping; no new worker "
+                          "is started.")
 
 
 def live_worker_pids() -> list[int]:
