@@ -204,3 +204,39 @@ def test_no_process_left_after_a_failed_command(plugin_path: Path, command: str)
             if marker.encode() in environ:
                 left.append(entry.name)
     assert left == []
+
+
+def test_adapters_are_registered_as_foreign_plugins(monkeypatch: pytest.MonkeyPatch,
+                                                    plugin_path: Path, capsys) -> None:
+    """A name of ``dpaudit.adapters.FOREIGN_ADAPTERS`` is listed (marked as needing
+    its library), runs in a worker, and takes its options as plug-in kwargs."""
+    import dpaudit.adapters
+    from dpaudit.generators import registry
+
+    (plugin_path / "adapted_lib.py").write_text(textwrap.dedent('''
+        class Gen:
+            def __init__(self, *, epsilon, delta, width=1):
+                self.epsilon, self.delta, self.width = epsilon, delta, width
+
+            def fit(self, data, *, domain, seed):
+                self.data = data
+                self.privacy_claim = {"epsilon": self.epsilon, "accountant": "lib",
+                                      "width": self.width}
+                return self
+
+            def sample(self, n, *, seed):
+                return self.data.head(n)
+    '''))
+    monkeypatch.setattr(dpaudit.adapters, "FOREIGN_ADAPTERS",
+                        {"lib-gen": "adapted_lib:Gen"})
+    assert "needs its library" in registry.registered_generators()["lib-gen"]
+    assert main(["list", "generators"]) == 0
+    assert "lib-gen" in capsys.readouterr().out
+    spec = registry.get_spec("lib-gen")
+    assert spec.plugin and spec.factory == "adapted_lib:Gen" and not spec.batched
+    gen = registry.generator_factory("lib-gen")(epsilon=2.0, delta=0.0, width=3)
+    assert isinstance(gen, ForeignGenerator)
+    data = pd.DataFrame(np.zeros((4, 3), dtype=np.int64), columns=["a", "b", "c"])
+    gen.fit(data, domain=worst_case_domain(), rng=Rngs.from_seed(0))
+    assert gen.privacy_claim_.extra == {"width": 3}
+    assert "adapted_lib" not in sys.modules, "the adapter never runs in dpaudit's process"

@@ -207,11 +207,11 @@ def test_module_class_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
         registry.audit_options("dpaudit_fake_plugins:PlainPlugin", {}, n_rows=4,
                                worst_case=True, epsilon=1.0, delta=1e-5, device="cpu",
                                variant="original", bugs=())
-    # The worker imports the plug-in (this process never does): the error comes
-    # with the first use.
-    missing = registry.generator_factory("dpaudit_fake_plugins:Nope")(epsilon=1.0, delta=0)
+    # The worker imports the plug-in (this process never does) when the factory
+    # builds the generator.
+    factory = registry.generator_factory("dpaudit_fake_plugins:Nope")
     with pytest.raises(PluginError, match="has no 'Nope'"):
-        missing.supports_public_randomness  # noqa: B018
+        factory(epsilon=1.0, delta=0)
 
 
 def test_unknown_generator(installed) -> None:

@@ -81,6 +81,8 @@ def describe(plugin: str, name: str, options: WorkerOptions) -> dict[str, Any]:
 class ForeignGenerator:
     """A plug-in fitted and sampled in a worker process.
 
+    Constructing one has the worker import the plug-in and check its class (cached).
+
     Args:
         plugin: ``module:Class`` the worker imports.
         name: the generator's name in messages (``--generator``).
@@ -100,6 +102,9 @@ class ForeignGenerator:
                     f"(number, string, boolean, list or table). Got {value!r}.") from err
         self.plugin, self.name, self.kwargs = plugin, name, kwargs
         self.options = worker or WorkerOptions()
+        # The worker imports the plug-in and checks the contract now (once per
+        # process and plug-in): a broken plug-in is refused before anything trains.
+        describe(plugin, name, self.options)
 
     @property
     def supports_public_randomness(self) -> bool:
