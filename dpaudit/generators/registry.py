@@ -95,6 +95,7 @@ class GeneratorSpec:
         plugin: a plug-in, run in a foreign worker
             (:class:`~dpaudit.generators.foreign.generator.ForeignGenerator`);
             ``factory`` is then the ``module:Class`` the worker imports.
+        entry_point: a plug-in named by an installed entry point.
     """
 
     name: str
@@ -107,6 +108,7 @@ class GeneratorSpec:
     trace_iterations: tuple[str, ...] = ()
     audit: AuditDefaults = NO_AUDIT_DEFAULTS
     plugin: bool = False
+    entry_point: bool = False
 
     # ------------------------------------------------------------ capabilities
     def load_class(self) -> type:
@@ -167,10 +169,11 @@ class GeneratorSpec:
         if self.plugin:
             from dpaudit.generators.foreign.generator import ForeignGenerator
 
-            plugin, name = self.factory, self.name
+            plugin, name, point = self.factory, self.name, self.entry_point
 
             def foreign(**kwargs: Any) -> ForeignGenerator:
-                return ForeignGenerator(plugin, name, worker=worker, **kwargs)
+                return ForeignGenerator(plugin, name, worker=worker, entry_point=point,
+                                        **kwargs)
 
             return foreign
         cls = _load(self.factory)
@@ -322,7 +325,8 @@ def get_spec(name: str) -> GeneratorSpec:
                 f"not `module:Class`, and no entry point in group {ENTRY_POINT_GROUP!r}.")
         # The entry point's target is imported by the worker, never here.
         return GeneratorSpec(name=name, description=f"plug-in {points[name]} (entry point)",
-                             label=name, factory=points[name], plugin=True)
+                             label=name, factory=points[name], plugin=True,
+                             entry_point=True)
     return GeneratorSpec(name=name, description=f"plug-in {name}", label=name,
                          factory=name, plugin=True)
 

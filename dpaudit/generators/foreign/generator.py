@@ -57,7 +57,8 @@ def _raise(reply: dict[str, Any], name: str) -> None:
     raise err
 
 
-def describe(plugin: str, name: str, options: WorkerOptions) -> dict[str, Any]:
+def describe(plugin: str, name: str, options: WorkerOptions, *,
+             entry_point: bool = False) -> dict[str, Any]:
     """What the worker found importing ``plugin``: ``{"public_seed": bool}``
     (cached per worker settings and plug-in).
 
@@ -70,7 +71,8 @@ def describe(plugin: str, name: str, options: WorkerOptions) -> dict[str, Any]:
         found = _DESCRIPTIONS.get(key)
     if found is None:
         worker = worker_for_thread(options)
-        found, _ = worker.request({"op": "describe", "plugin": plugin, "name": name},
+        found, _ = worker.request({"op": "describe", "plugin": plugin, "name": name,
+                                   "entry_point": entry_point},
                                   what="importing its module", name=name, options=options)
         with _DESCRIBE_LOCK:
             _DESCRIPTIONS[key] = found
@@ -87,12 +89,13 @@ class ForeignGenerator:
         plugin: ``module:Class`` the worker imports.
         name: the generator's name in messages (``--generator``).
         worker: the worker settings (interpreter, time and memory limits).
+        entry_point: ``plugin`` is an installed entry point's target (messages say so).
         **kwargs: the plug-in's constructor arguments (``epsilon``, ``delta`` and
             its options); JSON-able.
     """
 
     def __init__(self, plugin: str, name: str, *, worker: WorkerOptions | None = None,
-                 **kwargs: Any) -> None:
+                 entry_point: bool = False, **kwargs: Any) -> None:
         for key, value in kwargs.items():
             try:
                 json.dumps(value, allow_nan=False)
@@ -104,7 +107,7 @@ class ForeignGenerator:
         self.options = worker or WorkerOptions()
         # The worker imports the plug-in and checks the contract now (once per
         # process and plug-in): a broken plug-in is refused before anything trains.
-        describe(plugin, name, self.options)
+        describe(plugin, name, self.options, entry_point=entry_point)
 
     @property
     def supports_public_randomness(self) -> bool:

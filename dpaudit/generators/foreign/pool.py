@@ -54,7 +54,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[2]  # the `dpaudit` package
 DATA_CACHE = 8
 """Tables a worker keeps (an audit sends two: D and D with the target)."""
 
-WorkerKey = tuple[str, str, str]
+WorkerKey = tuple[str, str, str, str]
 
 
 class WorkerGone(Exception):
@@ -152,10 +152,39 @@ def check_python(python: str) -> None:
             "pandas installed (and the generator's library).")
 
 
+_USER_PATHS: dict[tuple[str, ...], str] = {}
+
+
+def user_paths() -> str:
+    """The folders of this process's ``sys.path`` that are not an installation's
+    (not under ``sys.prefix``, ``sys.base_prefix`` or a site-packages folder), as
+    JSON: a plug-in importable here (a folder on ``PYTHONPATH``, the working
+    directory, one a script inserted) is importable in the worker, and nothing of
+    this environment's installed packages reaches another interpreter."""
+    current = tuple(sys.path)
+    found = _USER_PATHS.get(current)
+    if found is None:
+        import site
+
+        installed = {os.path.realpath(p) for p in (
+            sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(),
+            site.getusersitepackages()) if p}
+        folders = []
+        for entry in current:
+            path = os.path.realpath(entry or os.getcwd())
+            if not os.path.isdir(path) or path in folders:
+                continue
+            if any(path == i or path.startswith(i + os.sep) for i in installed):
+                continue
+            folders.append(path)
+        found = _USER_PATHS[current] = json.dumps(folders)
+    return found
+
+
 def worker_key(options: WorkerOptions) -> WorkerKey:
     """Workers are shared by the settings their process depends on."""
     return (options.python or sys.executable, os.environ.get("PYTHONPATH", ""),
-            os.getcwd())
+            os.getcwd(), user_paths())
 
 
 # ---------------------------------------------------------------------- workers
@@ -164,7 +193,7 @@ class Worker:
     """One worker process and its pipes; requests are serialised by a lock."""
 
     def __init__(self, key: WorkerKey) -> None:
-        python, pythonpath, cwd = key
+        python, pythonpath, cwd, paths = key
         if python != sys.executable:
             check_python(python)
         self.key = key
@@ -177,7 +206,7 @@ class Worker:
             prefix="dpaudit-worker-", suffix=".log", delete=False)
         self.log_path = Path(log.name)
         env = {**os.environ, "DPAUDIT_WORKER_PATH": _worker_path(),
-               "DPAUDIT_WORKER_PARENT": str(os.getpid())}
+               "DPAUDIT_WORKER_PARENT": str(os.getpid()), "DPAUDIT_WORKER_SYSPATH": paths}
         env.setdefault("OMP_NUM_THREADS", "1")  # one core per worker, like --jobs
         if pythonpath:
             env["PYTHONPATH"] = pythonpath

@@ -24,6 +24,12 @@ import sys
 if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(
         os.path.abspath(__file__)):
     sys.path[0] = os.getcwd()
+# The parent's own folders (not its installation's): plug-ins importable there are
+# importable here.
+for _folder in reversed(__import__("json").loads(
+        os.environ.get("DPAUDIT_WORKER_SYSPATH") or "[]")):
+    if _folder not in sys.path:
+        sys.path.insert(1, _folder)
 _ROOT = os.environ.get("DPAUDIT_WORKER_PATH")
 if _ROOT and _ROOT not in sys.path:
     sys.path.append(_ROOT)
@@ -104,9 +110,20 @@ class Worker:
         self.models: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ import
-    def load(self, plugin: str, name: str) -> tuple[Any, dict[str, Any] | None]:
+    def load(self, plugin: str, name: str, *, entry_point: bool = False
+             ) -> tuple[Any, dict[str, Any] | None]:
         if plugin in self.classes:
             return self.classes[plugin], None
+        cls, failed = self._load(plugin, name)
+        if failed is not None and entry_point and "contract" not in failed["message"]:
+            cause = failed["message"].split(": ", 1)[-1]
+            failed["message"] = (
+                f"generator {name!r}: its entry point {plugin!r} cannot be loaded "
+                f"({cause.rstrip('.')}). Reinstall the package that provides it, or fix "
+                "its entry point.")
+        return cls, failed
+
+    def _load(self, plugin: str, name: str) -> tuple[Any, dict[str, Any] | None]:
         module_name, _, attr = plugin.partition(":")
         if not module_name or not attr:
             return None, {"message": f"generator {name!r}: a plug-in is named "
@@ -136,7 +153,8 @@ class Worker:
         return obj, None
 
     def describe(self, header: dict[str, Any]) -> dict[str, Any]:
-        cls, failed = self.load(header["plugin"], header["name"])
+        cls, failed = self.load(header["plugin"], header["name"],
+                                entry_point=bool(header.get("entry_point")))
         if failed is not None:
             return failed
         return {"public_seed": supports_public_seed(cls)}
