@@ -180,8 +180,9 @@ def test_no_process_left_after_a_failed_command(plugin_path: Path, command: str)
                         code="time.sleep(600)")
     out = plugin_path / "out"
     if command == "audit":
-        argv = [*_audit_args(generator, out)[:-6], "--jobs", "2", "--quiet",
-                "--fit-timeout", "3", "--out", str(out)]
+        argv = ["audit", "--generator", generator, "--rounds", "5", "--attack",
+                "querybased", "--jobs", "2", "--fit-timeout", "3", "--quiet", "--out",
+                str(out)]
     else:
         policy = plugin_path / "policy.toml"
         policy.write_text(f'[[audit]]\nname = "h"\ngenerator = "{generator}"\n'
