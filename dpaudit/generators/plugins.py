@@ -12,6 +12,12 @@ It is named ``package.module:ClassName`` (importable from the current environmen
 by an entry point in group ``dpaudit.generators``. A plug-in that breaks the contract
 is refused with an error naming the missing part.
 
+Where it runs: the registry runs every plug-in in a foreign worker process
+(:class:`~dpaudit.generators.foreign.generator.ForeignGenerator`), which never imports
+it here. :class:`PluginAdapter` is the same adaptation in this process, for a class
+at hand (library use, tests); both check claims and releases with
+:func:`check_claim` and :func:`check_release`, and seed with :func:`plugin_seeds`.
+
 Public randomness (docs/soundness.md): a plug-in whose ``fit`` and ``sample`` both
 accept a ``public_seed: int`` keyword opts in. It then gets ``seed`` from the privacy
 stream and ``public_seed`` from the public one, and promises that its privacy proof
