@@ -121,7 +121,7 @@ def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
     rows = release_rows(config, n_rows=n_rows, worst_case=False)
 
     def make_generator() -> Generator:
-        factory = generator_factory(config.generator)
+        factory = generator_factory(config.generator, worker=config.worker_options())
         return factory(epsilon=config.epsilon, delta=config.delta, **options)
 
     pool_rng, attacks_rng, public_rng = selection_streams(config)
@@ -177,7 +177,8 @@ def resolve_target(config: AuditConfig, *, progress: bool = False
     shows the selection's progress (:func:`rank_targets`)."""
     if config.target != "auto" or config.target_record is not None:
         return config, None
-    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir)
+    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir,
+                           rows=config.dataset_rows)
     ranking = tuple(rank_targets(dataset.train, domain=dataset.domain, config=config,
                                  progress=progress))
     return dataclasses.replace(config, target=ranking[0][0]), ranking

@@ -50,6 +50,7 @@ class Key:
             ``None`` for a setting of the run (``out``, ``force``, ``quiet``).
         choices: the allowed values, if fixed.
         aliases: other TOML names of the key (the configuration's field names).
+        metavar: the flag's value in ``--help`` (default: from ``kind``).
     """
 
     name: str
@@ -58,6 +59,7 @@ class Key:
     field: str | None = ""
     choices: tuple[str, ...] | None = None
     aliases: tuple[str, ...] = ()
+    metavar: str | None = None
 
     @property
     def flag(self) -> str:
@@ -80,6 +82,9 @@ AUDIT_KEYS: tuple[Key, ...] = (
     Key("attack_option", "an attack option KEY=VALUE, e.g. n_queries=500 (repeatable)",
         kind="options", field="attack_options", aliases=("attack_options",)),
     Key("dataset", "worst-case (default), a named dataset, or a CSV path (with --domain)"),
+    Key("dataset_rows", "worst cases only: N rows, N - 1 copies of the base record plus "
+                        "the target (default 5), for libraries with a minimum table "
+                        "size", kind="int"),
     Key("domain", "the public domain JSON of a CSV dataset"),
     Key("data_dir", "folder of the named datasets "
                     "(default $DPAUDIT_DATA_DIR or ../shared/data)"),
@@ -126,6 +131,15 @@ AUDIT_KEYS: tuple[Key, ...] = (
         choices=("loky", "threading", "dask")),
     Key("scheduler", "Dask scheduler address (with --backend dask)"),
     Key("device", "auto (default), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    Key("fit_timeout", "plug-ins and adapters: seconds one fit, sample or import may "
+                       "take before its worker is stopped and the audit fails "
+                       "(default 3600)", kind="float", metavar="SECONDS"),
+    Key("max_memory", "plug-ins and adapters: MiB of resident memory one worker process "
+                      "may use before it is stopped and the audit fails (default: half "
+                      "the machine's memory)", kind="int", metavar="MIB"),
+    Key("python", "plug-ins and adapters: the Python interpreter of their worker "
+                  "processes (default: this one); it needs numpy, pandas and the "
+                  "generator's library only", metavar="PATH"),
     Key("seed", "the root seed (default 0)", kind="int"),
     Key("out", f"output folder (default ./{DEFAULT_OUT})", field=None),
     Key("force", "overwrite an existing audit in --out", kind="bool", field=None),
@@ -159,8 +173,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             if key.choices:
                 kwargs["choices"] = key.choices
             else:
-                kwargs["metavar"] = {"int": "N", "float": "X", "split": "TRAIN,VAL,TEST",
-                                     "record": "JSON"}.get(key.kind, key.name.upper())
+                kwargs["metavar"] = key.metavar or {
+                    "int": "N", "float": "X", "split": "TRAIN,VAL,TEST",
+                    "record": "JSON"}.get(key.kind, key.name.upper())
         # One progress convention for every command: --quiet, alias --no-progress.
         aliases = ("--no-progress",) if key.name == "quiet" else ()
         parser.add_argument(key.flag, *aliases, **kwargs)

@@ -70,19 +70,24 @@ def test_round_streams_are_distinct_and_reproducible() -> None:
 # ---------------------------------------------------------------- rule 2, 3
 
 PLUGIN = '''
+import json
+import pathlib
+
 import pandas as pd
 
-SEEN = []
+SEEN = pathlib.Path(__file__).with_name("seen.jsonl")
 
 class SpyGenerator:
-    """Records the domain it receives; releases len(data) rows if asked to."""
+    """Records the domain it receives (in `seen.jsonl`: it runs in a foreign worker
+    process); releases len(data) rows if asked to."""
 
     def __init__(self, *, epsilon, delta, leak_count=False, claim_delta=None):
         self.epsilon, self.delta, self.leak_count = epsilon, delta, leak_count
         self.claim_delta = delta if claim_delta is None else claim_delta
 
     def fit(self, data, *, domain, seed):
-        SEEN.append(domain)
+        with SEEN.open("a") as fh:
+            fh.write(json.dumps(domain) + "\\n")
         self.data = data
         self.privacy_claim = {"epsilon": self.epsilon, "delta": self.claim_delta,
                               "accountant": "spy"}
@@ -106,11 +111,11 @@ def spy_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_generator_gets_public_domain_and_fixed_release(spy_module: str, tmp_path: Path) -> None:
     config = AuditConfig(generator=spy_module, rounds=5, jobs=1, attack="querybased")
     run_audit(config, out_dir=tmp_path / "a")
-    import spy_plugin
-
+    seen = [json.loads(line) for line in
+            (tmp_path / "seen.jsonl").read_text().splitlines()]
     public = build_setup(config).domain.to_json()
-    assert spy_plugin.SEEN
-    assert all(d == public for d in spy_plugin.SEEN)
+    assert len(seen) == 10
+    assert all(d == public for d in seen)
     leaky = replace(config, generator_options={"leak_count": True})
     with pytest.raises(InvalidParameterError, match="release size must be fixed"):
         run_audit(leaky, out_dir=tmp_path / "b")
