@@ -193,23 +193,24 @@ def test_fit_checks_outputs_before_training(capsys, files, tmp_path: Path) -> No
             files["dir"], message="`--claim-out` must be a file path", out=files["out"])
 
 
-def test_uncaught_error_is_exit_2_and_debug_shows_the_traceback(capsys, monkeypatch) -> None:
-    """Never exit 1 (check's VIOLATION) for a crash; the traceback only with --debug."""
+def test_uncaught_error_is_exit_3_and_debug_shows_the_traceback(capsys, monkeypatch) -> None:
+    """A crash is a failed run: exit 3, never 1 (check's VIOLATION) nor 2 (bad input);
+    the traceback only with --debug."""
     from dpaudit.commands import listing
 
     def boom(args):
         raise RuntimeError("internal")
 
     monkeypatch.setattr(listing, "run", boom)
-    assert main(["list", "datasets"]) == 2
+    assert main(["list", "datasets"]) == 3
     _, err = capsys.readouterr()
     assert err.count("\n") == 1
     assert "unexpected RuntimeError: internal" in err
     assert "--debug" in err
-    assert main(["--debug", "list", "datasets"]) == 2
+    assert main(["--debug", "list", "datasets"]) == 3
     _, err = capsys.readouterr()
     assert "Traceback" in err
-    assert main(["list", "datasets", "--debug"]) == 2
+    assert main(["list", "datasets", "--debug"]) == 3
     assert "Traceback" in capsys.readouterr().err
 
 
