@@ -72,12 +72,16 @@ class DpauditWarning(UserWarning):
 
 
 def _chain(err: BaseException) -> list[BaseException]:
-    """``err`` and the exceptions it was raised from (``__cause__``/``__context__``)."""
+    """``err`` and the exceptions it was raised from (``__cause__``/``__context__``,
+    as Python shows them: a context suppressed by ``raise ... from None`` is not
+    followed; that is how a plug-in stopped at its own ``--max-memory`` limit, a
+    fault of the plug-in, is told from a machine out of memory)."""
     out: list[BaseException] = []
     current: BaseException | None = err
     while current is not None and current not in out:
         out.append(current)
-        current = current.__cause__ or current.__context__
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__)
     return out
 
 
