@@ -38,7 +38,7 @@ from dpaudit.generators.foreign.pool import (
 from dpaudit.generators.plugins import check_claim, check_release, plugin_seeds
 from dpaudit.rng import Rngs
 
-_DESCRIPTIONS: dict[tuple[Any, str], dict[str, Any]] = {}
+_DESCRIPTIONS: dict[tuple[Any, str, str, bool], dict[str, Any]] = {}
 _DESCRIBE_LOCK = threading.Lock()
 FIX = "Fix the plug-in (rerun with --debug for its traceback; see docs/plugins.md)."
 
@@ -66,7 +66,8 @@ def describe(plugin: str, name: str, options: WorkerOptions, *,
         PluginError: the module cannot be imported (or exits, crashes, hangs at
             import), or the class breaks the contract.
     """
-    key = (worker_key(options), plugin)
+    # Keyed by the name and how it was given too: a failure's message names them.
+    key = (worker_key(options), plugin, name, entry_point)
     with _DESCRIBE_LOCK:
         found = _DESCRIPTIONS.get(key)
     if found is None:
