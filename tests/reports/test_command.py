@@ -108,7 +108,8 @@ def test_write_atomic_replaces_and_cleans_up(tmp_path: Path) -> None:
 def test_through_the_dpaudit_command(
     audit_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cli = pytest.importorskip("dpaudit.cli")
+    from dpaudit import cli
+
     assert cli.main(["report", str(audit_dir), "--format", "md", "--out", "-"]) == 0
     assert capsys.readouterr().out.startswith("## dpaudit: VIOLATION")
     # Bad input: a message and exit code 2, no traceback.
