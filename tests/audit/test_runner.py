@@ -237,7 +237,10 @@ def _strip(result: dict) -> dict:
 
 @pytest.mark.slow
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
-    args = ["--rounds", "40", "--batch-size", "8", "--jobs", "1", "--device", "cpu",
+    """PATE-GAN trains whole training groups of 128 rounds (dpaudit.audit.execution):
+    80 rounds per world are a batch of 128 models, committed, then one of 32, during
+    which the audit is killed."""
+    args = ["--rounds", "80", "--batch-size", "8", "--jobs", "1", "--device", "cpu",
             "--quiet", "--seed", "5"]
     killed = tmp_path / "killed"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -255,12 +258,12 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
                     done = conn.execute("SELECT COUNT(*) FROM rounds").fetchone()[0]
             except sqlite3.OperationalError:
                 continue
-            if done >= 16:
+            if done >= 128:
                 break
     assert proc.poll() is None, "the audit finished before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert 16 <= done < 80
+    assert 128 <= done < 160
     assert not (killed / "result.json").exists()
     resumed = subprocess.run([sys.executable, "-m", "dpaudit", "audit", "--resume",
                               str(killed), "--quiet"], env=env, capture_output=True,
