@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "__init__": 0, "errors": 0, "validation": 0, "rng": 0, "io": 0, "allocator": 0,
     "lazy": 0,
     "data": 1, "datasets": 1,
-    "generators": 2, "attacks": 2, "worst_case": 2,
+    "generators": 2, "attacks": 2, "worst_case": 2, "adapters": 2,
     "audit": 3, "utility": 3,
     "reports": 4,
     "ci": 5,

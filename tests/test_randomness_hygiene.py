@@ -11,12 +11,17 @@ BANNED = re.compile(
     r"torch\.manual_seed\(|^\s*import random$|^\s*import pickle|pickle\.load|torch\.load\(",
     re.MULTILINE,
 )
+# Adapters of foreign libraries seed the global generators those libraries draw from:
+# that is their job (docs/adapters.md), in this one module.
+GLOBAL_SEEDING = PACKAGE / "adapters" / "_common.py"
 
 
 def test_library_uses_explicit_generators_and_no_pickle() -> None:
     hits = []
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text()
+        if path == GLOBAL_SEEDING:
+            text = re.sub(r"np\.random\.seed\(|torch\.manual_seed\(", "", text)
         hits += [f"{path.name}: {m.group(0)}" for m in BANNED.finditer(text)]
     assert hits == []
 

@@ -85,7 +85,7 @@ def test_seed_globals_makes_global_draws_repeat() -> None:
     import torch
 
     def draws() -> tuple[float, float, float]:
-        return (random.random(), float(np.random.random_sample()),
+        return (random.random(), float(np.random.random_sample()),  # noqa: NPY002
                 float(torch.rand(1).item()))
 
     seed_globals(5)
