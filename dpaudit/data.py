@@ -541,17 +541,24 @@ def load_dataset(
     *,
     domain: str | os.PathLike[str] | Domain | None = None,
     data_dir: str | os.PathLike[str] | None = None,
+    rows: int | None = None,
 ) -> Dataset:
     """Loads a dataset by name (:data:`DATASET_NAMES`) or a CSV path with a domain.
 
     Named datasets other than the bundled one are read from ``data_dir`` (default
     :func:`default_data_dir`). Their domains are drafted from the full file (public
     metadata by declaration: the file's extremes), like the bundled one.
+
+    ``rows`` (worst cases, ``--dataset-rows N``): ``D`` is ``N - 1`` base records (default 4).
     """
     if name_or_path in WORST_CASE_NAMES:
         require(domain is None, "--domain", f"unset for the {name_or_path} dataset (its "
                 "domain is fixed: columns a, b, c)", str(domain))
-        return worst_case_dataset(continuous=name_or_path == WORST_CASE_NAMES[1])
+        require(rows is None or (isinstance(rows, int) and rows >= 2), "--dataset-rows",
+                "an integer >= 2 (N - 1 copies of the base record plus the target)", rows)
+        return worst_case_dataset(n_rows=4 if rows is None else int(rows) - 1,
+                                  continuous=name_or_path == WORST_CASE_NAMES[1])
+    require(rows is None, "--dataset-rows", "unset: it sizes the worst cases", rows)
     if name_or_path == "cervical_cancer" and domain is None:
         return load_cervical_cancer()
     if name_or_path in BUILTIN_FILES:

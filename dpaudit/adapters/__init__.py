@@ -1,9 +1,13 @@
-"""Adapters for real synthetic-data libraries (docs/adapters.md).
+"""Adapters of real synthetic-data libraries, run as plug-ins in foreign workers.
 
-Each adapter is a plain plug-in (docs/plugins.md) that runs in a worker process,
-possibly under another interpreter (``--python``): its module imports only the
-standard library, numpy, pandas and the library it wraps. This table maps a generator
-name to the adapter's ``module:Class``.
+``FOREIGN_ADAPTERS`` maps a generator name (``--generator NAME``) to the
+``module:Class`` of a plain plug-in class (docs/plugins.md) that the foreign worker
+imports; the registry (:mod:`dpaudit.generators.registry`) lists every name and never
+imports the libraries in dpaudit's own process. Keep it a plain dict literal.
+
+Each adapter module imports only the standard library, numpy, pandas and (inside its
+methods) the library it wraps, so the worker can run it under the library's own
+interpreter (``--python``; docs/adapters.md).
 """
 
 from __future__ import annotations

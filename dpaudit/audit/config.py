@@ -14,6 +14,7 @@ from typing import Any, Literal
 from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.validation import check_scalar, require
 
 Backend = Literal["loky", "threading", "dask"]
@@ -71,6 +72,15 @@ class AuditConfig:
             the public randomness").
         public_candidates: candidates ``public_seed = "auto"`` compares (each with
             ``2 * selection_rounds`` models).
+        dataset_rows: the worst cases only: ``|D ∪ {target}|``, i.e. ``N - 1``
+            copies of the base record plus the target (default 5); for libraries
+            with a minimum table size.
+        fit_timeout: seconds one call of a foreign generator (its import, ``fit``,
+            ``sample``) may take before its worker is killed and the audit fails.
+        max_memory: MiB of resident memory one foreign worker may use (default:
+            half of the machine's physical memory).
+        python: the interpreter that runs the foreign workers (default: this one);
+            it needs numpy, pandas and the generator's library only.
     """
 
     generator: str = "pategan"
@@ -102,6 +112,10 @@ class AuditConfig:
     randomness: Randomness = "fixed_public"
     public_seed: int | str = 0
     public_candidates: int = 8
+    dataset_rows: int | None = None
+    fit_timeout: float = DEFAULT_FIT_TIMEOUT
+    max_memory: int | None = None
+    python: str | None = None
 
     def __post_init__(self) -> None:
         need = require
@@ -177,6 +191,29 @@ class AuditConfig:
             need(isinstance(value, Mapping) and all(isinstance(k, str) for k in value),
                  key, "a table of option = value", value)
         check_generator_options(self.generator, self.generator_options)
+        need(self.dataset_rows is None or (_is_int(self.dataset_rows)
+                                           and self.dataset_rows >= 2), "dataset_rows",
+             "an integer >= 2 (N - 1 copies of the base record plus the target)",
+             self.dataset_rows)
+        need(isinstance(self.fit_timeout, (int, float)) and not isinstance(
+            self.fit_timeout, bool) and math.isfinite(self.fit_timeout)
+             and self.fit_timeout > 0, "fit_timeout", "a number of seconds > 0",
+             self.fit_timeout)
+        need(self.max_memory is None or (_is_int(self.max_memory) and self.max_memory >= 1),
+             "max_memory", "a number of MiB >= 1", self.max_memory)
+        need(self.python is None or (isinstance(self.python, str) and bool(self.python)),
+             "python", "the path of a Python interpreter", self.python)
+        if self.python is not None:
+            from dpaudit.generators.registry import builtin_generators
+
+            need(self.generator not in builtin_generators(), "python",
+                 "unset for a built-in generator (it runs plug-ins and adapters in "
+                 "workers under that interpreter)", self.python)
+
+    def worker_options(self) -> WorkerOptions:
+        """The settings of the foreign workers (plug-ins and adapters)."""
+        return WorkerOptions(python=self.python, fit_timeout=float(self.fit_timeout),
+                             max_memory=self.max_memory)
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any]) -> AuditConfig:
@@ -232,8 +269,13 @@ class AuditConfig:
     def identity(self) -> str:
         """A hash of everything that changes the result (not jobs/backend/device)."""
         data = self.to_json()
-        for key in ("jobs", "backend", "scheduler", "device"):
+        for key in ("jobs", "backend", "scheduler", "device", "fit_timeout", "max_memory"):
             data.pop(key)
+        # Keys that did not exist before leave the identities of audits that do not
+        # set them unchanged.
+        for key in ("dataset_rows", "python"):
+            if data[key] is None:
+                data.pop(key)
         # The chosen public candidate's streams do not depend on how many were
         # compared, and the default (0) is the audit of earlier versions: identities
         # of audits stored before these keys existed stay the same.

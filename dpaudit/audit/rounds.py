@@ -138,19 +138,46 @@ def train_and_release(make_generator: Callable[[], Generator],
     fit_rngs = [f for f, _ in split]
     sample_rngs = [s for _, s in split]
     generator = make_generator()
-    fit_public: dict[str, Any] = {}
     many_public: dict[str, Any] = {}
     if public is not None:
-        fit_public = {"public_rng": public[0]}
         many_public = {"public_rngs": [public[0]] * len(datasets)}
-    if hasattr(generator, "fit_many"):
-        models = generator.fit_many(datasets, domain=domain, rngs=fit_rngs, **many_public)
-    else:
-        models = [make_generator().fit(d, domain=domain, rng=g, **fit_public)
-                  for d, g in zip(datasets, fit_rngs)]
+    if not hasattr(generator, "fit_many"):
+        return _fit_and_sample_each(make_generator, datasets, fit_rngs, sample_rngs,
+                                    domain=domain, rows=rows, public=public, name=name)
+    models = generator.fit_many(datasets, domain=domain, rngs=fit_rngs, **many_public)
     released = sample_all(models, rows, sample_rngs,
                           public=None if public is None else public[1], name=name)
     return list(models), released
+
+
+def _fit_and_sample_each(make_generator: Callable[[], Generator],
+                         datasets: Sequence[pd.DataFrame], fit_rngs: Sequence[Rngs],
+                         sample_rngs: Sequence[Rngs], *, domain: Domain, rows: int,
+                         public: PublicStreams | None, name: str
+                         ) -> tuple[list[Any], Release]:
+    """One model at a time (generators without ``fit_many``: plug-ins in their
+    foreign workers): fit, release, then let the worker free the model (``forget``),
+    so a worker holds one fitted model, not a batch of them. Each model draws only
+    from its own streams, so the releases equal :func:`sample_all`'s."""
+    fit_public = {} if public is None else {"public_rng": public[0]}
+    sample_public = {} if public is None else {"public_rng": public[1]}
+    models: list[Any] = []
+    frames = []
+    for data, fit_rng, sample_rng in zip(datasets, fit_rngs, sample_rngs):
+        model = make_generator().fit(data, domain=domain, rng=fit_rng, **fit_public)
+        frame = model.sample(rows, rng=sample_rng, **sample_public)
+        if len(frame) != rows:
+            raise InvalidParameterError(
+                f"generator {name!r} released {len(frame)} rows; {rows} were asked "
+                "for (the release size must be fixed)."
+            )
+        forget = getattr(model, "forget", None)
+        if callable(forget):
+            forget()
+        models.append(model)
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return models, Release(table=table, models=len(frames), rows=rows)
 
 
 def release(make_generator: Callable[[], Generator], datasets: Sequence[pd.DataFrame],
@@ -216,7 +243,8 @@ def _traced_generator(setup: AuditSetup) -> Generator:
     spec = get_spec(setup.config.generator)
     assert spec.trace_switch is not None
     options = {**setup.generator_options, spec.trace_switch: True}
-    return generator_factory(setup.config.generator)(
+    return generator_factory(setup.config.generator,
+                             worker=setup.config.worker_options())(
         epsilon=setup.config.epsilon, delta=setup.config.delta, **options)
 
 

@@ -203,6 +203,13 @@ def _run_threads(work: Callable[[list[int]], list[dict[str, Any]]],
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 commit(future.result())
+    except BaseException:
+        # Batches waiting on a plug-in's worker process (a hang, a long fit) end at
+        # once when their workers are stopped, so the wait below is short.
+        from dpaudit.generators.foreign.pool import stop_all
+
+        stop_all()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

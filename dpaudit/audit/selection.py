@@ -95,7 +95,7 @@ def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
     rows = release_rows(config, n_rows=n_rows, worst_case=False)
 
     def make_generator() -> Generator:
-        factory = generator_factory(config.generator)
+        factory = generator_factory(config.generator, worker=config.worker_options())
         return factory(epsilon=config.epsilon, delta=config.delta, **options)
 
     pool_rng, attacks_rng, public_rng = selection_streams(config)
@@ -137,7 +137,8 @@ def resolve_target(config: AuditConfig, *, progress: bool = False
     del progress  # the pool trains in one pass; no progress bar yet
     if config.target != "auto" or config.target_record is not None:
         return config, None
-    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir)
+    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir,
+                           rows=config.dataset_rows)
     ranking = tuple(rank_targets(dataset.train, domain=dataset.domain, config=config))
     return dataclasses.replace(config, target=ranking[0][0]), ranking
 

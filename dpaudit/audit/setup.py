@@ -56,7 +56,7 @@ class AuditSetup:
 
     def make_generator(self) -> Generator:
         cfg = self.config
-        factory = generator_factory(cfg.generator)
+        factory = generator_factory(cfg.generator, worker=cfg.worker_options())
         return factory(epsilon=cfg.epsilon, delta=cfg.delta, **self.generator_options)
 
     def make_attacks(self) -> dict[str, Any]:
@@ -145,7 +145,8 @@ def build_setup(config: AuditConfig, *,
             "`public_seed` must be resolved before the setup is built (run_audit "
             "resolves 'auto' with dpaudit.audit.selection.resolve_public_seed). Got "
             "'auto'.")
-    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir)
+    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir,
+                           rows=config.dataset_rows)
     domain = dataset.domain
     target_index: int | None = None
     if config.target_record is not None:

@@ -80,6 +80,9 @@ AUDIT_KEYS: tuple[Key, ...] = (
     Key("attack_option", "an attack option KEY=VALUE, e.g. n_queries=500 (repeatable)",
         kind="options", field="attack_options", aliases=("attack_options",)),
     Key("dataset", "worst-case (default), a named dataset, or a CSV path (with --domain)"),
+    Key("dataset_rows", "worst cases only: N rows, N - 1 copies of the base record plus "
+                        "the target (default 5), for libraries with a minimum table "
+                        "size", kind="int"),
     Key("domain", "the public domain JSON of a CSV dataset"),
     Key("data_dir", "folder of the named datasets "
                     "(default $DPAUDIT_DATA_DIR or ../shared/data)"),
@@ -126,6 +129,15 @@ AUDIT_KEYS: tuple[Key, ...] = (
         choices=("loky", "threading", "dask")),
     Key("scheduler", "Dask scheduler address (with --backend dask)"),
     Key("device", "auto (default), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    Key("fit_timeout", "plug-ins and adapters: seconds one fit, sample or import may "
+                       "take before its worker is stopped and the audit fails "
+                       "(default 3600)", kind="float"),
+    Key("max_memory", "plug-ins and adapters: MiB of resident memory one worker process "
+                      "may use before it is stopped and the audit fails (default: half "
+                      "the machine's memory)", kind="int"),
+    Key("python", "plug-ins and adapters: the Python interpreter of their worker "
+                  "processes (default: this one); it needs numpy, pandas and the "
+                  "generator's library only"),
     Key("seed", "the root seed (default 0)", kind="int"),
     Key("out", f"output folder (default ./{DEFAULT_OUT})", field=None),
     Key("force", "overwrite an existing audit in --out", kind="bool", field=None),

@@ -42,6 +42,9 @@ class PrivacyClaim:
             the implementation actually performed (bug variants), or None.
         iterations: training iterations run.
         trace: per-iteration values and other ledger details (JSON-serialisable).
+        extra: what else the implementation put in its claim (a plug-in's keys
+            beyond ``epsilon``, ``delta``, ``accountant`` and ``iterations``: its own
+            accountant's final value, its settings...), JSON values, kept as given.
     """
 
     epsilon: float
@@ -51,6 +54,7 @@ class PrivacyClaim:
     reference_epsilon: float | None = None
     iterations: int | None = None
     trace: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +65,7 @@ class PrivacyClaim:
             "reference_epsilon": _opt(self.reference_epsilon),
             "iterations": self.iterations,
             "trace": dict(self.trace),
+            "extra": dict(self.extra),
         }
 
     @classmethod
@@ -73,6 +78,7 @@ class PrivacyClaim:
             reference_epsilon=_opt(obj.get("reference_epsilon")),
             iterations=obj.get("iterations"),
             trace=dict(obj.get("trace", {})),
+            extra=dict(obj.get("extra") or {}),
         )
 
 

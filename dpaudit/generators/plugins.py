@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import inspect
+import json
 import math
 from collections.abc import Callable
 from typing import Any, Self
@@ -36,9 +36,16 @@ from dpaudit.errors import DataError, NotFittedError, PluginError
 from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.entry_points import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
 from dpaudit.generators.entry_points import plugin_entry_points as plugin_entry_points
+from dpaudit.generators.foreign.contract import PUBLIC_SEED as PUBLIC_SEED
+from dpaudit.generators.foreign.contract import accepts_epsilon as accepts_epsilon
+from dpaudit.generators.foreign.contract import (
+    accepts_public_seed as accepts_public_seed,
+)
+from dpaudit.generators.foreign.contract import contract_problem
+from dpaudit.generators.foreign.contract import (
+    supports_public_seed as supports_public_seed,
+)
 from dpaudit.rng import Rngs, public_and_privacy
-
-PUBLIC_SEED = "public_seed"
 
 
 def load_plugin_class(name: str) -> type:
@@ -81,54 +88,22 @@ def load_plugin_class(name: str) -> type:
                 f"({type(err).__name__}: {err}). Reinstall the package that provides it, "
                 "or fix its entry point."
             ) from err
-    if not isinstance(cls, type):
-        raise PluginError(
-            f"generator {name!r} is a {type(cls).__name__}, not a class; name the "
-            "plug-in's class (see docs/plugins.md)."
-        )
-    if not accepts_epsilon(cls):
-        raise PluginError(
-            f"generator {name!r} breaks the plug-in contract: its `__init__` must accept "
-            "the keyword arguments `epsilon` and `delta` (see docs/plugins.md)."
-        )
-    missing = [m for m in ("fit", "sample") if not callable(getattr(cls, m, None))]
-    if missing:
-        raise PluginError(
-            f"generator {name!r} breaks the plug-in contract: missing method(s) "
-            f"{missing} (see docs/plugins.md)."
-        )
+    problem = contract_problem(cls, name)
+    if problem is not None:
+        raise PluginError(problem)
     plugin: type = cls
     return plugin
 
 
-def accepts_epsilon(cls: type) -> bool:
-    """Whether the class's ``__init__`` takes an ``epsilon`` keyword (by name or
-    through ``**kwargs``); a signature that cannot be read is given the benefit."""
-    try:
-        parameters = inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        return True
-    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()) or (
-        "epsilon" in parameters and parameters["epsilon"].kind in (
-            inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
-
-
-def accepts_public_seed(method: Callable[..., Any]) -> bool:
-    """Whether ``method`` names a ``public_seed`` parameter (``**kwargs`` does not count:
-    opting in is a promise, made explicitly)."""
-    try:
-        parameters = inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return False
-    parameter = parameters.get(PUBLIC_SEED)
-    return parameter is not None and parameter.kind in (
-        inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-
-
-def supports_public_seed(cls: type) -> bool:
-    """Whether the plug-in class opts in to public randomness: both its ``fit`` and its
-    ``sample`` accept ``public_seed``."""
-    return all(accepts_public_seed(getattr(cls, method)) for method in ("fit", "sample"))
+def plugin_seeds(public: bool, rng: Rngs, public_rng: Rngs | None) -> dict[str, int]:
+    """The seeds a plug-in's ``fit`` or ``sample`` gets: ``seed`` from the round's
+    stream, or, for a plug-in that accepts ``public_seed`` (``public``), ``seed`` from
+    the privacy stream and ``public_seed`` from the public one."""
+    if not public:
+        # All of the plug-in's randomness from the round's own stream.
+        return {"seed": rng.int_seed()}
+    public_stream, privacy = public_and_privacy(rng, public_rng)
+    return {"seed": privacy.int_seed(), PUBLIC_SEED: public_stream.int_seed()}
 
 
 class PluginAdapter:
@@ -143,11 +118,7 @@ class PluginAdapter:
         return supports_public_seed(self.cls)
 
     def _seeds(self, rng: Rngs, public_rng: Rngs | None) -> dict[str, int]:
-        if not self.supports_public_randomness:
-            # All of the plug-in's randomness from the round's own stream.
-            return {"seed": rng.int_seed()}
-        public, privacy = public_and_privacy(rng, public_rng)
-        return {"seed": privacy.int_seed(), PUBLIC_SEED: public.int_seed()}
+        return plugin_seeds(self.supports_public_randomness, rng, public_rng)
 
     def _call(self, what: str, method: Callable[..., Any], *args: Any, **kwargs: Any
               ) -> Any:
@@ -212,9 +183,16 @@ def load_plugin_factory(name: str) -> Callable[..., PluginAdapter]:
     return factory
 
 
+CLAIM_KEYS = ("epsilon", "delta", "accountant", "iterations")
+"""The claim keys with a field of their own; any other key goes to ``extra``."""
+
+
 def check_claim(claim: Any, name: str) -> PrivacyClaim:
     """The plug-in's ``privacy_claim`` as a :class:`PrivacyClaim`, checked: a dict with
-    ``epsilon`` a finite number >= 0 and ``delta`` (default 0) a number in [0, 1).
+    ``epsilon`` a finite number >= 0, ``delta`` (default 0) a number in [0, 1),
+    ``iterations`` (optional) an integer >= 0; every other key is kept in
+    :attr:`PrivacyClaim.extra` and must be a string whose value is JSON (numbers
+    finite).
 
     Raises:
         PluginError: naming the plug-in and the field (before any result is written).
@@ -233,8 +211,29 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
             constraint = "a finite number >= 0" if key == "epsilon" else "a number in [0, 1)"
             raise PluginError(
                 f"{where}: `privacy_claim['{key}']` must be {constraint}. Got {value!r}.")
+    iterations = claim.get("iterations")
+    if iterations is not None and (not isinstance(iterations, int)
+                                   or isinstance(iterations, bool) or iterations < 0):
+        raise PluginError(f"{where}: `privacy_claim['iterations']` must be an integer "
+                          f">= 0 (or absent). Got {iterations!r}.")
+    extra = {}
+    for key, value in claim.items():
+        if key in CLAIM_KEYS:
+            continue
+        try:
+            json.dumps(value, allow_nan=False)
+            ok = isinstance(key, str)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise PluginError(
+                f"{where}: `privacy_claim[{key!r}]` must be a JSON value under a string "
+                "key (number, string, boolean, null, list or dict of them; numbers "
+                f"finite). Got a {type(value).__name__}: {value!r:.80}.")
+        extra[key] = value
     return PrivacyClaim(epsilon=float(claim["epsilon"]), delta=float(claim.get("delta", 0.0)),
-                        accountant=str(claim.get("accountant", "plug-in")))
+                        accountant=str(claim.get("accountant", "plug-in")),
+                        iterations=iterations, extra=extra)
 
 
 def check_release(out: Any, name: str, *, columns: list[str], domain: Domain,

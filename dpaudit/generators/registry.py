@@ -4,7 +4,10 @@ A static table in the style of Opacus' ``accountants/registry.py``: each built-i
 generator is a frozen spec holding its factory as a lazy ``"module:attr"`` path (nothing
 heavy is imported to list or validate names), its capabilities and the defaults an
 audit gives it, as data. Installed plug-ins (entry points of group
-``dpaudit.generators``) and ad-hoc ``module:Class`` names get a plug-in spec.
+``dpaudit.generators``), the adapters of real libraries
+(``dpaudit.adapters.FOREIGN_ADAPTERS``) and ad-hoc ``module:Class`` names get a plug-in
+spec: they run in foreign worker processes (:mod:`dpaudit.generators.foreign`), and
+this process never imports their module.
 
 The commands, the audit and the utility benchmark ask this module and name no
 generator: :func:`generator_factory`, :func:`registered_generators`, :func:`get_spec`
@@ -24,6 +27,7 @@ from dpaudit.validation import check_choice, check_scalar, require
 
 if TYPE_CHECKING:
     from dpaudit.generators.base import GeneratorFactory
+    from dpaudit.generators.foreign.options import WorkerOptions
 
 DEFAULT_GENERATOR = "pategan"
 """The generator of a command or audit that names none."""
@@ -88,7 +92,9 @@ class GeneratorSpec:
             generator records none; ``dpaudit trace`` refuses it).
         trace_iterations: the options ``dpaudit trace`` sets to ``--iterations``.
         audit: :class:`AuditDefaults`.
-        plugin: a plug-in (wrapped by :class:`~dpaudit.generators.plugins.PluginAdapter`).
+        plugin: a plug-in, run in a foreign worker
+            (:class:`~dpaudit.generators.foreign.generator.ForeignGenerator`);
+            ``factory`` is then the ``module:Class`` the worker imports.
     """
 
     name: str
@@ -104,7 +110,8 @@ class GeneratorSpec:
 
     # ------------------------------------------------------------ capabilities
     def load_class(self) -> type:
-        """The generator class (the plug-in's own class for a plug-in)."""
+        """The generator class (the plug-in's own class for a plug-in, imported in
+        this process: the audit never calls this for a plug-in)."""
         if self.plugin:
             from dpaudit.generators import plugins  # lazily: torch, pandas
             return plugins.load_plugin_class(self.factory)
@@ -120,11 +127,10 @@ class GeneratorSpec:
     def supports_public_randomness(self) -> bool:
         """Whether the generator's privacy proof holds for every fixed public stream
         (the class attribute of a built-in; ``public_seed`` in a plug-in's signatures)."""
-        cls = self.load_class()
         if self.plugin:
-            from dpaudit.generators import plugins  # lazily: torch, pandas
-            return plugins.supports_public_seed(cls)
-        return bool(getattr(cls, "supports_public_randomness", False))
+            return bool(getattr(self.make_factory()(epsilon=1.0, delta=0.0),
+                                "supports_public_randomness", False))
+        return bool(getattr(self.load_class(), "supports_public_randomness", False))
 
     @property
     def configurable(self) -> bool:
@@ -155,11 +161,18 @@ class GeneratorSpec:
         return self.trace_switch is not None
 
     # ------------------------------------------------------------------ build
-    def make_factory(self) -> GeneratorFactory:
-        """``factory(epsilon=, delta=, **options) -> Generator``."""
+    def make_factory(self, *, worker: WorkerOptions | None = None) -> GeneratorFactory:
+        """``factory(epsilon=, delta=, **options) -> Generator``; a plug-in's runs in
+        foreign workers with the settings ``worker``."""
         if self.plugin:
-            from dpaudit.generators import plugins  # lazily: torch, pandas
-            return plugins.load_plugin_factory(self.factory)
+            from dpaudit.generators.foreign.generator import ForeignGenerator
+
+            plugin, name = self.factory, self.name
+
+            def foreign(**kwargs: Any) -> ForeignGenerator:
+                return ForeignGenerator(plugin, name, worker=worker, **kwargs)
+
+            return foreign
         cls = _load(self.factory)
         if self.config_builder is None:
             built: GeneratorFactory = cls
@@ -262,9 +275,25 @@ def registered_generators() -> dict[str, str]:
     (entry points of group ``dpaudit.generators``; a built-in's name is never
     shadowed)."""
     out = {name: spec.description for name, spec in _BUILTINS.items()}
+    for name, path in foreign_adapters().items():
+        out.setdefault(name, _adapter_description(path))
     for name, value in plugin_entry_points().items():
         out.setdefault(name, f"plug-in {value} (entry point)")
     return out
+
+
+def foreign_adapters() -> dict[str, str]:
+    """The adapters of real libraries: name -> ``module:Class``
+    (``dpaudit.adapters.FOREIGN_ADAPTERS``; nothing of the libraries is imported)."""
+    from dpaudit.adapters import FOREIGN_ADAPTERS
+
+    return dict(FOREIGN_ADAPTERS)
+
+
+def _adapter_description(path: str) -> str:
+    library = path.partition(":")[0].rpartition(".")[2]
+    return (f"adapter {path} (runs in a foreign worker; needs its library installed "
+            f"there, e.g. pip install 'dpaudit[{library}]')")
 
 
 def get_spec(name: str) -> GeneratorSpec:
@@ -278,23 +307,32 @@ def get_spec(name: str) -> GeneratorSpec:
             "a generator name (`dpaudit list generators`) or a plug-in module:Class", name)
     if name in _BUILTINS:
         return _BUILTINS[name]
+    adapters = foreign_adapters()
+    if name in adapters:
+        return GeneratorSpec(name=name, description=_adapter_description(adapters[name]),
+                             label=name, factory=adapters[name], plugin=True)
     if ":" not in name:
         points = plugin_entry_points()
         if name not in points:
-            from dpaudit.generators import plugins  # lazily: torch, pandas
+            from dpaudit.errors import PluginError
+            from dpaudit.generators.entry_points import ENTRY_POINT_GROUP
 
-            plugins.load_plugin_class(name)  # raises the unknown-generator error
-        description = f"plug-in {points[name]} (entry point)"
-    else:
-        description = f"plug-in {name}"
-    return GeneratorSpec(name=name, description=description, label=name, factory=name,
-                         plugin=True)
+            raise PluginError(
+                f"unknown generator {name!r}: not a built-in (`dpaudit list generators`), "
+                f"not `module:Class`, and no entry point in group {ENTRY_POINT_GROUP!r}.")
+        # The entry point's target is imported by the worker, never here.
+        return GeneratorSpec(name=name, description=f"plug-in {points[name]} (entry point)",
+                             label=name, factory=points[name], plugin=True)
+    return GeneratorSpec(name=name, description=f"plug-in {name}", label=name,
+                         factory=name, plugin=True)
 
 
-def generator_factory(name: str) -> GeneratorFactory:
+def generator_factory(name: str, *, worker: WorkerOptions | None = None
+                      ) -> GeneratorFactory:
     """``factory(epsilon=, delta=, **options) -> Generator`` of ``name`` (a built-in,
-    an installed plug-in or a plug-in ``module:Class``)."""
-    return get_spec(name).make_factory()
+    an installed plug-in, an adapter or a plug-in ``module:Class``; the last three
+    run in foreign workers with the settings ``worker``)."""
+    return get_spec(name).make_factory(worker=worker)
 
 
 def audit_options(name: str, options: Mapping[str, Any], *, n_rows: int,

@@ -235,20 +235,27 @@ def test_resume_on_finished_audit_keeps_its_timing(tmp_path: Path) -> None:
 # ---------------------------------------------------- failed runs, leftovers
 
 FLAKY = '''
+import pathlib
+
 import pandas as pd
 
-class Flaky:
-    """Fails at its FAIL_AT-th fit (counted over the process), else copies."""
+HERE = pathlib.Path(__file__).parent
 
-    FAIL_AT = None
-    fits = 0
+
+class Flaky:
+    """Fails from its FAIL_AT-th fit on (counted in the file `fits`; FAIL_AT read
+    from the file `fail_at`, absent: never), else copies. The plug-in runs in a
+    foreign worker process, so the test steers it through files."""
 
     def __init__(self, *, epsilon, delta):
         self.epsilon, self.delta = epsilon, delta
 
     def fit(self, data, *, domain, seed):
-        type(self).fits += 1
-        if type(self).FAIL_AT is not None and type(self).fits >= type(self).FAIL_AT:
+        counter = HERE / "fits"
+        fits = int(counter.read_text()) + 1 if counter.exists() else 1
+        counter.write_text(str(fits))
+        fail_at = HERE / "fail_at"
+        if fail_at.exists() and fits >= int(fail_at.read_text()):
             raise RuntimeError("flaky fit")
         self.data = data
         self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
@@ -261,15 +268,41 @@ class Flaky:
 '''
 
 
+class FlakyControl:
+    """Steers the Flaky plug-in in its worker: ``FAIL_AT`` and ``fits``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @property
+    def FAIL_AT(self) -> int | None:
+        path = self.folder / "fail_at"
+        return int(path.read_text()) if path.exists() else None
+
+    @FAIL_AT.setter
+    def FAIL_AT(self, value: int | None) -> None:
+        (self.folder / "fail_at").unlink(missing_ok=True)
+        if value is not None:
+            (self.folder / "fail_at").write_text(str(value))
+
+    @property
+    def fits(self) -> int:
+        path = self.folder / "fits"
+        return int(path.read_text()) if path.exists() else 0
+
+    @fits.setter
+    def fits(self, value: int) -> None:
+        (self.folder / "fits").write_text(str(value))
+
+
 @pytest.fixture
 def flaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    (tmp_path / "flaky_plugin.py").write_text(FLAKY)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("flaky_plugin", None)
-    import flaky_plugin
-
-    yield flaky_plugin.Flaky
-    sys.modules.pop("flaky_plugin", None)
+    folder = tmp_path / "plugin"
+    folder.mkdir()
+    (folder / "flaky_plugin.py").write_text(FLAKY)
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(folder), str(repo)]))
+    return FlakyControl(folder)
 
 
 def test_failure_before_first_batch_leaves_nothing(flaky: Any, tmp_path: Path) -> None:

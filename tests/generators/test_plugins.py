@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import importlib.metadata
-import sys
-import types
+import inspect
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -145,8 +146,27 @@ class FakeEntryPoint:
         return self.target
 
 
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = ("from __future__ import annotations\nfrom typing import Any\nimport pandas as pd\n\n"
+          + inspect.getsource(PlainPlugin) + "\n" + inspect.getsource(PublicPlugin))
+
+
+def _importable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    """Writes this file's plug-ins as ``module`` under ``tmp_path``, importable by the
+    foreign workers (plug-ins run there, never in this process)."""
+    path = tmp_path.joinpath(*module.split(".")).with_suffix(".py")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for folder in path.parents:
+        if folder == tmp_path:
+            break
+        (folder / "__init__.py").touch()
+    path.write_text(SOURCE)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(REPO)]))
+
+
 @pytest.fixture
-def installed(monkeypatch: pytest.MonkeyPatch) -> None:
+def installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _importable(tmp_path, monkeypatch, "fakepkg.gen")
     points = [FakeEntryPoint("public-toy", "fakepkg.gen:PublicPlugin", PublicPlugin),
               FakeEntryPoint("plain-toy", "fakepkg.gen:PlainPlugin", PlainPlugin),
               FakeEntryPoint("copy", "fakepkg.gen:Shadow", PlainPlugin)]
@@ -175,10 +195,8 @@ def test_entry_points_are_registered_and_listed(installed, capsys, table) -> Non
     assert len(gen.sample(3, rng=Rngs.from_seed(1))) == 3
 
 
-def test_module_class_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = types.ModuleType("dpaudit_fake_plugins")
-    module.PlainPlugin = PlainPlugin  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "dpaudit_fake_plugins", module)
+def test_module_class_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _importable(tmp_path, monkeypatch, "dpaudit_fake_plugins")
     spec = registry.get_spec("dpaudit_fake_plugins:PlainPlugin")
     assert spec.plugin and spec.variants == () and spec.bug_flags == ()
     options = registry.audit_options("dpaudit_fake_plugins:PlainPlugin", {"k": 1}, n_rows=4,
@@ -189,8 +207,11 @@ def test_module_class_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
         registry.audit_options("dpaudit_fake_plugins:PlainPlugin", {}, n_rows=4,
                                worst_case=True, epsilon=1.0, delta=1e-5, device="cpu",
                                variant="original", bugs=())
+    # The worker imports the plug-in (this process never does): the error comes
+    # with the first use.
+    missing = registry.generator_factory("dpaudit_fake_plugins:Nope")(epsilon=1.0, delta=0)
     with pytest.raises(PluginError, match="has no 'Nope'"):
-        registry.generator_factory("dpaudit_fake_plugins:Nope")
+        missing.supports_public_randomness  # noqa: B018
 
 
 def test_unknown_generator(installed) -> None:

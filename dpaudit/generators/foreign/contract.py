@@ -1,0 +1,62 @@
+"""The plug-in contract's checks on a class, with the standard library alone.
+
+Shared by the in-process :class:`~dpaudit.generators.plugins.PluginAdapter` and the
+foreign worker (:mod:`dpaudit.generators.foreign.worker`), which runs under an
+interpreter that may lack dpaudit's dependencies: this module imports nothing but
+``inspect``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+PUBLIC_SEED = "public_seed"
+
+
+def accepts_epsilon(cls: type) -> bool:
+    """Whether the class's ``__init__`` takes an ``epsilon`` keyword (by name or
+    through ``**kwargs``); a signature that cannot be read is given the benefit."""
+    try:
+        parameters = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()) or (
+        "epsilon" in parameters and parameters["epsilon"].kind in (
+            inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+
+
+def accepts_public_seed(method: Callable[..., Any]) -> bool:
+    """Whether ``method`` names a ``public_seed`` parameter (``**kwargs`` does not count:
+    opting in is a promise, made explicitly)."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    parameter = parameters.get(PUBLIC_SEED)
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def supports_public_seed(cls: type) -> bool:
+    """Whether the plug-in class opts in to public randomness: both its ``fit`` and its
+    ``sample`` accept ``public_seed``."""
+    return all(accepts_public_seed(getattr(cls, method)) for method in ("fit", "sample"))
+
+
+def contract_problem(cls: Any, name: str) -> str | None:
+    """The message of the first contract rule ``cls`` breaks, or None: a class, whose
+    ``__init__`` accepts ``epsilon`` and ``delta``, with callable ``fit`` and
+    ``sample``."""
+    if not isinstance(cls, type):
+        return (f"generator {name!r} is a {type(cls).__name__}, not a class; name the "
+                "plug-in's class (see docs/plugins.md).")
+    if not accepts_epsilon(cls):
+        return (f"generator {name!r} breaks the plug-in contract: its `__init__` must "
+                "accept the keyword arguments `epsilon` and `delta` (see docs/plugins.md).")
+    missing = [m for m in ("fit", "sample") if not callable(getattr(cls, m, None))]
+    if missing:
+        return (f"generator {name!r} breaks the plug-in contract: missing method(s) "
+                f"{missing} (see docs/plugins.md).")
+    return None

@@ -1,0 +1,202 @@
+"""A foreign generator: the generator protocol over a worker process.
+
+:class:`ForeignGenerator` is what the registry builds for every plug-in
+(``module:Class``, an entry point, an adapter of ``dpaudit.adapters``). Its ``fit``
+and ``sample`` run in this thread's worker (:mod:`~dpaudit.generators.foreign.pool`),
+the fitted model stays there, and only the claim (JSON) and the release (a table) come
+back; both are checked here exactly as the in-process
+:class:`~dpaudit.generators.plugins.PluginAdapter` checks them.
+
+Seeds: as for the in-process adapter, ``seed`` from the privacy stream and, for a
+plug-in that accepts it, ``public_seed`` from the public one. Before every ``fit``
+and ``sample`` the worker seeds the global generators (``random``, ``numpy.random``,
+torch's) from the call's ``seed`` (the privacy stream), so a library that draws from
+global state is reproducible; global draws are treated as privacy randomness and are
+never held fixed by ``public_seed`` (docs/plugins.md).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Self
+
+import pandas as pd
+
+from dpaudit.data import Domain
+from dpaudit.errors import InvalidParameterError, NotFittedError, PluginError
+from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.foreign import wire
+from dpaudit.generators.foreign.options import WorkerOptions
+from dpaudit.generators.foreign.pool import (
+    DATA_CACHE,
+    Worker,
+    frame_id,
+    worker_for_thread,
+    worker_key,
+)
+from dpaudit.generators.plugins import check_claim, check_release, plugin_seeds
+from dpaudit.rng import Rngs
+
+_DESCRIPTIONS: dict[tuple[Any, str], dict[str, Any]] = {}
+_DESCRIBE_LOCK = threading.Lock()
+FIX = "Fix the plug-in (rerun with --debug for its traceback; see docs/plugins.md)."
+
+
+def _raise(reply: dict[str, Any], name: str) -> None:
+    """Raises the plug-in's failure a reply reports, if any."""
+    if "message" in reply:
+        err = PluginError(str(reply["message"]))
+    elif "error" in reply:
+        err = PluginError(f"generator {name!r}: {reply['error']}. {FIX}")
+    else:
+        return
+    if reply.get("traceback"):
+        err.add_note("The plug-in's traceback (in its worker process):\n"
+                     + str(reply["traceback"]))
+    raise err
+
+
+def describe(plugin: str, name: str, options: WorkerOptions) -> dict[str, Any]:
+    """What the worker found importing ``plugin``: ``{"public_seed": bool}``
+    (cached per worker settings and plug-in).
+
+    Raises:
+        PluginError: the module cannot be imported (or exits, crashes, hangs at
+            import), or the class breaks the contract.
+    """
+    key = (worker_key(options), plugin)
+    with _DESCRIBE_LOCK:
+        found = _DESCRIPTIONS.get(key)
+    if found is None:
+        worker = worker_for_thread(options)
+        found, _ = worker.request({"op": "describe", "plugin": plugin, "name": name},
+                                  what="importing its module", name=name, options=options)
+        with _DESCRIBE_LOCK:
+            _DESCRIPTIONS[key] = found
+    _raise(found, name)
+    return found
+
+
+class ForeignGenerator:
+    """A plug-in fitted and sampled in a worker process.
+
+    Args:
+        plugin: ``module:Class`` the worker imports.
+        name: the generator's name in messages (``--generator``).
+        worker: the worker settings (interpreter, time and memory limits).
+        **kwargs: the plug-in's constructor arguments (``epsilon``, ``delta`` and
+            its options); JSON-able.
+    """
+
+    def __init__(self, plugin: str, name: str, *, worker: WorkerOptions | None = None,
+                 **kwargs: Any) -> None:
+        for key, value in kwargs.items():
+            try:
+                json.dumps(value, allow_nan=False)
+            except (TypeError, ValueError) as err:
+                raise InvalidParameterError(
+                    f"`--option {key}` of generator {name!r} must be a JSON value "
+                    f"(number, string, boolean, list or table). Got {value!r}.") from err
+        self.plugin, self.name, self.kwargs = plugin, name, kwargs
+        self.options = worker or WorkerOptions()
+
+    @property
+    def supports_public_randomness(self) -> bool:
+        """True exactly when the plug-in's ``fit`` and ``sample`` accept
+        ``public_seed`` (read by the worker; the class is never imported here)."""
+        return bool(describe(self.plugin, self.name, self.options)["public_seed"])
+
+    def _request(self, worker: Worker, header: dict[str, Any], blobs: list[bytes],
+                 what: str) -> tuple[dict[str, Any], list[bytes]]:
+        return worker.request({**header, "plugin": self.plugin, "name": self.name},
+                              blobs, what=what, name=self.name, options=self.options)
+
+    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
+            public_rng: Rngs | None = None) -> Self:
+        """Constructs and fits the plug-in in this thread's worker; reads and checks
+        its ``privacy_claim``.
+
+        Raises:
+            PluginError: the plug-in failed (raised, exited, crashed, hung or
+                exceeded the memory limit), or its claim is missing or invalid.
+        """
+        public = self.supports_public_randomness
+        worker = worker_for_thread(self.options)
+        spec, blobs = wire.encode_frame(data)
+        data_id = frame_id(spec, blobs)
+        model = next(worker.models)
+        header: dict[str, Any] = {
+            "op": "fit", "kwargs": self.kwargs, "domain": domain.to_json(),
+            "seeds": plugin_seeds(public, rng, public_rng), "model": model,
+            "data": data_id}
+        if data_id in worker.data_ids:
+            blobs = []
+        else:
+            if len(worker.data_ids) >= DATA_CACHE:
+                header["reset_data"] = True
+                worker.data_ids.clear()
+            header["frame"] = spec
+        reply, _ = self._request(worker, header, blobs, "fit")
+        worker.data_ids.add(data_id)
+        self.worker_, self.model_ = worker, model
+        _raise(reply, self.name)
+        if "claim_type" in reply:
+            raise PluginError(
+                f"generator {self.name!r} breaks the plug-in contract: after fit, "
+                "`privacy_claim` must be a dict with 'epsilon', 'delta' and "
+                f"'accountant'. Got {reply['claim_type']}.")
+        if "claim_error" in reply:
+            raise PluginError(
+                f"generator {self.name!r} breaks the plug-in contract: "
+                f"`privacy_claim[{reply['claim_error']}]` must be a JSON value under a "
+                "string key (number, string, boolean, null, list or dict of them). Got a "
+                f"{reply['claim_value_type']}.")
+        self.columns_ = list(data.columns)
+        self.domain_ = domain
+        self.claim_ = check_claim(reply["claim"], self.name)
+        return self
+
+    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+        """``n`` rows from the fitted plug-in, checked
+        (:func:`~dpaudit.generators.plugins.check_release`).
+
+        Raises:
+            NotFittedError: before ``fit``.
+            PluginError: the plug-in failed, or its release is not a table of the
+                training columns inside the public domain.
+        """
+        if not hasattr(self, "claim_"):
+            raise NotFittedError("call `fit` first.")
+        if not hasattr(self, "worker_"):
+            raise NotFittedError("the model was forgotten (`forget`); fit again.")
+        header = {"op": "sample", "model": self.model_, "n": int(n),
+                  "seeds": plugin_seeds(self.supports_public_randomness, rng, public_rng)}
+        reply, blobs = self._request(self.worker_, header, [], "sample")
+        _raise(reply, self.name)
+        if "release_type" in reply:
+            raise PluginError(
+                f"generator {self.name!r} breaks the plug-in contract: `sample` must "
+                f"return a DataFrame with columns {self.columns_}. Got "
+                f"{reply['release_type']}.")
+        out = wire.decode_frame(reply["frame"], blobs)
+        return check_release(out, self.name, columns=self.columns_, domain=self.domain_)
+
+    @property
+    def privacy_claim_(self) -> PrivacyClaim:
+        if not hasattr(self, "claim_"):
+            raise NotFittedError("call `fit` first.")
+        return self.claim_
+
+    def forget(self) -> None:
+        """Lets the worker free the fitted model (the claim stays here); ``sample``
+        is no longer possible."""
+        worker = self.__dict__.pop("worker_", None)
+        if worker is not None:
+            worker.drops.append(self.model_)
+
+    def __del__(self) -> None:
+        # The worker frees the model with its next request.
+        worker = getattr(self, "worker_", None)
+        if worker is not None:
+            worker.drops.append(self.model_)
