@@ -68,7 +68,7 @@ def command(row: str, args: argparse.Namespace, out: Path) -> list[str]:
     """The ``dpaudit audit`` command line of one row."""
     generator, preprocessing = AUDITS[row]
     common = ["--option", f"preprocessing={preprocessing}", "--rounds", str(args.rounds),
-              "--synthetic-rows", str(args.synthetic_rows), "--jobs", "1",
+              "--synthetic-rows", str(args.synthetic_rows), "--jobs", "1", "--batch-size", "10",
               "--seed", str(args.seed), "--out", str(out), "--force", "--quiet"]
     if args.mode == "worker":
         return [sys.executable, "-m", "dpaudit", "audit", "--generator", generator,
