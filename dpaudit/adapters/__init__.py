@@ -20,5 +20,6 @@ FOREIGN_ADAPTERS: dict[str, str] = {
     "smartnoise-dpctgan": "dpaudit.adapters.smartnoise:SmartnoiseDPCTGAN",
     "smartnoise-patectgan": "dpaudit.adapters.smartnoise:SmartnoisePATECTGAN",
     "smartnoise-dpgan": "dpaudit.adapters.smartnoise:SmartnoiseDPGAN",
+    "smartnoise-pacsynth": "dpaudit.adapters.smartnoise:SmartnoisePACSynth",
     "synthcity-pategan": "dpaudit.adapters.synthcity:SynthcityPATEGAN",
 }

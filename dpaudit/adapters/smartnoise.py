@@ -3,7 +3,7 @@
 Each class is a plain plug-in (docs/plugins.md) around one synthesizer of
 ``snsynth.Synthesizer.create``: ``smartnoise-pategan``, ``smartnoise-mst``,
 ``smartnoise-aim``, ``smartnoise-mwem``, ``smartnoise-dpctgan``,
-``smartnoise-patectgan`` and ``smartnoise-dpgan``. The module imports only the
+``smartnoise-patectgan``, ``smartnoise-dpgan`` and ``smartnoise-pacsynth``. The module imports only the
 standard library, numpy and pandas; ``snsynth`` (and torch, which it brings) are
 imported when a model is fitted, so the classes load, and their signatures can be
 read, where smartnoise is not installed. Install it with ``pip install
@@ -29,8 +29,9 @@ Seeding: before every ``fit`` and ``sample`` the adapter seeds the global genera
 the library draws from (``random``, numpy's legacy generator, torch). What cannot be
 seeded is said per class: MST's, AIM's and MWEM's measurement noise comes from
 OpenDP's own generator (``snsynth.utils.gaussian_noise`` and ``laplace_noise`` call an
-OpenDP measurement, which draws from the operating system's CSPRNG), so two fits with
-the same seed differ there. An audit stays sound: every round's randomness is fresh
+OpenDP measurement, which draws from the operating system's CSPRNG); DPCTGAN's and
+DPGAN's Opacus engine reseeds torch from ``os.urandom``; pac-synth draws from its own
+Rust generator. Two fits with the same seed differ there. An audit stays sound: every round's randomness is fresh
 anyway; only a same-seed rerun of such a generator is not bit-for-bit identical.
 
 ``public_seed``: every class accepts it (docs/plugins.md). ``sample`` draws from it:
@@ -38,8 +39,9 @@ sampling rows from a fitted model is post-processing, so the guarantee holds for
 fixed value. PATEGAN's ``fit`` also seeds torch from it (initial weights, latent draws,
 teachers' batch order): its guarantee comes from the Laplace noise on the teachers'
 votes alone, drawn from numpy's generator seeded from ``seed``. The DP-SGD synthesizers
-(DPCTGAN, DPGAN) and PATECTGAN draw everything of ``fit`` from ``seed``: their
-accountants rely on random batches, which must stay secret.
+(DPCTGAN, DPGAN), PATECTGAN and the marginal-based ones draw everything of ``fit``
+from ``seed``: DP-SGD's accountant relies on secret random batches, and the others mix
+their privacy noise with their other draws in one generator.
 
 These adapters are for auditing; the library's own documentation governs its use.
 """
@@ -68,7 +70,8 @@ LIBRARY = "smartnoise-synth 1.0.8"
 PACKAGE = "smartnoise-synth==1.0.8"
 
 __all__ = ["SmartnoiseAIM", "SmartnoiseDPCTGAN", "SmartnoiseDPGAN", "SmartnoiseMST",
-           "SmartnoiseMWEM", "SmartnoisePATECTGAN", "SmartnoisePATEGAN"]
+           "SmartnoiseMWEM", "SmartnoisePACSynth", "SmartnoisePATECTGAN",
+           "SmartnoisePATEGAN"]
 
 
 class _Smartnoise:
@@ -299,12 +302,21 @@ class SmartnoisePATECTGAN(_Smartnoise):
         return extras
 
 
+_OPACUS_RESEEDS = (
+    "Not reproducible: Opacus 0.14's PrivacyEngine (secure_rng off, smartnoise's "
+    "setting) reseeds torch's global generator from os.urandom when it is created, so "
+    "the DP-SGD noise, the batches and every later torch draw of the fit come from the "
+    "operating system, whatever the seed.")
+
+
 class SmartnoiseDPCTGAN(_Smartnoise):
     """smartnoise-synth's DPCTGAN: CTGAN trained with DP-SGD (Opacus).
 
     Claim: the last epsilon of the library's Opacus RDP accountant
-    (``epsilon_list``) and the number of accountant reads as ``iterations``. Seedable
-    (torch and numpy global generators, from ``seed``); ``public_seed`` only for
+    (``epsilon_list``) and the number of accountant reads as ``iterations``.
+    Not reproducible: Opacus 0.14's ``PrivacyEngine`` (``secure_rng`` off, as smartnoise
+    creates it) reseeds torch's global generator from ``os.urandom``, so the DP-SGD
+    noise and batches come from the operating system. ``public_seed`` only for
     ``sample``: DP-SGD's amplification needs secret batches.
     """
 
@@ -314,7 +326,7 @@ class SmartnoiseDPCTGAN(_Smartnoise):
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         spent = [float(e) for e in getattr(model, "epsilon_list", [])]
-        extras: dict[str, Any] = {"iterations": len(spent)}
+        extras: dict[str, Any] = {"iterations": len(spent), "unseeded_noise": _OPACUS_RESEEDS}
         if spent:
             extras["library_epsilon"] = spent[-1]
             extras["epsilon"] = spent[-1]
@@ -323,12 +335,32 @@ class SmartnoiseDPCTGAN(_Smartnoise):
 
 class SmartnoiseDPGAN(_Smartnoise):
     """smartnoise-synth's DPGAN: a GAN trained with DP-SGD (Opacus). The library keeps
-    no record of what it spent, so the claim is the nominal budget. Seedable;
-    ``public_seed`` only for ``sample``."""
+    no record of what it spent, so the claim is the nominal budget. Not reproducible
+    (Opacus reseeds torch from ``os.urandom``, as for DPCTGAN); ``public_seed`` only
+    for ``sample``."""
 
     synth = "dpgan"
     style = "gan"
     accountant = "Opacus RDP (DP-SGD)"
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        return {"unseeded_noise": _OPACUS_RESEEDS}
+
+
+class SmartnoisePACSynth(_Smartnoise):
+    """smartnoise-synth's ``pacsynth`` (``AggregateSeededSynthesizer``, the Rust
+    pac-synth library's DP aggregate-seeded synthesizer) for discrete columns.
+
+    Claim: the nominal budget. Not reproducible: pac-synth draws its noise and its
+    samples from its own Rust generator, which Python cannot seed.
+    """
+
+    synth = "pacsynth"
+    style = "cube"
+    accountant = "pac-synth (epsilon, delta) composition"
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        return {"unseeded_noise": "pac-synth's own Rust generator (fit and sample)"}
 
 
 class SmartnoiseMST(_Smartnoise):
