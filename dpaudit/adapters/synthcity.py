@@ -24,6 +24,11 @@ told apart, and ``fit`` takes nothing from ``public_seed``) and one derived from
 ``public_seed`` (else ``seed``) to ``generate``, which is post-processing. Fully
 seedable: the same seeds give the same release.
 
+Release size: in its default strict mode synthcity drops generated rows outside the
+schema learned from the records (on the worst case's world D, every row with a 1), so
+``generate(count=n)`` can return fewer than ``n`` rows (500 of 2,000 was seen). The
+adapter draws again, up to 50 times, until it has ``n`` rows.
+
 Claim: the library's own moments-accountant value ``epsilon_hat`` at its stop,
 recomputed from the moments it accumulated (``alpha_dict``) with the delta it used.
 synthcity's PATE-GAN ignores the ``delta`` it is given and uses ``1 / (n sqrt(n))``;
@@ -48,6 +53,7 @@ from dpaudit.adapters._common import (
 )
 
 LIBRARY = "synthcity 0.2.12"
+_MAX_DRAWS = 50
 
 __all__ = ["SynthcityPATEGAN"]
 
@@ -117,7 +123,23 @@ class SynthcityPATEGAN:
             raise RuntimeError("call `fit` first.")
         chosen = seed if public_seed is None else public_seed
         seed_globals(chosen)
+        parts: list[pd.DataFrame] = []
+        kept = 0
         with quiet():
-            out = self.plugin_.generate(count=int(n),
-                                        random_state=_random_state(chosen)).dataframe()
+            # In its default strict mode synthcity drops generated rows outside the
+            # schema it learned from the records, so one call may return fewer than
+            # asked for: draw again, as a user wanting n rows would.
+            for attempt in range(_MAX_DRAWS):
+                part = self.plugin_.generate(
+                    count=int(n), random_state=_random_state(chosen + attempt)).dataframe()
+                parts.append(part)
+                kept += len(part)
+                if kept >= n:
+                    break
+        if kept < n:
+            raise ValueError(
+                f"synthcity kept only {kept} of the {n} rows asked for in {_MAX_DRAWS} "
+                "draws (its strict mode drops generated rows outside the schema learned "
+                "from the records).")
+        out = pd.concat(parts, ignore_index=True).head(int(n))
         return cast_release(out, self.domain_)
