@@ -28,6 +28,7 @@ cores, two audits side by side; docs/adapters.md has the table):
     smartnoise-mst library       VIOLATION     1.779  2.062  0.925   1.000     826   100
     smartnoise-mst public        CONSISTENT    0.000  1.308  0.480   1.000    1035   50
     synthcity-pategan library    INCONCLUSIVE  0.199  0.199  1.000   0.433     587   20 (200 rows)
+    synthcity-pategan library    VIOLATION     1.053  1.053  1.000   0.439     566   40 (200 rows)
 """
 
 from __future__ import annotations
