@@ -11,12 +11,18 @@ BANNED = re.compile(
     r"torch\.manual_seed\(|^\s*import random$|^\s*import pickle|pickle\.load|torch\.load\(",
     re.MULTILINE,
 )
+# Foreign plug-ins and the libraries adapters wrap draw from global generators: the
+# foreign worker and the adapters seed them on purpose (docs/adapters.md), here only.
+GLOBAL_SEEDING = {PACKAGE / "adapters" / "_common.py",
+                  PACKAGE / "generators" / "foreign" / "worker.py"}
 
 
 def test_library_uses_explicit_generators_and_no_pickle() -> None:
     hits = []
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text()
+        if path in GLOBAL_SEEDING:
+            text = re.sub(r"np\.random\.seed\(|torch\.manual_seed\(", "", text)
         hits += [f"{path.name}: {m.group(0)}" for m in BANNED.finditer(text)]
     assert hits == []
 

@@ -4,8 +4,22 @@
 ``module:Class`` of a plain plug-in class (docs/plugins.md) that the foreign worker
 imports; the registry (:mod:`dpaudit.generators.registry`) lists every name and never
 imports the libraries in dpaudit's own process. Keep it a plain dict literal.
+
+Each adapter module imports only the standard library, numpy, pandas and (inside its
+methods) the library it wraps, so the worker can run it under the library's own
+interpreter (``--python``; docs/adapters.md).
 """
 
 from __future__ import annotations
 
-FOREIGN_ADAPTERS: dict[str, str] = {}
+FOREIGN_ADAPTERS: dict[str, str] = {
+    "smartnoise-pategan": "dpaudit.adapters.smartnoise:SmartnoisePATEGAN",
+    "smartnoise-mst": "dpaudit.adapters.smartnoise:SmartnoiseMST",
+    "smartnoise-aim": "dpaudit.adapters.smartnoise:SmartnoiseAIM",
+    "smartnoise-mwem": "dpaudit.adapters.smartnoise:SmartnoiseMWEM",
+    "smartnoise-dpctgan": "dpaudit.adapters.smartnoise:SmartnoiseDPCTGAN",
+    "smartnoise-patectgan": "dpaudit.adapters.smartnoise:SmartnoisePATECTGAN",
+    "smartnoise-dpgan": "dpaudit.adapters.smartnoise:SmartnoiseDPGAN",
+    "smartnoise-pacsynth": "dpaudit.adapters.smartnoise:SmartnoisePACSynth",
+    "synthcity-pategan": "dpaudit.adapters.synthcity:SynthcityPATEGAN",
+}

@@ -1,0 +1,182 @@
+"""What every adapter of a foreign library shares (docs/adapters.md).
+
+Adapters are plain plug-ins (docs/plugins.md). They run in a worker process, possibly
+under another interpreter where only the wrapped library, numpy and pandas are
+installed, so this module imports only the standard library, numpy and pandas; torch
+is imported where the library brought it.
+
+Foreign libraries draw from the global generators of ``random``, numpy and torch, so
+an adapter seeds them from the round's seed before every call: that is what makes a
+seedable library's rounds reproducible. This is the one place in dpaudit that touches
+global random state on purpose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+PREPROCESSING = ("public", "library")
+
+
+def seed_globals(seed: int) -> None:
+    """Seeds every global generator a foreign library draws from: ``random``, numpy's
+    legacy global generator and torch's (where torch is installed), each from its own
+    word of a :class:`numpy.random.SeedSequence` of ``seed``."""
+    seed_numpy(seed)
+    seed_torch(seed)
+
+
+def seed_torch(seed: int) -> None:
+    """Seeds only torch's global generator (where torch is installed)."""
+    try:
+        torch = importlib.import_module("torch")
+    except ImportError:
+        return
+    word = np.random.SeedSequence([int(seed), 1]).generate_state(1, dtype=np.uint64)[0]
+    torch.manual_seed(int(word) >> 1)
+
+
+def seed_numpy(seed: int) -> None:
+    """Seeds only numpy's legacy global generator (and ``random``)."""
+    words = np.random.SeedSequence([int(seed), 2]).generate_state(2, dtype=np.uint32)
+    importlib.import_module("random").seed(int(words[0]))
+    np.random.seed(int(words[1]))  # noqa: NPY002 (the library's global generator)
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Sends what the library prints to standard error: standard output may carry the
+    worker's protocol, and libraries print progress (AIM prints its sigma)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def import_library(module: str, *, package: str, extra: str | None = None) -> Any:
+    """Imports the wrapped library, or says in one line how to get it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        how = (f"pip install 'dpaudit[{extra}]'" if extra else f"pip install {package}")
+        raise ImportError(
+            f"{package} is not importable by {sys.executable} ({err}). Install it "
+            f"({how}), or install it in its own environment and pass --python "
+            "PATH_TO_THAT_PYTHON (docs/adapters.md)."
+        ) from err
+
+
+def check_preprocessing(value: Any) -> str:
+    """The ``preprocessing`` option, checked."""
+    if value not in PREPROCESSING:
+        raise ValueError(
+            f"`preprocessing` must be one of {list(PREPROCESSING)}. Got {value!r}.")
+    return str(value)
+
+
+def columns_of(domain: dict[str, Any]) -> list[dict[str, Any]]:
+    """The domain's columns (the plug-in protocol's JSON form)."""
+    columns = domain.get("columns")
+    if not isinstance(columns, list) or not columns:
+        raise ValueError("`domain` must be {'columns': [...]} with at least one column.")
+    return columns
+
+
+def small_integer_range(col: dict[str, Any], limit: int = 150) -> list[int] | None:
+    """The values of an integer column with public bounds, when they are few enough to
+    be treated as categories (the libraries' own rule for ordinals: under 150)."""
+    lower, upper = col.get("lower"), col.get("upper")
+    if lower is None or upper is None:
+        return None
+    lo, hi = math.ceil(float(lower)), math.floor(float(upper))
+    if hi < lo or hi - lo + 1 > limit:
+        return None
+    return list(range(lo, hi + 1))
+
+
+def category_values(col: dict[str, Any]) -> list[Any] | None:
+    """The public values of a discrete column (binary, categorical, small integer);
+    None for a column treated as continuous."""
+    kind = col["kind"]
+    if kind == "binary":
+        return [0, 1]
+    if kind == "categorical":
+        return list(col["categories"])
+    if kind == "integer":
+        return small_integer_range(col)
+    return None
+
+
+def public_frame(domain: dict[str, Any]) -> pd.DataFrame:
+    """A table built from the public domain alone: every category of every discrete
+    column and both bounds of every numeric one, cycled to a common length.
+
+    Fitting a library's encoders on this table instead of on the private data makes
+    them a function of the domain: nothing is read from the records.
+    """
+    columns = columns_of(domain)
+    values: dict[str, list[Any]] = {}
+    for col in columns:
+        cats = category_values(col)
+        if cats is None:
+            cats = [col["lower"], col["upper"]]
+        values[col["name"]] = cats
+    rows = max(len(v) for v in values.values())
+    return pd.DataFrame({name: [v[i % len(v)] for i in range(rows)]
+                         for name, v in values.items()})
+
+
+def cast_release(out: Any, domain: dict[str, Any]) -> pd.DataFrame:
+    """The library's release as a DataFrame with the domain's columns, in order, each
+    cast to its kind: the library's decoded values (bin midpoints, rescaled floats) are
+    clipped into the public bounds and integer columns rounded. Post-processing only.
+    """
+    columns = columns_of(domain)
+    names = [c["name"] for c in columns]
+    frame = out if isinstance(out, pd.DataFrame) else pd.DataFrame(list(out), columns=names)
+    frame = frame.reset_index(drop=True)
+    if list(frame.columns) != names:
+        frame.columns = names
+    result: dict[str, Any] = {}
+    for col in columns:
+        series = frame[col["name"]]
+        kind = col["kind"]
+        if kind == "categorical":
+            cats = list(col["categories"])
+            result[col["name"]] = pd.Series(
+                [_nearest_category(v, cats) for v in series], dtype=object
+            ).infer_objects()
+            continue
+        numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+        if kind == "binary":
+            result[col["name"]] = (np.nan_to_num(numbers) >= 0.5).astype(np.int64)
+            continue
+        lower, upper = float(col["lower"]), float(col["upper"])
+        numbers = np.clip(np.nan_to_num(numbers, nan=lower), lower, upper)
+        if kind == "integer":
+            lo, hi = math.ceil(lower), math.floor(upper)
+            result[col["name"]] = np.clip(np.rint(numbers), lo, hi).astype(np.int64)
+        else:
+            result[col["name"]] = numbers
+    return pd.DataFrame(result, columns=names)
+
+
+def _nearest_category(value: Any, categories: list[Any]) -> Any:
+    """The category equal to ``value`` (numbers compared by value, so 1.0 is 1); a
+    value that is no category is returned as it is, for dpaudit's check of the
+    release to report."""
+    for cat in categories:
+        if value == cat:
+            return cat
+        try:
+            if float(value) == float(cat):
+                return cat
+        except (TypeError, ValueError):
+            continue
+    return value

@@ -1,0 +1,430 @@
+"""Adapters for the synthesizers of smartnoise-synth 1.0.8 (docs/adapters.md).
+
+Each class is a plain plug-in (docs/plugins.md) around one synthesizer of
+``snsynth.Synthesizer.create``: ``smartnoise-pategan``, ``smartnoise-mst``,
+``smartnoise-aim``, ``smartnoise-mwem``, ``smartnoise-dpctgan``,
+``smartnoise-patectgan``, ``smartnoise-dpgan`` and ``smartnoise-pacsynth``. The module imports only the
+standard library, numpy and pandas; ``snsynth`` (and torch, which it brings) are
+imported when a model is fitted, so the classes load, and their signatures can be
+read, where smartnoise is not installed. Install it with ``pip install
+'dpaudit[smartnoise]'``, or in its own environment and pass ``--python``.
+
+Options (``--option KEY=VALUE``):
+
+- ``preprocessing``: ``public`` (default) builds the library's own transformer from the
+  public domain and fits it on a table made of the domain's categories and bounds, so
+  nothing is read from the private records; ``library`` calls the library's fit with
+  the column hints its users pass (binary and categorical columns as
+  ``categorical_columns``, integer ones as ``ordinal_columns``, continuous ones as
+  ``continuous_columns``): the library then learns each column's set of values from
+  the private data, which is what its users actually run.
+- ``preprocessor_eps``: the budget the library spends inferring bounds of continuous
+  columns under ``preprocessing=library`` (default 0: the library refuses continuous
+  columns without it).
+- ``bins``: bins per continuous column for the marginal-based synthesizers (MST,
+  AIM, MWEM) under ``preprocessing=public`` (default 10).
+- anything else goes to the synthesizer's constructor (e.g. ``epochs=5`` for the GANs).
+
+Seeding: before every ``fit`` and ``sample`` the adapter seeds the global generators
+the library draws from (``random``, numpy's legacy generator, torch). What cannot be
+seeded is said per class: MST's, AIM's and MWEM's measurement noise comes from
+OpenDP's own generator (``snsynth.utils.gaussian_noise`` and ``laplace_noise`` call an
+OpenDP measurement, which draws from the operating system's CSPRNG); DPCTGAN's and
+DPGAN's Opacus engine reseeds torch from ``os.urandom``; pac-synth draws from its own
+Rust generator. Two fits with the same seed differ there. An audit stays sound: every round's randomness is fresh
+anyway; only a same-seed rerun of such a generator is not bit-for-bit identical.
+
+``public_seed``: every class accepts it (docs/plugins.md). ``sample`` draws from it:
+sampling rows from a fitted model is post-processing, so the guarantee holds for every
+fixed value. ``fit`` draws everything from ``seed``: DP-SGD's accountant (DPCTGAN,
+DPGAN) relies on secret random batches; the marginal-based synthesizers and synthcity
+mix their privacy noise with their other draws in one generator; and PATEGAN's teacher
+count ``int(n / 1000)`` makes the use of torch's stream depend on the data size, so a
+fixed torch seed does not fix its public randomness (see :class:`SmartnoisePATEGAN`).
+
+These adapters are for auditing; the library's own documentation governs its use.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from dpaudit.adapters._common import (
+    cast_release,
+    category_values,
+    check_preprocessing,
+    columns_of,
+    import_library,
+    public_frame,
+    quiet,
+    seed_globals,
+)
+
+LIBRARY = "smartnoise-synth 1.0.8"
+PACKAGE = "smartnoise-synth==1.0.8"
+
+__all__ = ["SmartnoiseAIM", "SmartnoiseDPCTGAN", "SmartnoiseDPGAN", "SmartnoiseMST",
+           "SmartnoiseMWEM", "SmartnoisePACSynth", "SmartnoisePATECTGAN",
+           "SmartnoisePATEGAN"]
+
+
+class _Smartnoise:
+    """One smartnoise-synth synthesizer behind the plug-in protocol."""
+
+    synth: ClassVar[str]            # the key of snsynth's synth_map
+    style: ClassVar[str]            # "gan" (one-hot, min-max) or "cube" (labels, bins)
+    accountant: ClassVar[str]
+    takes_delta: ClassVar[bool] = True
+    min_rows: ClassVar[int] = 1
+
+    def __init__(self, *, epsilon: float, delta: float = 0.0,
+                 preprocessing: str = "public", preprocessor_eps: float = 0.0,
+                 bins: int = 10, **options: Any) -> None:
+        if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"`epsilon` must be a finite number > 0. Got {epsilon!r}.")
+        if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
+            raise ValueError(f"`delta` must be in [0, 1). Got {delta!r}.")
+        if not (isinstance(bins, int) and bins >= 2):
+            raise ValueError(f"`bins` must be an integer >= 2. Got {bins!r}.")
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self.preprocessing = check_preprocessing(preprocessing)
+        self.preprocessor_eps = float(preprocessor_eps)
+        self.bins = bins
+        self.options = dict(options)
+
+    # -- the protocol ----------------------------------------------------------------
+
+    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
+            public_seed: int | None = None) -> _Smartnoise:
+        """Fits the synthesizer on ``data``; sets ``privacy_claim``."""
+        snsynth = import_library("snsynth", package=PACKAGE, extra="smartnoise")
+        columns_of(domain)
+        if len(data) < self.min_rows:
+            raise ValueError(self._too_few_rows(len(data)))
+        if self.takes_delta and not self.delta > 0:
+            raise ValueError(f"{type(self).__name__} needs `delta` > 0 (its accountant "
+                             "converts to (epsilon, delta)). Got 0; pass --delta.")
+        self.domain_ = domain
+        self._seed_fit(seed, public_seed)
+        kwargs: dict[str, Any] = {"epsilon": self.epsilon, **self.options}
+        if self.takes_delta:
+            kwargs["delta"] = self.delta
+        with quiet():
+            model = snsynth.Synthesizer.create(self.synth, **kwargs)
+            self.ledger_: dict[str, Any] = {}
+            self._fit_model(model, data, self._fit_arguments(snsynth, domain))
+        self.model_ = model
+        self.privacy_claim = {
+            "epsilon": self.epsilon, "delta": self.delta if self.takes_delta else 0.0,
+            "accountant": self.accountant,
+            "library": LIBRARY, "nominal_epsilon": self.epsilon,
+            "preprocessing": self.preprocessing, **self._claim_extras(model),
+        }
+        return self
+
+    def sample(self, n: int, *, seed: int, public_seed: int | None = None
+               ) -> pd.DataFrame:
+        """``n`` rows drawn from the fitted model (post-processing: the draws may come
+        from ``public_seed``)."""
+        if not hasattr(self, "model_"):
+            raise RuntimeError("call `fit` first.")
+        seed_globals(seed if public_seed is None else public_seed)
+        with quiet():
+            out = self.model_.sample(int(n))
+        return cast_release(out, self.domain_)
+
+    # -- what subclasses change ------------------------------------------------------
+
+    def _seed_fit(self, seed: int, public_seed: int | None) -> None:
+        """Everything of ``fit`` from ``seed`` (the default)."""
+        seed_globals(seed)
+
+    def _fit_model(self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]) -> None:
+        model.fit(data, **kwargs)
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        return {}
+
+    def _too_few_rows(self, rows: int) -> str:
+        return f"{type(self).__name__} needs at least {self.min_rows} rows. Got {rows}."
+
+    # -- preprocessing ---------------------------------------------------------------
+
+    def _fit_arguments(self, snsynth: Any, domain: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of the library's ``fit``: a transformer fitted on the
+        public domain, or the column hints (``preprocessing=library``)."""
+        columns = columns_of(domain)
+        if self.preprocessing == "library":
+            hints: dict[str, list[str]] = {"categorical_columns": [],
+                                           "ordinal_columns": [], "continuous_columns": []}
+            for col in columns:
+                key = {"binary": "categorical_columns", "categorical": "categorical_columns",
+                       "integer": "ordinal_columns"}.get(col["kind"], "continuous_columns")
+                hints[key].append(col["name"])
+            return {**hints, "preprocessor_eps": self.preprocessor_eps, "nullable": False}
+        transform = snsynth.transform
+        transformers = []
+        for col in columns:
+            cats = category_values(col)
+            if cats is not None:
+                label = transform.LabelTransformer(nullable=False)
+                transformers.append(
+                    label if self.style == "cube"
+                    else transform.ChainTransformer([label, transform.OneHotEncoder()]))
+            elif self.style == "cube":
+                transformers.append(transform.BinTransformer(
+                    bins=self.bins, lower=col["lower"], upper=col["upper"], nullable=False))
+            else:
+                transformers.append(transform.MinMaxTransformer(
+                    lower=col["lower"], upper=col["upper"], nullable=False))
+        table = transform.TableTransformer(transformers)
+        # Fitted on the domain's own values: the encoders are a function of the public
+        # domain, and the library uses a fitted transformer as it is.
+        table.fit(public_frame(domain))
+        return {"transformer": table}
+
+
+class _MomentsLedger:
+    """Records every call of smartnoise's PATE moments accountant (``moments_acc``)
+    while a PATE synthesizer trains, so the claim carries the library's own final
+    epsilon: ``min over l of (sum of moments - log delta) / l``, the value its stop
+    rule compares with the budget. Each call's result passes through unchanged."""
+
+    def __init__(self, module: Any) -> None:
+        self.module, self.original = module, module.moments_acc
+        self.calls, self.queries, self.total = 0, 0, None
+
+    def __call__(self, num_teachers: Any, votes: Any, lap_scale: Any, l_list: Any,
+                 *args: Any, **kwargs: Any) -> Any:
+        moments = self.original(num_teachers, votes, lap_scale, l_list, *args, **kwargs)
+        self.calls += 1
+        self.queries += int(votes.numel())
+        self.total = moments.clone() if self.total is None else self.total + moments
+        self.l_list, self.num_teachers, self.lap_scale = l_list, num_teachers, lap_scale
+        return moments
+
+    def __enter__(self) -> _MomentsLedger:
+        self.module.moments_acc = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.module.moments_acc = self.original
+
+    def epsilon(self, delta: float) -> float | None:
+        if self.total is None:
+            return None
+        return float(min((self.total - math.log(delta)) / self.l_list).item())
+
+
+class SmartnoisePATEGAN(_Smartnoise):
+    """smartnoise-synth's PATEGAN (``snsynth.pytorch.nn.pategan.PATEGAN``).
+
+    Claim: the library's own moments-accountant epsilon at its stop (e.g. 1.0074 for
+    a budget of 1 on 2,000 rows), with ``iterations`` (generator steps), ``queries``
+    (noisy votes charged) and ``num_teachers``. The library splits the table into
+    ``int(n / 1000)`` teachers, so it needs at least 1,000 rows. Fully seedable, from
+    ``seed`` (vote noise from numpy's global generator, the rest from torch's).
+
+    ``fit`` takes nothing from ``public_seed``: the teacher count depends on the number
+    of records, so how many torch draws the teachers' initialisation consumes, and with
+    it the value of every later draw (latents, batch order), depends on the data. With
+    torch's seed held fixed, worlds D (1,999 rows, one teacher) and D + target (2,000
+    rows, two teachers) trained on different draws and their releases separated
+    perfectly (measured: VIOLATION, eps_emp 1.308, AUC 1.0 at 50 rounds per world, even
+    with public preprocessing): the guarantee does not hold for a fixed torch seed.
+    """
+
+    synth = "pategan"
+    style = "gan"
+    accountant = "smartnoise PATE moments accountant (data-dependent)"
+    min_rows = 1000
+
+    def _too_few_rows(self, rows: int) -> str:
+        return (f"smartnoise's PATEGAN splits the table into int(n / 1000) teachers and "
+                f"needs at least 1,000 rows. Got {rows}. Audit it on a larger table "
+                "(e.g. --dataset worst-case --dataset-rows 2000).")
+
+    def _fit_model(self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]) -> None:
+        module = __import__("snsynth.pytorch.nn.pategan", fromlist=["moments_acc"])
+        with _MomentsLedger(module) as ledger:
+            model.fit(data, **kwargs)
+        self.ledger_ = {"ledger": ledger}
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        ledger: _MomentsLedger = self.ledger_["ledger"]
+        delta = float(model.delta)
+        library_epsilon = ledger.epsilon(delta)
+        student_iters = int(model.student_iters)
+        extras: dict[str, Any] = {
+            "iterations": ledger.calls // max(student_iters, 1),
+            "queries": ledger.queries, "num_teachers": int(model.num_teachers),
+            "library_delta": delta,
+        }
+        if library_epsilon is not None:
+            extras["library_epsilon"] = library_epsilon
+            extras["epsilon"] = library_epsilon
+        return extras
+
+
+class SmartnoisePATECTGAN(_Smartnoise):
+    """smartnoise-synth's PATECTGAN: CTGAN trained with PATE teachers.
+
+    Claim: the library's moments-accountant epsilon at its stop, ``queries`` charged and
+    ``accountant_updates``. Fully seedable (numpy and torch global generators, from
+    ``seed``); ``public_seed`` only for ``sample``.
+    """
+
+    synth = "patectgan"
+    style = "gan"
+    accountant = "smartnoise PATE moments accountant (data-dependent)"
+
+    def _fit_model(self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]) -> None:
+        module = __import__("snsynth.pytorch.nn.patectgan", fromlist=["moments_acc"])
+        with _MomentsLedger(module) as ledger:
+            model.fit(data, **kwargs)
+        self.ledger_ = {"ledger": ledger}
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        ledger: _MomentsLedger = self.ledger_["ledger"]
+        extras: dict[str, Any] = {"accountant_updates": ledger.calls,
+                                  "queries": ledger.queries}
+        library_epsilon = ledger.epsilon(float(model.delta))
+        if library_epsilon is not None:
+            extras["library_epsilon"] = library_epsilon
+            extras["epsilon"] = library_epsilon
+        return extras
+
+
+_OPACUS_RESEEDS = (
+    "Not reproducible: Opacus 0.14's PrivacyEngine (secure_rng off, smartnoise's "
+    "setting) reseeds torch's global generator from os.urandom when it is created, so "
+    "the DP-SGD noise, the batches and every later torch draw of the fit come from the "
+    "operating system, whatever the seed.")
+
+
+class SmartnoiseDPCTGAN(_Smartnoise):
+    """smartnoise-synth's DPCTGAN: CTGAN trained with DP-SGD (Opacus).
+
+    Claim: the last epsilon of the library's Opacus RDP accountant
+    (``epsilon_list``) and the number of accountant reads as ``iterations``.
+    Not reproducible: Opacus 0.14's ``PrivacyEngine`` (``secure_rng`` off, as smartnoise
+    creates it) reseeds torch's global generator from ``os.urandom``, so the DP-SGD
+    noise and batches come from the operating system. ``public_seed`` only for
+    ``sample``: DP-SGD's amplification needs secret batches.
+    """
+
+    synth = "dpctgan"
+    style = "gan"
+    accountant = "Opacus RDP (DP-SGD)"
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        spent = [float(e) for e in getattr(model, "epsilon_list", [])]
+        extras: dict[str, Any] = {"iterations": len(spent), "unseeded_noise": _OPACUS_RESEEDS}
+        if spent:
+            extras["library_epsilon"] = spent[-1]
+            extras["epsilon"] = spent[-1]
+        return extras
+
+
+class SmartnoiseDPGAN(_Smartnoise):
+    """smartnoise-synth's DPGAN: a GAN trained with DP-SGD (Opacus). The library keeps
+    no record of what it spent, so the claim is the nominal budget. Not reproducible
+    (Opacus reseeds torch from ``os.urandom``, as for DPCTGAN); ``public_seed`` only
+    for ``sample``."""
+
+    synth = "dpgan"
+    style = "gan"
+    accountant = "Opacus RDP (DP-SGD)"
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        return {"unseeded_noise": _OPACUS_RESEEDS}
+
+
+class SmartnoisePACSynth(_Smartnoise):
+    """smartnoise-synth's ``pacsynth`` (``AggregateSeededSynthesizer``, the Rust
+    pac-synth library's DP aggregate-seeded synthesizer) for discrete columns.
+
+    Claim: the nominal budget. Not reproducible: pac-synth draws its noise and its
+    samples from its own Rust generator, which Python cannot seed.
+    """
+
+    synth = "pacsynth"
+    style = "cube"
+    accountant = "pac-synth (epsilon, delta) composition"
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        return {"unseeded_noise": "pac-synth's own Rust generator (fit and sample)"}
+
+
+class SmartnoiseMST(_Smartnoise):
+    """smartnoise-synth's MST (Private-PGM's winning NIST mechanism).
+
+    Claim: the nominal budget, converted by the library to zero-concentrated DP with
+    OpenDP (``rho``). Not reproducible: the Gaussian measurements come from OpenDP's
+    own CSPRNG; the exponential-mechanism selections and the sampling (numpy's global
+    generator) are seeded.
+    """
+
+    synth = "mst"
+    style = "cube"
+    accountant = "zCDP (OpenDP), converted to (epsilon, delta)"
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        utils = __import__("snsynth.utils", fromlist=["cdp_rho"])
+        return {"rho": float(utils.cdp_rho(self.epsilon, self.delta)),
+                "unseeded_noise": "OpenDP Gaussian measurements"}
+
+
+class SmartnoiseAIM(_Smartnoise):
+    """smartnoise-synth's AIM (adaptive and iterative marginal selection).
+
+    Claim: the nominal budget, with the library's ``rho`` and the number of selection
+    rounds as ``iterations``. Not reproducible: the Gaussian measurements come from
+    OpenDP's own CSPRNG; the selections and the sampling are seeded.
+    """
+
+    synth = "aim"
+    style = "cube"
+    accountant = "zCDP (OpenDP), converted to (epsilon, delta)"
+
+    def _fit_model(self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]) -> None:
+        select = model._worst_approximated
+        rounds = [0]
+
+        def counted(*args: Any, **kw: Any) -> Any:
+            rounds[0] += 1
+            return select(*args, **kw)
+
+        model._worst_approximated = counted     # this instance only
+        try:
+            model.fit(data, **kwargs)
+        finally:
+            del model._worst_approximated
+        self.ledger_ = {"rounds": rounds[0]}
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        return {"rho": float(model.rho), "iterations": int(self.ledger_["rounds"]),
+                "unseeded_noise": "OpenDP Gaussian measurements"}
+
+
+class SmartnoiseMWEM(_Smartnoise):
+    """smartnoise-synth's MWEM (multiplicative weights, exponential mechanism).
+
+    Pure epsilon-DP (delta 0). Claim: the nominal budget, with the library's own sum of
+    what it spent (``library_epsilon``) and ``iterations``. Not reproducible: the
+    Laplace measurements come from OpenDP's own CSPRNG.
+    """
+
+    synth = "mwem"
+    style = "cube"
+    accountant = "pure epsilon-DP composition (MWEM)"
+    takes_delta = False
+
+    def _claim_extras(self, model: Any) -> dict[str, Any]:
+        return {"library_epsilon": float(model.spent),
+                "iterations": int(getattr(model, "max_iterations", 0)),
+                "unseeded_noise": "OpenDP Laplace measurements"}
