@@ -120,5 +120,6 @@ def verdict_reason(verdict: Verdict, *, eps_emp: float | None, eps_claimed: floa
                 f"({f(eps_max_attainable)}) does not exceed the claimed epsilon "
                 f"({f(eps_claimed)}), so it could not have refuted the claim; {need}.")
     return (f"CONSISTENT: eps_emp {f(eps_emp)} does not exceed the claimed epsilon "
-            f"{f(eps_claimed)}, which this audit could have refuted (attainable maximum "
-            f"{f(eps_max_attainable)}); this is no proof of privacy." + constant)
+            f"{f(eps_claimed)}, although a perfect attack could have shown up to "
+            f"{f(eps_max_attainable)} with these test rounds (the attainable maximum); "
+            "these attacks did not, and this is no proof of privacy." + constant)

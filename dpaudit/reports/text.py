@@ -244,8 +244,9 @@ def explain(result: AuditResult) -> list[str]:
         if top_value is not None and top_value > result.eps_claimed:
             paragraphs.append(
                 f"At this test size ({size}) the largest epsilon any attack could show "
-                f"is {top}, above the claimed {claim}: the audit could have refuted "
-                "the claim and did not."
+                f"is {top}, above the claimed {claim}: a perfect attack could have "
+                "refuted the claim at this size; these attacks did not. (The attainable "
+                "maximum assumes an attack without errors; real attacks show less.)"
             )
         elif top_value is not None:
             paragraphs.append(
