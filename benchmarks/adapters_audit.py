@@ -52,8 +52,10 @@ AUDITS: dict[str, tuple[str, list[str]]] = {
     "smartnoise-mst public": ("smartnoise-mst", ["preprocessing=public"]),
     # synthcity's defaults train up to 200 outer iterations of 10 GAN steps with ten
     # XGBoost teachers each (hours per fit here): one outer iteration of 2 steps.
-    "synthcity-pategan library": ("synthcity-pategan", [
-        "preprocessing=library", "n_iter=1", "generator_n_iter=2"]),
+    "synthcity-pategan library": (
+        "synthcity-pategan",
+        ["preprocessing=library", "n_iter=1", "generator_n_iter=2"],
+    ),
 }
 DEFAULT = [name for name in AUDITS if name.startswith("smartnoise")]
 
@@ -71,66 +73,126 @@ def _worst_case_csv(rows: int, folder: Path) -> tuple[Path, Path]:
     data, domain = folder / f"worst_case_{rows}.csv", folder / "worst_case.domain.json"
     lines = ["a,b,c"] + ["0,0,0"] * (rows - 1) + ["1,1,1"]
     data.write_text("\n".join(lines) + "\n")
-    domain.write_text(json.dumps(
-        {"columns": [{"name": c, "kind": "binary"} for c in "abc"]}))
+    domain.write_text(
+        json.dumps({"columns": [{"name": c, "kind": "binary"} for c in "abc"]})
+    )
     return data, domain
 
 
 def command(row: str, args: argparse.Namespace, out: Path) -> list[str]:
     """The ``dpaudit audit`` command line of one row."""
     generator, options = AUDITS[row]
-    common = [*(arg for option in options for arg in ("--option", option)),
-              "--rounds", str(args.rounds),
-              "--synthetic-rows", str(args.synthetic_rows), "--jobs", "1", "--batch-size", "10",
-              "--seed", str(args.seed), "--out", str(out), "--force", "--quiet"]
+    common = [
+        *(arg for option in options for arg in ("--option", option)),
+        "--rounds",
+        str(args.rounds),
+        "--synthetic-rows",
+        str(args.synthetic_rows),
+        "--jobs",
+        "1",
+        "--batch-size",
+        "10",
+        "--seed",
+        str(args.seed),
+        "--out",
+        str(out),
+        "--force",
+        "--quiet",
+    ]
     if args.mode == "worker":
-        return [sys.executable, "-m", "dpaudit", "audit", "--generator", generator,
-                "--dataset", "worst-case", "--dataset-rows", str(args.rows),
-                "--python", args.python, *common]
+        return [
+            sys.executable,
+            "-m",
+            "dpaudit",
+            "audit",
+            "--generator",
+            generator,
+            "--dataset",
+            "worst-case",
+            "--dataset-rows",
+            str(args.rows),
+            "--python",
+            args.python,
+            *common,
+        ]
     data, domain = _worst_case_csv(args.rows, Path(args.out) / "data")
-    return [args.python, "-m", "dpaudit", "audit", "--generator", _adapter(generator),
-            "--dataset", str(data), "--domain", str(domain),
-            "--target", str(args.rows - 1), *common]
+    return [
+        args.python,
+        "-m",
+        "dpaudit",
+        "audit",
+        "--generator",
+        _adapter(generator),
+        "--dataset",
+        str(data),
+        "--domain",
+        str(domain),
+        "--target",
+        str(args.rows - 1),
+        *common,
+    ]
 
 
-def summary(row: str, cmd: list[str], out: Path, wall: float, rc: int) -> dict[str, Any]:
+def summary(
+    row: str, cmd: list[str], out: Path, wall: float, rc: int
+) -> dict[str, Any]:
     """One table row from the audit's result.json."""
     result_path = out / "result.json"
-    found: dict[str, Any] = {"row": row, "rc": rc, "wall_s": round(wall, 1),
-                             "command": " ".join(cmd)}
+    found: dict[str, Any] = {
+        "row": row,
+        "rc": rc,
+        "wall_s": round(wall, 1),
+        "command": " ".join(cmd),
+    }
     if not result_path.exists():
         return found
     result = json.loads(result_path.read_text())
 
     def pick(*keys: str) -> Any:
         for key in keys:
-            for part in (result, result.get("estimate", {}), result.get("power", {}),
-                         result.get("claim", {}), result.get("config", {})):
+            for part in (
+                result,
+                result.get("estimate", {}),
+                result.get("power", {}),
+                result.get("claim", {}),
+                result.get("config", {}),
+            ):
                 if isinstance(part, dict) and key in part:
                     return part[key]
         return None
 
-    found.update({
-        "verdict": pick("verdict"), "eps_emp": pick("eps_emp"),
-        "eps_max_attainable": pick("eps_max_attainable"), "auc": pick("auc"),
-        "eps_claimed": pick("eps_claimed", "epsilon"), "rounds": pick("rounds"),
-        "iterations": pick("iterations"),
-    })
+    found.update(
+        {
+            "verdict": pick("verdict"),
+            "eps_emp": pick("eps_emp"),
+            "eps_max_attainable": pick("eps_max_attainable"),
+            "auc": pick("auc"),
+            "eps_claimed": pick("eps_claimed", "epsilon"),
+            "rounds": pick("rounds"),
+            "iterations": pick("iterations"),
+        }
+    )
     return found
 
 
 def _fmt(found: dict[str, Any], key: str, width: int) -> str:
     value = found.get(key)
-    return f"{value:{width}.3f}" if isinstance(value, (int, float)) else f"{'-':>{width}s}"
+    return (
+        f"{value:{width}.3f}" if isinstance(value, (int, float)) else f"{'-':>{width}s}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mode", choices=["worker", "in-process"], default="worker")
-    parser.add_argument("--python", required=True,
-                        help="the interpreter that has the library")
-    parser.add_argument("--only", default=",".join(DEFAULT),
-                        help=f"comma-separated rows of {list(AUDITS)}")
+    parser.add_argument(
+        "--python", required=True, help="the interpreter that has the library"
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(DEFAULT),
+        help=f"comma-separated rows of {list(AUDITS)}",
+    )
     parser.add_argument("--rounds", type=int, default=50, help="rounds per world")
     parser.add_argument("--rows", type=int, default=2000, help="table size N")
     parser.add_argument("--synthetic-rows", type=int, default=2000)
@@ -147,10 +209,15 @@ def main() -> None:
     log = base / "rows.jsonl"
     done = set()
     if args.skip_done and log.exists():
-        done = {json.loads(line)["row"] for line in log.read_text().splitlines() if line}
+        done = {
+            json.loads(line)["row"] for line in log.read_text().splitlines() if line
+        }
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    print(f"{'audit':28s} {'verdict':12s} {'eps_emp':>8s} {'max':>6s} {'AUC':>6s} "
-          f"{'claim':>7s} {'wall s':>7s}", flush=True)
+    print(
+        f"{'audit':28s} {'verdict':12s} {'eps_emp':>8s} {'max':>6s} {'AUC':>6s} "
+        f"{'claim':>7s} {'wall s':>7s}",
+        flush=True,
+    )
     for row in rows:
         if row in done:
             continue
@@ -162,10 +229,13 @@ def main() -> None:
         with log.open("a") as fh:
             fh.write(json.dumps(found) + "\n")
 
-        print(f"{row:28s} {found.get('verdict') or f'exit {rc}':12s} "
-              f"{_fmt(found, 'eps_emp', 8)} {_fmt(found, 'eps_max_attainable', 6)} "
-              f"{_fmt(found, 'auc', 6)} {_fmt(found, 'eps_claimed', 7)} "
-              f"{found['wall_s']:7.0f}", flush=True)
+        print(
+            f"{row:28s} {found.get('verdict') or f'exit {rc}':12s} "
+            f"{_fmt(found, 'eps_emp', 8)} {_fmt(found, 'eps_max_attainable', 6)} "
+            f"{_fmt(found, 'auc', 6)} {_fmt(found, 'eps_claimed', 7)} "
+            f"{found['wall_s']:7.0f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

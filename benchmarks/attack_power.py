@@ -48,8 +48,10 @@ CONFIGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reference", ()),
     ("original", ("--variant", "original")),
     ("updated", ("--variant", "updated")),
-    ("synthcity (max_iterations=20)",
-     ("--variant", "synthcity", "--option", "max_iterations=20")),
+    (
+        "synthcity (max_iterations=20)",
+        ("--variant", "synthcity", "--option", "max_iterations=20"),
+    ),
     ("turing", ("--variant", "turing")),
     ("borealis", ("--variant", "borealis")),
     # smartnoise-synth needs 1,000 rows: the study's small-table modification.
@@ -60,26 +62,49 @@ CONFIGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def slug(label: str) -> str:
     """A folder name for a configuration label."""
-    return "".join(ch if ch.isalnum() else "_" for ch in label.split(" (")[0]).strip("_")
+    return "".join(ch if ch.isalnum() else "_" for ch in label.split(" (")[0]).strip(
+        "_"
+    )
 
 
 def run_audit(
-    args: Sequence[str], *, out: Path, rounds: int, jobs: int, attack: str,
-    rerun: bool, extra: Sequence[str] = (),
+    args: Sequence[str],
+    *,
+    out: Path,
+    rounds: int,
+    jobs: int,
+    attack: str,
+    rerun: bool,
+    extra: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Runs (or reads) one worst-case audit and returns its result.json document."""
     result = out / "result.json"
     if rerun or not result.exists():
         command = [
-            sys.executable, "-m", "dpaudit", "audit", "--rounds", str(rounds),
-            "--attack", attack, "--jobs", str(jobs), "--quiet", "--force",
-            "--out", str(out), *args, *extra,
+            sys.executable,
+            "-m",
+            "dpaudit",
+            "audit",
+            "--rounds",
+            str(rounds),
+            "--attack",
+            attack,
+            "--jobs",
+            str(jobs),
+            "--quiet",
+            "--force",
+            "--out",
+            str(out),
+            *args,
+            *extra,
         ]
         print("$", " ".join(command[1:]), file=sys.stderr, flush=True)
         start = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if not result.exists():
-            raise RuntimeError(f"audit failed ({done.returncode}): {done.stderr[-2000:]}")
+            raise RuntimeError(
+                f"audit failed ({done.returncode}): {done.stderr[-2000:]}"
+            )
         print(f"  {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     doc: dict[str, Any] = json.loads(result.read_text())
     return doc
@@ -109,7 +134,9 @@ def print_table(rows: Sequence[tuple[str, dict[str, Any]]]) -> None:
             for a in attacks
         )
         print(line)
-    print("cells: eps_emp / AUC per attack (alpha split by Bonferroni over the attacks)")
+    print(
+        "cells: eps_emp / AUC per attack (alpha split by Bonferroni over the attacks)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -128,13 +155,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         if ns.only and not any(label.startswith(p) for p in ns.only):
             continue
         doc = run_audit(
-            args, out=ns.out / f"{slug(label)}-{ns.rounds}", rounds=ns.rounds,
-            jobs=ns.jobs, attack=ns.attack, rerun=ns.rerun,
+            args,
+            out=ns.out / f"{slug(label)}-{ns.rounds}",
+            rounds=ns.rounds,
+            jobs=ns.jobs,
+            attack=ns.attack,
+            rerun=ns.rerun,
             extra=("--randomness", ns.randomness),
         )
         rows.append((label, doc))
-    print(f"worst case, {ns.rounds} rounds per world, randomness {ns.randomness}, "
-          f"--attack {ns.attack}")
+    print(
+        f"worst case, {ns.rounds} rounds per world, randomness {ns.randomness}, "
+        f"--attack {ns.attack}"
+    )
     print_table(rows)
 
 

@@ -32,17 +32,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--randomness", default="fixed_public",
-                        choices=("fixed_public", "independent"))
+    parser.add_argument(
+        "--randomness", default="fixed_public", choices=("fixed_public", "independent")
+    )
     args = parser.parse_args()
     values = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.audits):
-            config = AuditConfig(generator=TOY, epsilon=args.epsilon, delta=0.0,
-                                 rounds=args.rounds, seed=seed, jobs=1,
-                                 batch_size=2 * args.rounds, alpha=args.alpha,
-                                 randomness=args.randomness)
+            config = AuditConfig(
+                generator=TOY,
+                epsilon=args.epsilon,
+                delta=0.0,
+                rounds=args.rounds,
+                seed=seed,
+                jobs=1,
+                batch_size=2 * args.rounds,
+                alpha=args.alpha,
+                randomness=args.randomness,
+            )
             result = run_audit(config, out_dir=Path(tmp) / str(seed))
             values.append(float(result.eps_emp or 0.0))
     over = sum(v > args.epsilon for v in values)
@@ -50,10 +58,14 @@ def main() -> None:
     print(f"toy: {TOY} at epsilon {args.epsilon}, randomness {args.randomness}")
     print(f"audits {args.audits}, rounds per world {args.rounds}, alpha {args.alpha}")
     print(f"eps_emp > epsilon: {over} of {args.audits} ({over / args.audits:.1%})")
-    print(f"eps_emp mean {statistics.mean(values):.3f}, median "
-          f"{statistics.median(values):.3f}, max {max(values):.3f}")
-    print(f"binomial test P(Bin({args.audits}, {args.alpha}) >= {over}) = {p_value:.4g}"
-          f" ({'consistent with' if p_value >= 1e-3 else 'REJECTS'} calibration at 0.001)")
+    print(
+        f"eps_emp mean {statistics.mean(values):.3f}, median "
+        f"{statistics.median(values):.3f}, max {max(values):.3f}"
+    )
+    print(
+        f"binomial test P(Bin({args.audits}, {args.alpha}) >= {over}) = {p_value:.4g}"
+        f" ({'consistent with' if p_value >= 1e-3 else 'REJECTS'} calibration at 0.001)"
+    )
     print(f"wall time {time.perf_counter() - started:.1f} s")
 
 

@@ -63,24 +63,38 @@ class Busy:
 '''
 
 
-def fits_per_second(processes: int, *, rounds: int, folder: Path) -> tuple[float, float]:
+def fits_per_second(
+    processes: int, *, rounds: int, folder: Path
+) -> tuple[float, float]:
     """(fits per second of training, training seconds) on ``processes`` workers."""
     import distributed
 
     from dpaudit.audit.config import AuditConfig
     from dpaudit.audit.run import run_audit
 
-    with distributed.LocalCluster(n_workers=processes, threads_per_worker=1,
-                                  processes=True, dashboard_address=None) as cluster:
-        config = AuditConfig(generator="busy_plugin:Busy", rounds=rounds,
-                             attack="querybased", backend="dask", batch_size=10,
-                             scheduler=cluster.scheduler_address)
+    with distributed.LocalCluster(
+        n_workers=processes,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+    ) as cluster:
+        config = AuditConfig(
+            generator="busy_plugin:Busy",
+            rounds=rounds,
+            attack="querybased",
+            backend="dask",
+            batch_size=10,
+            scheduler=cluster.scheduler_address,
+        )
         started = time.perf_counter()
         result = run_audit(config, out_dir=folder / f"p{processes}", force=True)
         wall = time.perf_counter() - started
     train = float(result.timing["train_seconds"])
-    print(f"{processes} process(es): {2 * rounds} fits, train {train:.1f} s "
-          f"(wall {wall:.1f} s): {2 * rounds / train:.1f} fits/s", flush=True)
+    print(
+        f"{processes} process(es): {2 * rounds} fits, train {train:.1f} s "
+        f"(wall {wall:.1f} s): {2 * rounds / train:.1f} fits/s",
+        flush=True,
+    )
     return 2 * rounds / train, train
 
 
@@ -94,10 +108,13 @@ def main() -> None:
         folder = Path(tmp)
         (folder / "busy_plugin.py").write_text(PLUGIN.format(fit_ms=args.fit_ms))
         os.environ["PYTHONPATH"] = os.pathsep.join(
-            [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
+            [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
         sys.path.insert(0, str(folder))
-        rates = {n: fits_per_second(n, rounds=args.rounds, folder=folder)[0]
-                 for n in args.processes}
+        rates = {
+            n: fits_per_second(n, rounds=args.rounds, folder=folder)[0]
+            for n in args.processes
+        }
     base = rates[min(rates)] / min(rates)
     for n, rate in rates.items():
         print(f"{n} process(es): {rate:.1f} fits/s, {rate / (base * n):.0%} of linear")

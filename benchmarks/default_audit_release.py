@@ -39,36 +39,55 @@ ROWS = 100
 
 def main() -> None:
     torch.set_num_threads(1)
-    print(f"{'dataset':12} {'min_width':>9} {'seeds D != D_':>14} {'max |D - D_|':>13} "
-          f"{'values moved by the noise':>26} {'claim (data-indep.)':>20} iterations")
+    print(
+        f"{'dataset':12} {'min_width':>9} {'seeds D != D_':>14} {'max |D - D_|':>13} "
+        f"{'values moved by the noise':>26} {'claim (data-indep.)':>20} iterations"
+    )
     for continuous in (True, False):
         ds = worst_case_dataset(continuous=continuous)
-        d0, d1 = neighbouring_pair(ds.train, worst_case_target(ds.domain),
-                                   domain=ds.domain)
+        d0, d1 = neighbouring_pair(
+            ds.train, worst_case_target(ds.domain), domain=ds.domain
+        )
         for min_width in (1, 8):
-            cfg = config_from_options(epsilon=1.0, delta=1e-5, max_iterations=100,
-                                      device="cpu", min_width=min_width, num_teachers=2,
-                                      lam=1e-3)
+            cfg = config_from_options(
+                epsilon=1.0,
+                delta=1e-5,
+                max_iterations=100,
+                device="cpu",
+                min_width=min_width,
+                num_teachers=2,
+                lam=1e-3,
+            )
             differ, moved, largest = 0, 0, 0.0
             for seed in range(PUBLIC_SEEDS):
                 public = Rngs.from_seed(1000 + seed)
                 out = {}
-                for name, data, privacy in (("D", d0, 1), ("D'", d1, 1), ("D, noise 2", d0, 2)):
-                    model = PateGan(cfg).fit(data, domain=ds.domain,
-                                             rng=Rngs.from_seed(privacy), public_rng=public)
-                    out[name] = model.sample(ROWS, rng=Rngs.from_seed(7),
-                                             public_rng=Rngs.from_seed(8)
-                                             ).to_numpy(dtype=float)
+                for name, data, privacy in (
+                    ("D", d0, 1),
+                    ("D'", d1, 1),
+                    ("D, noise 2", d0, 2),
+                ):
+                    model = PateGan(cfg).fit(
+                        data,
+                        domain=ds.domain,
+                        rng=Rngs.from_seed(privacy),
+                        public_rng=public,
+                    )
+                    out[name] = model.sample(
+                        ROWS, rng=Rngs.from_seed(7), public_rng=Rngs.from_seed(8)
+                    ).to_numpy(dtype=float)
                 differ += bool((out["D"] != out["D'"]).any())
                 largest = max(largest, float(np.abs(out["D"] - out["D'"]).max()))
                 moved += int((out["D"] != out["D, noise 2"]).sum())
             claim = model.privacy_claim_
             total = PUBLIC_SEEDS * out["D"].size
-            print(f"{'continuous' if continuous else 'binary':12} {min_width:>9} "
-                  f"{f'{differ} / {PUBLIC_SEEDS}':>14} {largest:>13.2g} "
-                  f"{f'{moved} / {total}':>26} "
-                  f"{f'{claim.epsilon:.3f} ({claim.epsilon_data_independent:.3f})':>20} "
-                  f"{claim.iterations}")
+            print(
+                f"{'continuous' if continuous else 'binary':12} {min_width:>9} "
+                f"{f'{differ} / {PUBLIC_SEEDS}':>14} {largest:>13.2g} "
+                f"{f'{moved} / {total}':>26} "
+                f"{f'{claim.epsilon:.3f} ({claim.epsilon_data_independent:.3f})':>20} "
+                f"{claim.iterations}"
+            )
 
 
 if __name__ == "__main__":

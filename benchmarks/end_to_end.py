@@ -38,7 +38,9 @@ from pathlib import Path
 
 def _load() -> str:
     one, five, _ = os.getloadavg()
-    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
+    return (
+        f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
+    )
 
 
 def time_command(rounds: int, extra: list[str]) -> tuple[float, float]:
@@ -46,15 +48,31 @@ def time_command(rounds: int, extra: list[str]) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as out:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "dpaudit", "audit", "--rounds", str(rounds),
-                        "--out", out, "--force", "--quiet", *extra],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dpaudit",
+                "audit",
+                "--rounds",
+                str(rounds),
+                "--out",
+                out,
+                "--force",
+                "--quiet",
+                *extra,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         result = json.loads((Path(out) / "result.json").read_text())
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(f"  verdict {result['verdict']}, eps_emp {result['eps_emp']:.3f}, "
-          f"AUC {result['auc']:.3f}")
+    print(
+        f"  verdict {result['verdict']}, eps_emp {result['eps_emp']:.3f}, "
+        f"AUC {result['auc']:.3f}"
+    )
     return wall, cpu
 
 
@@ -74,8 +92,9 @@ class Clock:
 PHASES = ("start-up", "training", "sampling/decoding", "featurisation", "analysis")
 
 
-def time_phases(rounds: int, release: str, batch_size: int | None
-                ) -> dict[str, list[float]]:
+def time_phases(
+    rounds: int, release: str, batch_size: int | None
+) -> dict[str, list[float]]:
     """Wall and CPU seconds per phase of the default audit's rounds, in this process."""
     phases = {name: [0.0, 0.0] for name in PHASES}
 
@@ -107,72 +126,111 @@ def time_phases(rounds: int, release: str, batch_size: int | None
     for start in range(0, n, batch):
         todo = list(range(start, min(start + batch, n)))
         split = [Streams.fit_and_sample(rngs[r]) for r in todo]
-        datasets = [setup.with_target if setup.plan.bits[r] else setup.without for r in todo]
+        datasets = [
+            setup.with_target if setup.plan.bits[r] else setup.without for r in todo
+        ]
         clock.lap()
         models = setup.make_generator().fit_many(  # type: ignore[attr-defined]
-            datasets, domain=setup.domain, rngs=[f for f, _ in split],
-            **({} if public is None else {"public_rngs": [public[0]] * len(todo)}))
+            datasets,
+            domain=setup.domain,
+            rngs=[f for f, _ in split],
+            **({} if public is None else {"public_rngs": [public[0]] * len(todo)}),
+        )
         add("training", clock.lap())
         sample_rngs = [s for _, s in split]
         sample_public = None if public is None else public[1]
         if release == "batched":
-            frames = sample_all(models, setup.synthetic_rows, sample_rngs,
-                                public=sample_public).frames()
+            frames = sample_all(
+                models, setup.synthetic_rows, sample_rngs, public=sample_public
+            ).frames()
         else:
             extra = {} if sample_public is None else {"public_rng": sample_public}
-            frames = [m.sample(setup.synthetic_rows, rng=g, **extra)
-                      for m, g in zip(models, sample_rngs)]
+            frames = [
+                m.sample(setup.synthetic_rows, rng=g, **extra)
+                for m, g in zip(models, sample_rngs)
+            ]
         add("sampling/decoding", clock.lap())
         features = {name: a.featurize(frames) for name, a in attacks.items()}
         add("featurisation", clock.lap())
-        rows += [{"round": r, "bit": int(setup.plan.bits[r]),
-                  "split": int(setup.plan.splits[r]),
-                  "claim": compact_claim(m.privacy_claim_.to_json()),
-                  "features": {k: v[i] for k, v in features.items()}}
-                 for i, (r, m) in enumerate(zip(todo, models))]
+        rows += [
+            {
+                "round": r,
+                "bit": int(setup.plan.bits[r]),
+                "split": int(setup.plan.splits[r]),
+                "claim": compact_claim(m.privacy_claim_.to_json()),
+                "features": {k: v[i] for k, v in features.items()},
+            }
+            for i, (r, m) in enumerate(zip(todo, models))
+        ]
     with tempfile.TemporaryDirectory() as out, ResultStore(Path(out)) as store:
         store.commit_batch(rows)
         clock.lap()
         result = analyse(setup, store)
         add("analysis", clock.lap())
-    print(f"  the audit's plan: {plan.reason}, batch size {plan.batch_size}; timed with "
-          f"batch size {batch}; eps_emp "
-          f"{result.eps_emp or 0.0:.3f}, AUC {result.auc or 0.5:.3f}")
+    print(
+        f"  the audit's plan: {plan.reason}, batch size {plan.batch_size}; timed with "
+        f"batch size {batch}; eps_emp "
+        f"{result.eps_emp or 0.0:.3f}, AUC {result.auc or 0.5:.3f}"
+    )
     return phases
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
-    parser.add_argument("--release", choices=("batched", "per-model"), default="batched")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="phases: rounds per fit_many (default: the audit's plan "
-                             "for one process)")
+    parser.add_argument(
+        "--release", choices=("batched", "per-model"), default="batched"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="phases: rounds per fit_many (default: the audit's plan for one process)",
+    )
     parser.add_argument("--skip-command", action="store_true")
     parser.add_argument("--skip-phases", action="store_true")
-    parser.add_argument("--compare-backends", action="store_true",
-                        help="time the command with threads, processes and one process")
-    parser.add_argument("--command-args", default="",
-                        help="extra arguments of the timed `dpaudit audit`")
+    parser.add_argument(
+        "--compare-backends",
+        action="store_true",
+        help="time the command with threads, processes and one process",
+    )
+    parser.add_argument(
+        "--command-args",
+        default="",
+        help="extra arguments of the timed `dpaudit audit`",
+    )
     args = parser.parse_args()
-    print(f"default audit (pategan, worst-case, querybased), {args.rounds} rounds/world")
+    print(
+        f"default audit (pategan, worst-case, querybased), {args.rounds} rounds/world"
+    )
     print(f"before: {_load()}")
     if not args.skip_command:
         wall, cpu = time_command(args.rounds, args.command_args.split())
-        print(f"dpaudit audit (subprocess): {wall:6.1f} s wall, {cpu:6.1f} s CPU "
-              "(process + workers)")
+        print(
+            f"dpaudit audit (subprocess): {wall:6.1f} s wall, {cpu:6.1f} s CPU "
+            "(process + workers)"
+        )
     if args.compare_backends:
-        for extra in (["--backend", "threading"], ["--backend", "loky"], ["--jobs", "1"]):
+        for extra in (
+            ["--backend", "threading"],
+            ["--backend", "loky"],
+            ["--jobs", "1"],
+        ):
             wall, cpu = time_command(args.rounds, [*extra, *args.command_args.split()])
-            print(f"dpaudit audit {' '.join(extra):19s}: {wall:6.1f} s wall, {cpu:6.1f} s "
-                  f"CPU ({_load()})")
+            print(
+                f"dpaudit audit {' '.join(extra):19s}: {wall:6.1f} s wall, {cpu:6.1f} s "
+                f"CPU ({_load()})"
+            )
     if not args.skip_phases:
         phases = time_phases(args.rounds, args.release, args.batch_size)
         wall = sum(w for w, _ in phases.values())
         cpu = sum(c for _, c in phases.values())
-        print(f"one process, release {args.release}, 1 torch thread:"
-              f"{'wall':>12s} {'CPU':>9s}")
+        print(
+            f"one process, release {args.release}, 1 torch thread:"
+            f"{'wall':>12s} {'CPU':>9s}"
+        )
         for name, (w, c) in phases.items():
             print(f"  {name:18s} {w:8.2f} s {c:7.2f} s  ({100 * c / cpu:4.1f}% of CPU)")
         print(f"  {'total':18s} {wall:8.2f} s {cpu:7.2f} s")

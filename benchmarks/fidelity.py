@@ -140,8 +140,12 @@ def table(rows: int, world: int) -> pd.DataFrame:
 
 
 def run_real(python: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    done = subprocess.run([python, "-c", REAL, json.dumps(args)], capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        [python, "-c", REAL, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         sys.exit(f"the real smartnoise run failed:\n{done.stderr[-3000:]}")
     out: list[dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -155,29 +159,44 @@ def run_variant(args: dict[str, Any]) -> list[dict[str, Any]]:
         data = table(args["rows"], world)
         for mode, bugs in (("public", ()), ("hints", ("private_categories",))):
             for r in range(args["rounds"]):
-                cfg = config_from_options(epsilon=args["epsilon"], delta=args["delta"],
-                                          variant="smartnoise", bugs=bugs, device="cpu")
-                model = PateGan(cfg).fit(data, domain=domain,
-                                         rng=Rngs.from_seed(args["seed"] + r))
+                cfg = config_from_options(
+                    epsilon=args["epsilon"],
+                    delta=args["delta"],
+                    variant="smartnoise",
+                    bugs=bugs,
+                    device="cpu",
+                )
+                model = PateGan(cfg).fit(
+                    data, domain=domain, rng=Rngs.from_seed(args["seed"] + r)
+                )
                 claim = model.privacy_claim_
                 counts = claim.trace["ledger"]["gap_counts"]
                 out = model.sample(args["release"], rng=Rngs.from_seed(10_000 + r))
-                results.append({
-                    "world": world, "mode": mode, "round": r,
-                    "teachers": model.num_teachers_, "iterations": claim.iterations,
-                    "queries": claim.trace["ledger"]["queries"],
-                    "gaps": {str(g): int(c) for g, c in enumerate(counts) if c},
-                    "epsilon": claim.epsilon, "reference": claim.reference_epsilon,
-                    "target_share": float((out == 1).all(axis=1).mean()),
-                    "any_one_share": float((out == 1).any(axis=1).mean()),
-                })
+                results.append(
+                    {
+                        "world": world,
+                        "mode": mode,
+                        "round": r,
+                        "teachers": model.num_teachers_,
+                        "iterations": claim.iterations,
+                        "queries": claim.trace["ledger"]["queries"],
+                        "gaps": {str(g): int(c) for g, c in enumerate(counts) if c},
+                        "epsilon": claim.epsilon,
+                        "reference": claim.reference_epsilon,
+                        "target_share": float((out == 1).all(axis=1).mean()),
+                        "any_one_share": float((out == 1).any(axis=1).mean()),
+                    }
+                )
     return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--python", default="/work/venvs/smartnoise/bin/python",
-                        help="an interpreter with smartnoise-synth 1.0.8")
+    parser.add_argument(
+        "--python",
+        default="/work/venvs/smartnoise/bin/python",
+        help="an interpreter with smartnoise-synth 1.0.8",
+    )
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--release", type=int, default=2000)
@@ -185,9 +204,15 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--seed", type=int, default=0)
     ns = parser.parse_args()
-    args = {"rows": ns.rows, "rounds": ns.rounds, "release": ns.release,
-            "epsilon": ns.epsilon, "delta": ns.delta, "seed": ns.seed,
-            "modes": ["public", "hints"]}
+    args = {
+        "rows": ns.rows,
+        "rounds": ns.rounds,
+        "release": ns.release,
+        "epsilon": ns.epsilon,
+        "delta": ns.delta,
+        "seed": ns.seed,
+        "modes": ["public", "hints"],
+    }
     started = time.perf_counter()
     real = run_real(ns.python, args)
     real_s = time.perf_counter() - started
@@ -195,50 +220,78 @@ def main() -> None:
     variant = run_variant(args)
     variant_s = time.perf_counter() - started
 
-    def pick(results: list[dict[str, Any]], world: int, mode: str) -> list[dict[str, Any]]:
+    def pick(
+        results: list[dict[str, Any]], world: int, mode: str
+    ) -> list[dict[str, Any]]:
         return [x for x in results if x["world"] == world and x["mode"] == mode]
 
     r1, v1 = pick(real, 1, "public")[0], pick(variant, 1, "public")[0]
-    print(f"Ledger on the {ns.rows:,}-row table (world 1), epsilon {ns.epsilon}, "
-          f"delta {ns.delta}, round 0")
+    print(
+        f"Ledger on the {ns.rows:,}-row table (world 1), epsilon {ns.epsilon}, "
+        f"delta {ns.delta}, round 0"
+    )
     print(f"{'':28s} {'real smartnoise 1.0.8':>24s} {'--variant smartnoise':>22s}")
-    for key, label in (("teachers", "teachers"), ("iterations", "iterations"),
-                       ("queries", "charged queries")):
+    for key, label in (
+        ("teachers", "teachers"),
+        ("iterations", "iterations"),
+        ("queries", "charged queries"),
+    ):
         print(f"{label:28s} {r1[key]:>24,} {v1[key]:>22,}")
-    print(f"{'gap histogram':28s} {json.dumps(r1['gaps']):>24s} "
-          f"{json.dumps(v1['gaps']):>22s}")
+    print(
+        f"{'gap histogram':28s} {json.dumps(r1['gaps']):>24s} "
+        f"{json.dumps(v1['gaps']):>22s}"
+    )
     print(f"{'own final epsilon':28s} {r1['epsilon']:>24.7f} {v1['epsilon']:>22.7f}")
     print(f"{'reference epsilon (dpaudit)':28s} {'':>24s} {v1['reference']:>22.4f}")
-    same = all(pick(real, w, "public")[i][key] == pick(variant, w, "public")[i][key]
-               for w in (0, 1) for i in range(ns.rounds)
-               for key in ("teachers", "iterations", "queries"))
-    print(f"ledgers equal in every round and world (teachers, iterations, queries): {same}")
+    same = all(
+        pick(real, w, "public")[i][key] == pick(variant, w, "public")[i][key]
+        for w in (0, 1)
+        for i in range(ns.rounds)
+        for key in ("teachers", "iterations", "queries")
+    )
+    print(
+        f"ledgers equal in every round and world (teachers, iterations, queries): {same}"
+    )
     eps_gap = max(abs(a["epsilon"] - b["epsilon"]) for a, b in zip(real, variant))
     print(f"largest difference of the final epsilon: {eps_gap:.2e}")
     print()
-    print(f"Release of {ns.release:,} rows, mean over {ns.rounds} rounds: share of "
-          "(1, 1, 1) rows / rows with any 1")
+    print(
+        f"Release of {ns.release:,} rows, mean over {ns.rounds} rounds: share of "
+        "(1, 1, 1) rows / rows with any 1"
+    )
     print(f"{'':44s} {'world 0 (no target)':>22s} {'world 1 (target)':>20s}")
     for mode, label_real, label_variant in (
-            ("public", "real, public transformer", "variant"),
-            ("hints", "real, categorical hints", "variant --bug private_categories")):
+        ("public", "real, public transformer", "variant"),
+        ("hints", "real, categorical hints", "variant --bug private_categories"),
+    ):
         for results, label in ((real, label_real), (variant, label_variant)):
             cells = []
             for world in (0, 1):
                 got = pick(results, world, mode)
-                cells.append(f"{np.mean([x['target_share'] for x in got]):.4f} / "
-                             f"{np.mean([x['any_one_share'] for x in got]):.4f}")
+                cells.append(
+                    f"{np.mean([x['target_share'] for x in got]):.4f} / "
+                    f"{np.mean([x['any_one_share'] for x in got]):.4f}"
+                )
             print(f"{label:44s} {cells[0]:>22s} {cells[1]:>20s}")
-    teachers0 = pick(real, 0, "public")[0]["teachers"], pick(variant, 0, "public")[0][
-        "teachers"]
+    teachers0 = (
+        pick(real, 0, "public")[0]["teachers"],
+        pick(variant, 0, "public")[0]["teachers"],
+    )
     print()
-    print(f"teachers in world 0 ({ns.rows - 1:,} rows): real {teachers0[0]}, variant "
-          f"{teachers0[1]} (int(n / 1000); an audit fixes k from |D| for both worlds)")
-    di = acc.pate_gan_epsilon(np.array([v1["queries"], 0, 0]), acc.MomentsAccountantSpec(
-        lam=1e-3, orders=100, data_dependent=False), delta=ns.delta,
-        conversion="improved")
-    print(f"smartnoise's own moments, improved conversion: {float(di):.4f} "
-          "(= the reference at k = 2, docs/soundness.md)")
+    print(
+        f"teachers in world 0 ({ns.rows - 1:,} rows): real {teachers0[0]}, variant "
+        f"{teachers0[1]} (int(n / 1000); an audit fixes k from |D| for both worlds)"
+    )
+    di = acc.pate_gan_epsilon(
+        np.array([v1["queries"], 0, 0]),
+        acc.MomentsAccountantSpec(lam=1e-3, orders=100, data_dependent=False),
+        delta=ns.delta,
+        conversion="improved",
+    )
+    print(
+        f"smartnoise's own moments, improved conversion: {float(di):.4f} "
+        "(= the reference at k = 2, docs/soundness.md)"
+    )
     print(f"wall: real {real_s:.0f} s (incl. ~10 s import), variant {variant_s:.0f} s")
 
 

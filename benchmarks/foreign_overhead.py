@@ -61,17 +61,39 @@ class Toy:
 '''
 
 
-def run_once(source: Path, plugin_dir: Path, out: Path, *, rounds: int,
-             jobs: int) -> tuple[float, float]:
+def run_once(
+    source: Path, plugin_dir: Path, out: Path, *, rounds: int, jobs: int
+) -> tuple[float, float]:
     """(wall seconds, train seconds) of one audit with dpaudit from ``source``."""
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join([str(plugin_dir), str(source.resolve())])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(plugin_dir), str(source.resolve())]),
+    }
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "dpaudit", "audit", "--generator", "toy_overhead:Toy",
-         "--rounds", str(rounds), "--attack", "querybased", "--jobs", str(jobs),
-         "--quiet", "--force", "--out", str(out)],
-        env=env, capture_output=True, text=True, check=False)
+        [
+            sys.executable,
+            "-m",
+            "dpaudit",
+            "audit",
+            "--generator",
+            "toy_overhead:Toy",
+            "--rounds",
+            str(rounds),
+            "--attack",
+            "querybased",
+            "--jobs",
+            str(jobs),
+            "--quiet",
+            "--force",
+            "--out",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"audit with {source} failed: {done.stderr.strip()}")
@@ -81,10 +103,18 @@ def run_once(source: Path, plugin_dir: Path, out: Path, *, rounds: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", type=Path, required=True,
-                        help="source tree with in-process plug-ins (e.g. /work/main)")
-    parser.add_argument("--after", type=Path, default=Path("."),
-                        help="source tree with foreign workers (default .)")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        required=True,
+        help="source tree with in-process plug-ins (e.g. /work/main)",
+    )
+    parser.add_argument(
+        "--after",
+        type=Path,
+        default=Path("."),
+        help="source tree with foreign workers (default .)",
+    )
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=-1)
     parser.add_argument("--repeats", type=int, default=2)
@@ -95,20 +125,32 @@ def main() -> None:
         times: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
         for repeat in range(args.repeats):
             for label, source in (("before", args.before), ("after", args.after)):
-                wall, train = run_once(source, folder, folder / label,
-                                       rounds=args.rounds, jobs=args.jobs)
+                wall, train = run_once(
+                    source, folder, folder / label, rounds=args.rounds, jobs=args.jobs
+                )
                 times[label].append((wall, train))
-                print(f"run {repeat + 1} {label:6s} wall {wall:6.1f} s  "
-                      f"train {train:6.1f} s", flush=True)
+                print(
+                    f"run {repeat + 1} {label:6s} wall {wall:6.1f} s  "
+                    f"train {train:6.1f} s",
+                    flush=True,
+                )
     models = 2 * args.rounds
-    medians = {label: (statistics.median(w for w, _ in runs),
-                       statistics.median(t for _, t in runs))
-               for label, runs in times.items()}
+    medians = {
+        label: (
+            statistics.median(w for w, _ in runs),
+            statistics.median(t for _, t in runs),
+        )
+        for label, runs in times.items()
+    }
     for label, (wall, train) in medians.items():
-        print(f"median {label:6s} wall {wall:6.1f} s  train {train:6.1f} s  "
-              f"({1000 * train / models:.2f} ms a model)")
-    print(f"after / before: wall {medians['after'][0] / medians['before'][0]:.2f}x, "
-          f"train {medians['after'][1] / medians['before'][1]:.2f}x")
+        print(
+            f"median {label:6s} wall {wall:6.1f} s  train {train:6.1f} s  "
+            f"({1000 * train / models:.2f} ms a model)"
+        )
+    print(
+        f"after / before: wall {medians['after'][0] / medians['before'][0]:.2f}x, "
+        f"train {medians['after'][1] / medians['before'][1]:.2f}x"
+    )
 
 
 if __name__ == "__main__":

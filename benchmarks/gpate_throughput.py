@@ -68,8 +68,9 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def grad_pass_rate(models: int, teachers: int, batch: int, dim: int,
-                   device: torch.device, repeats: int) -> float:
+def grad_pass_rate(
+    models: int, teachers: int, batch: int, dim: int, device: torch.device, repeats: int
+) -> float:
     gen = torch.Generator(device=device).manual_seed(0)
     nets = _MlpTeachers(models * teachers, dim, generator=gen, device=device)
     x = torch.rand(models, batch, dim, generator=gen, device=device)
@@ -85,8 +86,14 @@ def grad_pass_rate(models: int, teachers: int, batch: int, dim: int,
     return models * teachers * batch / best
 
 
-def loop_rate(teachers: int, batch: int, dim: int, device: torch.device,
-              repeats: int, sample: int = 100) -> float:
+def loop_rate(
+    teachers: int,
+    batch: int,
+    dim: int,
+    device: torch.device,
+    repeats: int,
+    sample: int = 100,
+) -> float:
     """One teacher at a time (its own weights, plain autograd), on ``sample`` teachers."""
     gen = torch.Generator(device=device).manual_seed(0)
     nets = _MlpTeachers(teachers, dim, generator=gen, device=device)
@@ -112,32 +119,52 @@ def loop_rate(teachers: int, batch: int, dim: int, device: torch.device,
     return sample * batch / best
 
 
-def iteration_rate(models: int, teachers: int, batch: int, dim: int,
-                   device: torch.device, iterations: int,
-                   repeats: int = 1) -> tuple[float, float]:
-    domain = Domain(tuple(Column(name=f"x{i}", kind="continuous", lower=0.0, upper=1.0)
-                          for i in range(dim)))
+def iteration_rate(
+    models: int,
+    teachers: int,
+    batch: int,
+    dim: int,
+    device: torch.device,
+    iterations: int,
+    repeats: int = 1,
+) -> tuple[float, float]:
+    domain = Domain(
+        tuple(
+            Column(name=f"x{i}", kind="continuous", lower=0.0, upper=1.0)
+            for i in range(dim)
+        )
+    )
     gen = np.random.default_rng(0)
     rows = max(teachers * 2, 4 * batch)
-    data = [pd.DataFrame(gen.uniform(size=(rows, dim)), columns=domain.names)
-            for _ in range(models)]
-    cfg = GPateConfig(epsilon=1e9, delta=1e-5, num_teachers=teachers, batch_size=batch,
-                      max_iterations=iterations, device=device.type)
+    data = [
+        pd.DataFrame(gen.uniform(size=(rows, dim)), columns=domain.names)
+        for _ in range(models)
+    ]
+    cfg = GPateConfig(
+        epsilon=1e9,
+        delta=1e-5,
+        num_teachers=teachers,
+        batch_size=batch,
+        max_iterations=iterations,
+        device=device.type,
+    )
     elapsed = math.inf
     for _ in range(repeats):
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fitted = GPate(cfg).fit_many(data, domain=domain,
-                                         rngs=Rngs.from_seed(0).spawn(models))
+            fitted = GPate(cfg).fit_many(
+                data, domain=domain, rngs=Rngs.from_seed(0).spawn(models)
+            )
         _sync(device)
         elapsed = min(elapsed, time.perf_counter() - start)
         assert all(m.privacy_claim_.iterations == iterations for m in fitted)
     return iterations * models * teachers * batch / elapsed, elapsed
 
 
-def _per_model_release(models: list[GPate], n: int, rngs: list[Rngs],
-                       publics: list[Rngs] | None) -> pd.DataFrame:
+def _per_model_release(
+    models: list[GPate], n: int, rngs: list[Rngs], publics: list[Rngs] | None
+) -> pd.DataFrame:
     """The previous ``sample_many``: one generator forward pass per model (its own
     module), the encoded rows concatenated and decoded once."""
     encoded = []
@@ -161,8 +188,9 @@ def _per_model_release(models: list[GPate], n: int, rngs: list[Rngs],
     return domain.decode(np.concatenate(encoded))
 
 
-def _release_paths(models: list[GPate], n: int, rngs: list[Rngs],
-                   publics: list[Rngs] | None) -> dict[str, Callable[[], object]]:
+def _release_paths(
+    models: list[GPate], n: int, rngs: list[Rngs], publics: list[Rngs] | None
+) -> dict[str, Callable[[], object]]:
     def batched() -> pd.DataFrame:
         return GPate.sample_many(models, n, rngs=rngs, public_rngs=publics)
 
@@ -170,8 +198,10 @@ def _release_paths(models: list[GPate], n: int, rngs: list[Rngs],
         return _per_model_release(models, n, rngs, publics)
 
     def sample() -> list[pd.DataFrame]:
-        return [m.sample(n, rng=r, public_rng=None if publics is None else publics[i])
-                for i, (m, r) in enumerate(zip(models, rngs))]
+        return [
+            m.sample(n, rng=r, public_rng=None if publics is None else publics[i])
+            for i, (m, r) in enumerate(zip(models, rngs))
+        ]
 
     return {"batched": batched, "per-model": per_model, "sample": sample}
 
@@ -181,27 +211,45 @@ def release_table(models: int, device: torch.device, repeats: int) -> None:
     from dpaudit.generators.g_pate.model import make_gpate
     from dpaudit.generators.registry import audit_options
 
-    print(f"G-PATE release of {models} models of one fit_many on {device.type} "
-          f"({torch.get_num_threads()} CPU threads, best of {repeats}; load average "
-          f"{os.getloadavg()[0]:.2f})")
-    print(f"{'dataset':<10}{'rows':>6}{'randomness':>14}{'path':>11}{'total s':>10}"
-          f"{'ms/model':>10}{'speed-up':>10}")
-    for name, ds, worst, rows in (("worst", worst_case_dataset(), True, 100),
-                                  ("cervical", load_cervical_cancer(), False, None)):
+    print(
+        f"G-PATE release of {models} models of one fit_many on {device.type} "
+        f"({torch.get_num_threads()} CPU threads, best of {repeats}; load average "
+        f"{os.getloadavg()[0]:.2f})"
+    )
+    print(
+        f"{'dataset':<10}{'rows':>6}{'randomness':>14}{'path':>11}{'total s':>10}"
+        f"{'ms/model':>10}{'speed-up':>10}"
+    )
+    for name, ds, worst, rows in (
+        ("worst", worst_case_dataset(), True, 100),
+        ("cervical", load_cervical_cancer(), False, None),
+    ):
         n_rows = len(ds.train)
         n = rows or n_rows
-        options = audit_options("gpate", {}, n_rows=n_rows, worst_case=worst,
-                                epsilon=1.0, delta=1e-5, device=device.type,
-                                variant=None, bugs=())
+        options = audit_options(
+            "gpate",
+            {},
+            n_rows=n_rows,
+            worst_case=worst,
+            epsilon=1.0,
+            delta=1e-5,
+            device=device.type,
+            variant=None,
+            bugs=(),
+        )
         options["max_iterations"] = 2  # training is not timed here
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fitted = make_gpate(epsilon=1.0, delta=1e-5, **options).fit_many(
-                [ds.train] * models, domain=ds.domain,
-                rngs=Rngs.from_seed(0).spawn(models))
+                [ds.train] * models,
+                domain=ds.domain,
+                rngs=Rngs.from_seed(0).spawn(models),
+            )
         rngs = Rngs.from_seed(1).spawn(models)
-        for mode, publics in (("independent", None),
-                              ("fixed public", [Rngs.from_seed(2)] * models)):
+        for mode, publics in (
+            ("independent", None),
+            ("fixed public", [Rngs.from_seed(2)] * models),
+        ):
             paths = _release_paths(fitted, n, rngs, publics)
             batched = paths["batched"]()
             assert isinstance(batched, pd.DataFrame)
@@ -217,8 +265,10 @@ def release_table(models: int, device: torch.device, repeats: int) -> None:
                     best = min(best, time.perf_counter() - start)
                 times[path] = best
             for path, best in times.items():
-                print(f"{name:<10}{n:>6}{mode:>14}{path:>11}{best:>10.3f}"
-                      f"{1000 * best / models:>10.3f}{times[path] / times['batched']:>9.1f}x")
+                print(
+                    f"{name:<10}{n:>6}{mode:>14}{path:>11}{best:>10.3f}"
+                    f"{1000 * best / models:>10.3f}{times[path] / times['batched']:>9.1f}x"
+                )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,14 +278,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dim", type=int, default=30)
     parser.add_argument("--models", type=int, nargs="+", default=None)
     parser.add_argument("--iterations", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="timings repeated; the best is printed (noisy machines)")
-    parser.add_argument("--release", action="store_true",
-                        help="time sample_many (the release) instead of training")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timings repeated; the best is printed (noisy machines)",
+    )
+    parser.add_argument(
+        "--release",
+        action="store_true",
+        help="time sample_many (the release) instead of training",
+    )
     parser.add_argument("--release-models", type=int, default=256)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch CPU threads (default: torch's; the audit's CPU "
-                             "workers use 1)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads (default: torch's; the audit's CPU workers use 1)",
+    )
     args = parser.parse_args(argv)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
@@ -247,20 +307,32 @@ def main(argv: list[str] | None = None) -> int:
         for device in devices:
             release_table(args.release_models, device, args.repeats)
         return 0
-    print(f"G-PATE teacher-gradients per second: k = {args.teachers} teachers, "
-          f"batch {args.batch}, d = {args.dim}; torch {torch.__version__}, "
-          f"{torch.get_num_threads()} CPU threads")
+    print(
+        f"G-PATE teacher-gradients per second: k = {args.teachers} teachers, "
+        f"batch {args.batch}, d = {args.dim}; torch {torch.__version__}, "
+        f"{torch.get_num_threads()} CPU threads"
+    )
     print(f"{'device':<8}{'models':>7}{'grad pass':>14}{'iteration':>14}{'s/iter':>9}")
     for device in devices:
         iteration_rate(1, args.teachers, args.batch, args.dim, device, 1)  # warm-up
         models = args.models or ([1, 4] if device.type == "cpu" else [1, 8, 32])
         for m in models:
-            rate = grad_pass_rate(m, args.teachers, args.batch, args.dim, device,
-                                  args.repeats)
-            it_rate, elapsed = iteration_rate(m, args.teachers, args.batch, args.dim,
-                                              device, args.iterations, args.repeats)
-            print(f"{device.type:<8}{m:>7}{rate:>14,.0f}{it_rate:>14,.0f}"
-                  f"{elapsed / args.iterations:>9.3f}")
+            rate = grad_pass_rate(
+                m, args.teachers, args.batch, args.dim, device, args.repeats
+            )
+            it_rate, elapsed = iteration_rate(
+                m,
+                args.teachers,
+                args.batch,
+                args.dim,
+                device,
+                args.iterations,
+                args.repeats,
+            )
+            print(
+                f"{device.type:<8}{m:>7}{rate:>14,.0f}{it_rate:>14,.0f}"
+                f"{elapsed / args.iterations:>9.3f}"
+            )
         loop = loop_rate(args.teachers, args.batch, args.dim, device, args.repeats)
         print(f"{device.type:<8}{'loop':>7}{loop:>14,.0f}   (one teacher at a time)")
     return 0

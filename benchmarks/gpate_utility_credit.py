@@ -68,10 +68,14 @@ PAPER_PATEGAN_AUROC = 0.8872
 CLASSIFIERS = ("LogisticRegression", "AdaBoost", "Bagging", "MLP")
 
 
-def auroc_scores(train: pd.DataFrame, test: pd.DataFrame, label: str,
-                 seed: int) -> dict[str, float | None]:
+def auroc_scores(
+    train: pd.DataFrame, test: pd.DataFrame, label: str, seed: int
+) -> dict[str, float | None]:
     """AUROC on ``test`` of each classifier trained on ``train`` (None: one class)."""
-    x_train, y_train = train.drop(columns=[label]).to_numpy(float), train[label].to_numpy()
+    x_train, y_train = (
+        train.drop(columns=[label]).to_numpy(float),
+        train[label].to_numpy(),
+    )
     x_test, y_test = test.drop(columns=[label]).to_numpy(float), test[label].to_numpy()
     out: dict[str, float | None] = {}
     for name in CLASSIFIERS:
@@ -90,12 +94,15 @@ def mean_auroc(scores: dict[str, float | None]) -> float:
 
 
 def _row(name: str, scores: dict[str, float | None], extra: str = "") -> str:
-    cells = "".join(f"{'one class' if s is None else f'{s:.4f}':>20}"
-                    for s in scores.values())
+    cells = "".join(
+        f"{'one class' if s is None else f'{s:.4f}':>20}" for s in scores.values()
+    )
     return f"{name:<22}{cells}{mean_auroc(scores):>10.4f}  {extra}"
 
 
-def run_seeds(title: str, make: Callable[[], Any], dataset: Dataset, seeds: int) -> None:
+def run_seeds(
+    title: str, make: Callable[[], Any], dataset: Dataset, seeds: int
+) -> None:
     """Fits ``make()`` with seeds 0..seeds-1, prints one row per seed (Setting B)
     and, for several seeds, their mean."""
     label = dataset.label
@@ -111,40 +118,59 @@ def run_seeds(title: str, make: Callable[[], Any], dataset: Dataset, seeds: int)
         claim = model.privacy_claim_
         means.append(mean_auroc(scores))
         k = getattr(model, "num_teachers_", None)
-        extra = (f"seed {seed}: {'' if k is None else f'k {k}, '}{claim.iterations} it, "
-                 f"claim eps {claim.epsilon:.4f} (data-indep. "
-                 f"{claim.epsilon_data_independent:.4f}), {int(synthetic[label].sum())} "
-                 f"synthetic positives, fit {fit_s:.0f} s")
+        extra = (
+            f"seed {seed}: {'' if k is None else f'k {k}, '}{claim.iterations} it, "
+            f"claim eps {claim.epsilon:.4f} (data-indep. "
+            f"{claim.epsilon_data_independent:.4f}), {int(synthetic[label].sum())} "
+            f"synthetic positives, fit {fit_s:.0f} s"
+        )
         print(_row(title, scores, extra))
     if seeds > 1:
-        print(f"{title}: mean AUROC over {seeds} seeds {np.mean(means):.4f} "
-              f"(sd {np.std(means, ddof=1):.4f})")
+        print(
+            f"{title}: mean AUROC over {seeds} seeds {np.mean(means):.4f} "
+            f"(sd {np.std(means, ddof=1):.4f})"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1, help="generator seeds (0..n-1)")
-    parser.add_argument("--epsilon", type=float, default=EPSILON,
-                        help="budget (default 1, the paper's setting)")
+    parser.add_argument(
+        "--epsilon",
+        type=float,
+        default=EPSILON,
+        help="budget (default 1, the paper's setting)",
+    )
     parser.add_argument("--teachers", type=int, default=2100)
     parser.add_argument("--max-iterations", type=int, default=10_000)
-    parser.add_argument("--unsanitised", action="store_true",
-                        help="also run the unsanitised_data_dependent defect")
-    parser.add_argument("--conditional-only", action="store_true",
-                        help="skip the unconditional runs")
-    parser.add_argument("--no-pategan", action="store_true",
-                        help="skip the PATE-GAN comparison")
-    parser.add_argument("--pategan-lam", type=float, default=1e-3,
-                        help="PATE-GAN's lambda (inverse Laplace scale; default 1e-3)")
+    parser.add_argument(
+        "--unsanitised",
+        action="store_true",
+        help="also run the unsanitised_data_dependent defect",
+    )
+    parser.add_argument(
+        "--conditional-only", action="store_true", help="skip the unconditional runs"
+    )
+    parser.add_argument(
+        "--no-pategan", action="store_true", help="skip the PATE-GAN comparison"
+    )
+    parser.add_argument(
+        "--pategan-lam",
+        type=float,
+        default=1e-3,
+        help="PATE-GAN's lambda (inverse Laplace scale; default 1e-3)",
+    )
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args(argv)
 
     dataset = load_dataset("credit_sample", data_dir=args.data_dir)
     assert dataset.test is not None and dataset.label is not None
     label = dataset.label
-    print(f"Credit sample: {len(dataset.train)} train rows ({dataset.train[label].sum()} "
-          f"positive), {len(dataset.test)} test rows; epsilon={args.epsilon}, delta={DELTA}, "
-          f"k={args.teachers}")
+    print(
+        f"Credit sample: {len(dataset.train)} train rows ({dataset.train[label].sum()} "
+        f"positive), {len(dataset.test)} test rows; epsilon={args.epsilon}, delta={DELTA}, "
+        f"k={args.teachers}"
+    )
     header = "".join(f"{c:>20}" for c in CLASSIFIERS)
     print(f"{'setting':<22}{header}{'mean':>10}")
     real = auroc_scores(dataset.train, dataset.test, label, seed=0)
@@ -159,17 +185,30 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(("B: G-PATE unsanitised", True, None))
         runs.append(("B: G-PATE cond. unsan.", True, label))
     for title, unsanitised, label_column in runs:
-        cfg = GPateConfig(epsilon=args.epsilon, delta=DELTA, num_teachers=args.teachers,
-                          max_iterations=args.max_iterations, device="auto",
-                          unsanitised_data_dependent=unsanitised, label_column=label_column)
+        cfg = GPateConfig(
+            epsilon=args.epsilon,
+            delta=DELTA,
+            num_teachers=args.teachers,
+            max_iterations=args.max_iterations,
+            device="auto",
+            unsanitised_data_dependent=unsanitised,
+            label_column=label_column,
+        )
         run_seeds(title, lambda cfg=cfg: GPate(cfg), dataset, args.seeds)
     if not args.no_pategan:
-        cfg_pg = PateGanConfig(epsilon=args.epsilon, delta=DELTA, lam=args.pategan_lam,
-                               device="auto")
-        run_seeds(f"B: PATE-GAN l={args.pategan_lam:g}", lambda: PateGan(cfg_pg), dataset,
-                  args.seeds)
-    print(f"paper (Long et al. 2021, Credit, epsilon 1): G-PATE mean AUROC {PAPER_MEAN_AUROC}, "
-          f"PATE-GAN {PAPER_PATEGAN_AUROC}")
+        cfg_pg = PateGanConfig(
+            epsilon=args.epsilon, delta=DELTA, lam=args.pategan_lam, device="auto"
+        )
+        run_seeds(
+            f"B: PATE-GAN l={args.pategan_lam:g}",
+            lambda: PateGan(cfg_pg),
+            dataset,
+            args.seeds,
+        )
+    print(
+        f"paper (Long et al. 2021, Credit, epsilon 1): G-PATE mean AUROC {PAPER_MEAN_AUROC}, "
+        f"PATE-GAN {PAPER_PATEGAN_AUROC}"
+    )
     return 0
 
 

@@ -33,20 +33,36 @@ from dpaudit.worst_case.targets import candidate_targets
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     names = sorted(n for n, v in variants().items() if v.generator == "pategan")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", default="borealis", choices=names,
-                        help="PATE-GAN variant to audit (default: borealis)")
-    parser.add_argument("--target", type=int, default=None,
-                        help="target row of the training data (default: the most "
-                             "isolated record, the first of candidate_targets)")
-    parser.add_argument("--rounds", type=int, default=1000,
-                        help="rounds per world (default: 1000, as in the study)")
+    parser.add_argument(
+        "--variant",
+        default="borealis",
+        choices=names,
+        help="PATE-GAN variant to audit (default: borealis)",
+    )
+    parser.add_argument(
+        "--target",
+        type=int,
+        default=None,
+        help="target row of the training data (default: the most "
+        "isolated record, the first of candidate_targets)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1000,
+        help="rounds per world (default: 1000, as in the study)",
+    )
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--jobs", type=int, default=-1)
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=None,
-                        help="audit directory to keep (default: a temporary one)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="audit directory to keep (default: a temporary one)",
+    )
     return parser.parse_args(argv)
 
 
@@ -57,9 +73,17 @@ def main(argv: list[str] | None = None) -> int:
         data = load_cervical_cancer()
         target = candidate_targets(data.train, domain=data.domain, n=1)[0]
     config = AuditConfig(
-        generator="pategan", variant=args.variant, dataset="cervical_cancer",
-        target=target, attack="groundhog", rounds=args.rounds, epsilon=args.epsilon,
-        batch_size=args.batch_size, jobs=args.jobs, device=args.device, seed=args.seed,
+        generator="pategan",
+        variant=args.variant,
+        dataset="cervical_cancer",
+        target=target,
+        attack="groundhog",
+        rounds=args.rounds,
+        epsilon=args.epsilon,
+        batch_size=args.batch_size,
+        jobs=args.jobs,
+        device=args.device,
+        seed=args.seed,
     )
     featurize_seconds = [0.0]
     original = GroundHogAttack.featurize
@@ -77,25 +101,32 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="dpaudit-bench-") as tmp:
             out = args.out if args.out is not None else Path(tmp) / "audit"
             started = time.perf_counter()
-            result = run_audit(config, out_dir=out, force=True,
-                               progress=sys.stderr.isatty())
+            result = run_audit(
+                config, out_dir=out, force=True, progress=sys.stderr.isatty()
+            )
             wall = time.perf_counter() - started
     finally:
         GroundHogAttack.featurize = original  # type: ignore[method-assign]
     print(f"variant          {args.variant}")
     print(f"target row       {target}")
     print(f"rounds/world     {args.rounds} ({2 * args.rounds} models)")
-    print(f"wall time        {wall:.1f} s "
-          f"(training {(result.timing.train_seconds or float('nan')):.1f} s; "
-          f"load average {os.getloadavg()[0]:.2f})")
+    print(
+        f"wall time        {wall:.1f} s "
+        f"(training {(result.timing.train_seconds or float('nan')):.1f} s; "
+        f"load average {os.getloadavg()[0]:.2f})"
+    )
     if args.jobs == 1:
-        print(f"featurize        {featurize_seconds[0]:.2f} s "
-              f"({100 * featurize_seconds[0] / wall:.1f}% of the wall time)")
+        print(
+            f"featurize        {featurize_seconds[0]:.2f} s "
+            f"({100 * featurize_seconds[0] / wall:.1f}% of the wall time)"
+        )
     else:
         print("featurize        not measured (workers; run with --jobs 1)")
     eps_max = result.eps_max_attainable
-    print(f"eps_emp          {result.eps_emp or 0.0:.3f} (max attainable "
-          f"{float('nan') if eps_max is None else eps_max:.3f})")
+    print(
+        f"eps_emp          {result.eps_emp or 0.0:.3f} (max attainable "
+        f"{float('nan') if eps_max is None else eps_max:.3f})"
+    )
     print(f"eps_claimed      {result.eps_claimed:.3f}")
     print(f"AUC              {float('nan') if result.auc is None else result.auc:.3f}")
     print(f"verdict          {result.verdict}")

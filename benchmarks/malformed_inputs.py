@@ -26,7 +26,7 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-PLUGINS = '''
+PLUGINS = """
 import math
 import numpy as np
 import pandas as pd
@@ -136,11 +136,20 @@ class InitRaises(_Base):
 
 
 NotAClass = 3
-'''
+"""
 
 TOY = "randomized-response"
-FAST_AUDIT = ("--rounds", "5", "--synthetic-rows", "5", "--jobs", "1", "--quiet",
-              "--device", "cpu")
+FAST_AUDIT = (
+    "--rounds",
+    "5",
+    "--synthetic-rows",
+    "5",
+    "--jobs",
+    "1",
+    "--quiet",
+    "--device",
+    "cpu",
+)
 
 
 def make_fixtures(root: Path) -> dict[str, str]:
@@ -170,16 +179,35 @@ def make_fixtures(root: Path) -> dict[str, str]:
     put("extra.csv", "a,b,c,d\n0,0,0,1\n")
     put("onerow.csv", "a,b,c\n1,0,1\n")
     put("cont.csv", "a,b,c\n0.5,0,0\n0.25,1,1\n0.75,0,1\n0.1,1,0\n")
-    put("cont.json", json.dumps({"columns": [
-        {"name": "a", "kind": "continuous", "lower": 0, "upper": 1},
-        {"name": "b", "kind": "binary"}, {"name": "c", "kind": "binary"}]}))
+    put(
+        "cont.json",
+        json.dumps(
+            {
+                "columns": [
+                    {"name": "a", "kind": "continuous", "lower": 0, "upper": 1},
+                    {"name": "b", "kind": "binary"},
+                    {"name": "c", "kind": "binary"},
+                ]
+            }
+        ),
+    )
     put("bom.csv", "\ufeffa,b,c\n0,0,0\n1,1,1\n")
     put("semicolon.csv", "a;b;c\n0;0;0\n")
     put("ragged.csv", "a,b,c\n0,0\n1,1,1,1,1\n")
 
     def dom(name: str, col: object) -> str:
-        return put(name, json.dumps({"columns": [col, {"name": "b", "kind": "binary"},
-                                                 {"name": "c", "kind": "binary"}]}))
+        return put(
+            name,
+            json.dumps(
+                {
+                    "columns": [
+                        col,
+                        {"name": "b", "kind": "binary"},
+                        {"name": "c", "kind": "binary"},
+                    ]
+                }
+            ),
+        )
 
     dom("bound_str.json", {"name": "a", "kind": "integer", "lower": "abc", "upper": 1})
     dom("bound_list.json", {"name": "a", "kind": "integer", "lower": [0], "upper": 1})
@@ -238,10 +266,13 @@ def make_fixtures(root: Path) -> dict[str, str]:
     (pkg / "badplugins.py").write_text(textwrap.dedent(PLUGINS))
     dist = pkg / "brokenplug-0.1.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n"
+    )
     (dist / "entry_points.txt").write_text(
         "[dpaudit.generators]\nbroken-ep = no_such_module_xyz:Gen\n"
-        "broken-attr = badplugins:Missing\n")
+        "broken-attr = badplugins:Missing\n"
+    )
     f["plugpath"] = str(pkg)
     return f
 
@@ -258,9 +289,14 @@ def cases(f: dict[str, str], out: str) -> list[tuple[str, list[str]]]:
 
     # Files that are not CSV tables.
     for cmd in ("fit", "audit", "domain"):
-        for name, cls in (("empty.csv", "empty-csv"), ("header.csv", "empty-csv"),
-                          ("binary.bin", "binary-file"), ("latin1.csv", "non-utf8"),
-                          ("adir", "directory"), ("ragged.csv", "malformed-csv")):
+        for name, cls in (
+            ("empty.csv", "empty-csv"),
+            ("header.csv", "empty-csv"),
+            ("binary.bin", "binary-file"),
+            ("latin1.csv", "non-utf8"),
+            ("adir", "directory"),
+            ("ragged.csv", "malformed-csv"),
+        ):
             if cmd == "fit":
                 add((cls, [*fitc[:-4], "--dataset", f[name], *good, "--out", out]))
             elif cmd == "audit":
@@ -275,54 +311,161 @@ def cases(f: dict[str, str], out: str) -> list[tuple[str, list[str]]]:
         add(("data-vs-domain", [*fit, "--dataset", f[name], *good, "--out", out]))
 
     # Domain files.
-    for name in ("bound_str.json", "bound_list.json", "bound_bool.json", "bound_dict.json",
-                 "bound_nan.json", "kind.json", "noname.json", "name_int.json",
-                 "cats_str.json", "cats_empty.json", "dom_list.json", "dom_empty_cols.json",
-                 "dom_cols_obj.json", "dom_invalid.json", "dom_dup.json", "binary.bin"):
+    for name in (
+        "bound_str.json",
+        "bound_list.json",
+        "bound_bool.json",
+        "bound_dict.json",
+        "bound_nan.json",
+        "kind.json",
+        "noname.json",
+        "name_int.json",
+        "cats_str.json",
+        "cats_empty.json",
+        "dom_list.json",
+        "dom_empty_cols.json",
+        "dom_cols_obj.json",
+        "dom_invalid.json",
+        "dom_dup.json",
+        "binary.bin",
+    ):
         add(("domain-file", [*fit, *ds, "--domain", f[name], "--out", out]))
     add(("domain-minmax", [*fit, *ds, "--domain", f["minmax.json"], "--out", out]))
     add(("domain-minmax", [*aud, *ds, "--domain", f["minmax.json"], "--out", out]))
     add(("directory", [*fit, *ds, "--domain", f["adir"], "--out", out]))
     add(("directory", [*aud, *ds, "--domain", f["adir"], "--out", out]))
     add(("named-dataset-domain", [*fit, "--dataset", "isolet5", *good, "--out", out]))
-    add(("named-dataset-domain", [*fit, "--dataset", "cervical_cancer", *good, "--out", out]))
-    add(("named-dataset-domain", [*aud, "--dataset", "cervical_cancer", *good,
-                                  "--target", "0", "--out", out]))
-    add(("named-dataset-domain", [*fit, "--dataset", "worst-case", *good, "--out", out]))
-    add(("data-dir", [*fit, "--dataset", "isolet5", "--data-dir", f["adir"], "--out", out]))
+    add(
+        (
+            "named-dataset-domain",
+            [*fit, "--dataset", "cervical_cancer", *good, "--out", out],
+        )
+    )
+    add(
+        (
+            "named-dataset-domain",
+            [
+                *aud,
+                "--dataset",
+                "cervical_cancer",
+                *good,
+                "--target",
+                "0",
+                "--out",
+                out,
+            ],
+        )
+    )
+    add(
+        ("named-dataset-domain", [*fit, "--dataset", "worst-case", *good, "--out", out])
+    )
+    add(
+        (
+            "data-dir",
+            [*fit, "--dataset", "isolet5", "--data-dir", f["adir"], "--out", out],
+        )
+    )
 
     # Options.
-    for opt in ("lam=abc", "max_iterations=abc", "max_iterations=-1", "max_iterations=1.5",
-                "noequals", "=3", "no_such_option=1", "num_teachers=0", "lam=[1,2]",
-                "batch_size=0"):
-        add(("option-type", [*fit, "--dataset", "worst-case", "--option", opt, "--out", out]))
-    add(("option-type", [*aud[:2], "pategan", *aud[3:], "--option", "lam=abc",
-                         "--out", out]))
+    for opt in (
+        "lam=abc",
+        "max_iterations=abc",
+        "max_iterations=-1",
+        "max_iterations=1.5",
+        "noequals",
+        "=3",
+        "no_such_option=1",
+        "num_teachers=0",
+        "lam=[1,2]",
+        "batch_size=0",
+    ):
+        add(
+            (
+                "option-type",
+                [*fit, "--dataset", "worst-case", "--option", opt, "--out", out],
+            )
+        )
+    add(
+        (
+            "option-type",
+            [*aud[:2], "pategan", *aud[3:], "--option", "lam=abc", "--out", out],
+        )
+    )
     add(("option-type", [*aud, "--option", "target=5", "--out", out]))
 
     # Numbers.
-    for flag, value in (("--rows", "-5"), ("--rows", "0"), ("--epsilon", "nan"),
-                        ("--epsilon", "inf"), ("--epsilon", "0"), ("--epsilon", "-1"),
-                        ("--delta", "1"), ("--delta", "-0.1"), ("--delta", "5"),
-                        ("--delta", "nan"), ("--seed", "-1"), ("--epsilon", "abc")):
+    for flag, value in (
+        ("--rows", "-5"),
+        ("--rows", "0"),
+        ("--epsilon", "nan"),
+        ("--epsilon", "inf"),
+        ("--epsilon", "0"),
+        ("--epsilon", "-1"),
+        ("--delta", "1"),
+        ("--delta", "-0.1"),
+        ("--delta", "5"),
+        ("--delta", "nan"),
+        ("--seed", "-1"),
+        ("--epsilon", "abc"),
+    ):
         add(("number", [*fit, "--dataset", "worst-case", flag, value, "--out", out]))
-    for flag, value in (("--rounds", "-5"), ("--rounds", "abc"), ("--epsilon", "nan"),
-                        ("--epsilon", "inf"), ("--delta", "1"), ("--delta", "nan"),
-                        ("--alpha", "0"), ("--alpha", "nan"), ("--synthetic-rows", "0"),
-                        ("--batch-size", "0"), ("--jobs", "0"), ("--candidates", "0"),
-                        ("--selection-rounds", "2"), ("--seed", "-1")):
+    for flag, value in (
+        ("--rounds", "-5"),
+        ("--rounds", "abc"),
+        ("--epsilon", "nan"),
+        ("--epsilon", "inf"),
+        ("--delta", "1"),
+        ("--delta", "nan"),
+        ("--alpha", "0"),
+        ("--alpha", "nan"),
+        ("--synthetic-rows", "0"),
+        ("--batch-size", "0"),
+        ("--jobs", "0"),
+        ("--candidates", "0"),
+        ("--selection-rounds", "2"),
+        ("--seed", "-1"),
+    ):
         add(("number", [*aud, flag, value, "--out", out]))
-    add(("number", ["trace", "--dataset", "worst-case", "--iterations", "0",
-                    "--out", out]))
-    add(("number", ["trace", "--dataset", "worst-case", "--iterations", "-3",
-                    "--out", out]))
+    add(
+        (
+            "number",
+            ["trace", "--dataset", "worst-case", "--iterations", "0", "--out", out],
+        )
+    )
+    add(
+        (
+            "number",
+            ["trace", "--dataset", "worst-case", "--iterations", "-3", "--out", out],
+        )
+    )
 
     # Targets.
-    for record in ('[1, 2]', '"abc"', "notjson", '{"a": 1}', '{"a": 1, "b": 1, "zz": 1}',
-                   '{"a": "x", "b": 1, "c": 1}', '{"a": 5, "b": 1, "c": 1}', "null", "{}"):
+    for record in (
+        "[1, 2]",
+        '"abc"',
+        "notjson",
+        '{"a": 1}',
+        '{"a": 1, "b": 1, "zz": 1}',
+        '{"a": "x", "b": 1, "c": 1}',
+        '{"a": 5, "b": 1, "c": 1}',
+        "null",
+        "{}",
+    ):
         add(("target-record", [*aud, "--target-record", record, "--out", out]))
-    add(("target-conflict", [*aud, "--target", "0", "--target-record",
-                             '{"a": 1, "b": 1, "c": 1}', "--out", out]))
+    add(
+        (
+            "target-conflict",
+            [
+                *aud,
+                "--target",
+                "0",
+                "--target-record",
+                '{"a": 1, "b": 1, "c": 1}',
+                "--out",
+                out,
+            ],
+        )
+    )
     for target in ("-1", "abc", "999", "1.5"):
         add(("target", [*aud, "--target", target, "--out", out]))
 
@@ -330,79 +473,187 @@ def cases(f: dict[str, str], out: str) -> list[tuple[str, list[str]]]:
     add(("out-path", [*fit, "--dataset", "worst-case", "--out", ""]))
     add(("out-path", [*fit, "--dataset", "worst-case", "--out", f["adir"]]))
     add(("out-path", [*fit, "--dataset", "worst-case", "--out", out + "-no/dir/s.csv"]))
-    add(("out-path", [*fit, "--dataset", "worst-case", "--out", out, "--claim-out",
-                      f["adir"]]))
-    add(("out-path", [*fit, "--dataset", "worst-case", "--out", out, "--claim-out", ""]))
+    add(
+        (
+            "out-path",
+            [*fit, "--dataset", "worst-case", "--out", out, "--claim-out", f["adir"]],
+        )
+    )
+    add(
+        ("out-path", [*fit, "--dataset", "worst-case", "--out", out, "--claim-out", ""])
+    )
     add(("out-path", [*aud, "--out", ""]))
     add(("out-path", [*aud, "--out", f["good.csv"]]))
     add(("out-path", ["trace", "--dataset", "worst-case", "--out", ""]))
     add(("out-path", ["trace", "--dataset", "worst-case", "--out", f["good.csv"]]))
 
     # Configuration files.
-    for name in ("cfg_bad.toml", "cfg_unknown.toml", "cfg_eps_str.toml",
-                 "cfg_rounds_float.toml", "cfg_rounds_str.toml", "cfg_bugs_int.toml",
-                 "cfg_opts_str.toml", "cfg_split.toml", "cfg_split_str.toml",
-                 "cfg_target_list.toml", "cfg_seed_float.toml", "cfg_delta_str.toml",
-                 "cfg_alpha_str.toml", "cfg_dataset_int.toml", "cfg_generator_list.toml",
-                 "cfg_randomness.toml", "cfg_target_float.toml", "binary.bin", "adir"):
+    for name in (
+        "cfg_bad.toml",
+        "cfg_unknown.toml",
+        "cfg_eps_str.toml",
+        "cfg_rounds_float.toml",
+        "cfg_rounds_str.toml",
+        "cfg_bugs_int.toml",
+        "cfg_opts_str.toml",
+        "cfg_split.toml",
+        "cfg_split_str.toml",
+        "cfg_target_list.toml",
+        "cfg_seed_float.toml",
+        "cfg_delta_str.toml",
+        "cfg_alpha_str.toml",
+        "cfg_dataset_int.toml",
+        "cfg_generator_list.toml",
+        "cfg_randomness.toml",
+        "cfg_target_float.toml",
+        "binary.bin",
+        "adir",
+    ):
         # No --rounds/--generator flags: a flag overrides the file's key.
-        add(("config-file", ["audit", "--quiet", "--jobs", "1", "--config", f[name],
-                             "--out", out]))
+        add(
+            (
+                "config-file",
+                ["audit", "--quiet", "--jobs", "1", "--config", f[name], "--out", out],
+            )
+        )
 
     # Plug-ins.
-    for name, cls in (("RaisesInFit", "plugin-raises"), ("RaisesInSample", "plugin-raises"),
-                      ("InitRaises", "plugin-raises"), ("NoEpsilonInit", "plugin-contract"),
-                      ("NoClaim", "plugin-contract"), ("NotAClass", "plugin-contract"),
-                      ("Missing", "plugin-contract"), ("ClaimNegative", "plugin-claim"),
-                      ("ClaimString", "plugin-claim"), ("ClaimNaN", "plugin-claim"),
-                      ("ClaimInf", "plugin-claim"), ("ClaimDelta5", "plugin-claim"),
-                      ("ClaimBool", "plugin-claim"), ("ReleaseNaN", "plugin-release"),
-                      ("ReleaseOutside", "plugin-release"),
-                      ("ReleaseStrings", "plugin-release"), ("ReleaseList", "plugin-release"),
-                      ("ReleaseShort", "plugin-release")):
-        add((cls, ["fit", "--generator", plug + name, "--dataset", "worst-case",
-                   "--out", out]))
+    for name, cls in (
+        ("RaisesInFit", "plugin-raises"),
+        ("RaisesInSample", "plugin-raises"),
+        ("InitRaises", "plugin-raises"),
+        ("NoEpsilonInit", "plugin-contract"),
+        ("NoClaim", "plugin-contract"),
+        ("NotAClass", "plugin-contract"),
+        ("Missing", "plugin-contract"),
+        ("ClaimNegative", "plugin-claim"),
+        ("ClaimString", "plugin-claim"),
+        ("ClaimNaN", "plugin-claim"),
+        ("ClaimInf", "plugin-claim"),
+        ("ClaimDelta5", "plugin-claim"),
+        ("ClaimBool", "plugin-claim"),
+        ("ReleaseNaN", "plugin-release"),
+        ("ReleaseOutside", "plugin-release"),
+        ("ReleaseStrings", "plugin-release"),
+        ("ReleaseList", "plugin-release"),
+        ("ReleaseShort", "plugin-release"),
+    ):
+        add(
+            (
+                cls,
+                [
+                    "fit",
+                    "--generator",
+                    plug + name,
+                    "--dataset",
+                    "worst-case",
+                    "--out",
+                    out,
+                ],
+            )
+        )
         add((cls, [*aud[:2], plug + name, *aud[3:], "--out", out]))
-    add(("plugin-entry-point", [*fit, "--generator", "broken-ep", "--dataset", "worst-case",
-                                "--out", out]))
+    add(
+        (
+            "plugin-entry-point",
+            [*fit, "--generator", "broken-ep", "--dataset", "worst-case", "--out", out],
+        )
+    )
     add(("plugin-entry-point", [*aud[:2], "broken-attr", *aud[3:], "--out", out]))
     add(("plugin-entry-point", [*aud[:2], "broken-ep", *aud[3:], "--out", out]))
     add(("plugin-name", [*fit, "--generator", "nomodule_xyz:Gen", "--out", out]))
     add(("plugin-name", [*fit, "--generator", ":", "--out", out]))
     add(("plugin-name", [*fit, "--generator", "dpaudit.data:Domain", "--out", out]))
-    add(("generator-choice", [*fit, "--dataset", "worst-case", "--generator", "copy",
-                              "--variant", "original", "--out", out]))
+    add(
+        (
+            "generator-choice",
+            [
+                *fit,
+                "--dataset",
+                "worst-case",
+                "--generator",
+                "copy",
+                "--variant",
+                "original",
+                "--out",
+                out,
+            ],
+        )
+    )
     add(("generator-choice", [*aud, "--bug", "nope", "--out", out]))
-    add(("generator-choice", ["trace", "--dataset", "worst-case", "--generator", "copy",
-                              "--out", out]))
+    add(
+        (
+            "generator-choice",
+            ["trace", "--dataset", "worst-case", "--generator", "copy", "--out", out],
+        )
+    )
 
     # report / check / utility / audit --resume.
     for name in ("rep_empty", "rep_bin", "rep_list", "rep_partial", "good.csv"):
         add(("report-input", ["report", f[name], "--out", out]))
     add(("report-input", ["report", "/no/such/dir", "--out", out]))
-    for name in ("policy_bad.toml", "policy_empty.toml", "policy_unknown.toml",
-                 "policy_gen.toml", "binary.bin", "adir"):
+    for name in (
+        "policy_bad.toml",
+        "policy_empty.toml",
+        "policy_unknown.toml",
+        "policy_gen.toml",
+        "binary.bin",
+        "adir",
+    ):
         add(("check-policy", ["check", "--policy", f[name], "--out", out]))
     add(("check-policy", ["check", "--policy", "/no/such.toml", "--out", out]))
-    for name, extra in (("empty.csv", []), ("binary.bin", []), ("onerow.csv", []),
-                        ("cont.csv", ["--label", "a"]), ("dup.csv", [])):
+    for name, extra in (
+        ("empty.csv", []),
+        ("binary.bin", []),
+        ("onerow.csv", []),
+        ("cont.csv", ["--label", "a"]),
+        ("dup.csv", []),
+    ):
         domain = f["cont.json"] if name == "cont.csv" else f["good.json"]
-        add(("utility-input", ["utility", "--dataset", f[name], "--domain", domain,
-                               "--label", "c", *extra, "--models", "1", "--samples", "1",
-                               "--classifier", "LogisticRegression", "--no-progress",
-                               "--out", out]))
+        add(
+            (
+                "utility-input",
+                [
+                    "utility",
+                    "--dataset",
+                    f[name],
+                    "--domain",
+                    domain,
+                    "--label",
+                    "c",
+                    *extra,
+                    "--models",
+                    "1",
+                    "--samples",
+                    "1",
+                    "--classifier",
+                    "LogisticRegression",
+                    "--no-progress",
+                    "--out",
+                    out,
+                ],
+            )
+        )
     add(("resume", ["audit", "--resume", "/no/such/dir"]))
     add(("resume", ["audit", "--resume", f["good.csv"]]))
     add(("resume", ["audit", "--resume", f["rep_bin"]]))
     return c
 
 
-def run_case(cls: str, argv: list[str], env: dict[str, str], out: Path, cwd: Path,
-             timeout: float) -> dict[str, object]:
+def run_case(
+    cls: str, argv: list[str], env: dict[str, str], out: Path, cwd: Path, timeout: float
+) -> dict[str, object]:
     started = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, "-m", "dpaudit", *argv], capture_output=True,
-                              text=True, env=env, cwd=cwd, timeout=timeout, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "dpaudit", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=cwd,
+            timeout=timeout,
+            check=False,
+        )
         code, err = proc.returncode, proc.stderr
     except subprocess.TimeoutExpired:
         code, err = -1, "TIMEOUT"
@@ -410,10 +661,17 @@ def run_case(cls: str, argv: list[str], env: dict[str, str], out: Path, cwd: Pat
     leftover = out.exists() or (cwd / "dpaudit-audit").exists()
     traceback = "Traceback (most recent call last)" in err
     ok = code == 2 and not traceback and len(lines) == 1 and not leftover
-    return {"class": cls, "argv": " ".join(argv), "exit": code, "traceback": traceback,
-            "lines": len(lines), "leftover": leftover, "ok": ok,
-            "first": lines[0][:160] if lines else "",
-            "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "class": cls,
+        "argv": " ".join(argv),
+        "exit": code,
+        "traceback": traceback,
+        "lines": len(lines),
+        "leftover": leftover,
+        "ok": ok,
+        "first": lines[0][:160] if lines else "",
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def main() -> int:
@@ -428,7 +686,8 @@ def main() -> int:
         fixtures = make_fixtures(root)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
-            [fixtures["plugpath"], *filter(None, [env.get("PYTHONPATH")])])
+            [fixtures["plugpath"], *filter(None, [env.get("PYTHONPATH")])]
+        )
         env.setdefault("DPAUDIT_DATA_DIR", str(Path.cwd().parent / "shared" / "data"))
         all_cases = cases(fixtures, str(root / "OUT"))
         if args.only:
@@ -446,11 +705,13 @@ def main() -> int:
             for row in pool.map(one, enumerate(all_cases)):  # printed as they finish
                 rows.append(row)
                 flag = "ok  " if row["ok"] else "FAIL"
-                print(f"{flag} {row['class']:20s} exit={row['exit']} "
-                      f"tb={int(bool(row['traceback']))} lines={row['lines']} "
-                      f"left={int(bool(row['leftover']))} "
-                      f"| {str(row['argv']).replace(tmp, '$T')[:110]}\n      {row['first']}",
-                      flush=True)
+                print(
+                    f"{flag} {row['class']:20s} exit={row['exit']} "
+                    f"tb={int(bool(row['traceback']))} lines={row['lines']} "
+                    f"left={int(bool(row['leftover']))} "
+                    f"| {str(row['argv']).replace(tmp, '$T')[:110]}\n      {row['first']}",
+                    flush=True,
+                )
         per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for row in rows:
             per[str(row["class"])][0 if row["ok"] else 1] += 1
@@ -458,7 +719,9 @@ def main() -> int:
         for cls, (ok, fail) in per.items():
             print(f"{cls:22s} {ok:2d} {fail:4d}")
         total_ok = sum(ok for ok, _ in per.values())
-        print(f"{'TOTAL':22s} {total_ok:2d} {len(rows) - total_ok:4d}  ({len(rows)} inputs)")
+        print(
+            f"{'TOTAL':22s} {total_ok:2d} {len(rows) - total_ok:4d}  ({len(rows)} inputs)"
+        )
         if args.csv:
             with open(args.csv, "w", newline="") as fh:
                 writer = csv.DictWriter(fh, fieldnames=list(rows[0]))

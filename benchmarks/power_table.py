@@ -122,13 +122,15 @@ WORST_CASES = ("worst-case", "worst-case-continuous")
 DATASETS = {
     "worst-case": {"dataset": "worst-case"},
     "worst-case-continuous": {"dataset": "worst-case-continuous"},
-    "cervical_cancer": {"dataset": "cervical_cancer", "attack": "groundhog",
-                        "target": "auto"},
+    "cervical_cancer": {
+        "dataset": "cervical_cancer",
+        "attack": "groundhog",
+        "target": "auto",
+    },
 }
 
 
-def _config(row: str, dataset: str, mode: str, args: argparse.Namespace
-            ) -> AuditConfig:
+def _config(row: str, dataset: str, mode: str, args: argparse.Namespace) -> AuditConfig:
     keys: dict[str, Any] = dict(DATASETS[dataset])
     if row in VARIANTS:
         keys.update(generator="pategan", variant=row)
@@ -148,16 +150,23 @@ def _config(row: str, dataset: str, mode: str, args: argparse.Namespace
         # smartnoise-synth needs 1,000 rows: the study's small-table modification.
         keys["generator_options"] = {"small_table": "study"}
     if args.cap_iterations and row in (*VARIANTS, "reference"):
-        keys["generator_options"] = {**keys.get("generator_options", {}),
-                                     "max_iterations": args.cap_iterations}
+        keys["generator_options"] = {
+            **keys.get("generator_options", {}),
+            "max_iterations": args.cap_iterations,
+        }
     if args.attack and dataset in WORST_CASES:
         keys["attack"] = args.attack
     if mode == "auto":  # fixed public randomness, chosen adversarially
         keys.update(randomness="fixed_public", public_seed="auto")
     else:
         keys["randomness"] = mode
-    return AuditConfig(rounds=args.rounds, jobs=args.jobs, seed=args.seed,
-                       data_dir=args.data_dir, **keys)
+    return AuditConfig(
+        rounds=args.rounds,
+        jobs=args.jobs,
+        seed=args.seed,
+        data_dir=args.data_dir,
+        **keys,
+    )
 
 
 def _row(dataset: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -165,8 +174,10 @@ def _row(dataset: str, args: argparse.Namespace) -> dict[str, Any]:
     from dpaudit.data import load_dataset
 
     train = load_dataset(dataset, data_dir=args.data_dir).train
-    return {name: value.item() if hasattr(value, "item") else value
-            for name, value in train.iloc[args.plugin_target].items()}
+    return {
+        name: value.item() if hasattr(value, "item") else value
+        for name, value in train.iloc[args.plugin_target].items()
+    }
 
 
 def _fmt(value: float | None, *, none: str = "n/a") -> str:
@@ -176,28 +187,50 @@ def _fmt(value: float | None, *, none: str = "n/a") -> str:
 def _reference(result: Any) -> str:
     """The reference epsilon; "unbounded" where a correct accountant finds none."""
     note = result.claim.reference_note or ""
-    return _fmt(result.eps_reference,
-                none="unbounded" if note.startswith("unbounded") else "n/a")
+    return _fmt(
+        result.eps_reference,
+        none="unbounded" if note.startswith("unbounded") else "n/a",
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", default="worst-case,cervical_cancer",
-                        help=f"comma-separated, of: {', '.join(DATASETS)}")
-    parser.add_argument("--only", default=",".join(ROWS),
-                        help=f"comma-separated rows of: {', '.join(ROWS)}")
-    parser.add_argument("--modes", default="independent,fixed_public",
-                        help="comma-separated, of: independent, fixed_public, auto "
-                             "(fixed public randomness chosen by --public-seed auto)")
+    parser.add_argument(
+        "--datasets",
+        default="worst-case,cervical_cancer",
+        help=f"comma-separated, of: {', '.join(DATASETS)}",
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(ROWS),
+        help=f"comma-separated rows of: {', '.join(ROWS)}",
+    )
+    parser.add_argument(
+        "--modes",
+        default="independent,fixed_public",
+        help="comma-separated, of: independent, fixed_public, auto "
+        "(fixed public randomness chosen by --public-seed auto)",
+    )
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument("--jobs", type=int, default=-1)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--attack", default=None, help="the worst cases' attack (default: "
-                        "the audit's default set of each)")
-    parser.add_argument("--cap-iterations", type=int, default=None,
-                        help="max_iterations for PATE-GAN rows (synthcity is slow)")
-    parser.add_argument("--plugin-target", type=int, default=0,
-                        help="row index used as the plug-ins' target on real data")
+    parser.add_argument(
+        "--attack",
+        default=None,
+        help="the worst cases' attack (default: the audit's default set of each)",
+    )
+    parser.add_argument(
+        "--cap-iterations",
+        type=int,
+        default=None,
+        help="max_iterations for PATE-GAN rows (synthcity is slow)",
+    )
+    parser.add_argument(
+        "--plugin-target",
+        type=int,
+        default=0,
+        help="row index used as the plug-ins' target on real data",
+    )
     parser.add_argument("--data-dir", default=os.environ.get("DPAUDIT_DATA_DIR"))
     parser.add_argument("--out", default="power-table")
     parser.add_argument("--skip-done", action="store_true")
@@ -210,9 +243,11 @@ def main() -> None:
         for line in rows_file.read_text().splitlines():
             row = json.loads(line)
             done.add((row["dataset"], row["generator"], row["randomness_asked"]))
-    header = (f"{'dataset':21s} {'generator':16s} {'randomness':13s} {'verdict':12s} "
-              f"{'eps_emp':>8s} {'AUC':>6s} {'claim':>7s} {'reference':>10s} "
-              f"{'attack':18s} {'wall s':>7s}")
+    header = (
+        f"{'dataset':21s} {'generator':16s} {'randomness':13s} {'verdict':12s} "
+        f"{'eps_emp':>8s} {'AUC':>6s} {'claim':>7s} {'reference':>10s} "
+        f"{'attack':18s} {'wall s':>7s}"
+    )
     print(header, flush=True)
     for dataset in args.datasets.split(","):
         for row in args.only.split(","):
@@ -221,24 +256,35 @@ def main() -> None:
                     continue
                 config = _config(row, dataset, mode, args)
                 started = time.perf_counter()
-                result = run_audit(config, out_dir=out / dataset / row / mode, force=True)
+                result = run_audit(
+                    config, out_dir=out / dataset / row / mode, force=True
+                )
                 wall = time.perf_counter() - started
                 record = {
-                    "dataset": dataset, "generator": row, "randomness_asked": mode,
-                    "randomness": result.randomness, "verdict": str(result.verdict),
-                    "eps_emp": result.eps_emp, "auc": result.auc,
+                    "dataset": dataset,
+                    "generator": row,
+                    "randomness_asked": mode,
+                    "randomness": result.randomness,
+                    "verdict": str(result.verdict),
+                    "eps_emp": result.eps_emp,
+                    "auc": result.auc,
                     "eps_claimed": result.eps_claimed,
-                    "eps_reference": result.eps_reference, "attack": result.attack,
-                    "rounds_per_world": args.rounds, "wall_seconds": wall,
+                    "eps_reference": result.eps_reference,
+                    "attack": result.attack,
+                    "rounds_per_world": args.rounds,
+                    "wall_seconds": wall,
                     "cap_iterations": args.cap_iterations,
                 }
                 with rows_file.open("a") as fh:
                     fh.write(json.dumps(record) + "\n")
-                print(f"{dataset:21s} {row:16s} {result.randomness!s:13s} "
-                      f"{result.verdict!s:12s} {_fmt(result.eps_emp):>8s} "
-                      f"{(result.auc or 0):6.3f} {result.eps_claimed:7.3f} "
-                      f"{_reference(result):>10s} {result.attack:18s} "
-                      f"{wall:7.1f}", flush=True)
+                print(
+                    f"{dataset:21s} {row:16s} {result.randomness!s:13s} "
+                    f"{result.verdict!s:12s} {_fmt(result.eps_emp):>8s} "
+                    f"{(result.auc or 0):6.3f} {result.eps_claimed:7.3f} "
+                    f"{_reference(result):>10s} {result.attack:18s} "
+                    f"{wall:7.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -67,36 +67,63 @@ from dpaudit.audit.rounds import train_and_release
 from dpaudit.audit.setup import build_setup
 from dpaudit.audit.streams import Streams
 
-ROWS = ("reference", "original", "updated", "synthcity", "turing", "borealis",
-        "smartnoise", "gpate")
+ROWS = (
+    "reference",
+    "original",
+    "updated",
+    "synthcity",
+    "turing",
+    "borealis",
+    "smartnoise",
+    "gpate",
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(ROWS))
-    parser.add_argument("--targets", default=None,
-                        help="comma-separated row indices, one per generator")
+    parser.add_argument(
+        "--targets", default=None, help="comma-separated row indices, one per generator"
+    )
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--dataset", default="cervical_cancer",
-                        choices=("cervical_cancer", "worst-case", "worst-case-continuous"),
-                        help="the worst cases have their own target (--targets is ignored)")
+    parser.add_argument(
+        "--dataset",
+        default="cervical_cancer",
+        choices=("cervical_cancer", "worst-case", "worst-case-continuous"),
+        help="the worst cases have their own target (--targets is ignored)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     names = args.only.split(",")
-    targets = ([int(t) for t in args.targets.split(",")] if args.targets
-               else [27] * len(names))
+    targets = (
+        [int(t) for t in args.targets.split(",")] if args.targets else [27] * len(names)
+    )
     if len(targets) != len(names):
         parser.error("--targets needs one row index per generator of --only")
     for name, target in zip(names, targets):
-        keys = ({"generator": "gpate"} if name == "gpate" else
-                {"generator": "pategan", "variant": None if name == "reference" else name})
+        keys = (
+            {"generator": "gpate"}
+            if name == "gpate"
+            else {
+                "generator": "pategan",
+                "variant": None if name == "reference" else name,
+            }
+        )
         if name == "smartnoise":
             # smartnoise-synth needs 1,000 rows: the study's small-table modification.
             keys["generator_options"] = {"small_table": "study"}
         real = args.dataset == "cervical_cancer"
-        where = ({"attack": "groundhog", "target": target} if real else {})
-        setup = build_setup(AuditConfig(dataset=args.dataset, rounds=10, jobs=1,
-                                        data_dir=args.data_dir, **where, **keys))
+        where = {"attack": "groundhog", "target": target} if real else {}
+        setup = build_setup(
+            AuditConfig(
+                dataset=args.dataset,
+                rounds=10,
+                jobs=1,
+                data_dir=args.data_dir,
+                **where,
+                **keys,
+            )
+        )
         if not real:
             target = -1
         streams = Streams(0)
@@ -105,15 +132,24 @@ def main() -> None:
         datasets = [setup.without, setup.with_target, half, setup.without]
         rngs = [privacy[0], privacy[0], privacy[0], privacy[1]]
         for public in (None, streams.public_candidate(0)):
-            _, released = train_and_release(setup.make_generator, datasets, rngs,
-                                            domain=setup.domain, rows=setup.synthetic_rows,
-                                            public=public, name=name)
+            _, released = train_and_release(
+                setup.make_generator,
+                datasets,
+                rngs,
+                domain=setup.domain,
+                rows=setup.synthetic_rows,
+                public=public,
+                name=name,
+            )
             a, b, c, d = (f.to_numpy(dtype=float) for f in released.frames())
             mode = "independent " if public is None else "fixed public"
-            print(f"{args.dataset} {name:10s} target {target:3d} {mode}: D vs D' max |diff| "
-                  f"{np.abs(a - b).max():9.3g} ({int((a != b).sum()):5d} of {a.size} "
-                  f"values differ); D vs half of D {np.abs(a - c).max():9.3g}; "
-                  f"another privacy stream {np.abs(a - d).max():9.3g}", flush=True)
+            print(
+                f"{args.dataset} {name:10s} target {target:3d} {mode}: D vs D' max |diff| "
+                f"{np.abs(a - b).max():9.3g} ({int((a != b).sum()):5d} of {a.size} "
+                f"values differ); D vs half of D {np.abs(a - c).max():9.3g}; "
+                f"another privacy stream {np.abs(a - d).max():9.3g}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

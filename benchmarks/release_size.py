@@ -58,32 +58,47 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/release_size"))
     parser.add_argument("--only", nargs="*", help="configuration labels (prefixes)")
     parser.add_argument("--sizes", nargs="*", type=int, default=list(SIZES))
-    parser.add_argument("--show", nargs="*",
-                        default=["querybased", "moments", "fingerprint", "nearest"])
+    parser.add_argument(
+        "--show", nargs="*", default=["querybased", "moments", "fingerprint", "nearest"]
+    )
     ns = parser.parse_args(argv)
     os.environ.setdefault("DPAUDIT_DATA_DIR", str(Path("../shared/data").resolve()))
-    print(f"worst case, {ns.rounds} rounds per world, fixed public randomness, "
-          f"--attack {ns.attack}")
-    head = f"{'configuration':<12} {'rows':>6} {'verdict':<12} {'eps_emp':>7} {'best':<14}"
+    print(
+        f"worst case, {ns.rounds} rounds per world, fixed public randomness, "
+        f"--attack {ns.attack}"
+    )
+    head = (
+        f"{'configuration':<12} {'rows':>6} {'verdict':<12} {'eps_emp':>7} {'best':<14}"
+    )
     print(head + "".join(f" {a[:14]:>14}" for a in ns.show))
     for label, args in CONFIGS:
         if ns.only and not any(label.startswith(p) for p in ns.only):
             continue
         for rows in ns.sizes:
             doc = run_audit(
-                args, out=ns.out / f"{slug(label)}-{rows}-{ns.rounds}",
-                rounds=ns.rounds, jobs=ns.jobs, attack=ns.attack, rerun=False,
+                args,
+                out=ns.out / f"{slug(label)}-{rows}-{ns.rounds}",
+                rounds=ns.rounds,
+                jobs=ns.jobs,
+                attack=ns.attack,
+                rerun=False,
                 extra=("--synthetic-rows", str(rows)),
             )
             cells = attack_cells(doc)
-            line = (f"{label:<12} {rows:>6} {doc['verdict']:<12} "
-                    f"{doc['eps_emp']:>7.2f} {doc['attack'][:14]:<14}")
+            line = (
+                f"{label:<12} {rows:>6} {doc['verdict']:<12} "
+                f"{doc['eps_emp']:>7.2f} {doc['attack'][:14]:<14}"
+            )
             line += "".join(
-                f" {cells[a][0]:>6.2f}/{cells[a][1]:>6.3f}" if a in cells
-                else f" {'-':>14}" for a in ns.show
+                f" {cells[a][0]:>6.2f}/{cells[a][1]:>6.3f}"
+                if a in cells
+                else f" {'-':>14}"
+                for a in ns.show
             )
             print(line, flush=True)
-    print("cells: eps_emp / AUC per attack (alpha split by Bonferroni over the attacks)")
+    print(
+        "cells: eps_emp / AUC per attack (alpha split by Bonferroni over the attacks)"
+    )
 
 
 if __name__ == "__main__":

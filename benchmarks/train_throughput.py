@@ -39,18 +39,37 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--models", default="1,64,256")
-    parser.add_argument("--allocator", choices=["keep", "default"], default="keep",
-                        help="keep: glibc reuses freed memory (what `dpaudit` does); "
-                             "default: glibc's own thresholds")
-    parser.add_argument("--sequential", type=int, default=8,
-                        help="single fits timed for the sequential baseline")
-    parser.add_argument("--variant", default=None,
-                        help="a bug variant of pategan (default: the reference)")
-    parser.add_argument("--floor", action="store_true",
-                        help="also time the unavoidable teacher matmuls at the largest M")
-    parser.add_argument("--worst-case", type=int, default=0, metavar="M",
-                        help="first time the default audit's fit_many of M worst-case "
-                             "models, then stop")
+    parser.add_argument(
+        "--allocator",
+        choices=["keep", "default"],
+        default="keep",
+        help="keep: glibc reuses freed memory (what `dpaudit` does); "
+        "default: glibc's own thresholds",
+    )
+    parser.add_argument(
+        "--sequential",
+        type=int,
+        default=8,
+        help="single fits timed for the sequential baseline",
+    )
+    parser.add_argument(
+        "--variant",
+        default=None,
+        help="a bug variant of pategan (default: the reference)",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time the unavoidable teacher matmuls at the largest M",
+    )
+    parser.add_argument(
+        "--worst-case",
+        type=int,
+        default=0,
+        metavar="M",
+        help="first time the default audit's fit_many of M worst-case "
+        "models, then stop",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     kept = keep_freed_memory() if args.allocator == "keep" else False
@@ -59,23 +78,34 @@ def main() -> None:
         return
     ds = load_cervical_cancer()
     # A budget that never binds: every model runs exactly --iterations iterations.
-    cfg = build_config(PateGanConfig, generator="pategan", label="pategan",
-                       epsilon=1e12, delta=1e-5, variant=args.variant,
-                       max_iterations=args.iterations, num_teachers=5, device=args.device)
+    cfg = build_config(
+        PateGanConfig,
+        generator="pategan",
+        label="pategan",
+        epsilon=1e12,
+        delta=1e-5,
+        variant=args.variant,
+        max_iterations=args.iterations,
+        num_teachers=5,
+        device=args.device,
+    )
     if cfg.fixed_iterations is not None:  # the single-discriminator variants
         cfg = dataclasses.replace(cfg, fixed_iterations=args.iterations)
-    PateGan(cfg).fit_many([ds.train] * 2, domain=ds.domain,
-                          rngs=Rngs.from_seed(9).spawn(2))  # warm-up
+    PateGan(cfg).fit_many(
+        [ds.train] * 2, domain=ds.domain, rngs=Rngs.from_seed(9).spawn(2)
+    )  # warm-up
     rngs = Rngs.from_seed(0).spawn(max(int(m) for m in args.models.split(",")))
     started = time.perf_counter()
     for rng in rngs[: args.sequential]:
         PateGan(cfg).fit(ds.train, domain=ds.domain, rng=rng)
     seconds = time.perf_counter() - started
     sequential = args.sequential * args.iterations / seconds
-    print(f"pategan {args.variant or 'reference'}, device {args.device}, "
-          f"torch threads {args.threads}, "
-          f"{args.iterations} iterations per model, 5 teachers, 686 x 29, "
-          f"allocator {'keeps freed memory' if kept else 'glibc defaults'}")
+    print(
+        f"pategan {args.variant or 'reference'}, device {args.device}, "
+        f"torch threads {args.threads}, "
+        f"{args.iterations} iterations per model, 5 teachers, 686 x 29, "
+        f"allocator {'keeps freed memory' if kept else 'glibc defaults'}"
+    )
     print(f"sequential loop of single fits: {sequential:8.1f} model-iterations/s")
     for m in (int(x) for x in args.models.split(",")):
         started = time.perf_counter()
@@ -83,17 +113,23 @@ def main() -> None:
         if args.device == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - started
-        assert all(model.privacy_claim_.iterations == args.iterations for model in models)
+        assert all(
+            model.privacy_claim_.iterations == args.iterations for model in models
+        )
         rate = m * args.iterations / seconds
-        print(f"batched M = {m:4d}: {rate:8.1f} model-iterations/s "
-              f"({seconds:6.2f} s), {rate / sequential:6.1f}x the sequential loop")
+        print(
+            f"batched M = {m:4d}: {rate:8.1f} model-iterations/s "
+            f"({seconds:6.2f} s), {rate / sequential:6.1f}x the sequential loop"
+        )
     if args.floor:
         m = max(int(x) for x in args.models.split(","))
         floor = teacher_gemm_seconds(m, device=args.device)
-        print(f"floor at M = {m}: the teachers' matmuls alone (5 steps x 4 GEMMs, + 5 vote "
-              f"GEMMs) take {floor * 1e3:.1f} ms per iteration: at most "
-              f"{m / floor:8.1f} model-iterations/s, {m / floor / sequential:6.1f}x the "
-              "sequential loop, even if everything else were free")
+        print(
+            f"floor at M = {m}: the teachers' matmuls alone (5 steps x 4 GEMMs, + 5 vote "
+            f"GEMMs) take {floor * 1e3:.1f} ms per iteration: at most "
+            f"{m / floor:8.1f} model-iterations/s, {m / floor / sequential:6.1f}x the "
+            "sequential loop, even if everything else were free"
+        )
 
 
 def worst_case(m: int, threads: int) -> None:
@@ -105,21 +141,33 @@ def worst_case(m: int, threads: int) -> None:
     setup = build_setup(AuditConfig(rounds=max(m, 5), jobs=1))
     rngs, public = setup.plan.round_rngs(), setup.public_streams()
     split = [Streams.fit_and_sample(rngs[r]) for r in range(m)]
-    datasets = [setup.with_target if setup.plan.bits[r] else setup.without
-                for r in range(m)]
+    datasets = [
+        setup.with_target if setup.plan.bits[r] else setup.without for r in range(m)
+    ]
     extra = {} if public is None else {"public_rngs": [public[0]] * m}
     wall, cpu = time.perf_counter(), time.process_time()
     models = setup.make_generator().fit_many(  # type: ignore[attr-defined]
-        datasets, domain=setup.domain, rngs=[f for f, _ in split], **extra)
+        datasets, domain=setup.domain, rngs=[f for f, _ in split], **extra
+    )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     iterations = max(model.privacy_claim_.iterations for model in models)
-    print(f"default audit's training, {m} worst-case models (up to {iterations} "
-          f"iterations), torch threads {threads}: {wall:.2f} s wall, {cpu:.2f} s CPU; "
-          f"torch._dynamo imported: {'torch._dynamo' in sys.modules}")
+    print(
+        f"default audit's training, {m} worst-case models (up to {iterations} "
+        f"iterations), torch threads {threads}: {wall:.2f} s wall, {cpu:.2f} s CPU; "
+        f"torch._dynamo imported: {'torch._dynamo' in sys.modules}"
+    )
 
 
-def teacher_gemm_seconds(m: int, *, k: int = 5, b: int = 64, p: int = 29, h: int = 29,
-                         device: str = "cpu", repeats: int = 10) -> float:
+def teacher_gemm_seconds(
+    m: int,
+    *,
+    k: int = 5,
+    b: int = 64,
+    p: int = 29,
+    h: int = 29,
+    device: str = "cpu",
+    repeats: int = 10,
+) -> float:
     """Seconds per iteration of the batched matmuls a PATE-GAN iteration cannot avoid:
     per teacher step, each teacher's first layer on its real rows and (one wider matmul
     per model) on the shared generated rows, and both weight gradients; per student

@@ -24,7 +24,15 @@ from dpaudit.generators import accountants as acc
 from dpaudit.generators.pate_gan import PateGan, config_from_options
 from dpaudit.rng import Rngs
 
-VARIANTS = (None, "original", "updated", "synthcity", "turing", "borealis", "smartnoise")
+VARIANTS = (
+    None,
+    "original",
+    "updated",
+    "synthcity",
+    "turing",
+    "borealis",
+    "smartnoise",
+)
 
 
 def main() -> None:
@@ -36,18 +44,30 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     ds = load_cervical_cancer()
-    print(f"Cervical Cancer {ds.train.shape}, 5 teachers, epsilon {args.epsilon}, "
-          f"lambda {args.lam}, at most {args.iterations} iterations")
-    print(f"{'variant':11s} {'iters':>5s} {'records seen per teacher':>28s} {'unused':>6s} "
-          f"{'claimed':>9s} {'improved':>9s} {'data-indep':>10s} {'reference':>10s} "
-          f"{'seconds':>7s}")
+    print(
+        f"Cervical Cancer {ds.train.shape}, 5 teachers, epsilon {args.epsilon}, "
+        f"lambda {args.lam}, at most {args.iterations} iterations"
+    )
+    print(
+        f"{'variant':11s} {'iters':>5s} {'records seen per teacher':>28s} {'unused':>6s} "
+        f"{'claimed':>9s} {'improved':>9s} {'data-indep':>10s} {'reference':>10s} "
+        f"{'seconds':>7s}"
+    )
     for variant in VARIANTS:
         cfg = config_from_options(
-            epsilon=args.epsilon, delta=1e-5, variant=variant, lam=args.lam,
-            num_teachers=5, max_iterations=args.iterations, device="cpu",
-            fixed_iterations=args.iterations)
+            epsilon=args.epsilon,
+            delta=1e-5,
+            variant=variant,
+            lam=args.lam,
+            num_teachers=5,
+            max_iterations=args.iterations,
+            device="cpu",
+            fixed_iterations=args.iterations,
+        )
         started = time.perf_counter()
-        model = PateGan(cfg).fit(ds.train, domain=ds.domain, rng=Rngs.from_seed(args.seed))
+        model = PateGan(cfg).fit(
+            ds.train, domain=ds.domain, rng=Rngs.from_seed(args.seed)
+        )
         seconds = time.perf_counter() - started
         claim = model.privacy_claim_
         trace = claim.trace
@@ -56,17 +76,25 @@ def main() -> None:
         improved = "n/a"
         if di is not None:  # the variant runs an accountant
             own = acc.MomentsAccountantSpec(
-                lam=cfg.lam, orders=cfg.orders, index_bug=cfg.accountant_index_bug,
-                missing_log=cfg.accountant_missing_log)
+                lam=cfg.lam,
+                orders=cfg.orders,
+                index_bug=cfg.accountant_index_bug,
+                missing_log=cfg.accountant_missing_log,
+            )
             eps_improved = acc.pate_gan_epsilon(
-                trace["ledger"]["gap_counts"], own, delta=claim.delta,
-                conversion="improved")
+                trace["ledger"]["gap_counts"],
+                own,
+                delta=claim.delta,
+                conversion="improved",
+            )
             improved = f"{float(eps_improved):.4g}"
-        print(f"{variant or 'reference':11s} {claim.iterations:5d} "
-              f"{trace['records_seen']!s:>28s} {trace['records_unused']:6d} "
-              f"{claim.epsilon:9.4g} {improved:>9s} "
-              f"{'n/a' if di is None else f'{di:.4g}':>10s} "
-              f"{'unbounded' if ref is None else f'{ref:.4g}':>10s} {seconds:7.1f}")
+        print(
+            f"{variant or 'reference':11s} {claim.iterations:5d} "
+            f"{trace['records_seen']!s:>28s} {trace['records_unused']:6d} "
+            f"{claim.epsilon:9.4g} {improved:>9s} "
+            f"{'n/a' if di is None else f'{di:.4g}':>10s} "
+            f"{'unbounded' if ref is None else f'{ref:.4g}':>10s} {seconds:7.1f}"
+        )
         if ref is None or variant:
             print(f"{'':11s} reference: {trace['reference_note']}")
 

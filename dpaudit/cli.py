@@ -47,41 +47,78 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line (exit 2), naming ``--help``."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} "
-                              f"(see `{self.prog} --help`)\n")
+        self.exit(
+            EXIT_ERROR, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n"
+        )
 
 
 def _progress_args(p: argparse.ArgumentParser) -> None:
     """The one progress convention of the commands: progress on stderr, only when
     stderr is a terminal; ``--quiet`` (alias ``--no-progress``) hides it."""
-    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
-                   help="no progress on stderr (progress shows only on a terminal)")
+    p.add_argument(
+        "--quiet",
+        "--no-progress",
+        dest="quiet",
+        action="store_true",
+        help="no progress on stderr (progress shows only on a terminal)",
+    )
 
 
 def _generator_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--generator", default=DEFAULT_GENERATOR,
-                   help="a name of `dpaudit list generators` or a plug-in module:Class "
-                        f"(default {DEFAULT_GENERATOR})")
+    p.add_argument(
+        "--generator",
+        default=DEFAULT_GENERATOR,
+        help="a name of `dpaudit list generators` or a plug-in module:Class "
+        f"(default {DEFAULT_GENERATOR})",
+    )
     p.add_argument("--variant", help="a bug variant (dpaudit list variants)")
-    p.add_argument("--bug", action="append", default=None, metavar="FLAG",
-                   help="switch a bug flag on (repeatable; dpaudit list bugs)")
-    p.add_argument("--option", action="append", default=None, metavar="KEY=VALUE",
-                   help="a generator option, e.g. lam=0.01 (repeatable)")
-    p.add_argument("--epsilon", type=float, default=None,
-                   help=f"privacy budget, > 0 (default {DEFAULT_EPSILON:g})")
-    p.add_argument("--delta", type=float, default=None,
-                   help=f"delta, in [0, 1) as for `dpaudit audit`; a generator may need "
-                        f"> 0 (PATE-GAN's accountant does) (default {DEFAULT_DELTA:g})")
-    p.add_argument("--device", choices=DEVICES, default=None,
-                   help="where to train: auto (a GPU when there is one), cpu or cuda")
+    p.add_argument(
+        "--bug",
+        action="append",
+        default=None,
+        metavar="FLAG",
+        help="switch a bug flag on (repeatable; dpaudit list bugs)",
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a generator option, e.g. lam=0.01 (repeatable)",
+    )
+    p.add_argument(
+        "--epsilon",
+        type=float,
+        default=None,
+        help=f"privacy budget, > 0 (default {DEFAULT_EPSILON:g})",
+    )
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help=f"delta, in [0, 1) as for `dpaudit audit`; a generator may need "
+        f"> 0 (PATE-GAN's accountant does) (default {DEFAULT_DELTA:g})",
+    )
+    p.add_argument(
+        "--device",
+        choices=DEVICES,
+        default=None,
+        help="where to train: auto (a GPU when there is one), cpu or cuda",
+    )
 
 
 def _data_args(p: argparse.ArgumentParser, default: str) -> None:
-    p.add_argument("--dataset", default=None,
-                   help=f"{', '.join(DATASET_NAMES)}, or a CSV path (default {default})")
+    p.add_argument(
+        "--dataset",
+        default=None,
+        help=f"{', '.join(DATASET_NAMES)}, or a CSV path (default {default})",
+    )
     p.add_argument("--domain", help="public domain JSON of a CSV dataset")
-    p.add_argument("--data-dir", help="folder of the named datasets "
-                                      "(default $DPAUDIT_DATA_DIR or ../shared/data)")
+    p.add_argument(
+        "--data-dir",
+        help="folder of the named datasets "
+        "(default $DPAUDIT_DATA_DIR or ../shared/data)",
+    )
 
 
 def _command(p: argparse.ArgumentParser, module: str) -> None:
@@ -89,40 +126,67 @@ def _command(p: argparse.ArgumentParser, module: str) -> None:
 
 
 def _debug_arg(p: argparse.ArgumentParser, *, default: Any) -> None:
-    p.add_argument("--debug", action="store_true", default=default,
-                   help="print the traceback of an error (for a bug report)")
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        default=default,
+        help="print the traceback of an error (for a bug report)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
-        prog="dpaudit", description="Audit differentially private synthetic-data generators.",
-        epilog=EXIT_CODES_HELP, formatter_class=HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"dpaudit {dpaudit.__version__}")
+        prog="dpaudit",
+        description="Audit differentially private synthetic-data generators.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"dpaudit {dpaudit.__version__}"
+    )
     _debug_arg(parser, default=False)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("list", help="list generators, datasets, variants, bugs or attacks")
-    p.add_argument("what", choices=("generators", "datasets", "variants", "bugs", "attacks"))
+    p = sub.add_parser(
+        "list", help="list generators, datasets, variants, bugs or attacks"
+    )
+    p.add_argument(
+        "what", choices=("generators", "datasets", "variants", "bugs", "attacks")
+    )
     _command(p, "listing")
 
     p = sub.add_parser("fit", help="train a generator and write synthetic data")
     _generator_args(p)
     _data_args(p, "cervical_cancer")
-    p.add_argument("--rows", type=int, help="rows to release, >= 1 (default: the training size)")
+    p.add_argument(
+        "--rows", type=int, help="rows to release, >= 1 (default: the training size)"
+    )
     p.add_argument("--seed", type=int, default=0, help="root seed, >= 0 (default 0)")
-    p.add_argument("--out", default="synthetic.csv", type=nonempty_path,
-                   help="CSV to write; '-' writes the CSV to stdout and the summary to "
-                        "stderr (default synthetic.csv)")
-    p.add_argument("--claim-out", type=nonempty_path, help="write the privacy claim as JSON")
+    p.add_argument(
+        "--out",
+        default="synthetic.csv",
+        type=nonempty_path,
+        help="CSV to write; '-' writes the CSV to stdout and the summary to "
+        "stderr (default synthetic.csv)",
+    )
+    p.add_argument(
+        "--claim-out", type=nonempty_path, help="write the privacy claim as JSON"
+    )
     _progress_args(p)
     _command(p, "fit")
 
-    p = sub.add_parser("trace", help="write a training trace (records seen, losses, epsilon)")
+    p = sub.add_parser(
+        "trace", help="write a training trace (records seen, losses, epsilon)"
+    )
     _generator_args(p)
     _data_args(p, "cervical_cancer")
-    p.add_argument("--iterations", type=int, default=1000,
-                   help="iterations to run at most, >= 1; the budget (--epsilon) may stop "
-                        "training first (default 1000)")
+    p.add_argument(
+        "--iterations",
+        type=int,
+        default=1000,
+        help="iterations to run at most, >= 1; the budget (--epsilon) may stop "
+        "training first (default 1000)",
+    )
     p.add_argument("--seed", type=int, default=0, help="root seed, >= 0 (default 0)")
     p.add_argument("--out", required=True, type=nonempty_path, help="output folder")
     _progress_args(p)
@@ -134,7 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("domain", help="draft a domain file from a CSV (for review)")
     dsub = p.add_subparsers(dest="domain_command", required=True)
-    q = dsub.add_parser("infer", help="print a draft domain JSON (bounds are NOT private)")
+    q = dsub.add_parser(
+        "infer", help="print a draft domain JSON (bounds are NOT private)"
+    )
     q.add_argument("data", help="the CSV file")
     _command(q, "domain")
     _debug_arg(q, default=argparse.SUPPRESS)
@@ -166,8 +232,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # usage errors (one line, exit 2), --help, --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
     debug = bool(getattr(args, "debug", False))
-    if (hasattr(args, "quiet") and not sys.stderr.isatty()
-            and not getattr(args, "progress", False)):
+    if (
+        hasattr(args, "quiet")
+        and not sys.stderr.isatty()
+        and not getattr(args, "progress", False)
+    ):
         # Progress only on a terminal, never in a log or a pipe, unless asked for
         # (`check --progress`, for a CI log).
         args.quiet = True
@@ -175,7 +244,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
         if func is None:
-            func = import_module(getattr(args, "module", f"dpaudit.commands.{args.command}")).run
+            func = import_module(
+                getattr(args, "module", f"dpaudit.commands.{args.command}")
+            ).run
         return int(func(args))
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
@@ -196,14 +267,18 @@ def _message(err: BaseException) -> str:
     """The one line printed for ``err``: its own message for bad input (it names the
     input and the fix), what happened and what to try for a failed run."""
     if is_out_of_memory(err):
-        return (f"out of memory ({_one_line(err)}); rerun with a smaller --batch-size "
-                "or fewer --jobs (a stopped audit continues with --resume)")
+        return (
+            f"out of memory ({_one_line(err)}); rerun with a smaller --batch-size "
+            "or fewer --jobs (a stopped audit continues with --resume)"
+        )
     if isinstance(err, AuditError | OSError) and exit_code_for(err) == EXIT_ERROR:
         return _one_line(err)
     if isinstance(err, OSError):
         return f"the run failed: {_one_line(err)}"
-    return (f"unexpected {type(err).__name__}: {_one_line(err)} "
-            "(rerun with --debug for the traceback and report it)")
+    return (
+        f"unexpected {type(err).__name__}: {_one_line(err)} "
+        "(rerun with --debug for the traceback and report it)"
+    )
 
 
 def _one_line(err: BaseException) -> str:

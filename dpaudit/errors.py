@@ -29,10 +29,20 @@ EXIT_INTERRUPTED = 130
 
 #: ``OSError`` numbers that name a path the user gave (bad input, exit 2); any other
 #: ``OSError`` (a full disk, an I/O error) is a failed run (exit 3).
-_PATH_ERRNOS = frozenset({
-    errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR, errno.EEXIST,
-    errno.EROFS, errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTEMPTY,
-})
+_PATH_ERRNOS = frozenset(
+    {
+        errno.ENOENT,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EISDIR,
+        errno.ENOTDIR,
+        errno.EEXIST,
+        errno.EROFS,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+        errno.ENOTEMPTY,
+    }
+)
 
 
 class AuditError(Exception):
@@ -81,7 +91,8 @@ def _chain(err: BaseException) -> list[BaseException]:
     while current is not None and current not in out:
         out.append(current)
         current = current.__cause__ or (
-            None if current.__suppress_context__ else current.__context__)
+            None if current.__suppress_context__ else current.__context__
+        )
     return out
 
 
@@ -92,8 +103,10 @@ def is_out_of_memory(err: BaseException) -> bool:
     >>> is_out_of_memory(MemoryError()), is_out_of_memory(ValueError("x"))
     (True, False)
     """
-    return any(isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError"
-               for e in _chain(err))
+    return any(
+        isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError"
+        for e in _chain(err)
+    )
 
 
 def exit_code_for(err: BaseException) -> int:
@@ -117,6 +130,9 @@ def exit_code_for(err: BaseException) -> int:
     if isinstance(err, AuditError):
         return EXIT_BAD_INPUT
     if isinstance(err, OSError):
-        return EXIT_BAD_INPUT if err.errno is None or err.errno in _PATH_ERRNOS \
+        return (
+            EXIT_BAD_INPUT
+            if err.errno is None or err.errno in _PATH_ERRNOS
             else EXIT_FAILED
+        )
     return EXIT_FAILED

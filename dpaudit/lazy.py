@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
-def lazy_exports(package: str, exports: Mapping[str, Sequence[str]]
-                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, exports: Mapping[str, Sequence[str]]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``, whose names ``exports`` maps from
     module to names; a name is imported from its module on first use and kept."""
     module_of = {name: module for module, names in exports.items() for name in names}

@@ -37,7 +37,11 @@ class Rngs:
         """Builds the streams of a root seed (a non-negative int or a SeedSequence)."""
         if isinstance(seed, np.random.SeedSequence):
             seq = seed
-        elif isinstance(seed, int | np.integer) and not isinstance(seed, bool) and seed >= 0:
+        elif (
+            isinstance(seed, int | np.integer)
+            and not isinstance(seed, bool)
+            and seed >= 0
+        ):
             seq = np.random.SeedSequence(int(seed))
         else:
             raise InvalidParameterError(
@@ -54,8 +58,11 @@ class Rngs:
         """
         seq = self.seed_sequence
         return [
-            Rngs.from_seed(np.random.SeedSequence(
-                seq.entropy, spawn_key=(*seq.spawn_key, i), pool_size=seq.pool_size))
+            Rngs.from_seed(
+                np.random.SeedSequence(
+                    seq.entropy, spawn_key=(*seq.spawn_key, i), pool_size=seq.pool_size
+                )
+            )
             for i in range(n)
         ]
 
@@ -90,8 +97,9 @@ _POOL: ThreadPoolExecutor | None = None
 def _pool() -> ThreadPoolExecutor:
     global _POOL
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=ParallelDraws.STREAMS,
-                                   thread_name_prefix="dpaudit-rng")
+        _POOL = ThreadPoolExecutor(
+            max_workers=ParallelDraws.STREAMS, thread_name_prefix="dpaudit-rng"
+        )
     return _POOL
 
 
@@ -114,10 +122,12 @@ class ParallelDraws:
         self.gen = gen
         self.device = gen.device
         self.min_numel = min_numel
-        seeds = torch.randint(0, 2**62, (self.STREAMS,), generator=gen,
-                              device=self.device).tolist()
-        self.children = [torch.Generator(device=self.device).manual_seed(int(s))
-                         for s in seeds]
+        seeds = torch.randint(
+            0, 2**62, (self.STREAMS,), generator=gen, device=self.device
+        ).tolist()
+        self.children = [
+            torch.Generator(device=self.device).manual_seed(int(s)) for s in seeds
+        ]
 
     def rand(self, shape: Sequence[int]) -> torch.Tensor:
         """Uniform on ``[0, 1)``, like ``torch.rand(shape, generator=gen)``."""
@@ -127,7 +137,9 @@ class ParallelDraws:
         """Standard normal, like ``torch.randn(shape, generator=gen)``."""
         return self._fill(torch.empty(tuple(shape), device=self.device), "normal")
 
-    def _fill(self, out: torch.Tensor, kind: Literal["uniform", "normal"]) -> torch.Tensor:
+    def _fill(
+        self, out: torch.Tensor, kind: Literal["uniform", "normal"]
+    ) -> torch.Tensor:
         def fill(chunk: torch.Tensor, gen: torch.Generator) -> None:
             if kind == "uniform":
                 chunk.uniform_(generator=gen)
@@ -244,7 +256,9 @@ def _scaled(v: Tensor, scale: float, dtype: torch.dtype) -> Tensor:
     """Integers below ``2**53`` as ``dtype`` times a power of two ``scale``: exact, so
     one kernel (conversion and scaling) gives the bits of ``v.to(dtype) * scale``."""
     if dtype in (torch.float32, torch.float64):
-        return torch.mul(v, torch.tensor(scale, dtype=dtype))  # a CPU scalar on any device
+        return torch.mul(
+            v, torch.tensor(scale, dtype=dtype)
+        )  # a CPU scalar on any device
     return v.to(dtype).mul_(scale)
 
 
@@ -265,21 +279,27 @@ class ModelStreams:
     from Box-Muller on pairs of uniforms; Laplace by inverse CDF.
     """
 
-    def __init__(self, keys: Tensor, *, device: torch.device | str | None = None) -> None:
+    def __init__(
+        self, keys: Tensor, *, device: torch.device | str | None = None
+    ) -> None:
         if keys.dtype != torch.int64 or keys.dim() != 1:
             raise InvalidParameterError(
                 f"`keys` must be a 1-d int64 tensor. Got {keys.dtype} of shape "
-                f"{tuple(keys.shape)}.")
+                f"{tuple(keys.shape)}."
+            )
         self.keys = keys.to(device) if device is not None else keys
         self.device = self.keys.device
         self.counter = 0
 
     @classmethod
-    def from_rngs(cls, rngs: Sequence[Rngs], *,
-                  device: torch.device | str = "cpu") -> ModelStreams:
+    def from_rngs(
+        cls, rngs: Sequence[Rngs], *, device: torch.device | str = "cpu"
+    ) -> ModelStreams:
         """One stream per :class:`Rngs` (its key: 64 bits of its seed sequence)."""
-        keys = [_signed64(int(r.seed_sequence.generate_state(1, dtype=np.uint64)[0]))
-                for r in rngs]
+        keys = [
+            _signed64(int(r.seed_sequence.generate_state(1, dtype=np.uint64)[0]))
+            for r in rngs
+        ]
         return cls(torch.tensor(keys, dtype=torch.int64), device=device)
 
     @property
@@ -298,7 +318,9 @@ class ModelStreams:
         """The next call's ``n`` random 64-bit words per model: int64 ``[M, n]``."""
         c = self.counter
         self.counter += 1
-        start = self.keys.bitwise_xor(_signed64(_mix_int(c * _GAMMA + 0x5851F42D4C957F2D)))
+        start = self.keys.bitwise_xor(
+            _signed64(_mix_int(c * _GAMMA + 0x5851F42D4C957F2D))
+        )
         _mix_(start)
         z = torch.add(start.unsqueeze(1), _weyl_steps(n, self.device).unsqueeze(0))
         return _mix_(z)
@@ -313,10 +335,13 @@ class ModelStreams:
         # Interleaved (word j gives values 2j and 2j + 1): a longer draw extends a
         # shorter one.
         v = _hi_lo(self.words(h)).view(self.m, 2 * h)
-        return _scaled(v if n == 2 * h else v[:, :n], 2.0 ** -24, dtype).view(
-            self.m, *shape)
+        return _scaled(v if n == 2 * h else v[:, :n], 2.0**-24, dtype).view(
+            self.m, *shape
+        )
 
-    def randn(self, shape: Sequence[int], *, dtype: torch.dtype | None = None) -> Tensor:
+    def randn(
+        self, shape: Sequence[int], *, dtype: torch.dtype | None = None
+    ) -> Tensor:
         """Standard normal (Box-Muller): ``[M, *shape]`` (``dtype``: torch's default)."""
         dtype = dtype or torch.get_default_dtype()
         n = math.prod(shape)
@@ -327,11 +352,11 @@ class ModelStreams:
             bits = 53
         else:
             v = _hi_lo(self.words(h))
-            u1 = _scaled(v[..., 0], 2.0 ** -24, dtype)
-            u2 = _scaled(v[..., 1], 2.0 ** -24, dtype)
+            u1 = _scaled(v[..., 0], 2.0**-24, dtype)
+            u2 = _scaled(v[..., 1], 2.0**-24, dtype)
             bits = 24
         # u1 in (0, 1]: log is finite.
-        r = u1.add_(2.0 ** -bits).log_().mul_(-2.0).sqrt_()
+        r = u1.add_(2.0**-bits).log_().mul_(-2.0).sqrt_()
         theta = u2.mul_(2.0 * math.pi)
         out = torch.empty((self.m, h, 2), dtype=r.dtype, device=r.device)
         torch.mul(r, torch.cos(theta), out=out[..., 0])
@@ -339,15 +364,23 @@ class ModelStreams:
         flat = out.view(self.m, 2 * h)
         return (flat if n == 2 * h else flat[:, :n]).reshape(self.m, *shape)
 
-    def laplace(self, shape: Sequence[int], *, scale: float | Tensor,
-                dtype: torch.dtype | None = None) -> Tensor:
+    def laplace(
+        self,
+        shape: Sequence[int],
+        *,
+        scale: float | Tensor,
+        dtype: torch.dtype | None = None,
+    ) -> Tensor:
         """Laplace with the given scale (inverse CDF): ``[M, *shape]``."""
         return laplace_from_uniform(self.rand(shape, dtype=dtype), scale)
 
     @staticmethod
     def _unit53(z: Tensor) -> Tensor:
-        return _scaled(z.bitwise_right_shift(11).bitwise_and_((1 << 53) - 1), 2.0 ** -53,
-                       torch.float64)
+        return _scaled(
+            z.bitwise_right_shift(11).bitwise_and_((1 << 53) - 1),
+            2.0**-53,
+            torch.float64,
+        )
 
 
 def laplace_from_uniform(u: Tensor, scale: float | Tensor) -> Tensor:

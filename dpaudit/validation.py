@@ -30,9 +30,16 @@ def require(ok: bool, name: str, constraint: str, value: Any) -> None:
         raise InvalidParameterError(f"`{name}` must be {constraint}. Got {value!r}.")
 
 
-def check_scalar(value: Any, name: str, *, kind: type | tuple[type, ...] = (int, float),
-                 min_val: float | None = None, max_val: float | None = None,
-                 closed: Closed = "both", allow_none: bool = False) -> Any:
+def check_scalar(
+    value: Any,
+    name: str,
+    *,
+    kind: type | tuple[type, ...] = (int, float),
+    min_val: float | None = None,
+    max_val: float | None = None,
+    closed: Closed = "both",
+    allow_none: bool = False,
+) -> Any:
     """Checks a number's type, finiteness and range; returns it as a Python number.
 
     Any integer (``numbers.Integral``: ``int``, NumPy integers) is accepted where
@@ -105,8 +112,7 @@ def check_positive_int(value: Any, *, name: str) -> int:
     ...
     dpaudit.errors.InvalidParameterError: `bins` must be a positive integer. Got 0.
     """
-    ok = (not _is_bool(value) and isinstance(value, numbers.Integral)
-          and int(value) >= 1)
+    ok = not _is_bool(value) and isinstance(value, numbers.Integral) and int(value) >= 1
     require(ok, name, "a positive integer", value)
     return int(value)
 

@@ -36,7 +36,9 @@ def _one_torch_thread() -> None:
     torch.set_num_threads(1)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """`gpu` tests run wherever CUDA is present and are skipped (never deselected)
     where it is absent, so a GPU machine runs them with the README's command."""
     import torch

@@ -21,18 +21,28 @@ from dpaudit.errors import DataError, DpauditWarning, InvalidParameterError
 
 @pytest.fixture
 def domain() -> Domain:
-    return Domain((
-        Column(name="age", kind="integer", lower=0, upper=100),
-        Column(name="score", kind="continuous", lower=-1.0, upper=1.0),
-        Column(name="flag", kind="binary"),
-        Column(name="colour", kind="categorical", categories=("red", "green", "blue")),
-    ))
+    return Domain(
+        (
+            Column(name="age", kind="integer", lower=0, upper=100),
+            Column(name="score", kind="continuous", lower=-1.0, upper=1.0),
+            Column(name="flag", kind="binary"),
+            Column(
+                name="colour", kind="categorical", categories=("red", "green", "blue")
+            ),
+        )
+    )
 
 
 @pytest.fixture
 def table() -> pd.DataFrame:
-    return pd.DataFrame({"age": [0, 37, 100], "score": [-1.0, 0.25, 1.0],
-                         "flag": [0, 1, 1], "colour": ["blue", "red", "green"]})
+    return pd.DataFrame(
+        {
+            "age": [0, 37, 100],
+            "score": [-1.0, 0.25, 1.0],
+            "flag": [0, 1, 1],
+            "colour": ["blue", "red", "green"],
+        }
+    )
 
 
 def test_round_trip(domain: Domain, table: pd.DataFrame) -> None:
@@ -54,8 +64,12 @@ def test_decode_rounds_and_clips(domain: Domain) -> None:
     assert row["colour"] == "green"
     assert domain.decode(encoded, integer_rounding="floor").iloc[0]["age"] == 37
     assert domain.decode(np.array([[0.379, 0, 0, 1, 0, 0]])).iloc[0]["age"] == 38
-    assert domain.decode(np.array([[0.379, 0, 0, 1, 0, 0]]),
-                         integer_rounding="floor").iloc[0]["age"] == 37
+    assert (
+        domain.decode(
+            np.array([[0.379, 0, 0, 1, 0, 0]]), integer_rounding="floor"
+        ).iloc[0]["age"]
+        == 37
+    )
 
 
 def test_json_round_trip(domain: Domain, tmp_path) -> None:
@@ -77,8 +91,9 @@ def test_json_round_trip(domain: Domain, tmp_path) -> None:
         (lambda t: t.assign(colour=["red", "pink", "red"]), "'pink'"),
     ],
 )
-def test_bad_input_names_column_and_fix(domain: Domain, table: pd.DataFrame, change,
-                                        message: str) -> None:
+def test_bad_input_names_column_and_fix(
+    domain: Domain, table: pd.DataFrame, change, message: str
+) -> None:
     with pytest.raises(DataError, match=message):
         domain.validate(change(table))
 
@@ -148,5 +163,7 @@ def test_worst_cases_validate_in_their_domain(continuous: bool) -> None:
     target = pd.DataFrame([dict.fromkeys(ds.domain.names, 1)])
     ds.domain.validate(target, name="target")
     assert (ds.domain.columns[0].kind == "continuous") is continuous
-    with pytest.raises(InvalidParameterError, match="worst-case, worst-case-continuous"):
+    with pytest.raises(
+        InvalidParameterError, match="worst-case, worst-case-continuous"
+    ):
         load_dataset("no-such-dataset")

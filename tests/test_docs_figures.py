@@ -37,8 +37,11 @@ def _test_rounds(rounds: int) -> int:
 def _default_attacks() -> list[str]:
     config = AuditConfig()
     assert config.attack == "default"
-    return expand_attacks(config.attack, worst_case=True,
-                          continuous=config.dataset == "worst-case-continuous")
+    return expand_attacks(
+        config.attack,
+        worst_case=True,
+        continuous=config.dataset == "worst-case-continuous",
+    )
 
 
 def _attainable(rounds: int, attacks: int) -> float:
@@ -64,11 +67,13 @@ def test_rounds_20_example() -> None:
     soundness = _text("docs/soundness.md")
     assert _test_rounds(20) == 8
     assert f"{_attainable(20, 3):.2f}" == "0.20"
-    needed = rounds_needed(eps_claimed=0.998, delta=DELTA,
-                           alpha=bonferroni_alpha(0.05, 3))
+    needed = rounds_needed(
+        eps_claimed=0.998, delta=DELTA, alpha=bonferroni_alpha(0.05, 3)
+    )
     assert needed == 40
-    assert re.search(r"`dpaudit audit --rounds 20` \(8 \+ 8 test rounds, three attacks",
-                     soundness)
+    assert re.search(
+        r"`dpaudit audit --rounds 20` \(8 \+ 8 test rounds, three attacks", soundness
+    )
     assert "attainable maximum of 0.20" in soundness
     assert f"about {needed} rounds per world" in soundness
 
@@ -79,7 +84,10 @@ def test_default_audit_as_documented() -> None:
     readme, soundness = _text("README.md"), _text("docs/soundness.md")
     config = AuditConfig()
     assert (config.generator, config.dataset, config.rounds) == (
-        "pategan", "worst-case-continuous", 1000)
+        "pategan",
+        "worst-case-continuous",
+        1000,
+    )
     assert sorted(_default_attacks()) == ["distance", "fingerprint", "moments"]
     for page in (readme, soundness):
         assert "worst-case-continuous" in page
@@ -92,13 +100,18 @@ def test_ci_power_table() -> None:
     attack and the default three, the policy's alpha split over 1, 2 and 4 audits) and
     its 20-round example."""
     ci = _text("docs/ci.md")
-    rows = {(80, 0.05): ("3.05", "2.79"), (80, 0.025): ("2.88", "2.65"),
-            (80, 0.0125): ("2.73", "2.52"), (400, 0.05): ("4.68", "4.42")}
+    rows = {
+        (80, 0.05): ("3.05", "2.79"),
+        (80, 0.025): ("2.88", "2.65"),
+        (80, 0.0125): ("2.73", "2.52"),
+        (400, 0.05): ("4.68", "4.42"),
+    }
     for (n, alpha), (one, three) in rows.items():
         assert f"{eps_max_attainable(n, n, delta=DELTA, alpha=alpha):.2f}" == one
         assert f"{eps_max_attainable(n, n, delta=DELTA, alpha=alpha / 3):.2f}" == three
-        assert re.search(rf"\| {n}\b[^|]*\| {alpha:g} [^|]*\| {one} \| {three} \|", ci), (
-            n, alpha)
+        assert re.search(
+            rf"\| {n}\b[^|]*\| {alpha:g} [^|]*\| {one} \| {three} \|", ci
+        ), (n, alpha)
     assert f"{_attainable(20, 1):.3f}" == "0.535"
     assert "attainable maximum of 0.535 with one attack" in ci
     assert "and 0.20 with the default set of three attacks" in ci

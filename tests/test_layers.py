@@ -23,14 +23,26 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "dpaudit"
 
 LAYERS: dict[str, int] = {
-    "__init__": 0, "errors": 0, "validation": 0, "rng": 0, "io": 0, "allocator": 0,
+    "__init__": 0,
+    "errors": 0,
+    "validation": 0,
+    "rng": 0,
+    "io": 0,
+    "allocator": 0,
     "lazy": 0,
-    "data": 1, "datasets": 1,
-    "generators": 2, "attacks": 2, "worst_case": 2, "adapters": 2,
-    "audit": 3, "utility": 3,
+    "data": 1,
+    "datasets": 1,
+    "generators": 2,
+    "attacks": 2,
+    "worst_case": 2,
+    "adapters": 2,
+    "audit": 3,
+    "utility": 3,
     "reports": 4,
     "ci": 5,
-    "commands": 6, "cli": 6, "__main__": 6,
+    "commands": 6,
+    "cli": 6,
+    "__main__": 6,
 }
 
 
@@ -61,14 +73,22 @@ def _imports(path: Path, modules: dict[str, Path]) -> Iterator[tuple[str, int]]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             # `from dpaudit.x import y`: y may be a submodule or an attribute.
             names = [f"{node.module}.{a.name}" for a in node.names]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr == "import_module" and node.args
-              and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             names = [node.args[0].value]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr == "import_module" and node.args
-              and isinstance(node.args[0], ast.JoinedStr)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.JoinedStr)
+        ):
             head = node.args[0].values[0]
             if isinstance(head, ast.Constant) and str(head.value).startswith("dpaudit"):
                 names = [str(head.value).rstrip(".")]
@@ -157,11 +177,16 @@ def test_the_checker_sees_lazy_and_importlib_imports(tmp_path: Path) -> None:
         "    importlib.import_module('dpaudit.reports')\n"
     )
     modules = {"dpaudit.cli": ROOT, "dpaudit.reports": ROOT}
-    assert sorted(t for t, _ in _imports(source, modules)) == ["dpaudit.cli",
-                                                               "dpaudit.reports"]
+    assert sorted(t for t, _ in _imports(source, modules)) == [
+        "dpaudit.cli",
+        "dpaudit.reports",
+    ]
 
 
 def test_no_module_over_600_lines() -> None:
-    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 600}
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 600
+    }
     assert long == {}

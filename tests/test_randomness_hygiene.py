@@ -13,8 +13,10 @@ BANNED = re.compile(
 )
 # Foreign plug-ins and the libraries adapters wrap draw from global generators: the
 # foreign worker and the adapters seed them on purpose (docs/adapters.md), here only.
-GLOBAL_SEEDING = {PACKAGE / "adapters" / "_common.py",
-                  PACKAGE / "generators" / "foreign" / "worker.py"}
+GLOBAL_SEEDING = {
+    PACKAGE / "adapters" / "_common.py",
+    PACKAGE / "generators" / "foreign" / "worker.py",
+}
 
 
 def test_library_uses_explicit_generators_and_no_pickle() -> None:
@@ -34,7 +36,10 @@ def test_torch_draws_take_a_generator() -> None:
         text = path.read_text()
         for m in draw.finditer(text):
             # Arguments may continue on the next lines: look ahead a little.
-            window = text[m.start(): m.start() + 300]
-            if "generator=" not in window.split(")\n")[0] and "generator=" not in window[:200]:
+            window = text[m.start() : m.start() + 300]
+            if (
+                "generator=" not in window.split(")\n")[0]
+                and "generator=" not in window[:200]
+            ):
                 missing.append(f"{path.name}: {m.group(0)[:60]}")
     assert missing == []

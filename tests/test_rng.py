@@ -19,7 +19,9 @@ def test_spawn_is_idempotent_and_matches_seedsequence() -> None:
     first = [r.int_seed() for r in root.spawn(4)]
     assert first == [r.int_seed() for r in root.spawn(4)]
     expected = np.random.SeedSequence(7).spawn(4)
-    assert [r.spawn_key for r in root.spawn(4)] == [tuple(s.spawn_key) for s in expected]
+    assert [r.spawn_key for r in root.spawn(4)] == [
+        tuple(s.spawn_key) for s in expected
+    ]
     assert len(set(first)) == 4
     assert first != [r.int_seed() for r in Rngs.from_seed(8).spawn(4)]
 
@@ -33,7 +35,9 @@ def test_torch_generator_reproducible() -> None:
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
 def test_bad_seed(bad) -> None:
-    with pytest.raises(InvalidParameterError, match="`seed` must be a non-negative integer"):
+    with pytest.raises(
+        InvalidParameterError, match="`seed` must be a non-negative integer"
+    ):
         Rngs.from_seed(bad)
 
 
@@ -79,6 +83,7 @@ def test_parallel_draws_distributions() -> None:
 
 
 # ----------------------------------------------------------- per-model streams
+
 
 def _streams(seed: int, m: int) -> ModelStreams:
     return ModelStreams.from_rngs(Rngs.from_seed(seed).spawn(m))
@@ -148,15 +153,17 @@ def test_model_streams_independent_across_models_and_calls() -> None:
     n = 100_000
     z = s.randn((n,), dtype=torch.float64).numpy()
     for a, b in itertools.combinations(range(4), 2):
-        assert abs(np.corrcoef(z[a], z[b])[0, 1]) < 5.5 / n ** 0.5
+        assert abs(np.corrcoef(z[a], z[b])[0, 1]) < 5.5 / n**0.5
     nxt = s.randn((n,), dtype=torch.float64).numpy()
-    assert abs(np.corrcoef(z[0], nxt[0])[0, 1]) < 5.5 / n ** 0.5
+    assert abs(np.corrcoef(z[0], nxt[0])[0, 1]) < 5.5 / n**0.5
     for a, b in ((0, 1), (1, 2), (2, 3)):
         assert stats.ks_2samp(z[a], z[b]).pvalue > 1e-6
 
 
 def test_model_streams_bad_keys() -> None:
-    with pytest.raises(InvalidParameterError, match="`keys` must be a 1-d int64 tensor"):
+    with pytest.raises(
+        InvalidParameterError, match="`keys` must be a 1-d int64 tensor"
+    ):
         ModelStreams(torch.zeros(3))
 
 
@@ -164,8 +171,10 @@ def test_model_streams_bad_keys() -> None:
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_model_streams_same_bits_on_cuda() -> None:
     """Integer arithmetic only: the words and the uniforms are identical on CUDA."""
-    cpu, cuda = _streams(5, 3), ModelStreams.from_rngs(Rngs.from_seed(5).spawn(3),
-                                                       device="cuda")
+    cpu, cuda = (
+        _streams(5, 3),
+        ModelStreams.from_rngs(Rngs.from_seed(5).spawn(3), device="cuda"),
+    )
     assert torch.equal(cpu.words(1000), cuda.words(1000).cpu())
     assert torch.equal(cpu.rand((999,)), cuda.rand((999,)).cpu())
     torch.testing.assert_close(cpu.randn((999,)), cuda.randn((999,)).cpu())
@@ -194,7 +203,7 @@ def _ref_words(key: int, call: int, n: int) -> list[int]:
 def _ref_unit24(key: int, call: int, n: int) -> list[float]:
     out: list[float] = []
     for w in _ref_words(key, call, (n + 1) // 2):
-        out += [(w >> 40) * 2.0 ** -24, ((w >> 8) & 0xFFFFFF) * 2.0 ** -24]
+        out += [(w >> 40) * 2.0**-24, ((w >> 8) & 0xFFFFFF) * 2.0**-24]
     return out[:n]
 
 
@@ -215,8 +224,10 @@ def test_model_streams_match_their_definition() -> None:
         for i, key in enumerate(keys):
             ref32 = torch.tensor(_ref_unit24(key, c, n), dtype=torch.float32)
             assert torch.equal(got32[i], ref32)
-            ref64 = torch.tensor([(w >> 11) * 2.0 ** -53 for w in _ref_words(key, c64, n)],
-                                 dtype=torch.float64)
+            ref64 = torch.tensor(
+                [(w >> 11) * 2.0**-53 for w in _ref_words(key, c64, n)],
+                dtype=torch.float64,
+            )
             assert torch.equal(got64[i], ref64)
 
     words = s.words(7)
@@ -234,19 +245,24 @@ def test_model_streams_match_their_definition() -> None:
     c64 = next(calls)
     for i, key in enumerate(keys):
         ws = _ref_words(key, c, (n + 1) // 2)
-        u1 = torch.tensor([(w >> 40) * 2.0 ** -24 for w in ws], dtype=torch.float32)
-        u2 = torch.tensor([((w >> 8) & 0xFFFFFF) * 2.0 ** -24 for w in ws],
-                          dtype=torch.float32)
-        r = torch.sqrt(torch.log(u1 + 2.0 ** -24) * -2.0)
+        u1 = torch.tensor([(w >> 40) * 2.0**-24 for w in ws], dtype=torch.float32)
+        u2 = torch.tensor(
+            [((w >> 8) & 0xFFFFFF) * 2.0**-24 for w in ws], dtype=torch.float32
+        )
+        r = torch.sqrt(torch.log(u1 + 2.0**-24) * -2.0)
         theta = u2 * (2.0 * math.pi)
-        ref = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], 1).reshape(-1)[:n]
+        ref = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], 1).reshape(-1)[
+            :n
+        ]
         assert torch.equal(z32[i], ref)
         ws = _ref_words(key, c64, 2 * ((n + 1) // 2))
-        v1 = torch.tensor([(w >> 11) * 2.0 ** -53 for w in ws[0::2]], dtype=torch.float64)
-        v2 = torch.tensor([(w >> 11) * 2.0 ** -53 for w in ws[1::2]], dtype=torch.float64)
-        r64 = torch.sqrt(torch.log(v1 + 2.0 ** -53) * -2.0)
+        v1 = torch.tensor([(w >> 11) * 2.0**-53 for w in ws[0::2]], dtype=torch.float64)
+        v2 = torch.tensor([(w >> 11) * 2.0**-53 for w in ws[1::2]], dtype=torch.float64)
+        r64 = torch.sqrt(torch.log(v1 + 2.0**-53) * -2.0)
         t64 = v2 * (2.0 * math.pi)
-        ref64 = torch.stack([r64 * torch.cos(t64), r64 * torch.sin(t64)], 1).reshape(-1)[:n]
+        ref64 = torch.stack([r64 * torch.cos(t64), r64 * torch.sin(t64)], 1).reshape(
+            -1
+        )[:n]
         assert torch.equal(z64[i], ref64)
     # Laplace by inverse CDF, with a float and with a tensor scale.
     for dtype, eps in ((torch.float64, 1e-15), (torch.float32, 1e-7)):
@@ -255,8 +271,10 @@ def test_model_streams_match_their_definition() -> None:
             c = next(calls)
             for i, key in enumerate(keys):
                 if dtype == torch.float64:
-                    u = torch.tensor([(w >> 11) * 2.0 ** -53 for w in _ref_words(key, c, 64)],
-                                     dtype=dtype)
+                    u = torch.tensor(
+                        [(w >> 11) * 2.0**-53 for w in _ref_words(key, c, 64)],
+                        dtype=dtype,
+                    )
                 else:
                     u = torch.tensor(_ref_unit24(key, c, 64), dtype=dtype)
                 u = (u - 0.5).clamp(-0.5 + eps, 0.5 - eps)

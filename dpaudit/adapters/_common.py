@@ -64,7 +64,7 @@ def import_library(module: str, *, package: str, extra: str | None = None) -> An
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        how = (f"pip install 'dpaudit[{extra}]'" if extra else f"pip install {package}")
+        how = f"pip install 'dpaudit[{extra}]'" if extra else f"pip install {package}"
         raise ImportError(
             f"{package} is not importable by {sys.executable} ({err}). Install it "
             f"({how}), or install it in its own environment and pass --python "
@@ -76,7 +76,8 @@ def check_preprocessing(value: Any) -> str:
     """The ``preprocessing`` option, checked."""
     if value not in PREPROCESSING:
         raise ValueError(
-            f"`preprocessing` must be one of {list(PREPROCESSING)}. Got {value!r}.")
+            f"`preprocessing` must be one of {list(PREPROCESSING)}. Got {value!r}."
+        )
     return str(value)
 
 
@@ -84,7 +85,9 @@ def columns_of(domain: dict[str, Any]) -> list[dict[str, Any]]:
     """The domain's columns (the plug-in protocol's JSON form)."""
     columns = domain.get("columns")
     if not isinstance(columns, list) or not columns:
-        raise ValueError("`domain` must be {'columns': [...]} with at least one column.")
+        raise ValueError(
+            "`domain` must be {'columns': [...]} with at least one column."
+        )
     return columns
 
 
@@ -128,8 +131,9 @@ def public_frame(domain: dict[str, Any]) -> pd.DataFrame:
             cats = [col["lower"], col["upper"]]
         values[col["name"]] = cats
     rows = max(len(v) for v in values.values())
-    return pd.DataFrame({name: [v[i % len(v)] for i in range(rows)]
-                         for name, v in values.items()})
+    return pd.DataFrame(
+        {name: [v[i % len(v)] for i in range(rows)] for name, v in values.items()}
+    )
 
 
 def cast_release(out: Any, domain: dict[str, Any]) -> pd.DataFrame:
@@ -139,7 +143,9 @@ def cast_release(out: Any, domain: dict[str, Any]) -> pd.DataFrame:
     """
     columns = columns_of(domain)
     names = [c["name"] for c in columns]
-    frame = out if isinstance(out, pd.DataFrame) else pd.DataFrame(list(out), columns=names)
+    frame = (
+        out if isinstance(out, pd.DataFrame) else pd.DataFrame(list(out), columns=names)
+    )
     frame = frame.reset_index(drop=True)
     if list(frame.columns) != names:
         frame.columns = names

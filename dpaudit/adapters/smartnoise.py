@@ -66,24 +66,40 @@ from dpaudit.adapters._common import (
 LIBRARY = "smartnoise-synth 1.0.8"
 PACKAGE = "smartnoise-synth==1.0.8"
 
-__all__ = ["SmartnoiseAIM", "SmartnoiseDPCTGAN", "SmartnoiseDPGAN", "SmartnoiseMST",
-           "SmartnoiseMWEM", "SmartnoisePACSynth", "SmartnoisePATECTGAN",
-           "SmartnoisePATEGAN"]
+__all__ = [
+    "SmartnoiseAIM",
+    "SmartnoiseDPCTGAN",
+    "SmartnoiseDPGAN",
+    "SmartnoiseMST",
+    "SmartnoiseMWEM",
+    "SmartnoisePACSynth",
+    "SmartnoisePATECTGAN",
+    "SmartnoisePATEGAN",
+]
 
 
 class _Smartnoise:
     """One smartnoise-synth synthesizer behind the plug-in protocol."""
 
-    synth: ClassVar[str]            # the key of snsynth's synth_map
-    style: ClassVar[str]            # "gan" (one-hot, min-max) or "cube" (labels, bins)
+    synth: ClassVar[str]  # the key of snsynth's synth_map
+    style: ClassVar[str]  # "gan" (one-hot, min-max) or "cube" (labels, bins)
     accountant: ClassVar[str]
     takes_delta: ClassVar[bool] = True
     min_rows: ClassVar[int] = 1
 
-    def __init__(self, *, epsilon: float, delta: float = 0.0,
-                 preprocessing: str = "public", preprocessor_eps: float = 0.0,
-                 bins: int = 10, **options: Any) -> None:
-        if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        delta: float = 0.0,
+        preprocessing: str = "public",
+        preprocessor_eps: float = 0.0,
+        bins: int = 10,
+        **options: Any,
+    ) -> None:
+        if not (
+            isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0
+        ):
             raise ValueError(f"`epsilon` must be a finite number > 0. Got {epsilon!r}.")
         if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
             raise ValueError(f"`delta` must be in [0, 1). Got {delta!r}.")
@@ -98,16 +114,24 @@ class _Smartnoise:
 
     # -- the protocol ----------------------------------------------------------------
 
-    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
-            public_seed: int | None = None) -> _Smartnoise:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        seed: int,
+        public_seed: int | None = None,
+    ) -> _Smartnoise:
         """Fits the synthesizer on ``data``; sets ``privacy_claim``."""
         snsynth = import_library("snsynth", package=PACKAGE, extra="smartnoise")
         columns_of(domain)
         if len(data) < self.min_rows:
             raise ValueError(self._too_few_rows(len(data)))
         if self.takes_delta and not self.delta > 0:
-            raise ValueError(f"{type(self).__name__} needs `delta` > 0 (its accountant "
-                             "converts to (epsilon, delta)). Got 0; pass --delta.")
+            raise ValueError(
+                f"{type(self).__name__} needs `delta` > 0 (its accountant "
+                "converts to (epsilon, delta)). Got 0; pass --delta."
+            )
         self.domain_ = domain
         self._seed_fit(seed, public_seed)
         kwargs: dict[str, Any] = {"epsilon": self.epsilon, **self.options}
@@ -119,15 +143,19 @@ class _Smartnoise:
             self._fit_model(model, data, self._fit_arguments(snsynth, domain))
         self.model_ = model
         self.privacy_claim = {
-            "epsilon": self.epsilon, "delta": self.delta if self.takes_delta else 0.0,
+            "epsilon": self.epsilon,
+            "delta": self.delta if self.takes_delta else 0.0,
             "accountant": self.accountant,
-            "library": LIBRARY, "nominal_epsilon": self.epsilon,
-            "preprocessing": self.preprocessing, **self._claim_extras(model),
+            "library": LIBRARY,
+            "nominal_epsilon": self.epsilon,
+            "preprocessing": self.preprocessing,
+            **self._claim_extras(model),
         }
         return self
 
-    def sample(self, n: int, *, seed: int, public_seed: int | None = None
-               ) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, seed: int, public_seed: int | None = None
+    ) -> pd.DataFrame:
         """``n`` rows drawn from the fitted model (post-processing: the draws may come
         from ``public_seed``)."""
         if not hasattr(self, "model_"):
@@ -143,7 +171,9 @@ class _Smartnoise:
         """Everything of ``fit`` from ``seed`` (the default)."""
         seed_globals(seed)
 
-    def _fit_model(self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]) -> None:
+    def _fit_model(
+        self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
+    ) -> None:
         model.fit(data, **kwargs)
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
@@ -159,13 +189,23 @@ class _Smartnoise:
         public domain, or the column hints (``preprocessing=library``)."""
         columns = columns_of(domain)
         if self.preprocessing == "library":
-            hints: dict[str, list[str]] = {"categorical_columns": [],
-                                           "ordinal_columns": [], "continuous_columns": []}
+            hints: dict[str, list[str]] = {
+                "categorical_columns": [],
+                "ordinal_columns": [],
+                "continuous_columns": [],
+            }
             for col in columns:
-                key = {"binary": "categorical_columns", "categorical": "categorical_columns",
-                       "integer": "ordinal_columns"}.get(col["kind"], "continuous_columns")
+                key = {
+                    "binary": "categorical_columns",
+                    "categorical": "categorical_columns",
+                    "integer": "ordinal_columns",
+                }.get(col["kind"], "continuous_columns")
                 hints[key].append(col["name"])
-            return {**hints, "preprocessor_eps": self.preprocessor_eps, "nullable": False}
+            return {
+                **hints,
+                "preprocessor_eps": self.preprocessor_eps,
+                "nullable": False,
+            }
         transform = snsynth.transform
         transformers = []
         for col in columns:
@@ -173,14 +213,25 @@ class _Smartnoise:
             if cats is not None:
                 label = transform.LabelTransformer(nullable=False)
                 transformers.append(
-                    label if self.style == "cube"
-                    else transform.ChainTransformer([label, transform.OneHotEncoder()]))
+                    label
+                    if self.style == "cube"
+                    else transform.ChainTransformer([label, transform.OneHotEncoder()])
+                )
             elif self.style == "cube":
-                transformers.append(transform.BinTransformer(
-                    bins=self.bins, lower=col["lower"], upper=col["upper"], nullable=False))
+                transformers.append(
+                    transform.BinTransformer(
+                        bins=self.bins,
+                        lower=col["lower"],
+                        upper=col["upper"],
+                        nullable=False,
+                    )
+                )
             else:
-                transformers.append(transform.MinMaxTransformer(
-                    lower=col["lower"], upper=col["upper"], nullable=False))
+                transformers.append(
+                    transform.MinMaxTransformer(
+                        lower=col["lower"], upper=col["upper"], nullable=False
+                    )
+                )
         table = transform.TableTransformer(transformers)
         # Fitted on the domain's own values: the encoders are a function of the public
         # domain, and the library uses a fitted transformer as it is.
@@ -198,8 +249,15 @@ class _MomentsLedger:
         self.module, self.original = module, module.moments_acc
         self.calls, self.queries, self.total = 0, 0, None
 
-    def __call__(self, num_teachers: Any, votes: Any, lap_scale: Any, l_list: Any,
-                 *args: Any, **kwargs: Any) -> Any:
+    def __call__(
+        self,
+        num_teachers: Any,
+        votes: Any,
+        lap_scale: Any,
+        l_list: Any,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
         moments = self.original(num_teachers, votes, lap_scale, l_list, *args, **kwargs)
         self.calls += 1
         self.queries += int(votes.numel())
@@ -244,11 +302,15 @@ class SmartnoisePATEGAN(_Smartnoise):
     min_rows = 1000
 
     def _too_few_rows(self, rows: int) -> str:
-        return (f"smartnoise's PATEGAN splits the table into int(n / 1000) teachers and "
-                f"needs at least 1,000 rows. Got {rows}. Audit it on a larger table "
-                "(e.g. --dataset worst-case --dataset-rows 2000).")
+        return (
+            f"smartnoise's PATEGAN splits the table into int(n / 1000) teachers and "
+            f"needs at least 1,000 rows. Got {rows}. Audit it on a larger table "
+            "(e.g. --dataset worst-case --dataset-rows 2000)."
+        )
 
-    def _fit_model(self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]) -> None:
+    def _fit_model(
+        self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
+    ) -> None:
         module = __import__("snsynth.pytorch.nn.pategan", fromlist=["moments_acc"])
         with _MomentsLedger(module) as ledger:
             model.fit(data, **kwargs)
@@ -261,7 +323,8 @@ class SmartnoisePATEGAN(_Smartnoise):
         student_iters = int(model.student_iters)
         extras: dict[str, Any] = {
             "iterations": ledger.calls // max(student_iters, 1),
-            "queries": ledger.queries, "num_teachers": int(model.num_teachers),
+            "queries": ledger.queries,
+            "num_teachers": int(model.num_teachers),
             "library_delta": delta,
         }
         if library_epsilon is not None:
@@ -282,7 +345,9 @@ class SmartnoisePATECTGAN(_Smartnoise):
     style = "gan"
     accountant = "smartnoise PATE moments accountant (data-dependent)"
 
-    def _fit_model(self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]) -> None:
+    def _fit_model(
+        self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
+    ) -> None:
         module = __import__("snsynth.pytorch.nn.patectgan", fromlist=["moments_acc"])
         with _MomentsLedger(module) as ledger:
             model.fit(data, **kwargs)
@@ -290,8 +355,10 @@ class SmartnoisePATECTGAN(_Smartnoise):
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         ledger: _MomentsLedger = self.ledger_["ledger"]
-        extras: dict[str, Any] = {"accountant_updates": ledger.calls,
-                                  "queries": ledger.queries}
+        extras: dict[str, Any] = {
+            "accountant_updates": ledger.calls,
+            "queries": ledger.queries,
+        }
         library_epsilon = ledger.epsilon(float(model.delta))
         if library_epsilon is not None:
             extras["library_epsilon"] = library_epsilon
@@ -303,7 +370,8 @@ _OPACUS_RESEEDS = (
     "Not reproducible: Opacus 0.14's PrivacyEngine (secure_rng off, smartnoise's "
     "setting) reseeds torch's global generator from os.urandom when it is created, so "
     "the DP-SGD noise, the batches and every later torch draw of the fit come from the "
-    "operating system, whatever the seed.")
+    "operating system, whatever the seed."
+)
 
 
 class SmartnoiseDPCTGAN(_Smartnoise):
@@ -323,7 +391,10 @@ class SmartnoiseDPCTGAN(_Smartnoise):
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         spent = [float(e) for e in getattr(model, "epsilon_list", [])]
-        extras: dict[str, Any] = {"iterations": len(spent), "unseeded_noise": _OPACUS_RESEEDS}
+        extras: dict[str, Any] = {
+            "iterations": len(spent),
+            "unseeded_noise": _OPACUS_RESEEDS,
+        }
         if spent:
             extras["library_epsilon"] = spent[-1]
             extras["epsilon"] = spent[-1]
@@ -375,8 +446,10 @@ class SmartnoiseMST(_Smartnoise):
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         utils = __import__("snsynth.utils", fromlist=["cdp_rho"])
-        return {"rho": float(utils.cdp_rho(self.epsilon, self.delta)),
-                "unseeded_noise": "OpenDP Gaussian measurements"}
+        return {
+            "rho": float(utils.cdp_rho(self.epsilon, self.delta)),
+            "unseeded_noise": "OpenDP Gaussian measurements",
+        }
 
 
 class SmartnoiseAIM(_Smartnoise):
@@ -391,7 +464,9 @@ class SmartnoiseAIM(_Smartnoise):
     style = "cube"
     accountant = "zCDP (OpenDP), converted to (epsilon, delta)"
 
-    def _fit_model(self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]) -> None:
+    def _fit_model(
+        self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
+    ) -> None:
         select = model._worst_approximated
         rounds = [0]
 
@@ -399,7 +474,7 @@ class SmartnoiseAIM(_Smartnoise):
             rounds[0] += 1
             return select(*args, **kw)
 
-        model._worst_approximated = counted     # this instance only
+        model._worst_approximated = counted  # this instance only
         try:
             model.fit(data, **kwargs)
         finally:
@@ -407,8 +482,11 @@ class SmartnoiseAIM(_Smartnoise):
         self.ledger_ = {"rounds": rounds[0]}
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
-        return {"rho": float(model.rho), "iterations": int(self.ledger_["rounds"]),
-                "unseeded_noise": "OpenDP Gaussian measurements"}
+        return {
+            "rho": float(model.rho),
+            "iterations": int(self.ledger_["rounds"]),
+            "unseeded_noise": "OpenDP Gaussian measurements",
+        }
 
 
 class SmartnoiseMWEM(_Smartnoise):
@@ -425,6 +503,8 @@ class SmartnoiseMWEM(_Smartnoise):
     takes_delta = False
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
-        return {"library_epsilon": float(model.spent),
-                "iterations": int(getattr(model, "max_iterations", 0)),
-                "unseeded_noise": "OpenDP Laplace measurements"}
+        return {
+            "library_epsilon": float(model.spent),
+            "iterations": int(getattr(model, "max_iterations", 0)),
+            "unseeded_noise": "OpenDP Laplace measurements",
+        }

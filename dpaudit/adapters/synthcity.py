@@ -72,15 +72,24 @@ class SynthcityPATEGAN:
     ``batch_size``, ...), e.g. ``--option n_iter=20``.
     """
 
-    def __init__(self, *, epsilon: float, delta: float = 0.0,
-                 preprocessing: str = "library", **options: Any) -> None:
-        if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        delta: float = 0.0,
+        preprocessing: str = "library",
+        **options: Any,
+    ) -> None:
+        if not (
+            isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0
+        ):
             raise ValueError(f"`epsilon` must be a finite number > 0. Got {epsilon!r}.")
         if check_preprocessing(preprocessing) != "library":
             raise ValueError(
                 "synthcity-pategan supports only `preprocessing=library`: synthcity 0.2.12 "
                 "learns its schema and encoders from the records and filters the release "
-                "by them, with no public route (docs/adapters.md).")
+                "by them, with no public route (docs/adapters.md)."
+            )
         for key in ("random_state", "epsilon", "delta"):
             if key in options:
                 raise ValueError(f"option `{key}` is set by dpaudit; remove it.")
@@ -88,17 +97,25 @@ class SynthcityPATEGAN:
         self.delta = float(delta)
         self.options = dict(options)
 
-    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
-            public_seed: int | None = None) -> SynthcityPATEGAN:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        seed: int,
+        public_seed: int | None = None,
+    ) -> SynthcityPATEGAN:
         """Fits synthcity's PATE-GAN; sets ``privacy_claim``."""
-        module = import_library("synthcity.plugins.privacy.plugin_pategan",
-                                package="synthcity==0.2.12")
+        module = import_library(
+            "synthcity.plugins.privacy.plugin_pategan", package="synthcity==0.2.12"
+        )
         columns_of(domain)
         self.domain_ = domain
         seed_globals(seed)
         with quiet():
-            plugin = module.PATEGANPlugin(epsilon=self.epsilon,
-                                          random_state=_random_state(seed), **self.options)
+            plugin = module.PATEGANPlugin(
+                epsilon=self.epsilon, random_state=_random_state(seed), **self.options
+            )
             plugin.fit(data.reset_index(drop=True))
         self.plugin_ = plugin
         model = plugin.model
@@ -107,16 +124,21 @@ class SynthcityPATEGAN:
         orders = np.arange(1, moments.size + 1, dtype=float)
         library_epsilon = float(np.min((moments - math.log(delta)) / orders))
         self.privacy_claim = {
-            "epsilon": library_epsilon, "delta": delta,
+            "epsilon": library_epsilon,
+            "delta": delta,
             "accountant": "synthcity PATE moments accountant (data-dependent)",
-            "library": LIBRARY, "library_epsilon": library_epsilon,
-            "nominal_epsilon": self.epsilon, "requested_delta": self.delta,
-            "preprocessing": "library", "num_teachers": int(model.n_teachers),
+            "library": LIBRARY,
+            "library_epsilon": library_epsilon,
+            "nominal_epsilon": self.epsilon,
+            "requested_delta": self.delta,
+            "preprocessing": "library",
+            "num_teachers": int(model.n_teachers),
         }
         return self
 
-    def sample(self, n: int, *, seed: int, public_seed: int | None = None
-               ) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, seed: int, public_seed: int | None = None
+    ) -> pd.DataFrame:
         """``n`` rows from the fitted model (post-processing: from ``public_seed`` when
         given)."""
         if not hasattr(self, "plugin_"):
@@ -131,7 +153,8 @@ class SynthcityPATEGAN:
             # asked for: draw again, as a user wanting n rows would.
             for attempt in range(_MAX_DRAWS):
                 part = self.plugin_.generate(
-                    count=int(n), random_state=_random_state(chosen + attempt)).dataframe()
+                    count=int(n), random_state=_random_state(chosen + attempt)
+                ).dataframe()
                 parts.append(part)
                 kept += len(part)
                 if kept >= n:
@@ -140,6 +163,7 @@ class SynthcityPATEGAN:
             raise ValueError(
                 f"synthcity kept only {kept} of the {n} rows asked for in {_MAX_DRAWS} "
                 "draws (its strict mode drops generated rows outside the schema learned "
-                "from the records).")
+                "from the records)."
+            )
         out = pd.concat(parts, ignore_index=True).head(int(n))
         return cast_release(out, self.domain_)

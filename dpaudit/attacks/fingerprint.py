@@ -96,7 +96,9 @@ class FingerprintAttack:
             isinstance(decimals, int | np.integer)
             and not isinstance(decimals, bool)
             and 0 <= decimals <= 15,
-            "decimals", "an integer between 0 and 15", decimals,
+            "decimals",
+            "an integer between 0 and 15",
+            decimals,
         )
         self.name = name
         self.domain = domain

@@ -104,8 +104,9 @@ def default_attacks(*, worst_case: bool, continuous: bool = False) -> tuple[str,
     return DEFAULT_REAL
 
 
-def expand_attacks(name: str, *, worst_case: bool = False,
-                   continuous: bool = False) -> list[str]:
+def expand_attacks(
+    name: str, *, worst_case: bool = False, continuous: bool = False
+) -> list[str]:
     """``all`` -> every name in :data:`ATTACK_NAMES`; ``default`` ->
     :func:`default_attacks` of the dataset kind; a known name -> ``[name]``.
 

@@ -45,9 +45,16 @@ from dpaudit.audit.thresholds import roc_auc, roc_curve, select_threshold
 from dpaudit.audit.verdict import decide, saturated, tightness, verdict_reason
 
 
-def analyse_attack(name: str, attack: Any, store: ResultStore, plan: GamePlan, *,
-                   delta: float, alpha: float, method: est.EstimatorMethod
-                   ) -> AttackResult:
+def analyse_attack(
+    name: str,
+    attack: Any,
+    store: ResultStore,
+    plan: GamePlan,
+    *,
+    delta: float,
+    alpha: float,
+    method: est.EstimatorMethod,
+) -> AttackResult:
     """Fits the attack on train rounds, picks the threshold on validation rounds and
     bounds epsilon on test rounds (disjoint sets: rule 4)."""
     idx = {s: plan.indices(s) for s in SPLIT_CODES}
@@ -56,10 +63,12 @@ def analyse_attack(name: str, attack: Any, store: ResultStore, plan: GamePlan, *
     attack.fit(x_train, labels["train"])
     s_val = attack.score(store.features(name, idx["validation"]))
     s_test = attack.score(store.features(name, idx["test"]))
-    threshold, direction = select_threshold(s_val, labels["validation"],
-                                            delta=delta, alpha=alpha, method=method)
-    counts = est.AttackCounts.from_scores(s_test, labels["test"], threshold=threshold,
-                                          direction=direction)
+    threshold, direction = select_threshold(
+        s_val, labels["validation"], delta=delta, alpha=alpha, method=method
+    )
+    counts = est.AttackCounts.from_scores(
+        s_test, labels["test"], threshold=threshold, direction=direction
+    )
     eps = est.eps_lower_bound(counts, delta=delta, alpha=alpha, method=method)
     n0, n1 = plan.world_sizes("test")
     oriented = direction * s_test
@@ -67,8 +76,9 @@ def analyse_attack(name: str, attack: Any, store: ResultStore, plan: GamePlan, *
     return AttackResult(
         name=name,
         eps_emp=float(eps),
-        eps_max_attainable=float(est.eps_max_attainable(n0, n1, delta=delta,
-                                                        alpha=alpha, method=method)),
+        eps_max_attainable=float(
+            est.eps_max_attainable(n0, n1, delta=delta, alpha=alpha, method=method)
+        ),
         auc=float(roc_auc(oriented, labels["test"])),
         validation_auc=float(roc_auc(direction * s_val, labels["validation"])),
         constant_scores=bool(np.ptp(s_val) == 0 and np.ptp(s_test) == 0),
@@ -76,7 +86,8 @@ def analyse_attack(name: str, attack: Any, store: ResultStore, plan: GamePlan, *
         threshold=float(threshold),
         direction=1 if direction > 0 else -1,
         alpha=float(alpha),
-        roc_fpr=tuple(fpr), roc_tpr=tuple(tpr),
+        roc_fpr=tuple(fpr),
+        roc_tpr=tuple(tpr),
         fpr_resolution=1.0 / n0 if n0 > 0 else None,
         tpr_at_low_fpr=tpr_at_low_fpr(fpr, tpr, n_non_members=n0),
         scores_member=tuple(float(x) for x in s_test[labels["test"] == 1]),
@@ -84,8 +95,13 @@ def analyse_attack(name: str, attack: Any, store: ResultStore, plan: GamePlan, *
     )
 
 
-def tpr_at_low_fpr(fpr: list[float], tpr: list[float], *, n_non_members: int,
-                   targets: tuple[float, ...] = LOW_FPRS) -> tuple[LowFprRate, ...]:
+def tpr_at_low_fpr(
+    fpr: list[float],
+    tpr: list[float],
+    *,
+    n_non_members: int,
+    targets: tuple[float, ...] = LOW_FPRS,
+) -> tuple[LowFprRate, ...]:
     """The largest TPR of the test-round ROC at an FPR no larger than each target.
 
     With ``n_non_members`` test rounds without the target the FPR moves in steps of
@@ -104,8 +120,9 @@ def tpr_at_low_fpr(fpr: list[float], tpr: list[float], *, n_non_members: int,
     for target in targets:
         ok = resolution <= target
         value = max((t for f, t in zip(fpr, tpr) if f <= target + 1e-12), default=0.0)
-        out.append(LowFprRate(fpr=target, tpr=float(value) if ok else None,
-                              resolvable=ok))
+        out.append(
+            LowFprRate(fpr=target, tpr=float(value) if ok else None, resolvable=ok)
+        )
     return tuple(out)
 
 
@@ -117,8 +134,9 @@ def tpr_at_low_fpr(fpr: list[float], tpr: list[float], *, n_non_members: int,
 MIN_RELEASE_ROWS = 100
 
 
-def release_warnings(*, synthetic_rows: int, training_rows: int,
-                     explicit: bool) -> tuple[AuditWarning, ...]:
+def release_warnings(
+    *, synthetic_rows: int, training_rows: int, explicit: bool
+) -> tuple[AuditWarning, ...]:
     """Warnings about a release too small for the attacks (``small_release``).
 
     >>> [w.code for w in release_warnings(synthetic_rows=4, training_rows=4,
@@ -129,18 +147,24 @@ def release_warnings(*, synthetic_rows: int, training_rows: int,
     """
     if synthetic_rows >= MIN_RELEASE_ROWS:
         return ()
-    source = ("set with --synthetic-rows" if explicit else
-              f"by default |D| = {training_rows}, the size of the training table")
-    return (AuditWarning(
-        code="small_release",
-        message=(
-            f"the release has {synthetic_rows} rows per round ({source}), fewer than "
-            f"the {MIN_RELEASE_ROWS} the attacks are built for: their features are fractions "
-            f"of the released rows, which move in steps of 1/{synthetic_rows}, so an "
-            "audit this small can miss a leak a larger release shows. Release more "
-            f"rows with --synthetic-rows {MIN_RELEASE_ROWS} (or more; both worlds "
-            "release the same number)."),
-    ),)
+    source = (
+        "set with --synthetic-rows"
+        if explicit
+        else f"by default |D| = {training_rows}, the size of the training table"
+    )
+    return (
+        AuditWarning(
+            code="small_release",
+            message=(
+                f"the release has {synthetic_rows} rows per round ({source}), fewer than "
+                f"the {MIN_RELEASE_ROWS} the attacks are built for: their features are fractions "
+                f"of the released rows, which move in steps of 1/{synthetic_rows}, so an "
+                "audit this small can miss a leak a larger release shows. Release more "
+                f"rows with --synthetic-rows {MIN_RELEASE_ROWS} (or more; both worlds "
+                "release the same number)."
+            ),
+        ),
+    )
 
 
 def headline_attack(per_attack: Mapping[str, AttackResult]) -> str:
@@ -174,7 +198,10 @@ EXTRA_VALUES_CAP = 10
 def _iterations(claim: Mapping[str, Any]) -> int | None:
     """A round's training iterations: the claim's ``iterations``, else a plug-in's
     ``extra["iterations"]``."""
-    for value in (claim.get("iterations"), (claim.get("extra") or {}).get("iterations")):
+    for value in (
+        claim.get("iterations"),
+        (claim.get("extra") or {}).get("iterations"),
+    ):
         if isinstance(value, int | float) and not isinstance(value, bool):
             return int(value)
     return None
@@ -197,21 +224,29 @@ def summarise_extra(extras: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     out: dict[str, dict[str, Any]] = {}
     for key in keys:
         values = [e[key] for e in extras if key in e]
-        numbers = [float(v) for v in values
-                   if isinstance(v, int | float) and not isinstance(v, bool)]
+        numbers = [
+            float(v)
+            for v in values
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
         if numbers and len(numbers) == len(values):
             finite = [v for v in numbers if np.isfinite(v)]
-            out[key] = {"mean": float(np.mean(finite)) if finite else None,
-                        "min": min(finite) if finite else None,
-                        "max": max(finite) if finite else None,
-                        "rounds": len(values)}
+            out[key] = {
+                "mean": float(np.mean(finite)) if finite else None,
+                "min": min(finite) if finite else None,
+                "max": max(finite) if finite else None,
+                "rounds": len(values),
+            }
             continue
         seen: dict[str, Any] = {}
         for v in values:  # stored claims are parsed JSON: every value is JSON-able
             seen.setdefault(json.dumps(v, sort_keys=True, default=str), v)
         distinct = list(seen.values())
-        out[key] = {"values": distinct[:EXTRA_VALUES_CAP], "distinct": len(seen),
-                    "rounds": len(values)}
+        out[key] = {
+            "values": distinct[:EXTRA_VALUES_CAP],
+            "distinct": len(seen),
+            "rounds": len(values),
+        }
     return out
 
 
@@ -234,10 +269,15 @@ def summarise_claims(claims: Mapping[int, Mapping[str, Any]]) -> Claim:
         epsilon=max(eps),
         epsilon_min=min(eps),
         delta=max(float(c["delta"]) for c in values),
-        accountant=None if worst.get("accountant") is None else str(worst["accountant"]),
+        accountant=None
+        if worst.get("accountant") is None
+        else str(worst["accountant"]),
         epsilon_data_independent=None if independent is None else float(independent),
-        reference_epsilon=(None if any(r is None for r in refs)
-                           else max(float(r) for r in refs if r is not None)),
+        reference_epsilon=(
+            None
+            if any(r is None for r in refs)
+            else max(float(r) for r in refs if r is not None)
+        ),
         reference_note=trace.get("reference_note"),
         iterations=_iterations(worst),
         iterations_mean=float(np.mean(iterations)) if iterations else None,
@@ -246,34 +286,59 @@ def summarise_claims(claims: Mapping[int, Mapping[str, Any]]) -> Claim:
     )
 
 
-def power_of(*, head: AttackResult, claim: Claim, config: AuditConfig,
-             delta: float, alpha: float, constant_release: bool = False) -> Power:
+def power_of(
+    *,
+    head: AttackResult,
+    claim: Claim,
+    config: AuditConfig,
+    delta: float,
+    alpha: float,
+    constant_release: bool = False,
+) -> Power:
     """The audit's power: attainable maximum, rounds needed, saturation, tightness,
     and whether the release was the same in every round of both worlds."""
     eps_claimed = float(claim.epsilon if claim.epsilon is not None else math.nan)
-    needed = (est.rounds_needed(eps_claimed=eps_claimed, delta=delta, alpha=alpha,
-                                split=config.split, method=config.estimator)
-              if np.isfinite(eps_claimed) else None)
+    needed = (
+        est.rounds_needed(
+            eps_claimed=eps_claimed,
+            delta=delta,
+            alpha=alpha,
+            split=config.split,
+            method=config.estimator,
+        )
+        if np.isfinite(eps_claimed)
+        else None
+    )
     eps_emp = head.eps_emp or 0.0
     top = head.eps_max_attainable or 0.0
     return Power(
         eps_max_attainable=head.eps_max_attainable,
         rounds_needed=needed,
         saturated=saturated(eps_emp=eps_emp, eps_max_attainable=top),
-        tightness=tightness(eps_emp=eps_emp, eps_reference=claim.reference_epsilon,
-                            eps_claimed=eps_claimed),
+        tightness=tightness(
+            eps_emp=eps_emp,
+            eps_reference=claim.reference_epsilon,
+            eps_claimed=eps_claimed,
+        ),
         constant_release=constant_release,
     )
 
 
 def _constant(features: np.ndarray) -> bool:
     """Whether every row of ``features`` equals the first (NaN equal to NaN)."""
-    return bool(np.all((features == features[:1]) | (np.isnan(features)
-                                                     & np.isnan(features[:1]))))
+    return bool(
+        np.all(
+            (features == features[:1]) | (np.isnan(features) & np.isnan(features[:1]))
+        )
+    )
 
 
-def analyse(setup: AuditSetup, store: ResultStore, *,
-            on_attack: Callable[[str], None] | None = None) -> AuditResult:
+def analyse(
+    setup: AuditSetup,
+    store: ResultStore,
+    *,
+    on_attack: Callable[[str], None] | None = None,
+) -> AuditResult:
     """The result of a finished audit (what ``result.json`` holds; its ``timing``
     is the caller's to set); ``on_attack`` is called with each attack's name once it
     is analysed (progress)."""
@@ -292,8 +357,15 @@ def analyse(setup: AuditSetup, store: ResultStore, *,
     store.prefetch(attacks)
 
     def one(name: str) -> AttackResult:
-        out = analyse_attack(name, attacks[name], store, setup.plan, delta=delta,
-                             alpha=alpha, method=config.estimator)
+        out = analyse_attack(
+            name,
+            attacks[name],
+            store,
+            setup.plan,
+            delta=delta,
+            alpha=alpha,
+            method=config.estimator,
+        )
         if on_attack is not None:
             on_attack(name)
         return out
@@ -302,8 +374,9 @@ def analyse(setup: AuditSetup, store: ResultStore, *,
     # scikit-learn's tree building releases the GIL: they train side by side.
     workers = min(len(attacks), cpu_cores())
     if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers,
-                                thread_name_prefix="dpaudit-analysis") as pool:
+        with ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="dpaudit-analysis"
+        ) as pool:
             per_attack = dict(zip(attacks, pool.map(one, attacks)))
     else:
         per_attack = {name: one(name) for name in attacks}
@@ -311,10 +384,19 @@ def analyse(setup: AuditSetup, store: ResultStore, *,
     constant = all(_constant(store.features(name, every_round)) for name in attacks)
     best = headline_attack(per_attack)
     head = per_attack[best]
-    verdict = decide(eps_emp=head.eps_emp, eps_claimed=claim.epsilon,
-                     eps_max_attainable=head.eps_max_attainable)
-    power = power_of(head=head, claim=claim, config=config, delta=delta, alpha=alpha,
-                     constant_release=constant)
+    verdict = decide(
+        eps_emp=head.eps_emp,
+        eps_claimed=claim.epsilon,
+        eps_max_attainable=head.eps_max_attainable,
+    )
+    power = power_of(
+        head=head,
+        claim=claim,
+        config=config,
+        delta=delta,
+        alpha=alpha,
+        constant_release=constant,
+    )
     approximate = config.estimator == "jeffreys"
     n0, n1 = setup.plan.world_sizes("test")
     splits = {s: len(setup.plan.indices(s)) for s in SPLIT_CODES}
@@ -322,10 +404,15 @@ def analyse(setup: AuditSetup, store: ResultStore, *,
         version=dpaudit.__version__,
         verdict=verdict,
         verdict_reason=verdict_reason(
-            verdict, eps_emp=head.eps_emp, eps_claimed=claim.epsilon,
+            verdict,
+            eps_emp=head.eps_emp,
+            eps_claimed=claim.epsilon,
             eps_max_attainable=head.eps_max_attainable,
-            rounds_needed=power.rounds_needed, approximate=approximate,
-            is_saturated=power.saturated, constant_release=constant),
+            rounds_needed=power.rounds_needed,
+            approximate=approximate,
+            is_saturated=power.saturated,
+            constant_release=constant,
+        ),
         eps_emp=head.eps_emp,
         eps_claimed=claim.epsilon,
         eps_reference=claim.reference_epsilon,
@@ -336,10 +423,15 @@ def analyse(setup: AuditSetup, store: ResultStore, *,
         auc=head.auc,
         counts=head.counts,
         attack=best,
-        estimator=Estimator(method=config.estimator, alpha=alpha,
-                            correction="bonferroni" if n_attacks > 1 else "none",
-                            n_attacks=n_attacks, test_non_members=n0, test_members=n1,
-                            overall_alpha=config.alpha),
+        estimator=Estimator(
+            method=config.estimator,
+            alpha=alpha,
+            correction="bonferroni" if n_attacks > 1 else "none",
+            n_attacks=n_attacks,
+            test_non_members=n0,
+            test_members=n1,
+            overall_alpha=config.alpha,
+        ),
         delta=delta,
         delta_requested=config.delta,
         attacks=MappingProxyType(per_attack),
@@ -350,23 +442,36 @@ def analyse(setup: AuditSetup, store: ResultStore, *,
         dataset=setup.dataset.name,
         target=freeze({str(k): _plain(v) for k, v in setup.target.iloc[0].items()}),
         target_index=setup.target_index,
-        target_selection=None if setup.target_selection is None else tuple(
-            TargetCandidate(row=int(r), auc=float(a)) for r, a in setup.target_selection),
-        public_selection=None if setup.public_selection is None else tuple(
+        target_selection=None
+        if setup.target_selection is None
+        else tuple(
+            TargetCandidate(row=int(r), auc=float(a)) for r, a in setup.target_selection
+        ),
+        public_selection=None
+        if setup.public_selection is None
+        else tuple(
             PublicCandidate(candidate=int(c), auc=float(a))
-            for c, a in setup.public_selection),
+            for c, a in setup.public_selection
+        ),
         synthetic_rows=setup.synthetic_rows,
-        warnings=release_warnings(synthetic_rows=setup.synthetic_rows,
-                                  training_rows=len(setup.without),
-                                  explicit=config.synthetic_rows is not None),
+        warnings=release_warnings(
+            synthetic_rows=setup.synthetic_rows,
+            training_rows=len(setup.without),
+            explicit=config.synthetic_rows is not None,
+        ),
         claim=claim,
         config=freeze(config.to_json()),
-        generator_options=freeze({k: _plain(v)
-                                  for k, v in setup.generator_options.items()}),
+        generator_options=freeze(
+            {k: _plain(v) for k, v in setup.generator_options.items()}
+        ),
         seed=config.seed,
-        rounds=Rounds(total=setup.plan.n_rounds, per_world=config.rounds,
-                      train=splits["train"], validation=splits["validation"],
-                      test=splits["test"]),
+        rounds=Rounds(
+            total=setup.plan.n_rounds,
+            per_world=config.rounds,
+            train=splits["train"],
+            validation=splits["validation"],
+            test=splits["test"],
+        ),
     )
 
 

@@ -119,4 +119,3 @@ def eps_bayesian(
             raise ArithmeticError("eps_bayesian: no bracket for the quantile")
     root: float = optimize.brentq(lambda e: survival(e) - target, 0.0, hi, xtol=1e-10)
     return float(root)
-

@@ -121,100 +121,231 @@ class AuditConfig:
     def __post_init__(self) -> None:
         need = require
         for key in ("generator", "dataset", "attack"):
-            need(isinstance(getattr(self, key), str) and bool(getattr(self, key)), key,
-                 "a non-empty string", getattr(self, key))
+            need(
+                isinstance(getattr(self, key), str) and bool(getattr(self, key)),
+                key,
+                "a non-empty string",
+                getattr(self, key),
+            )
         for key in ("variant", "domain", "data_dir", "scheduler"):
             value = getattr(self, key)
-            need(value is None or (isinstance(value, str) and bool(value)), key,
-                 "a non-empty string or unset", value)
-        need(all(isinstance(b, str) for b in self.bugs), "bugs",
-             "a list of bug flag names (strings)", list(self.bugs))
-        need(isinstance(self.rounds, int) and not isinstance(self.rounds, bool)
-             and self.rounds >= 5, "rounds", "an integer >= 5", self.rounds)
+            need(
+                value is None or (isinstance(value, str) and bool(value)),
+                key,
+                "a non-empty string or unset",
+                value,
+            )
+        need(
+            all(isinstance(b, str) for b in self.bugs),
+            "bugs",
+            "a list of bug flag names (strings)",
+            list(self.bugs),
+        )
+        need(
+            isinstance(self.rounds, int)
+            and not isinstance(self.rounds, bool)
+            and self.rounds >= 5,
+            "rounds",
+            "an integer >= 5",
+            self.rounds,
+        )
         check_scalar(self.epsilon, "epsilon", min_val=0, closed="neither")
         check_scalar(self.delta, "delta", min_val=0, max_val=1, closed="left")
-        need(len(self.split) == 3 and all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1
-            for x in self.split)
-             and math.isclose(sum(self.split), 1.0, abs_tol=1e-9) and self.split[2] > 0,
-             "split", "three fractions (train, validation, test) >= 0 summing to 1, "
-             "test > 0", self.split)
-        need(self.synthetic_rows is None or (_is_int(self.synthetic_rows)
-                                             and self.synthetic_rows >= 1),
-             "synthetic_rows", "an integer >= 1", self.synthetic_rows)
-        need(_is_int(self.batch_size) and self.batch_size >= 1, "batch_size",
-             "an integer >= 1", self.batch_size)
-        need(_is_int(self.jobs) and (self.jobs >= 1 or self.jobs == -1), "jobs",
-             "an integer >= 1 (or -1 for all cores)", self.jobs)
-        need(self.backend in ("loky", "threading", "dask"), "backend",
-             "loky, threading or dask", self.backend)
-        need(self.backend != "dask" or bool(self.scheduler), "scheduler",
-             "a Dask scheduler address with --backend dask", self.scheduler)
-        need(self.device in ("auto", "cpu", "cuda"), "device", "auto, cpu or cuda",
-             self.device)
-        need(_is_int(self.seed) and self.seed >= 0, "seed",
-             "a non-negative integer", self.seed)
+        need(
+            len(self.split) == 3
+            and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1
+                for x in self.split
+            )
+            and math.isclose(sum(self.split), 1.0, abs_tol=1e-9)
+            and self.split[2] > 0,
+            "split",
+            "three fractions (train, validation, test) >= 0 summing to 1, test > 0",
+            self.split,
+        )
+        need(
+            self.synthetic_rows is None
+            or (_is_int(self.synthetic_rows) and self.synthetic_rows >= 1),
+            "synthetic_rows",
+            "an integer >= 1",
+            self.synthetic_rows,
+        )
+        need(
+            _is_int(self.batch_size) and self.batch_size >= 1,
+            "batch_size",
+            "an integer >= 1",
+            self.batch_size,
+        )
+        need(
+            _is_int(self.jobs) and (self.jobs >= 1 or self.jobs == -1),
+            "jobs",
+            "an integer >= 1 (or -1 for all cores)",
+            self.jobs,
+        )
+        need(
+            self.backend in ("loky", "threading", "dask"),
+            "backend",
+            "loky, threading or dask",
+            self.backend,
+        )
+        need(
+            self.backend != "dask" or bool(self.scheduler),
+            "scheduler",
+            "a Dask scheduler address with --backend dask",
+            self.scheduler,
+        )
+        need(
+            self.device in ("auto", "cpu", "cuda"),
+            "device",
+            "auto, cpu or cuda",
+            self.device,
+        )
+        need(
+            _is_int(self.seed) and self.seed >= 0,
+            "seed",
+            "a non-negative integer",
+            self.seed,
+        )
         check_scalar(self.alpha, "alpha", min_val=0, max_val=0.5, closed="neither")
-        need(self.estimator in ("clopper_pearson", "jeffreys"), "estimator",
-             "clopper_pearson or jeffreys", self.estimator)
-        need(self.attack in (*ATTACK_NAMES, *SET_NAMES), "attack",
-             f"one of {', '.join((*ATTACK_NAMES, *SET_NAMES))}", self.attack)
-        need(_is_int(self.candidates) and self.candidates >= 1, "candidates",
-             "an integer >= 1", self.candidates)
-        need(_is_int(self.selection_rounds) and self.selection_rounds >= 5,
-             "selection_rounds", "an integer >= 5", self.selection_rounds)
-        need(self.randomness in ("fixed_public", "independent"), "randomness",
-             "fixed_public or independent", self.randomness)
-        need(self.public_seed == "auto" or (_is_int(self.public_seed)
-                                             and int(self.public_seed) >= 0),
-             "public_seed", "a candidate index >= 0 or 'auto'", self.public_seed)
-        need(_is_int(self.public_candidates) and self.public_candidates >= 2,
-             "public_candidates", "an integer >= 2", self.public_candidates)
-        need(self.public_seed == 0 or self.randomness == "fixed_public", "public_seed",
-             "0 (unset) with randomness independent: only fixed public randomness has "
-             "a public seed to choose", self.public_seed)
-        need(self.target is None or self.target == "auto"
-             or (isinstance(self.target, int) and not isinstance(self.target, bool)
-                 and self.target >= 0), "target",
-             "a row index, 'auto', or unset", self.target)
-        need(self.target_record is None or (
-            isinstance(self.target_record, Mapping) and bool(self.target_record)
-            and all(isinstance(k, str) for k in self.target_record)
-            and all(v is None or isinstance(v, (str, int, float))
-                    for v in self.target_record.values())),
-             "target_record", 'a JSON object of column -> value, e.g. {"a": 1, "b": 1}',
-             self.target_record)
-        need(self.target is None or self.target_record is None, "target",
-             "unset with `target_record` (give one of --target and --target-record)",
-             self.target)
+        need(
+            self.estimator in ("clopper_pearson", "jeffreys"),
+            "estimator",
+            "clopper_pearson or jeffreys",
+            self.estimator,
+        )
+        need(
+            self.attack in (*ATTACK_NAMES, *SET_NAMES),
+            "attack",
+            f"one of {', '.join((*ATTACK_NAMES, *SET_NAMES))}",
+            self.attack,
+        )
+        need(
+            _is_int(self.candidates) and self.candidates >= 1,
+            "candidates",
+            "an integer >= 1",
+            self.candidates,
+        )
+        need(
+            _is_int(self.selection_rounds) and self.selection_rounds >= 5,
+            "selection_rounds",
+            "an integer >= 5",
+            self.selection_rounds,
+        )
+        need(
+            self.randomness in ("fixed_public", "independent"),
+            "randomness",
+            "fixed_public or independent",
+            self.randomness,
+        )
+        need(
+            self.public_seed == "auto"
+            or (_is_int(self.public_seed) and int(self.public_seed) >= 0),
+            "public_seed",
+            "a candidate index >= 0 or 'auto'",
+            self.public_seed,
+        )
+        need(
+            _is_int(self.public_candidates) and self.public_candidates >= 2,
+            "public_candidates",
+            "an integer >= 2",
+            self.public_candidates,
+        )
+        need(
+            self.public_seed == 0 or self.randomness == "fixed_public",
+            "public_seed",
+            "0 (unset) with randomness independent: only fixed public randomness has "
+            "a public seed to choose",
+            self.public_seed,
+        )
+        need(
+            self.target is None
+            or self.target == "auto"
+            or (
+                isinstance(self.target, int)
+                and not isinstance(self.target, bool)
+                and self.target >= 0
+            ),
+            "target",
+            "a row index, 'auto', or unset",
+            self.target,
+        )
+        need(
+            self.target_record is None
+            or (
+                isinstance(self.target_record, Mapping)
+                and bool(self.target_record)
+                and all(isinstance(k, str) for k in self.target_record)
+                and all(
+                    v is None or isinstance(v, (str, int, float))
+                    for v in self.target_record.values()
+                )
+            ),
+            "target_record",
+            'a JSON object of column -> value, e.g. {"a": 1, "b": 1}',
+            self.target_record,
+        )
+        need(
+            self.target is None or self.target_record is None,
+            "target",
+            "unset with `target_record` (give one of --target and --target-record)",
+            self.target,
+        )
         for key in ("generator_options", "attack_options"):
             value = getattr(self, key)
-            need(isinstance(value, Mapping) and all(isinstance(k, str) for k in value),
-                 key, "a table of option = value", value)
+            need(
+                isinstance(value, Mapping) and all(isinstance(k, str) for k in value),
+                key,
+                "a table of option = value",
+                value,
+            )
         check_generator_options(self.generator, self.generator_options)
-        need(self.dataset_rows is None or (_is_int(self.dataset_rows)
-                                           and self.dataset_rows >= 2), "dataset_rows",
-             "an integer >= 2 (N - 1 copies of the base record plus the target)",
-             self.dataset_rows)
-        need(isinstance(self.fit_timeout, (int, float)) and not isinstance(
-            self.fit_timeout, bool) and math.isfinite(self.fit_timeout)
-             and self.fit_timeout > 0, "fit_timeout", "a number of seconds > 0",
-             self.fit_timeout)
-        need(self.max_memory is None or (_is_int(self.max_memory) and self.max_memory >= 1),
-             "max_memory", "a number of MiB >= 1", self.max_memory)
-        need(self.python is None or (isinstance(self.python, str) and bool(self.python)),
-             "python", "the path of a Python interpreter", self.python)
+        need(
+            self.dataset_rows is None
+            or (_is_int(self.dataset_rows) and self.dataset_rows >= 2),
+            "dataset_rows",
+            "an integer >= 2 (N - 1 copies of the base record plus the target)",
+            self.dataset_rows,
+        )
+        need(
+            isinstance(self.fit_timeout, (int, float))
+            and not isinstance(self.fit_timeout, bool)
+            and math.isfinite(self.fit_timeout)
+            and self.fit_timeout > 0,
+            "fit_timeout",
+            "a number of seconds > 0",
+            self.fit_timeout,
+        )
+        need(
+            self.max_memory is None
+            or (_is_int(self.max_memory) and self.max_memory >= 1),
+            "max_memory",
+            "a number of MiB >= 1",
+            self.max_memory,
+        )
+        need(
+            self.python is None or (isinstance(self.python, str) and bool(self.python)),
+            "python",
+            "the path of a Python interpreter",
+            self.python,
+        )
         if self.python is not None:
             from dpaudit.generators.registry import builtin_generators
 
-            need(self.generator not in builtin_generators(), "python",
-                 "unset for a built-in generator (it runs plug-ins and adapters in "
-                 "workers under that interpreter)", self.python)
+            need(
+                self.generator not in builtin_generators(),
+                "python",
+                "unset for a built-in generator (it runs plug-ins and adapters in "
+                "workers under that interpreter)",
+                self.python,
+            )
 
     def worker_options(self) -> WorkerOptions:
         """The settings of the foreign workers (plug-ins and adapters)."""
-        return WorkerOptions(python=self.python, fit_timeout=float(self.fit_timeout),
-                             max_memory=self.max_memory)
+        return WorkerOptions(
+            python=self.python,
+            fit_timeout=float(self.fit_timeout),
+            max_memory=self.max_memory,
+        )
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any]) -> AuditConfig:
@@ -228,14 +359,25 @@ class AuditConfig:
         values = {k: v for k, v in mapping.items() if v is not None}
         if "bugs" in values:
             bugs = values["bugs"]
-            require(isinstance(bugs, (str, list, tuple)), "bugs",
-                    "a bug flag name or a list of them", bugs)
+            require(
+                isinstance(bugs, (str, list, tuple)),
+                "bugs",
+                "a bug flag name or a list of them",
+                bugs,
+            )
             values["bugs"] = (bugs,) if isinstance(bugs, str) else tuple(bugs)
         if "split" in values:
             split = values["split"]
-            require(isinstance(split, (list, tuple)) and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) for x in split),
-                "split", "a list of three numbers", split)
+            require(
+                isinstance(split, (list, tuple))
+                and all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool)
+                    for x in split
+                ),
+                "split",
+                "a list of three numbers",
+                split,
+            )
             values["split"] = tuple(float(x) for x in split)
         for key in ("target", "public_seed"):
             if isinstance(values.get(key), str) and values[key].isdigit():
@@ -247,13 +389,22 @@ class AuditConfig:
             except json.JSONDecodeError as err:
                 raise InvalidParameterError(
                     f"`target_record` must be a JSON object, e.g. "
-                    f'{{"a": 1, "b": 1}}. Got {text!r}.') from err
-            require(isinstance(values["target_record"], dict), "target_record",
-                    'a JSON object of column -> value, e.g. {"a": 1, "b": 1}', text)
+                    f'{{"a": 1, "b": 1}}. Got {text!r}.'
+                ) from err
+            require(
+                isinstance(values["target_record"], dict),
+                "target_record",
+                'a JSON object of column -> value, e.g. {"a": 1, "b": 1}',
+                text,
+            )
         for key in ("generator_options", "attack_options"):
             if key in values:
-                require(isinstance(values[key], Mapping), key,
-                        "a table of option = value", values[key])
+                require(
+                    isinstance(values[key], Mapping),
+                    key,
+                    "a table of option = value",
+                    values[key],
+                )
                 values[key] = dict(values[key])
         return cls(**values)
 
@@ -263,14 +414,22 @@ class AuditConfig:
         out["split"] = list(self.split)
         out["generator_options"] = dict(self.generator_options)
         out["attack_options"] = dict(self.attack_options)
-        out["target_record"] = None if self.target_record is None else dict(
-            self.target_record)
+        out["target_record"] = (
+            None if self.target_record is None else dict(self.target_record)
+        )
         return out
 
     def identity(self) -> str:
         """A hash of everything that changes the result (not jobs/backend/device)."""
         data = self.to_json()
-        for key in ("jobs", "backend", "scheduler", "device", "fit_timeout", "max_memory"):
+        for key in (
+            "jobs",
+            "backend",
+            "scheduler",
+            "device",
+            "fit_timeout",
+            "max_memory",
+        ):
             data.pop(key)
         # Keys that did not exist before leave the identities of audits that do not
         # set them unchanged.
@@ -283,7 +442,9 @@ class AuditConfig:
         data.pop("public_candidates")
         if data["public_seed"] == 0:
             data.pop("public_seed")
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[
+            :16
+        ]
 
 
 def _is_int(value: Any) -> bool:
@@ -318,6 +479,11 @@ def check_generator_options(generator: str, options: Mapping[str, Any]) -> None:
         elif isinstance(default, int):
             require(_is_int(value), name, f"an integer (default {default})", value)
         elif isinstance(default, float):
-            require(isinstance(value, (int, float)) and not isinstance(value, bool)
-                    and math.isfinite(value), name, f"a finite number (default {default:g})",
-                    value)
+            require(
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and math.isfinite(value),
+                name,
+                f"a finite number (default {default:g})",
+                value,
+            )

@@ -167,9 +167,15 @@ def per_attack_alpha(alpha: float, n_attacks: int) -> float:
     return bonferroni_alpha(alpha, n_attacks) if n_attacks > 1 else _check_alpha(alpha)
 
 
-def attainable_maximum(n_non_members: int, n_members: int, *, delta: float,
-                       alpha: float, n_attacks: int = 1,
-                       method: EstimatorMethod = "clopper_pearson") -> float:
+def attainable_maximum(
+    n_non_members: int,
+    n_members: int,
+    *,
+    delta: float,
+    alpha: float,
+    n_attacks: int = 1,
+    method: EstimatorMethod = "clopper_pearson",
+) -> float:
     """The largest eps_emp an audit can report: :func:`eps_max_attainable` of its test
     split at the per-attack level (:func:`per_attack_alpha` of the overall ``alpha``).
 
@@ -181,9 +187,15 @@ def attainable_maximum(n_non_members: int, n_members: int, *, delta: float,
     >>> round(attainable_maximum(400, 400, delta=1e-5, alpha=0.05, n_attacks=3), 2)
     4.42
     """
-    return float(eps_max_attainable(n_non_members, n_members, delta=delta,
-                                    alpha=per_attack_alpha(alpha, n_attacks),
-                                    method=method))
+    return float(
+        eps_max_attainable(
+            n_non_members,
+            n_members,
+            delta=delta,
+            alpha=per_attack_alpha(alpha, n_attacks),
+            method=method,
+        )
+    )
 
 
 def attack_names(config: AuditConfig) -> tuple[str, ...]:
@@ -192,9 +204,13 @@ def attack_names(config: AuditConfig) -> tuple[str, ...]:
     from dpaudit.attacks.registry import expand_attacks
     from dpaudit.datasets.names import WORST_CASE_NAMES
 
-    return tuple(expand_attacks(config.attack,
-                                worst_case=config.dataset in WORST_CASE_NAMES,
-                                continuous=config.dataset == WORST_CASE_NAMES[1]))
+    return tuple(
+        expand_attacks(
+            config.attack,
+            worst_case=config.dataset in WORST_CASE_NAMES,
+            continuous=config.dataset == WORST_CASE_NAMES[1],
+        )
+    )
 
 
 def planned_attainable_maximum(config: AuditConfig) -> float:
@@ -205,8 +221,14 @@ def planned_attainable_maximum(config: AuditConfig) -> float:
     """
     from dpaudit.audit.game import GamePlan
 
-    n0, n1 = GamePlan.create(rounds=config.rounds, split=config.split,
-                             seed=config.seed).world_sizes("test")
-    return attainable_maximum(int(n0), int(n1), delta=config.delta, alpha=config.alpha,
-                              n_attacks=len(attack_names(config)),
-                              method=config.estimator)
+    n0, n1 = GamePlan.create(
+        rounds=config.rounds, split=config.split, seed=config.seed
+    ).world_sizes("test")
+    return attainable_maximum(
+        int(n0),
+        int(n1),
+        delta=config.delta,
+        alpha=config.alpha,
+        n_attacks=len(attack_names(config)),
+        method=config.estimator,
+    )

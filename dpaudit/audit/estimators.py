@@ -504,10 +504,15 @@ def eps_max_attainable(
     )
 
 
-def rounds_needed(*, eps_claimed: float, delta: float, alpha: float = 0.05,
-                  split: tuple[float, float, float] = (0.4, 0.2, 0.4),
-                  method: EstimatorMethod = "clopper_pearson",
-                  max_rounds: int = 10_000_000) -> int | None:
+def rounds_needed(
+    *,
+    eps_claimed: float,
+    delta: float,
+    alpha: float = 0.05,
+    split: tuple[float, float, float] = (0.4, 0.2, 0.4),
+    method: EstimatorMethod = "clopper_pearson",
+    max_rounds: int = 10_000_000,
+) -> int | None:
     """The fewest rounds per world whose attainable maximum exceeds ``eps_claimed``.
 
     With ``R`` rounds per world the game tests ``R - round(split[0] R) -
@@ -532,14 +537,17 @@ def rounds_needed(*, eps_claimed: float, delta: float, alpha: float = 0.05,
     """
     if not (math.isfinite(eps_claimed) and eps_claimed >= 0):
         raise InvalidParameterError(
-            f"`eps_claimed` must be a finite number >= 0. Got {eps_claimed!r}.")
+            f"`eps_claimed` must be a finite number >= 0. Got {eps_claimed!r}."
+        )
 
     def test_rounds(rounds: int) -> int:
         return rounds - round(split[0] * rounds) - round(split[1] * rounds)
 
     def exceeds(n_test: int) -> bool:
-        return eps_max_attainable(n_test, n_test, delta=delta, alpha=alpha,
-                                  method=method) > eps_claimed
+        return (
+            eps_max_attainable(n_test, n_test, delta=delta, alpha=alpha, method=method)
+            > eps_claimed
+        )
 
     # The attainable maximum grows with the test size: the fewest test rounds per
     # world first (doubling, then bisection), then the fewest rounds giving them.

@@ -124,9 +124,15 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | None = None,
-                   free_bytes: int | None = None, device: str | None = None,
-                   batched: bool = True) -> ExecutionPlan:
+def plan_execution(
+    config: AuditConfig,
+    *,
+    n_rounds: int,
+    model_bytes: int | None = None,
+    free_bytes: int | None = None,
+    device: str | None = None,
+    batched: bool = True,
+) -> ExecutionPlan:
     """The plan for ``n_rounds`` rounds of ``config``.
 
     Args:
@@ -151,28 +157,43 @@ def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | Non
         # fits any machine this runs on).
         if user_batch:
             batch = whole_groups(config.batch_size, group)
-            return ExecutionPlan(device=device, jobs=config.jobs, batch_size=batch,
-                                 reason=f"CPU: {config.backend} workers, the batch "
-                                        f"size given in whole training groups of "
-                                        f"{group} rounds")
+            return ExecutionPlan(
+                device=device,
+                jobs=config.jobs,
+                batch_size=batch,
+                reason=f"CPU: {config.backend} workers, the batch "
+                f"size given in whole training groups of "
+                f"{group} rounds",
+            )
         workers = cpu_cores() if config.jobs == -1 else config.jobs
-        batch = min(MAX_CPU_BATCH, max(DEFAULT_BATCH_SIZE,
-                                       math.ceil(n_rounds / (2 * max(workers, 1)))))
-        return ExecutionPlan(device=device, jobs=config.jobs,
-                             batch_size=whole_groups(batch, group),
-                             reason=f"CPU: {workers} {config.backend} worker(s), about "
-                                    "two batches each")
+        batch = min(
+            MAX_CPU_BATCH,
+            max(DEFAULT_BATCH_SIZE, math.ceil(n_rounds / (2 * max(workers, 1)))),
+        )
+        return ExecutionPlan(
+            device=device,
+            jobs=config.jobs,
+            batch_size=whole_groups(batch, group),
+            reason=f"CPU: {workers} {config.backend} worker(s), about two batches each",
+        )
     jobs = 1 if config.jobs == DEFAULT_JOBS else config.jobs
     if user_batch:
         if config.batch_size >= group:
-            return ExecutionPlan(device=device, jobs=jobs,
-                                 batch_size=config.batch_size // group * group,
-                                 reason="CUDA: the batch size given, in whole "
-                                        f"training groups of {group} rounds")
-        return ExecutionPlan(device=device, jobs=jobs, batch_size=config.batch_size,
-                             reason=f"CUDA: the batch size given, smaller than a "
-                                    f"training group of {group} rounds: the result "
-                                    "depends on it")
+            return ExecutionPlan(
+                device=device,
+                jobs=jobs,
+                batch_size=config.batch_size // group * group,
+                reason="CUDA: the batch size given, in whole "
+                f"training groups of {group} rounds",
+            )
+        return ExecutionPlan(
+            device=device,
+            jobs=jobs,
+            batch_size=config.batch_size,
+            reason=f"CUDA: the batch size given, smaller than a "
+            f"training group of {group} rounds: the result "
+            "depends on it",
+        )
     if model_bytes is None or free_bytes is None:
         batch = min(n_rounds, MAX_CUDA_BATCH)
         reason = "CUDA: every round in one batch (no memory estimate)"
@@ -180,8 +201,10 @@ def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | Non
         require(model_bytes >= 1, "model_bytes", "an integer >= 1", model_bytes)
         fit = int(CUDA_MEMORY_SHARE * max(free_bytes, 0) // model_bytes)
         batch = max(1, min(n_rounds, MAX_CUDA_BATCH, fit))
-        reason = (f"CUDA: {batch} rounds per batch ({model_bytes / 2**20:.2f} MiB a "
-                  f"model, {free_bytes / 2**30:.1f} GiB free)")
+        reason = (
+            f"CUDA: {batch} rounds per batch ({model_bytes / 2**20:.2f} MiB a "
+            f"model, {free_bytes / 2**30:.1f} GiB free)"
+        )
     # Several processes on one GPU split its memory.
     per_job = max(1, math.ceil(n_rounds / max(jobs, 1)))
     batch = min(batch, per_job)
@@ -190,8 +213,10 @@ def plan_execution(config: AuditConfig, *, n_rounds: int, model_bytes: int | Non
     elif batch >= group:
         batch = batch // group * group
     else:
-        reason += (f"; fewer rounds than a training group of {group} fit: the result "
-                   "depends on this GPU's memory")
+        reason += (
+            f"; fewer rounds than a training group of {group} fit: the result "
+            "depends on this GPU's memory"
+        )
     return ExecutionPlan(device=device, jobs=jobs, batch_size=batch, reason=reason)
 
 
@@ -227,15 +252,22 @@ def estimate_model_bytes(setup: AuditSetup) -> int:
     p = max(1, setup.domain.encoded_dim)
     n = len(setup.with_target)
     teachers = getattr(cfg, "num_teachers", None)
-    k = int(teachers) if isinstance(teachers, int) and teachers > 0 else max(1, n // 100)
+    k = (
+        int(teachers)
+        if isinstance(teachers, int) and teachers > 0
+        else max(1, n // 100)
+    )
     batch = getattr(cfg, "batch_size", 64)
     batch = int(batch) if isinstance(batch, int) and batch > 0 else 64
     hidden = max(p, 16)
     params = (8 + k) * (p + 1) * hidden
-    floats = (4 * params                       # weights, gradients, two Adam moments
-              + 2 * n * p + n * k // 4         # data (and a padded copy); rows seen
-              + 6 * k * batch * (p + hidden)   # teacher activations and their grads
-              + 3 * setup.synthetic_rows * p)  # the release
+    floats = (
+        4 * params  # weights, gradients, two Adam moments
+        + 2 * n * p
+        + n * k // 4  # data (and a padded copy); rows seen
+        + 6 * k * batch * (p + hidden)  # teacher activations and their grads
+        + 3 * setup.synthetic_rows * p
+    )  # the release
     return int(2 * 4 * floats)
 
 
@@ -245,11 +277,17 @@ def plan_for_setup(setup: AuditSetup) -> ExecutionPlan:
     device = resolve_device(config.device)
     batched = callable(getattr(type(setup.make_generator()), "fit_many", None))
     if device != "cuda":
-        return plan_execution(config, n_rounds=setup.plan.n_rounds, device=device,
-                              batched=batched)
-    return plan_execution(config, n_rounds=setup.plan.n_rounds, device=device,
-                          model_bytes=estimate_model_bytes(setup),
-                          free_bytes=cuda_free_bytes(), batched=batched)
+        return plan_execution(
+            config, n_rounds=setup.plan.n_rounds, device=device, batched=batched
+        )
+    return plan_execution(
+        config,
+        n_rounds=setup.plan.n_rounds,
+        device=device,
+        model_bytes=estimate_model_bytes(setup),
+        free_bytes=cuda_free_bytes(),
+        batched=batched,
+    )
 
 
 # --------------------------------------------------------------------------------
@@ -279,8 +317,9 @@ def _release_cached_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def run_halving(rounds: Sequence[int], work: Callable[[list[int]], list[T]], *,
-                key: str) -> list[T]:
+def run_halving(
+    rounds: Sequence[int], work: Callable[[list[int]], list[T]], *, key: str
+) -> list[T]:
     """``work`` over ``rounds`` in consecutive chunks; a chunk that runs out of device
     memory is halved and retried.
 
@@ -318,8 +357,12 @@ def run_halving(rounds: Sequence[int], work: Callable[[list[int]], list[T]], *,
             # traceback until now, can be freed.
             _release_cached_memory()
             continue
-        require(len(results) == len(chunk), "work", "one result per round",
-                f"{len(results)} for {len(chunk)} rounds")
+        require(
+            len(results) == len(chunk),
+            "work",
+            "one result per round",
+            f"{len(results)} for {len(chunk)} rounds",
+        )
         out.extend(results)
         todo = todo[size:]
     return out
@@ -328,4 +371,3 @@ def run_halving(rounds: Sequence[int], work: Callable[[list[int]], list[T]], *,
 def learned_limit(key: str) -> int | None:
     """The batch size ``run_halving`` fell back to for ``key`` in this process."""
     return _LIMITS.get(key)
-

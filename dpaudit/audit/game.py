@@ -42,8 +42,13 @@ class GamePlan:
     root_seed: int
 
     @classmethod
-    def create(cls, *, rounds: int, split: tuple[float, float, float] = (0.4, 0.2, 0.4),
-               seed: int) -> GamePlan:
+    def create(
+        cls,
+        *,
+        rounds: int,
+        split: tuple[float, float, float] = (0.4, 0.2, 0.4),
+        seed: int,
+    ) -> GamePlan:
         """A plan of ``rounds`` rounds per world (``2 * rounds`` in all).
 
         Args:
@@ -52,7 +57,9 @@ class GamePlan:
             seed: the root seed.
         """
         if not (isinstance(rounds, int) and rounds >= 5):
-            raise InvalidParameterError(f"`rounds` must be an integer >= 5. Got {rounds!r}.")
+            raise InvalidParameterError(
+                f"`rounds` must be an integer >= 5. Got {rounds!r}."
+            )
         if len(split) != 3 or any(f <= 0 for f in split) or abs(sum(split) - 1) > 1e-9:
             raise InvalidParameterError(
                 f"`split` must be three positive fractions summing to 1. Got {split!r}."
@@ -65,7 +72,9 @@ class GamePlan:
             raise InvalidParameterError(
                 f"`rounds` = {rounds} leaves an empty split with {split!r}; use more rounds."
             )
-        world_splits = np.array([0] * n_train + [1] * n_val + [2] * n_test, dtype=np.int64)
+        world_splits = np.array(
+            [0] * n_train + [1] * n_val + [2] * n_test, dtype=np.int64
+        )
         bits = np.array([0] * rounds + [1] * rounds, dtype=np.int64)
         splits = np.concatenate([world_splits, world_splits])
         order = plan_rng.permutation(2 * rounds)

@@ -253,10 +253,12 @@ class AttackResult:
     roc_tpr: tuple[float, ...] = field(default=(), metadata={"json": "roc.tpr"})
     fpr_resolution: float | None = None
     tpr_at_low_fpr: tuple[LowFprRate, ...] = ()
-    scores_member: tuple[float, ...] = field(default=(),
-                                             metadata={"json": "scores.member"})
+    scores_member: tuple[float, ...] = field(
+        default=(), metadata={"json": "scores.member"}
+    )
     scores_non_member: tuple[float, ...] = field(
-        default=(), metadata={"json": "scores.non_member"})
+        default=(), metadata={"json": "scores.non_member"}
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -376,13 +378,28 @@ class Trace:
     @property
     def empty(self) -> bool:
         """Whether no trace file was found."""
-        return all(x is None for x in (self.records_seen, self.losses, self.epsilon,
-                                       self.details))
+        return all(
+            x is None
+            for x in (self.records_seen, self.losses, self.epsilon, self.details)
+        )
 
 
-_REQUIRED = ("version", "verdict", "eps_emp", "eps_claimed", "counts", "attack",
-             "estimator", "delta", "attacks", "generator", "dataset", "config", "seed",
-             "rounds")
+_REQUIRED = (
+    "version",
+    "verdict",
+    "eps_emp",
+    "eps_claimed",
+    "counts",
+    "attack",
+    "estimator",
+    "delta",
+    "attacks",
+    "generator",
+    "dataset",
+    "config",
+    "seed",
+    "rounds",
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -518,18 +535,33 @@ class AuditResult:
             data = doc if isinstance(doc, Mapping) else {}
             require(isinstance(doc, Mapping), "result.json", "a JSON object", doc)
             version = data.get("schema_version")
-            require(version is not None, "schema_version",
-                    "present (a dpaudit result has one)", version)
-            require(isinstance(version, int) and not isinstance(version, bool),
-                    "schema_version", "an integer", version)
+            require(
+                version is not None,
+                "schema_version",
+                "present (a dpaudit result has one)",
+                version,
+            )
+            require(
+                isinstance(version, int) and not isinstance(version, bool),
+                "schema_version",
+                "an integer",
+                version,
+            )
             check_choice(version, "schema_version", READABLE_SCHEMA_VERSIONS)
             missing = [k for k in _REQUIRED if k not in data]
-            require(not missing, "result.json", "a document with every required key "
-                    f"(missing: {', '.join(missing)})", sorted(data)[:8])
+            require(
+                not missing,
+                "result.json",
+                f"a document with every required key (missing: {', '.join(missing)})",
+                sorted(data)[:8],
+            )
             known = json_keys(cls) | {"schema_version"}
             return from_json(
-                cls, data, "",
+                cls,
+                data,
+                "",
                 extra=freeze({k: v for k, v in data.items() if k not in known}),
-                source=None if source is None else Path(source))
+                source=None if source is None else Path(source),
+            )
         except InvalidParameterError as err:
             raise InvalidParameterError(f"{where}: {err}") from err

@@ -40,8 +40,11 @@ def compact_claim(claim: Mapping[str, Any]) -> dict[str, Any]:
     """A round's claim without its per-iteration trace (kept small in the store)."""
     out = {k: v for k, v in claim.items() if k != "trace"}
     trace = claim.get("trace", {})
-    out["trace"] = {k: trace[k] for k in ("records_seen", "records_unused",
-                                           "reference_note", "delta_used") if k in trace}
+    out["trace"] = {
+        k: trace[k]
+        for k in ("records_seen", "records_unused", "reference_note", "delta_used")
+        if k in trace
+    }
     # A PATE-GAN ledger is a short histogram; a data-dependent G-PATE ledger can be
     # long and is left out of the store.
     if "ledger" in trace and len(json.dumps(trace["ledger"])) < 20_000:
@@ -67,14 +70,20 @@ class Release:
         index = pd.RangeIndex(self.rows)
         out = []
         for m in range(self.models):
-            frame = self.table.iloc[m * self.rows:(m + 1) * self.rows]
+            frame = self.table.iloc[m * self.rows : (m + 1) * self.rows]
             frame.index = index
             out.append(frame)
         return out
 
 
-def sample_all(models: Sequence[Any], rows: int, rngs: Sequence[Rngs], *,
-               public: Rngs | None, name: str = "generator") -> Release:
+def sample_all(
+    models: Sequence[Any],
+    rows: int,
+    rngs: Sequence[Rngs],
+    *,
+    public: Rngs | None,
+    name: str = "generator",
+) -> Release:
     """The releases of ``models`` (``rows`` rows each, model ``m`` from ``rngs[m]``
     and the shared public stream ``public``) as one :class:`Release`.
 
@@ -95,7 +104,9 @@ def sample_all(models: Sequence[Any], rows: int, rngs: Sequence[Rngs], *,
                 f"generator {name!r} released {len(table)} rows for {len(models)} "
                 f"models; {rows} each were asked for (the release size must be fixed)."
             )
-        return Release(table=table.reset_index(drop=True), models=len(models), rows=rows)
+        return Release(
+            table=table.reset_index(drop=True), models=len(models), rows=rows
+        )
     extra: dict[str, Any] = {} if public is None else {"public_rng": public}
     frames = []
     for model, g in zip(models, rngs):
@@ -106,15 +117,20 @@ def sample_all(models: Sequence[Any], rows: int, rngs: Sequence[Rngs], *,
                 "for (the release size must be fixed)."
             )
         frames.append(frame)
-    table = (pd.concat(frames, ignore_index=True) if frames
-             else pd.DataFrame())
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return Release(table=table, models=len(frames), rows=rows)
 
 
-def train_and_release(make_generator: Callable[[], Generator],
-                      datasets: Sequence[pd.DataFrame], round_rngs: Sequence[Rngs], *,
-                      domain: Domain, rows: int, public: PublicStreams | None,
-                      name: str = "generator") -> tuple[list[Any], Release]:
+def train_and_release(
+    make_generator: Callable[[], Generator],
+    datasets: Sequence[pd.DataFrame],
+    round_rngs: Sequence[Rngs],
+    *,
+    domain: Domain,
+    rows: int,
+    public: PublicStreams | None,
+    name: str = "generator",
+) -> tuple[list[Any], Release]:
     """Trains one model per dataset and releases ``rows`` rows from each.
 
     Args:
@@ -142,19 +158,38 @@ def train_and_release(make_generator: Callable[[], Generator],
     if public is not None:
         many_public = {"public_rngs": [public[0]] * len(datasets)}
     if not hasattr(generator, "fit_many"):
-        return _fit_and_sample_each(make_generator, datasets, fit_rngs, sample_rngs,
-                                    domain=domain, rows=rows, public=public, name=name)
+        return _fit_and_sample_each(
+            make_generator,
+            datasets,
+            fit_rngs,
+            sample_rngs,
+            domain=domain,
+            rows=rows,
+            public=public,
+            name=name,
+        )
     models = generator.fit_many(datasets, domain=domain, rngs=fit_rngs, **many_public)
-    released = sample_all(models, rows, sample_rngs,
-                          public=None if public is None else public[1], name=name)
+    released = sample_all(
+        models,
+        rows,
+        sample_rngs,
+        public=None if public is None else public[1],
+        name=name,
+    )
     return list(models), released
 
 
-def _fit_and_sample_each(make_generator: Callable[[], Generator],
-                         datasets: Sequence[pd.DataFrame], fit_rngs: Sequence[Rngs],
-                         sample_rngs: Sequence[Rngs], *, domain: Domain, rows: int,
-                         public: PublicStreams | None, name: str
-                         ) -> tuple[list[Any], Release]:
+def _fit_and_sample_each(
+    make_generator: Callable[[], Generator],
+    datasets: Sequence[pd.DataFrame],
+    fit_rngs: Sequence[Rngs],
+    sample_rngs: Sequence[Rngs],
+    *,
+    domain: Domain,
+    rows: int,
+    public: PublicStreams | None,
+    name: str,
+) -> tuple[list[Any], Release]:
     """One model at a time (generators without ``fit_many``: plug-ins in their
     foreign workers): fit, release, then let the worker free the model (``forget``),
     so a worker holds one fitted model, not a batch of them. Each model draws only
@@ -180,15 +215,27 @@ def _fit_and_sample_each(make_generator: Callable[[], Generator],
     return models, Release(table=table, models=len(frames), rows=rows)
 
 
-def release(make_generator: Callable[[], Generator], datasets: Sequence[pd.DataFrame],
-            round_rngs: Sequence[Rngs], *, domain: Domain, rows: int,
-            public: PublicStreams | None, name: str = "generator"
-            ) -> tuple[list[Any], list[pd.DataFrame]]:
+def release(
+    make_generator: Callable[[], Generator],
+    datasets: Sequence[pd.DataFrame],
+    round_rngs: Sequence[Rngs],
+    *,
+    domain: Domain,
+    rows: int,
+    public: PublicStreams | None,
+    name: str = "generator",
+) -> tuple[list[Any], list[pd.DataFrame]]:
     """:func:`train_and_release` with one released table per model:
     ``(models, releases)``, in the order of ``datasets``."""
-    models, released = train_and_release(make_generator, datasets, round_rngs,
-                                         domain=domain, rows=rows, public=public,
-                                         name=name)
+    models, released = train_and_release(
+        make_generator,
+        datasets,
+        round_rngs,
+        domain=domain,
+        rows=rows,
+        public=public,
+        name=name,
+    )
     return models, released.frames()
 
 
@@ -202,8 +249,9 @@ def trace_round(setup: AuditSetup) -> int | None:
     return int(members[0]) if members else None
 
 
-def train_batch(config_json: str, rounds: Sequence[int], *,
-                trace: int | None = None) -> list[dict[str, Any]]:
+def train_batch(
+    config_json: str, rounds: Sequence[int], *, trace: int | None = None
+) -> list[dict[str, Any]]:
     """Trains and attacks the rounds ``rounds``; returns rows for the store.
 
     Runs in a worker: everything is rebuilt from the config, so the result depends on
@@ -237,8 +285,9 @@ def train_batch(config_json: str, rounds: Sequence[int], *,
     # (dpaudit.audit.execution): the result does not depend on --batch-size.
     rows = []
     for group in in_groups(todo, training_group(setup.config.device)):
-        rows += run_halving(group, lambda part: _train_rounds(config_json, part),
-                            key=config_json)
+        rows += run_halving(
+            group, lambda part: _train_rounds(config_json, part), key=config_json
+        )
     return sorted([*traced, *rows], key=lambda row: int(row["round"]))
 
 
@@ -247,13 +296,14 @@ def _traced_generator(setup: AuditSetup) -> Generator:
     spec = get_spec(setup.config.generator)
     assert spec.trace_switch is not None
     options = {**setup.generator_options, spec.trace_switch: True}
-    return generator_factory(setup.config.generator,
-                             worker=setup.config.worker_options())(
-        epsilon=setup.config.epsilon, delta=setup.config.delta, **options)
+    return generator_factory(
+        setup.config.generator, worker=setup.config.worker_options()
+    )(epsilon=setup.config.epsilon, delta=setup.config.delta, **options)
 
 
-def _train_rounds(config_json: str, rounds: list[int], *,
-                  record_trace: bool = False) -> list[dict[str, Any]]:
+def _train_rounds(
+    config_json: str, rounds: list[int], *, record_trace: bool = False
+) -> list[dict[str, Any]]:
     setup = cached_setup(config_json)
     plan = setup.plan
     all_rngs = cached_round_rngs(config_json)
@@ -262,9 +312,14 @@ def _train_rounds(config_json: str, rounds: list[int], *,
     if record_trace:
         make_generator = functools.partial(_traced_generator, setup)
     models, released = train_and_release(
-        make_generator, datasets, [all_rngs[r] for r in rounds],
-        domain=setup.domain, rows=setup.synthetic_rows, public=setup.public_streams(),
-        name=setup.config.generator)
+        make_generator,
+        datasets,
+        [all_rngs[r] for r in rounds],
+        domain=setup.domain,
+        rows=setup.synthetic_rows,
+        public=setup.public_streams(),
+        name=setup.config.generator,
+    )
     attacks = setup.make_attacks()
     frames = released.frames()
     features = {name: attack.featurize(frames) for name, attack in attacks.items()}
@@ -272,11 +327,16 @@ def _train_rounds(config_json: str, rounds: list[int], *,
     for i, (r, model) in enumerate(zip(rounds, models)):
         claim = model.privacy_claim_.to_json()
         row: dict[str, Any] = {
-            "round": int(r), "bit": int(plan.bits[r]), "split": int(plan.splits[r]),
+            "round": int(r),
+            "bit": int(plan.bits[r]),
+            "split": int(plan.splits[r]),
             "claim": compact_claim(claim),
-            "features": {name: features[name][i] for name in attacks}}
+            "features": {name: features[name][i] for name in attacks},
+        }
         if record_trace:
-            row["trace"] = {"claim": claim,
-                            "num_teachers": int(getattr(model, "num_teachers_", 0))}
+            row["trace"] = {
+                "claim": claim,
+                "num_teachers": int(getattr(model, "num_teachers_", 0)),
+            }
         rows.append(row)
     return rows

@@ -52,16 +52,23 @@ from dpaudit.worst_case.targets import candidate_targets, score_candidates
 Ranking = tuple[tuple[int, float], ...]
 
 
-def progress_bar(desc: str, total: int, *, unit: str, enabled: bool,
-                 initial: int = 0) -> Any:
+def progress_bar(
+    desc: str, total: int, *, unit: str, enabled: bool, initial: int = 0
+) -> Any:
     """The audit's one kind of progress display: a tqdm bar on stderr, disabled (it
     prints nothing) unless ``enabled``. The training bar of
     :func:`dpaudit.audit.run.run_audit` and the selection and analysis bars all use
     it."""
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, unit=unit, desc=desc,
-                disable=not enabled, file=None)
+    return tqdm(
+        total=total,
+        initial=initial,
+        unit=unit,
+        desc=desc,
+        disable=not enabled,
+        file=None,
+    )
 
 
 def selection_streams(config: AuditConfig) -> tuple[Rngs, Rngs, Rngs]:
@@ -71,12 +78,17 @@ def selection_streams(config: AuditConfig) -> tuple[Rngs, Rngs, Rngs]:
     return pool, attacks, public
 
 
-def release_in_batches(make_generator: Callable[[], Generator],
-                       datasets: Sequence[pd.DataFrame], rngs: Sequence[Rngs], *,
-                       domain: Domain, rows: int, public: PublicStreams | None,
-                       config: AuditConfig,
-                       on_batch: Callable[[int], None] | None = None
-                       ) -> list[pd.DataFrame]:
+def release_in_batches(
+    make_generator: Callable[[], Generator],
+    datasets: Sequence[pd.DataFrame],
+    rngs: Sequence[Rngs],
+    *,
+    domain: Domain,
+    rows: int,
+    public: PublicStreams | None,
+    config: AuditConfig,
+    on_batch: Callable[[int], None] | None = None,
+) -> list[pd.DataFrame]:
     """One release per dataset (:func:`~dpaudit.audit.rounds.release`), trained in
     the training groups of the device (:func:`~dpaudit.audit.execution.in_groups`),
     whatever ``config.batch_size``: a selection pool's models. ``on_batch`` is
@@ -84,17 +96,29 @@ def release_in_batches(make_generator: Callable[[], Generator],
     out: list[pd.DataFrame] = []
     for group in in_groups(range(len(datasets)), training_group(config.device)):
         start, stop = group[0], group[-1] + 1
-        _, frames = release(make_generator, datasets[start:stop], rngs[start:stop],
-                            domain=domain, rows=rows, public=public,
-                            name=config.generator)
+        _, frames = release(
+            make_generator,
+            datasets[start:stop],
+            rngs[start:stop],
+            domain=domain,
+            rows=rows,
+            public=public,
+            name=config.generator,
+        )
         out.extend(frames)
         if on_batch is not None:
             on_batch(len(frames))
     return out
 
 
-def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
-                 neighbours: int = 5, progress: bool = False) -> list[tuple[int, float]]:
+def rank_targets(
+    data: pd.DataFrame,
+    *,
+    domain: Domain,
+    config: AuditConfig,
+    neighbours: int = 5,
+    progress: bool = False,
+) -> list[tuple[int, float]]:
     """Ranks ``config.candidates`` candidates of ``data`` by their pool AUC.
 
     Args:
@@ -110,12 +134,21 @@ def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
         ``(row position in data, AUC)`` for every candidate, by decreasing AUC (ties:
         lower row first); the first is :func:`select_target`'s choice.
     """
-    require(isinstance(config.candidates, int) and config.candidates >= 1, "candidates",
-            "an integer >= 1", config.candidates)
-    require(isinstance(config.selection_rounds, int) and config.selection_rounds >= 5,
-            "selection_rounds", "an integer >= 5", config.selection_rounds)
-    candidates = candidate_targets(data, domain=domain, n=config.candidates,
-                                   neighbours=neighbours)
+    require(
+        isinstance(config.candidates, int) and config.candidates >= 1,
+        "candidates",
+        "an integer >= 1",
+        config.candidates,
+    )
+    require(
+        isinstance(config.selection_rounds, int) and config.selection_rounds >= 5,
+        "selection_rounds",
+        "an integer >= 5",
+        config.selection_rounds,
+    )
+    candidates = candidate_targets(
+        data, domain=domain, n=config.candidates, neighbours=neighbours
+    )
     n_rows = len(data) - 1  # |D| of the final audit: teachers and release size
     options = audit_generator_options(config, n_rows=n_rows, worst_case=False)
     rows = release_rows(config, n_rows=n_rows, worst_case=False)
@@ -127,38 +160,62 @@ def rank_targets(data: pd.DataFrame, *, domain: Domain, config: AuditConfig,
     pool_rng, attacks_rng, public_rng = selection_streams(config)
     public = None
     if config.randomness == "fixed_public" and getattr(
-            make_generator(), "supports_public_randomness", False):
+        make_generator(), "supports_public_randomness", False
+    ):
         fit_public, sample_public = public_rng.spawn(2)
         public = (fit_public, sample_public)
 
     bars: dict[str, Any] = {}  # the scoring bar opens when the pool is trained
 
-    def release_all(datasets: Sequence[pd.DataFrame], rngs: Sequence[Rngs]
-                    ) -> list[pd.DataFrame]:
-        with progress_bar("target selection (models)", len(datasets), unit="model",
-                          enabled=progress) as bar:
-            out = release_in_batches(make_generator, datasets, rngs, domain=domain,
-                                     rows=rows, public=public, config=config,
-                                     on_batch=bar.update)
-        bars["scored"] = progress_bar("target selection (candidates scored)",
-                                      len(candidates), unit="candidate",
-                                      enabled=progress)
+    def release_all(
+        datasets: Sequence[pd.DataFrame], rngs: Sequence[Rngs]
+    ) -> list[pd.DataFrame]:
+        with progress_bar(
+            "target selection (models)", len(datasets), unit="model", enabled=progress
+        ) as bar:
+            out = release_in_batches(
+                make_generator,
+                datasets,
+                rngs,
+                domain=domain,
+                rows=rows,
+                public=public,
+                config=config,
+                on_batch=bar.update,
+            )
+        bars["scored"] = progress_bar(
+            "target selection (candidates scored)",
+            len(candidates),
+            unit="candidate",
+            enabled=progress,
+        )
         return out
 
     names = expand_attacks(config.attack)
     attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
 
     def make_attacks(target: pd.DataFrame) -> dict[str, object]:
-        return {name: make_attack(name, domain=domain, target=domain.cast(target),
-                                  rng=attack_rngs[ATTACK_NAMES.index(name)],
-                                  **attack_options(name, config.attack_options))
-                for name in names}
+        return {
+            name: make_attack(
+                name,
+                domain=domain,
+                target=domain.cast(target),
+                rng=attack_rngs[ATTACK_NAMES.index(name)],
+                **attack_options(name, config.attack_options),
+            )
+            for name in names
+        }
 
     try:
-        return score_candidates(domain.cast(data), candidates=candidates,
-                                release=release_all, make_attacks=make_attacks,
-                                n_models=2 * config.selection_rounds, rng=pool_rng,
-                                on_scored=lambda row: bars["scored"].update(1))
+        return score_candidates(
+            domain.cast(data),
+            candidates=candidates,
+            release=release_all,
+            make_attacks=make_attacks,
+            n_models=2 * config.selection_rounds,
+            rng=pool_rng,
+            on_scored=lambda row: bars["scored"].update(1),
+        )
     finally:
         if "scored" in bars:
             bars["scored"].close()
@@ -170,22 +227,31 @@ def select_target(data: pd.DataFrame, *, domain: Domain, config: AuditConfig) ->
     return rank_targets(data, domain=domain, config=config)[0][0]
 
 
-def resolve_target(config: AuditConfig, *, progress: bool = False
-                   ) -> tuple[AuditConfig, Ranking | None]:
+def resolve_target(
+    config: AuditConfig, *, progress: bool = False
+) -> tuple[AuditConfig, Ranking | None]:
     """``config`` with ``target = "auto"`` replaced by the selected row, and the
     ranking that chose it (``None`` when there was nothing to select); ``progress``
     shows the selection's progress (:func:`rank_targets`)."""
     if config.target != "auto" or config.target_record is not None:
         return config, None
-    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir,
-                           rows=config.dataset_rows)
-    ranking = tuple(rank_targets(dataset.train, domain=dataset.domain, config=config,
-                                 progress=progress))
+    dataset = load_dataset(
+        config.dataset,
+        domain=config.domain,
+        data_dir=config.data_dir,
+        rows=config.dataset_rows,
+    )
+    ranking = tuple(
+        rank_targets(
+            dataset.train, domain=dataset.domain, config=config, progress=progress
+        )
+    )
     return dataclasses.replace(config, target=ranking[0][0]), ranking
 
 
-def rank_public_seeds(config: AuditConfig, *, progress: bool = False
-                      ) -> list[tuple[int, float]]:
+def rank_public_seeds(
+    config: AuditConfig, *, progress: bool = False
+) -> list[tuple[int, float]]:
     """Ranks the public randomness candidates ``0 .. public_candidates - 1`` of
     ``config`` (target resolved) by how well its attacks separate the worlds.
 
@@ -219,22 +285,36 @@ def rank_public_seeds(config: AuditConfig, *, progress: bool = False
     datasets = [base.with_target if bit else base.without for bit in bits]
     rngs = models_rng.spawn(n_models)  # each model re-derives its own children
     scored = []
-    with progress_bar(f"public-seed selection ({config.public_candidates} candidates, "
-                      "models)", config.public_candidates * n_models, unit="model",
-                      enabled=progress) as bar:
+    with progress_bar(
+        f"public-seed selection ({config.public_candidates} candidates, models)",
+        config.public_candidates * n_models,
+        unit="model",
+        enabled=progress,
+    ) as bar:
         for candidate in range(config.public_candidates):
             public = streams.public_candidate(candidate)
             # Fresh generator objects with the same seeds for every candidate: no
             # candidate's score depends on the draws an earlier one consumed.
             attack_rngs = attacks_rng.spawn(len(ATTACK_NAMES))
-            releases = release_in_batches(base.make_generator, datasets, rngs,
-                                          domain=base.domain, rows=base.synthetic_rows,
-                                          public=public, config=config, on_batch=bar.update)
+            releases = release_in_batches(
+                base.make_generator,
+                datasets,
+                rngs,
+                domain=base.domain,
+                rows=base.synthetic_rows,
+                public=public,
+                config=config,
+                on_batch=bar.update,
+            )
             aucs = []
             for name in base.attacks:
-                attack = make_attack(name, domain=base.domain, target=base.target,
-                                     rng=attack_rngs[ATTACK_NAMES.index(name)],
-                                     **attack_options(name, config.attack_options))
+                attack = make_attack(
+                    name,
+                    domain=base.domain,
+                    target=base.target,
+                    rng=attack_rngs[ATTACK_NAMES.index(name)],
+                    **attack_options(name, config.attack_options),
+                )
                 features = np.asarray(attack.featurize(releases))
                 attack.fit(features[fits], bits[fits].astype(np.int64))
                 scores = np.asarray(attack.score(features[~fits]), dtype=np.float64)
@@ -244,8 +324,9 @@ def rank_public_seeds(config: AuditConfig, *, progress: bool = False
     return scored
 
 
-def resolve_public_seed(config: AuditConfig, *, progress: bool = False
-                        ) -> tuple[AuditConfig, Ranking | None]:
+def resolve_public_seed(
+    config: AuditConfig, *, progress: bool = False
+) -> tuple[AuditConfig, Ranking | None]:
     """``config`` with ``public_seed = "auto"`` replaced by the chosen candidate, and
     the ranking that chose it (``None`` when there was nothing to choose: the
     generator does not declare public randomness, and candidate 0 is kept);

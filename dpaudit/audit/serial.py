@@ -27,8 +27,15 @@ from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_choice, require
 
-__all__ = ["freeze", "from_json", "json_fields", "json_keys", "nan_to_null", "thaw",
-           "to_json"]
+__all__ = [
+    "freeze",
+    "from_json",
+    "json_fields",
+    "json_keys",
+    "nan_to_null",
+    "thaw",
+    "to_json",
+]
 
 T = TypeVar("T")
 
@@ -187,11 +194,15 @@ def _read(hint: Any, value: Any, name: str) -> Any:
         item = args[1] if args else Any
         if is_dataclass(item) and any(f.metadata.get("key") for f in fields(item)):
             key = next(f.name for f in fields(item) if f.metadata.get("key"))
-            return MappingProxyType({
-                str(k): from_json(item, v, f"{name}.{k}", **{key: str(k)})
-                for k, v in data.items()})
-        return MappingProxyType({str(k): _read(item, v, f"{name}.{k}")
-                                 for k, v in data.items()})
+            return MappingProxyType(
+                {
+                    str(k): from_json(item, v, f"{name}.{k}", **{key: str(k)})
+                    for k, v in data.items()
+                }
+            )
+        return MappingProxyType(
+            {str(k): _read(item, v, f"{name}.{k}") for k, v in data.items()}
+        )
     if isinstance(hint, type) and is_dataclass(hint):
         return from_json(hint, value, name)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
@@ -200,12 +211,20 @@ def _read(hint: Any, value: Any, name: str) -> Any:
         require(isinstance(value, bool), name, "true or false", value)
         return value
     if hint is int:
-        require(isinstance(value, int) and not isinstance(value, bool), name,
-                "an integer", value)
+        require(
+            isinstance(value, int) and not isinstance(value, bool),
+            name,
+            "an integer",
+            value,
+        )
         return int(value)
     if hint is float:
-        require(isinstance(value, int | float) and not isinstance(value, bool), name,
-                "a number", value)
+        require(
+            isinstance(value, int | float) and not isinstance(value, bool),
+            name,
+            "a number",
+            value,
+        )
         return float(value)
     if hint is str:
         require(isinstance(value, str), name, "a string", value)

@@ -62,9 +62,13 @@ class AuditSetup:
     def make_attacks(self) -> dict[str, Any]:
         rngs = self.plan.attack_rngs(len(ATTACK_NAMES))
         return {
-            name: make_attack(name, domain=self.domain, target=self.target,
-                              rng=rngs[ATTACK_NAMES.index(name)],
-                              **attack_options(name, self.config.attack_options))
+            name: make_attack(
+                name,
+                domain=self.domain,
+                target=self.target,
+                rng=rngs[ATTACK_NAMES.index(name)],
+                **attack_options(name, self.config.attack_options),
+            )
             for name in self.attacks
         }
 
@@ -76,8 +80,10 @@ class AuditSetup:
     def randomness(self) -> str:
         """The mode actually used: ``fixed_public`` only where asked for and the
         generator declares support, else ``independent``."""
-        fixed = (self.config.randomness == "fixed_public"
-                 and self.supports_public_randomness())
+        fixed = (
+            self.config.randomness == "fixed_public"
+            and self.supports_public_randomness()
+        )
         return "fixed_public" if fixed else "independent"
 
     def public_streams(self) -> tuple[Rngs, Rngs] | None:
@@ -95,8 +101,9 @@ def attack_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k in allowed}
 
 
-def audit_generator_options(config: AuditConfig, *, n_rows: int,
-                            worst_case: bool) -> dict[str, Any]:
+def audit_generator_options(
+    config: AuditConfig, *, n_rows: int, worst_case: bool
+) -> dict[str, Any]:
     """The generator options an audit uses, for ``|D| = n_rows``.
 
     The generator registry holds each generator's audit defaults
@@ -106,10 +113,17 @@ def audit_generator_options(config: AuditConfig, *, n_rows: int,
     caps (100 on the worst case, 1,000 on real data); small-table noise calibration.
     Options the user set win.
     """
-    return audit_options(config.generator, config.generator_options, n_rows=n_rows,
-                         worst_case=worst_case, epsilon=config.epsilon,
-                         delta=config.delta, device=config.device,
-                         variant=config.variant, bugs=config.bugs)
+    return audit_options(
+        config.generator,
+        config.generator_options,
+        n_rows=n_rows,
+        worst_case=worst_case,
+        epsilon=config.epsilon,
+        delta=config.delta,
+        device=config.device,
+        variant=config.variant,
+        bugs=config.bugs,
+    )
 
 
 def release_rows(config: AuditConfig, *, n_rows: int, worst_case: bool) -> int:
@@ -118,10 +132,12 @@ def release_rows(config: AuditConfig, *, n_rows: int, worst_case: bool) -> int:
     return config.synthetic_rows or (100 if worst_case else n_rows)
 
 
-def build_setup(config: AuditConfig, *,
-                target_selection: tuple[tuple[int, float], ...] | None = None,
-                public_selection: tuple[tuple[int, float], ...] | None = None
-                ) -> AuditSetup:
+def build_setup(
+    config: AuditConfig,
+    *,
+    target_selection: tuple[tuple[int, float], ...] | None = None,
+    public_selection: tuple[tuple[int, float], ...] | None = None,
+) -> AuditSetup:
     """Loads the data, takes the target and fixes every derived setting.
 
     Args:
@@ -144,9 +160,14 @@ def build_setup(config: AuditConfig, *,
         raise InvalidParameterError(
             "`public_seed` must be resolved before the setup is built (run_audit "
             "resolves 'auto' with dpaudit.audit.selection.resolve_public_seed). Got "
-            "'auto'.")
-    dataset = load_dataset(config.dataset, domain=config.domain, data_dir=config.data_dir,
-                           rows=config.dataset_rows)
+            "'auto'."
+        )
+    dataset = load_dataset(
+        config.dataset,
+        domain=config.domain,
+        data_dir=config.data_dir,
+        rows=config.dataset_rows,
+    )
     domain = dataset.domain
     target_index: int | None = None
     if config.target_record is not None:
@@ -174,15 +195,24 @@ def build_setup(config: AuditConfig, *,
     worst_case = dataset.name in WORST_CASE_NAMES
     continuous = dataset.name == WORST_CASE_NAMES[1]
     setup = AuditSetup(
-        config=config, dataset=dataset, without=without, with_target=with_target,
-        target=target, target_index=target_index, target_selection=target_selection,
+        config=config,
+        dataset=dataset,
+        without=without,
+        with_target=with_target,
+        target=target,
+        target_index=target_index,
+        target_selection=target_selection,
         public_selection=public_selection,
         synthetic_rows=release_rows(config, n_rows=len(without), worst_case=worst_case),
-        generator_options=audit_generator_options(config, n_rows=len(without),
-                                                  worst_case=worst_case),
-        attacks=tuple(expand_attacks(config.attack, worst_case=worst_case,
-                                     continuous=continuous)),
-        plan=GamePlan.create(rounds=config.rounds, split=config.split, seed=config.seed),
+        generator_options=audit_generator_options(
+            config, n_rows=len(without), worst_case=worst_case
+        ),
+        attacks=tuple(
+            expand_attacks(config.attack, worst_case=worst_case, continuous=continuous)
+        ),
+        plan=GamePlan.create(
+            rounds=config.rounds, split=config.split, seed=config.seed
+        ),
     )
     setup.make_generator()  # refuses bad generator options now, not in a worker
     return setup

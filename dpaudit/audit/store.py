@@ -58,8 +58,9 @@ TABLES = frozenset({"meta", "rounds", "features", "digests"})
 """The tables a dpaudit store may hold."""
 
 
-def round_digest(bit: int, split: int, claim_json: str,
-                 vectors: Iterable[tuple[str, bytes]]) -> str:
+def round_digest(
+    bit: int, split: int, claim_json: str, vectors: Iterable[tuple[str, bytes]]
+) -> str:
     """SHA-256 of one stored round: its bit, split, claim JSON and every attack's
     vector bytes (in attack-name order)."""
     digest = hashlib.sha256(f"{int(bit)}|{int(split)}|{claim_json}".encode())
@@ -80,21 +81,29 @@ def _check_foreign(path: Path) -> None:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
             (app,) = conn.execute("PRAGMA application_id").fetchone()
-            tables = {t for (t,) in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = {
+                t
+                for (t,) in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                )
+            }
         finally:
             conn.close()
     except sqlite3.DatabaseError as err:
-        raise StoreError(f"{where} is not a dpaudit store ({err}); if it is a damaged "
-                         "store of this audit, start over with --force; otherwise "
-                         f"{fix}.") from err
+        raise StoreError(
+            f"{where} is not a dpaudit store ({err}); if it is a damaged "
+            "store of this audit, start over with --force; otherwise "
+            f"{fix}."
+        ) from err
     if app == APPLICATION_ID:
         return
     if app == 0 and tables and tables <= TABLES and {"meta", "rounds"} <= tables:
         return  # a store of an older dpaudit, before the stamp
     owner = f"application id {app:#x}" if app else "no application id"
-    raise StoreError(f"{where} is another application's SQLite database ({owner}, "
-                     f"tables {sorted(tables)}), not a dpaudit store; {fix}.")
+    raise StoreError(
+        f"{where} is another application's SQLite database ({owner}, "
+        f"tables {sorted(tables)}), not a dpaudit store; {fix}."
+    )
 
 
 def _to_bytes(array: NDArray[Any]) -> bytes:
@@ -190,8 +199,10 @@ class ResultStore:
             self._adopt_older_store()
         except sqlite3.DatabaseError as err:
             self.conn.close()
-            raise StoreError(f"{str(self.path)!r} is not a dpaudit store ({err}); start "
-                             "over with --force, or choose another --out.") from err
+            raise StoreError(
+                f"{str(self.path)!r} is not a dpaudit store ({err}); start "
+                "over with --force, or choose another --out."
+            ) from err
 
     def close(self) -> None:
         self.conn.close()
@@ -202,16 +213,24 @@ class ResultStore:
         (digests,) = self.conn.execute("SELECT COUNT(*) FROM digests").fetchone()
         if digests:
             return
-        rounds = self.conn.execute("SELECT round, bit, split, claim FROM rounds").fetchall()
+        rounds = self.conn.execute(
+            "SELECT round, bit, split, claim FROM rounds"
+        ).fetchall()
         if not rounds:
             return
         vectors: dict[int, list[tuple[str, bytes]]] = {}
-        for r, attack, blob in self.conn.execute("SELECT round, attack, vector FROM features"):
+        for r, attack, blob in self.conn.execute(
+            "SELECT round, attack, vector FROM features"
+        ):
             vectors.setdefault(int(r), []).append((str(attack), bytes(blob)))
         with self.conn:
-            self.conn.executemany("INSERT INTO digests VALUES (?, ?)", [
-                (int(r), round_digest(bit, split, claim, vectors.get(int(r), [])))
-                for r, bit, split, claim in rounds])
+            self.conn.executemany(
+                "INSERT INTO digests VALUES (?, ?)",
+                [
+                    (int(r), round_digest(bit, split, claim, vectors.get(int(r), [])))
+                    for r, bit, split, claim in rounds
+                ],
+            )
 
     def __enter__(self) -> ResultStore:
         return self
@@ -221,13 +240,17 @@ class ResultStore:
 
     # ------------------------------------------------------------------ meta
     def get_meta(self, key: str) -> Any:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        row = self.conn.execute(
+            "SELECT value FROM meta WHERE key = ?", (key,)
+        ).fetchone()
         return None if row is None else json.loads(row[0])
 
     def set_meta(self, key: str, value: Any) -> None:
         with self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                              (key, json.dumps(value, sort_keys=True)))
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                (key, json.dumps(value, sort_keys=True)),
+            )
 
     # ---------------------------------------------------------------- rounds
     def count_rounds(self) -> int:
@@ -252,21 +275,30 @@ class ResultStore:
         if self._verified:
             return
         digests = dict(self.conn.execute("SELECT round, digest FROM digests"))
-        rounds = self.conn.execute("SELECT round, bit, split, claim FROM rounds").fetchall()
+        rounds = self.conn.execute(
+            "SELECT round, bit, split, claim FROM rounds"
+        ).fetchall()
         vectors: dict[int, list[tuple[str, bytes]]] = {}
-        for r, attack, blob in self.conn.execute("SELECT round, attack, vector FROM features"):
+        for r, attack, blob in self.conn.execute(
+            "SELECT round, attack, vector FROM features"
+        ):
             vectors.setdefault(int(r), []).append((str(attack), bytes(blob)))
         changed = set(digests) ^ {int(r) for r, *_ in rounds}
         changed |= {r for r in vectors if r not in digests}
-        changed |= {int(r) for r, bit, split, claim in rounds if int(r) in digests
-                    and digests[int(r)] != round_digest(bit, split, claim,
-                                                        vectors.get(int(r), []))}
+        changed |= {
+            int(r)
+            for r, bit, split, claim in rounds
+            if int(r) in digests
+            and digests[int(r)]
+            != round_digest(bit, split, claim, vectors.get(int(r), []))
+        }
         if changed:
             raise StoreError(
                 f"{str(self.path)!r} was changed after dpaudit wrote it: the stored "
                 f"rounds do not match their checksums ({len(changed)} round(s); first: "
                 f"{min(changed)}). It is not analysed; rerun the audit with --force, "
-                "or into another --out.")
+                "or into another --out."
+            )
         self._verified = True
         # The checking read has every vector: keep them (decoded) for the analysis, so
         # the file is read once in all.
@@ -288,20 +320,29 @@ class ResultStore:
         with self.conn:
             for row in rows:
                 r, claim = int(row["round"]), json.dumps(row["claim"], sort_keys=True)
-                self.conn.execute("INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)",
-                                  (r, int(row["bit"]), int(row["split"]), claim))
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)",
+                    (r, int(row["bit"]), int(row["split"]), claim),
+                )
                 blobs = [(str(a), _to_bytes(v)) for a, v in row["features"].items()]
-                self.conn.executemany("INSERT OR REPLACE INTO features VALUES (?, ?, ?)",
-                                      [(r, a, b) for a, b in blobs])
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO features VALUES (?, ?, ?)",
+                    [(r, a, b) for a, b in blobs],
+                )
                 self.conn.execute(
                     "INSERT OR REPLACE INTO digests VALUES (?, ?)",
-                    (r, round_digest(int(row["bit"]), int(row["split"]), claim, blobs)))
+                    (r, round_digest(int(row["bit"]), int(row["split"]), claim, blobs)),
+                )
 
     def claims(self) -> dict[int, dict[str, Any]]:
         """Every stored round's claim (checked first: :meth:`verify`)."""
         self.verify()
-        return {r: json.loads(c) for r, c in
-                self.conn.execute("SELECT round, claim FROM rounds ORDER BY round")}
+        return {
+            r: json.loads(c)
+            for r, c in self.conn.execute(
+                "SELECT round, claim FROM rounds ORDER BY round"
+            )
+        }
 
     def _vectors(self, attack: str) -> dict[int, NDArray[np.float64]]:
         """Every stored vector of ``attack`` by round: one query per attack, kept
@@ -369,7 +410,8 @@ class StoreLock:
             except OSError as err:
                 raise StoreError(
                     f"cannot lock {str(self.path.parent)!r} ({err.strerror}): choose a "
-                    "writable --out.") from err
+                    "writable --out."
+                ) from err
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as err:

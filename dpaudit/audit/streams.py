@@ -56,7 +56,9 @@ class Streams:
     root_seed: int
 
     def _child(self, name: str) -> Rngs:
-        return Rngs.from_seed(self.root_seed).spawn(len(STREAM_INDEX))[STREAM_INDEX[name]]
+        return Rngs.from_seed(self.root_seed).spawn(len(STREAM_INDEX))[
+            STREAM_INDEX[name]
+        ]
 
     def rounds(self, n: int) -> list[Rngs]:
         """One stream per round (round ``i``: child ``i`` of ``rounds``)."""

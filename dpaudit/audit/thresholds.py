@@ -104,8 +104,10 @@ def select_threshold(
     # (TPR - FPR), so a perfect attack keeps its perfect threshold.
     j_up = (n1 - fn_up) / max(n1, 1) - (n0 - tn_up) / max(n0, 1)
     j_dn = tp_dn / max(n1, 1) - fp_dn / max(n0, 1)
-    best_j = max(float(j_up[eps_up == best].max(initial=-np.inf)),
-                 float(j_dn[eps_dn == best].max(initial=-np.inf)))
+    best_j = max(
+        float(j_up[eps_up == best].max(initial=-np.inf)),
+        float(j_dn[eps_dn == best].max(initial=-np.inf)),
+    )
     for eps, j, direction in ((eps_up, j_up, 1), (eps_dn, j_dn, -1)):
         tied = np.flatnonzero((eps == best) & (j == best_j))
         if tied.size:
@@ -165,4 +167,3 @@ def roc_curve(scores: ArrayLike, labels: ArrayLike) -> tuple[list[float], list[f
         return [0.0, 1.0], [0.0, 1.0]
     fpr, tpr, _ = _sklearn_roc_curve(y, s, drop_intermediate=False)
     return [float(v) for v in fpr], [float(v) for v in tpr]
-

@@ -34,8 +34,9 @@ def _fresh_sibling(out: Path) -> Path:
         return tmp
 
 
-def write_trace(out: Path, claim: Mapping[str, Any], *, num_teachers: int,
-                model: int = 0) -> None:
+def write_trace(
+    out: Path, claim: Mapping[str, Any], *, num_teachers: int, model: int = 0
+) -> None:
     """Writes the trace of one fitted model's claim (``PrivacyClaim.to_json()``)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -54,8 +55,14 @@ def write_trace(out: Path, claim: Mapping[str, Any], *, num_teachers: int,
             w.writerow(["iteration", "teacher", "loss_own", "loss_other"])
             for row in trace.get("teacher_losses", []):
                 for teacher in range(num_teachers):
-                    w.writerow([row["iteration"], teacher, row["own"][teacher],
-                                row["other"][teacher]])
+                    w.writerow(
+                        [
+                            row["iteration"],
+                            teacher,
+                            row["own"][teacher],
+                            row["other"][teacher],
+                        ]
+                    )
         with open(tmp / "epsilon.csv", "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["iteration", "epsilon", "epsilon_data_independent", "moment1"])

@@ -68,9 +68,7 @@ _TOP_KEYS = frozenset({"alpha", "preset", "defaults", "audit"})
 #: :class:`~dpaudit.audit.config.AuditConfig`): every audit key but ``alpha`` (the
 #: policy's, split over the audits), plus the policy's own ``name``.
 POLICY_AUDIT_KEYS: tuple[str, ...] = tuple(
-    sorted(
-        ({f.name for f in fields(AuditConfig)} - {"alpha"}) | {"name"}
-    )
+    sorted(({f.name for f in fields(AuditConfig)} - {"alpha"}) | {"name"})
 )
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 

@@ -138,18 +138,28 @@ def headline(outcomes: Sequence[CheckOutcome]) -> str:
     order, so a VIOLATION is never hidden behind an incomplete check; audits whose
     release was constant (``power.constant_release``) are named last.
     """
-    constant = [o.name for o in outcomes
-                if o.result is not None and _constant_release(o.result)]
-    note = (f"; {len(constant)} with a constant release ({', '.join(constant)}: the "
-            "target changed nothing released)") if constant else ""
+    constant = [
+        o.name for o in outcomes if o.result is not None and _constant_release(o.result)
+    ]
+    note = (
+        (
+            f"; {len(constant)} with a constant release ({', '.join(constant)}: the "
+            "target changed nothing released)"
+        )
+        if constant
+        else ""
+    )
     if outcomes and all(o.status == "CONSISTENT" for o in outcomes):
         return f"passed: {len(outcomes)} audit(s) CONSISTENT, no violation found{note}"
     groups = [
         (EXIT_VIOLATION, "VIOLATION", "privacy violation found"),
         (EXIT_BAD_INPUT, "could not run (bad input)", "fix the input named"),
         (EXIT_FAILED, "failed to run", "see the error"),
-        (EXIT_INCONCLUSIVE, "INCONCLUSIVE",
-         "too weak to refute the claim: give it more rounds"),
+        (
+            EXIT_INCONCLUSIVE,
+            "INCONCLUSIVE",
+            "too weak to refute the claim: give it more rounds",
+        ),
     ]
     parts = []
     for code, label, hint in groups:

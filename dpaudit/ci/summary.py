@@ -164,8 +164,9 @@ def render_check_markdown(report: CheckReport) -> str:
         r = o.result
         constant = r is not None and r.power is not None and r.power.constant_release
         warned = r is not None and bool(r.warnings)
-        if r is not None and (o.status in ("VIOLATION", "INCONCLUSIVE") or constant
-                              or warned):
+        if r is not None and (
+            o.status in ("VIOLATION", "INCONCLUSIVE") or constant or warned
+        ):
             reason = f" {md_escape(r.verdict_reason)}" if r.verdict_reason else ""
             lines.append(
                 f"**{md_escape(o.name)}** ({o.status}, "
@@ -215,9 +216,7 @@ def _power_lines(report: CheckReport) -> list[str]:
                 " These audits cannot refute their claim whatever the generator does "
                 "(the attainable maximum is not above the claimed epsilon), so they "
                 "are INCONCLUSIVE (the check exits 4 unless another audit fails "
-                "it harder); give them more rounds: "
-                + ", ".join(weak)
-                + "."
+                "it harder); give them more rounds: " + ", ".join(weak) + "."
             )
         lines.append("")
     return lines

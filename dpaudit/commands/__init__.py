@@ -58,11 +58,27 @@ verdicts into exit codes: with several outcomes 1 first, then 2, 3, 4, and 0 onl
 every audit is CONSISTENT."""
 """The exit codes of every command, as ``--help`` shows them."""
 
-__all__ = ["DEFAULT_DELTA", "DEFAULT_EPSILON", "EXIT_BAD_INPUT", "EXIT_CODES_HELP",
-           "EXIT_ERROR", "EXIT_FAILED", "EXIT_INCONCLUSIVE", "EXIT_INTERRUPTED", "EXIT_OK",
-           "EXIT_TERMINATED", "EXIT_VIOLATION", "HelpFormatter", "budget", "check_writable_file",
-           "nonempty_path", "parse_option", "parse_options", "progress_note",
-           "show_progress"]
+__all__ = [
+    "DEFAULT_DELTA",
+    "DEFAULT_EPSILON",
+    "EXIT_BAD_INPUT",
+    "EXIT_CODES_HELP",
+    "EXIT_ERROR",
+    "EXIT_FAILED",
+    "EXIT_INCONCLUSIVE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_TERMINATED",
+    "EXIT_VIOLATION",
+    "HelpFormatter",
+    "budget",
+    "check_writable_file",
+    "nonempty_path",
+    "parse_option",
+    "parse_options",
+    "progress_note",
+    "show_progress",
+]
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -139,10 +155,18 @@ def check_writable_file(path: str | os.PathLike[str], name: str) -> Path:
     out = Path(path)
     require(not out.is_dir(), name, "a file path, not a directory", str(out))
     parent = out.parent if str(out.parent) else Path(".")
-    require(parent.is_dir(), name, "in an existing folder (create the folder first)",
-            str(out))
-    require(os.access(parent, os.W_OK) and (not out.exists() or os.access(out, os.W_OK)),
-            name, "a path this user can write", str(out))
+    require(
+        parent.is_dir(),
+        name,
+        "in an existing folder (create the folder first)",
+        str(out),
+    )
+    require(
+        os.access(parent, os.W_OK) and (not out.exists() or os.access(out, os.W_OK)),
+        name,
+        "a path this user can write",
+        str(out),
+    )
     return out
 
 
@@ -164,8 +188,12 @@ def progress_note(text: str, *, enabled: bool, every: float = 1.0) -> Iterator[N
 
     def tick() -> None:
         while not stop.wait(every):
-            print(f"\r{text} {time.perf_counter() - started:.0f} s", end="",
-                  file=sys.stderr, flush=True)
+            print(
+                f"\r{text} {time.perf_counter() - started:.0f} s",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
 
     print(f"{text}", end="", file=sys.stderr, flush=True)
     thread = threading.Thread(target=tick, daemon=True)
@@ -175,5 +203,8 @@ def progress_note(text: str, *, enabled: bool, every: float = 1.0) -> Iterator[N
     finally:
         stop.set()
         thread.join()
-        print(f"\r{text} done in {time.perf_counter() - started:.1f} s", file=sys.stderr,
-              flush=True)
+        print(
+            f"\r{text} done in {time.perf_counter() - started:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )

@@ -72,97 +72,190 @@ class Key:
 
 
 AUDIT_KEYS: tuple[Key, ...] = (
-    Key("generator", "a name of `dpaudit list generators` or a plug-in module:Class "
-                     f"(default {DEFAULT_GENERATOR})"),
+    Key(
+        "generator",
+        "a name of `dpaudit list generators` or a plug-in module:Class "
+        f"(default {DEFAULT_GENERATOR})",
+    ),
     Key("variant", "a bug variant (dpaudit list variants)"),
-    Key("bug", "switch a bug flag on (repeatable; dpaudit list bugs)", kind="list",
-        field="bugs", aliases=("bugs",)),
-    Key("option", "a generator option KEY=VALUE, e.g. lam=0.01 (repeatable)",
-        kind="options", field="generator_options", aliases=("generator_options",)),
-    Key("attack_option", "an attack option KEY=VALUE, e.g. n_queries=500 (repeatable)",
-        kind="options", field="attack_options", aliases=("attack_options",)),
-    Key("dataset", "worst-case (default), a named dataset, or a CSV path (with --domain)"),
-    Key("dataset_rows", "worst cases only: N rows, N - 1 copies of the base record plus "
-                        "the target (default 5), for libraries with a minimum table "
-                        "size", kind="int"),
+    Key(
+        "bug",
+        "switch a bug flag on (repeatable; dpaudit list bugs)",
+        kind="list",
+        field="bugs",
+        aliases=("bugs",),
+    ),
+    Key(
+        "option",
+        "a generator option KEY=VALUE, e.g. lam=0.01 (repeatable)",
+        kind="options",
+        field="generator_options",
+        aliases=("generator_options",),
+    ),
+    Key(
+        "attack_option",
+        "an attack option KEY=VALUE, e.g. n_queries=500 (repeatable)",
+        kind="options",
+        field="attack_options",
+        aliases=("attack_options",),
+    ),
+    Key(
+        "dataset",
+        "worst-case (default), a named dataset, or a CSV path (with --domain)",
+    ),
+    Key(
+        "dataset_rows",
+        "worst cases only: N rows, N - 1 copies of the base record plus "
+        "the target (default 5), for libraries with a minimum table "
+        "size",
+        kind="int",
+    ),
     Key("domain", "the public domain JSON of a CSV dataset"),
-    Key("data_dir", "folder of the named datasets "
-                    "(default $DPAUDIT_DATA_DIR or ../shared/data)"),
+    Key(
+        "data_dir",
+        "folder of the named datasets (default $DPAUDIT_DATA_DIR or ../shared/data)",
+    ),
     Key("target", "row index, or 'auto' (most vulnerable record)"),
-    Key("target_record", "a target record as a JSON object (TOML: a table)",
-        kind="record"),
-    Key("attack", "default (querybased, moments and fingerprint, the verdict their "
-                  "best with a Bonferroni split of alpha), querybased, moments, "
-                  "fingerprint, nearest, groundhog, groundhog-naive, groundhog-histogram, "
-                  "groundhog-correlation, distance, all"),
+    Key(
+        "target_record",
+        "a target record as a JSON object (TOML: a table)",
+        kind="record",
+    ),
+    Key(
+        "attack",
+        "default (querybased, moments and fingerprint, the verdict their "
+        "best with a Bonferroni split of alpha), querybased, moments, "
+        "fingerprint, nearest, groundhog, groundhog-naive, groundhog-histogram, "
+        "groundhog-correlation, distance, all",
+    ),
     Key("rounds", "rounds per world (default 1000)", kind="int"),
-    Key("split", "fractions of each world's rounds for attack training, threshold "
-                 "selection and test, as TRAIN,VALIDATION,TEST (default 0.4,0.2,0.4)",
-        kind="split"),
-    Key("candidates", "--target auto: candidate records mini-audited (default 64)",
-        kind="int"),
-    Key("selection_rounds", "--target auto: rounds per world of each mini-audit "
-                            "(default 100)", kind="int"),
-    Key("alpha", "false-alarm probability of eps_emp (default 0.05: 95% confidence)",
-        kind="float"),
-    Key("estimator", "clopper_pearson (default) or jeffreys",
-        choices=("clopper_pearson", "jeffreys")),
-    Key("randomness", "fixed_public (default): one public stream (weights, partitions, "
-                      "batches, latents, the release's sampling) for every round and both "
-                      "worlds, fresh privacy noise per round, where the generator declares "
-                      "its proof holds for any fixed public stream (docs/soundness.md); "
-                      "independent: every draw fresh per round",
-        choices=("fixed_public", "independent")),
-    Key("public_seed", "with fixed_public: which public randomness is held fixed: 0 "
-                       "(default), a candidate index, or 'auto': the candidate under "
-                       "which the attacks separate the worlds best on selection rounds "
-                       "disjoint from the audit's (docs/soundness.md)"),
-    Key("public_candidates", "--public-seed auto: candidates compared, each with "
-                             "2 x --selection-rounds models (default 8)", kind="int"),
+    Key(
+        "split",
+        "fractions of each world's rounds for attack training, threshold "
+        "selection and test, as TRAIN,VALIDATION,TEST (default 0.4,0.2,0.4)",
+        kind="split",
+    ),
+    Key(
+        "candidates",
+        "--target auto: candidate records mini-audited (default 64)",
+        kind="int",
+    ),
+    Key(
+        "selection_rounds",
+        "--target auto: rounds per world of each mini-audit (default 100)",
+        kind="int",
+    ),
+    Key(
+        "alpha",
+        "false-alarm probability of eps_emp (default 0.05: 95% confidence)",
+        kind="float",
+    ),
+    Key(
+        "estimator",
+        "clopper_pearson (default) or jeffreys",
+        choices=("clopper_pearson", "jeffreys"),
+    ),
+    Key(
+        "randomness",
+        "fixed_public (default): one public stream (weights, partitions, "
+        "batches, latents, the release's sampling) for every round and both "
+        "worlds, fresh privacy noise per round, where the generator declares "
+        "its proof holds for any fixed public stream (docs/soundness.md); "
+        "independent: every draw fresh per round",
+        choices=("fixed_public", "independent"),
+    ),
+    Key(
+        "public_seed",
+        "with fixed_public: which public randomness is held fixed: 0 "
+        "(default), a candidate index, or 'auto': the candidate under "
+        "which the attacks separate the worlds best on selection rounds "
+        "disjoint from the audit's (docs/soundness.md)",
+    ),
+    Key(
+        "public_candidates",
+        "--public-seed auto: candidates compared, each with "
+        "2 x --selection-rounds models (default 8)",
+        kind="int",
+    ),
     Key("epsilon", "privacy budget given to the generator (default 1)", kind="float"),
     Key("delta", "delta given to the generator (default 1e-5)", kind="float"),
-    Key("synthetic_rows", "rows released per round (default 100 on the worst case, "
-                          "|D| otherwise)", kind="int"),
-    Key("batch_size", "rounds trained together (default 128); does not change the result",
-        kind="int"),
+    Key(
+        "synthetic_rows",
+        "rows released per round (default 100 on the worst case, |D| otherwise)",
+        kind="int",
+    ),
+    Key(
+        "batch_size",
+        "rounds trained together (default 128); does not change the result",
+        kind="int",
+    ),
     Key("jobs", "parallel jobs (default -1: one per CPU core)", kind="int"),
-    Key("backend", "joblib backend (default threading; loky: worker processes); dask "
-                   "runs on --scheduler",
-        choices=("loky", "threading", "dask")),
+    Key(
+        "backend",
+        "joblib backend (default threading; loky: worker processes); dask "
+        "runs on --scheduler",
+        choices=("loky", "threading", "dask"),
+    ),
     Key("scheduler", "Dask scheduler address (with --backend dask)"),
     Key("device", "auto (default), cpu or cuda", choices=("auto", "cpu", "cuda")),
-    Key("fit_timeout", "plug-ins and adapters: seconds one fit, sample or import may "
-                       "take before its worker is stopped and the audit fails "
-                       "(default 3600)", kind="float", metavar="SECONDS"),
-    Key("max_memory", "plug-ins and adapters: MiB of resident memory one worker process "
-                      "may use before it is stopped and the audit fails (default: half "
-                      "the machine's memory)", kind="int", metavar="MIB"),
-    Key("python", "plug-ins and adapters: the Python interpreter of their worker "
-                  "processes (default: this one); it needs numpy, pandas and the "
-                  "generator's library only", metavar="PATH"),
+    Key(
+        "fit_timeout",
+        "plug-ins and adapters: seconds one fit, sample or import may "
+        "take before its worker is stopped and the audit fails "
+        "(default 3600)",
+        kind="float",
+        metavar="SECONDS",
+    ),
+    Key(
+        "max_memory",
+        "plug-ins and adapters: MiB of resident memory one worker process "
+        "may use before it is stopped and the audit fails (default: half "
+        "the machine's memory)",
+        kind="int",
+        metavar="MIB",
+    ),
+    Key(
+        "python",
+        "plug-ins and adapters: the Python interpreter of their worker "
+        "processes (default: this one); it needs numpy, pandas and the "
+        "generator's library only",
+        metavar="PATH",
+    ),
     Key("seed", "the root seed (default 0)", kind="int"),
     Key("out", f"output folder (default ./{DEFAULT_OUT})", field=None),
     Key("force", "overwrite an existing audit in --out", kind="bool", field=None),
-    Key("quiet", "no progress on stderr (alias --no-progress; progress shows only on a "
-                 "terminal)", kind="bool", field=None),
+    Key(
+        "quiet",
+        "no progress on stderr (alias --no-progress; progress shows only on a "
+        "terminal)",
+        kind="bool",
+        field=None,
+    ),
 )
 """The keys of ``dpaudit audit``: its flags and its TOML keys, in ``--help`` order."""
 
 FLAG_ONLY = ("config", "resume")
 """The flags that are not configuration keys (they say where the configuration is)."""
 
-_BY_TOML_NAME: dict[str, Key] = {name: key for key in AUDIT_KEYS
-                                 for name in (key.name, *key.aliases)}
+_BY_TOML_NAME: dict[str, Key] = {
+    name: key for key in AUDIT_KEYS for name in (key.name, *key.aliases)
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the flags of ``dpaudit audit`` (:data:`AUDIT_KEYS`, ``--config``,
     ``--resume``) to ``parser``."""
-    parser.add_argument("--config", metavar="TOML",
-                        help="audit.toml: the same keys as the flags (flags override it)")
+    parser.add_argument(
+        "--config",
+        metavar="TOML",
+        help="audit.toml: the same keys as the flags (flags override it)",
+    )
     for key in AUDIT_KEYS:
-        kwargs: dict[str, Any] = {"help": key.help.replace("%", "%%"),
-                                  "dest": key.name, "default": None}
+        kwargs: dict[str, Any] = {
+            "help": key.help.replace("%", "%%"),
+            "dest": key.name,
+            "default": None,
+        }
         if key.kind == "bool":
             kwargs["action"] = "store_true"
         elif key.kind in ("list", "options"):
@@ -174,16 +267,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                 kwargs["choices"] = key.choices
             else:
                 kwargs["metavar"] = key.metavar or {
-                    "int": "N", "float": "X", "split": "TRAIN,VAL,TEST",
-                    "record": "JSON"}.get(key.kind, key.name.upper())
+                    "int": "N",
+                    "float": "X",
+                    "split": "TRAIN,VAL,TEST",
+                    "record": "JSON",
+                }.get(key.kind, key.name.upper())
         # One progress convention for every command: --quiet, alias --no-progress.
         aliases = ("--no-progress",) if key.name == "quiet" else ()
         parser.add_argument(key.flag, *aliases, **kwargs)
-    parser.add_argument("--resume", metavar="DIR",
-                        help="continue the audit stored in DIR (killed, failed, or "
-                             "finished: analysed again); only --jobs, --backend, "
-                             "--scheduler, --device, --batch-size and --quiet may be "
-                             "given with it, and --generator to name a plug-in again")
+    parser.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the audit stored in DIR (killed, failed, or "
+        "finished: analysed again); only --jobs, --backend, "
+        "--scheduler, --device, --batch-size and --quiet may be "
+        "given with it, and --generator to name a plug-in again",
+    )
 
 
 def load_toml(path: str) -> dict[str, Any]:
@@ -197,17 +296,21 @@ def load_toml(path: str) -> dict[str, Any]:
             data = tomllib.load(fh)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as err:
         raise InvalidParameterError(
-            f"`--config` must be an existing TOML file. Got {path!r}.") from err
+            f"`--config` must be an existing TOML file. Got {path!r}."
+        ) from err
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise InvalidParameterError(
-            f"`--config` must be valid TOML ({err}). Got {path!r}.") from err
+            f"`--config` must be valid TOML ({err}). Got {path!r}."
+        ) from err
     except OSError as err:
         raise InvalidParameterError(
-            f"`--config` must be a readable file ({err.strerror}). Got {path!r}.") from err
+            f"`--config` must be a readable file ({err.strerror}). Got {path!r}."
+        ) from err
     table = data.get("audit", data)
     if not isinstance(table, dict):
         raise InvalidParameterError(
-            f"`--config` [audit] must be a table. Got {type(table).__name__} in {path!r}.")
+            f"`--config` [audit] must be a table. Got {type(table).__name__} in {path!r}."
+        )
     return dict(table)
 
 
@@ -236,10 +339,15 @@ def _toml_value(key: Key, value: Any, where: str) -> Any:
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             value = dict(parse_option(v) for v in value)
         if not isinstance(value, dict):
-            raise _bad(where, "a table (or a list of \"KEY=VALUE\")", value)
+            raise _bad(where, 'a table (or a list of "KEY=VALUE")', value)
     elif key.kind == "split":
-        if (not isinstance(value, list) or len(value) != 3 or not all(
-                isinstance(v, int | float) and not isinstance(v, bool) for v in value)):
+        if (
+            not isinstance(value, list)
+            or len(value) != 3
+            or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in value
+            )
+        ):
             raise _bad(where, "a list of three fractions", value)
     elif key.kind == "record":
         if not isinstance(value, dict | str):
@@ -286,11 +394,13 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
                 known = sorted(_BY_TOML_NAME)
                 raise InvalidParameterError(
                     f"`--config` key {name!r} is not an audit key; valid keys: "
-                    f"{', '.join(known)}. Got it in {args.config!r}.")
+                    f"{', '.join(known)}. Got it in {args.config!r}."
+                )
             if key.name in values:
                 raise InvalidParameterError(
                     f"`--config` sets {key.name!r} twice (as {name!r} too). "
-                    f"Got it in {args.config!r}.")
+                    f"Got it in {args.config!r}."
+                )
             values[key.name] = _toml_value(key, value, f"`{name}` in {args.config!r}")
     for key in AUDIT_KEYS:
         given = getattr(args, key.name, None)
@@ -307,18 +417,23 @@ def config_mapping(args: argparse.Namespace) -> dict[str, Any]:
     """The configuration keys (:class:`AuditConfig` fields) of ``--config`` and the
     flags."""
     values = settings(args)
-    return {key.target: values[key.name] for key in AUDIT_KEYS
-            if key.target is not None and key.name in values}
+    return {
+        key.target: values[key.name]
+        for key in AUDIT_KEYS
+        if key.target is not None and key.name in values
+    }
 
 
 def _flags_given(args: argparse.Namespace) -> list[Key]:
-    return [key for key in AUDIT_KEYS if getattr(args, key.name, None) not in (None, False)]
+    return [
+        key for key in AUDIT_KEYS if getattr(args, key.name, None) not in (None, False)
+    ]
 
 
 def _resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The settings a ``--resume`` may take from this command line; any other flag
     is refused, naming it."""
-    from dpaudit.audit.run import RESUME_SETTINGS
+    from dpaudit.audit.outdir import RESUME_SETTINGS
 
     allowed = {*RESUME_SETTINGS, "generator", "quiet"}
     conflicts = [key.flag for key in _flags_given(args) if key.name not in allowed]
@@ -328,9 +443,13 @@ def _resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
         raise InvalidParameterError(
             f"--resume continues the audit stored in {args.resume!r} with its own "
             f"configuration and cannot be combined with {', '.join(conflicts)}; "
-            "start a new audit with --out (or --force) to change it.")
-    return {key.target: getattr(args, key.name) for key in _flags_given(args)
-            if key.name in allowed and key.target is not None}
+            "start a new audit with --out (or --force) to change it."
+        )
+    return {
+        key.target: getattr(args, key.name)
+        for key in _flags_given(args)
+        if key.name in allowed and key.target is not None
+    }
 
 
 @contextlib.contextmanager
@@ -342,7 +461,9 @@ def _terminate_as_exception() -> Iterator[None]:
         raise _Terminated
 
     try:
-        previous: Callable[..., Any] | int | None = signal.signal(signal.SIGTERM, handler)
+        previous: Callable[..., Any] | int | None = signal.signal(
+            signal.SIGTERM, handler
+        )
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
@@ -370,7 +491,8 @@ def _stopped(out: Path, why: str, code: int) -> int:
 def run(args: argparse.Namespace) -> int:
     """Runs (or resumes) the audit, prints the result and where ``result.json`` is."""
     from dpaudit.audit.config import AuditConfig
-    from dpaudit.audit.run import resume_config, run_audit, shutdown_workers
+    from dpaudit.audit.outdir import resume_config
+    from dpaudit.audit.run import run_audit, shutdown_workers
 
     values = {} if args.resume else settings(args)
     quiet = bool(args.quiet or values.get("quiet"))
@@ -382,13 +504,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         out_text = values.get("out", DEFAULT_OUT)
         if not out_text.strip():
-            raise InvalidParameterError(f"`--out` must be a folder path. Got {out_text!r}.")
+            raise InvalidParameterError(
+                f"`--out` must be a folder path. Got {out_text!r}."
+            )
         out = Path(out_text)
         config = AuditConfig.from_mapping(config_mapping(args))
     try:
         with _terminate_as_exception():
-            result = run_audit(config, out_dir=out, resume=bool(args.resume),
-                               force=bool(values.get("force")), progress=not quiet)
+            result = run_audit(
+                config,
+                out_dir=out,
+                resume=bool(args.resume),
+                force=bool(values.get("force")),
+                progress=not quiet,
+            )
     except KeyboardInterrupt:
         shutdown_workers()
         return _stopped(out, "interrupted", EXIT_INTERRUPTED)
@@ -408,4 +537,3 @@ def print_result(result: AuditResult) -> None:
     from dpaudit.reports.text import render_terminal
 
     print(render_terminal(result, color=sys.stdout.isatty()))
-

@@ -92,11 +92,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "policy settings); the others run from the start",
     )
     parser.add_argument(
-        "--quiet", "--no-progress", dest="quiet", action="store_true",
+        "--quiet",
+        "--no-progress",
+        dest="quiet",
+        action="store_true",
         help="no progress on stderr (shown only when stderr is a terminal)",
     )
     parser.add_argument(
-        "--progress", action="store_true",
+        "--progress",
+        action="store_true",
         help="show progress even when stderr is not a terminal (e.g. in a CI log)",
     )
     parser.set_defaults(func=run)

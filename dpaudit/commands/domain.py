@@ -25,7 +25,10 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DpauditWarning)
         domain = infer_domain(table)
-    print("dpaudit: these bounds were read from the data and are NOT private; review "
-          "them and replace them with public bounds before auditing.", file=sys.stderr)
+    print(
+        "dpaudit: these bounds were read from the data and are NOT private; review "
+        "them and replace them with public bounds before auditing.",
+        file=sys.stderr,
+    )
     print(json.dumps(domain.to_json(), indent=2))
     return EXIT_OK

@@ -35,8 +35,9 @@ DEFAULT_DATASET = "cervical_cancer"
 STDOUT = "-"
 
 
-def fit_one(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
-            ) -> tuple[Dataset, Generator, float]:
+def fit_one(
+    args: argparse.Namespace, *, extra: dict[str, Any] | None = None
+) -> tuple[Dataset, Generator, float]:
     """Loads ``--dataset``, builds ``--generator`` with its options and fits it once.
 
     The options: ``--option`` values, then ``--device`` (wins), ``--variant`` and
@@ -53,20 +54,31 @@ def fit_one(args: argparse.Namespace, *, extra: dict[str, Any] | None = None
     check_scalar(args.seed, "--seed", kind=int, min_val=0)
     user_options = parse_options(args.option)
     check_generator_options(args.generator, user_options)
-    dataset = load_dataset(args.dataset or DEFAULT_DATASET, domain=args.domain,
-                           data_dir=args.data_dir)
+    dataset = load_dataset(
+        args.dataset or DEFAULT_DATASET, domain=args.domain, data_dir=args.data_dir
+    )
     spec = get_spec(args.generator)
-    options = spec.with_choices(user_options, device=args.device,
-                                variant=args.variant, bugs=args.bug or (),
-                                device_wins=True)
+    options = spec.with_choices(
+        user_options,
+        device=args.device,
+        variant=args.variant,
+        bugs=args.bug or (),
+        device_wins=True,
+    )
     options.update(extra or {})
-    options = spec.calibrated(options, n_rows=len(dataset.train), epsilon=epsilon,
-                              delta=delta)
+    options = spec.calibrated(
+        options, n_rows=len(dataset.train), epsilon=epsilon, delta=delta
+    )
     generator = spec.make_factory()(epsilon=epsilon, delta=delta, **options)
     started = time.perf_counter()
-    with progress_note(f"dpaudit: training {args.generator} on {dataset.name} "
-                       f"({len(dataset.train)} rows)...", enabled=show_progress(args)):
-        generator.fit(dataset.train, domain=dataset.domain, rng=Rngs.from_seed(args.seed))
+    with progress_note(
+        f"dpaudit: training {args.generator} on {dataset.name} "
+        f"({len(dataset.train)} rows)...",
+        enabled=show_progress(args),
+    ):
+        generator.fit(
+            dataset.train, domain=dataset.domain, rng=Rngs.from_seed(args.seed)
+        )
     return dataset, generator, time.perf_counter() - started
 
 
@@ -79,14 +91,21 @@ def run(args: argparse.Namespace) -> int:
     """
     to_stdout = args.out == STDOUT
     out = None if to_stdout else check_writable_file(args.out, "--out")
-    claim_out = None if args.claim_out is None else check_writable_file(
-        args.claim_out, "--claim-out")
+    claim_out = (
+        None
+        if args.claim_out is None
+        else check_writable_file(args.claim_out, "--claim-out")
+    )
     check_scalar(args.rows, "--rows", kind=int, min_val=1, allow_none=True)
     dataset, generator, seconds = fit_one(args)
     rows = len(dataset.train) if args.rows is None else args.rows
     synthetic = generator.sample(rows, rng=Rngs.from_seed(args.seed).spawn(1)[0])
-    require(len(synthetic) == rows, f"generator {args.generator!r}'s release",
-            f"the {rows} rows asked for (--rows)", len(synthetic))
+    require(
+        len(synthetic) == rows,
+        f"generator {args.generator!r}'s release",
+        f"the {rows} rows asked for (--rows)",
+        len(synthetic),
+    )
     claim = generator.privacy_claim_
     if out is None:
         sys.stdout.write(synthetic.to_csv(index=False))
@@ -95,25 +114,49 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(out, synthetic.to_csv(index=False))
     if claim_out is not None:
         write_atomic(claim_out, json.dumps(claim.to_json(), indent=2) + "\n")
-    _print_summary(args, claim, rows=rows, seconds=seconds, out=out,
-                   file=sys.stderr if to_stdout else sys.stdout)
+    _print_summary(
+        args,
+        claim,
+        rows=rows,
+        seconds=seconds,
+        out=out,
+        file=sys.stderr if to_stdout else sys.stdout,
+    )
     return EXIT_OK
 
 
-def _print_summary(args: argparse.Namespace, claim: Any, *, rows: int, seconds: float,
-                   out: Path | None, file: Any) -> None:
+def _print_summary(
+    args: argparse.Namespace,
+    claim: Any,
+    *,
+    rows: int,
+    seconds: float,
+    out: Path | None,
+    file: Any,
+) -> None:
     di = claim.epsilon_data_independent
-    print(f"claimed epsilon: {claim.epsilon:.4f} ({claim.accountant}), delta "
-          f"{claim.delta:g}", file=file)
-    print(f"data-independent epsilon: {'n/a' if di is None else f'{di:.4f}'}", file=file)
+    print(
+        f"claimed epsilon: {claim.epsilon:.4f} ({claim.accountant}), delta "
+        f"{claim.delta:g}",
+        file=file,
+    )
+    print(
+        f"data-independent epsilon: {'n/a' if di is None else f'{di:.4f}'}", file=file
+    )
     if claim.reference_epsilon is not None or claim.trace.get("reference_note"):
         ref = claim.reference_epsilon
-        print(f"reference epsilon (correct accountant): "
-              f"{'unbounded' if ref is None else f'{ref:.4f}'}"
-              f"  [{claim.trace.get('reference_note', '')}]", file=file)
+        print(
+            f"reference epsilon (correct accountant): "
+            f"{'unbounded' if ref is None else f'{ref:.4f}'}"
+            f"  [{claim.trace.get('reference_note', '')}]",
+            file=file,
+        )
     epsilon, _ = budget(args)
     if claim.epsilon > epsilon:
-        print(f"NOTE: the claim exceeds the budget {epsilon:g} (overshoot in the last "
-              "iteration).", file=file)
+        print(
+            f"NOTE: the claim exceeds the budget {epsilon:g} (overshoot in the last "
+            "iteration).",
+            file=file,
+        )
     print(f"iterations: {claim.iterations}; wall time {seconds:.1f} s", file=file)
     print(f"wrote {rows} rows to {'stdout' if out is None else out}", file=file)

@@ -18,8 +18,10 @@ def run(args: argparse.Namespace) -> int:
     if args.what == "generators":
         for name, desc in registered_generators().items():
             print(f"{name:22s} {desc}")
-        print(f"{'module:Class':22s} a plug-in (see docs/plugins.md); entry points in "
-              f"group {ENTRY_POINT_GROUP}")
+        print(
+            f"{'module:Class':22s} a plug-in (see docs/plugins.md); entry points in "
+            f"group {ENTRY_POINT_GROUP}"
+        )
     elif args.what == "datasets":
         for name in DATASET_NAMES:
             print(name)
@@ -37,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
 
         for flag in bugs():
             table = "Table 1" if flag.in_table1 else "further"
-            print(f"{flag.generator}:{flag.name:28s} [{flag.kind}, {table}] in "
-                  f"{', '.join(flag.implementations)}")
+            print(
+                f"{flag.generator}:{flag.name:28s} [{flag.kind}, {table}] in "
+                f"{', '.join(flag.implementations)}"
+            )
             print(f"    {flag.description}")
     return EXIT_OK

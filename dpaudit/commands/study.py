@@ -41,7 +41,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "study",
         help="rerun the PATE-GAN audit study (six variants, reference, G-PATE) and "
-             "compare with its published figures",
+        "compare with its published figures",
         description=(
             "Run the PATE-GAN audit study (Ganev, Annamalai and De Cristofaro 2024) end "
             "to end: dpaudit's reference PATE-GAN, the six variants and G-PATE, each "
@@ -49,40 +49,77 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "Cervical Cancer (--target auto). Writes OUT/study.html, study.md and "
             "study.json: dpaudit's verdicts next to the study's figures, with the "
             "reason for every difference. The full study (1,000 rounds per world) "
-            "takes well over an hour on 2 CPU cores; --quick is a smoke run."),
+            "takes well over an hour on 2 CPU cores; --quick is a smoke run."
+        ),
     )
-    p.add_argument("--rounds", type=int, default=None,
-                   help=f"rounds per world of every audit (default {STUDY_ROUNDS}, the "
-                        f"study's; {QUICK.rounds} with --quick)")
-    p.add_argument("--quick", action="store_true",
-                   help=f"a smoke run, not a measurement: {QUICK.rounds} rounds per "
-                        f"world, iteration caps {QUICK.worst_case_iterations} (worst "
-                        f"case) and {QUICK.real_data_iterations} (Cervical Cancer), "
-                        f"{QUICK.candidates} candidates of {QUICK.selection_rounds} "
-                        "rounds per world for --target auto")
-    p.add_argument("--only", default=None, metavar="NAMES",
-                   help="comma-separated subset: subjects ("
-                        + ", ".join(SUBJECTS) + "), settings ("
-                        + ", ".join(SETTINGS) + ") or audit names "
-                        "(e.g. original-cervical)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="parallel jobs of each audit (default: one per CPU core)")
-    p.add_argument("--batch-size", type=int, default=None,
-                   help="rounds trained together (default: the audit's)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help=f"rounds per world of every audit (default {STUDY_ROUNDS}, the "
+        f"study's; {QUICK.rounds} with --quick)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"a smoke run, not a measurement: {QUICK.rounds} rounds per "
+        f"world, iteration caps {QUICK.worst_case_iterations} (worst "
+        f"case) and {QUICK.real_data_iterations} (Cervical Cancer), "
+        f"{QUICK.candidates} candidates of {QUICK.selection_rounds} "
+        "rounds per world for --target auto",
+    )
+    p.add_argument(
+        "--only",
+        default=None,
+        metavar="NAMES",
+        help="comma-separated subset: subjects ("
+        + ", ".join(SUBJECTS)
+        + "), settings ("
+        + ", ".join(SETTINGS)
+        + ") or audit names "
+        "(e.g. original-cervical)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="parallel jobs of each audit (default: one per CPU core)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="rounds trained together (default: the audit's)",
+    )
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
-    p.add_argument("--randomness", choices=("fixed_public", "independent"),
-                   default=None,
-                   help="fixed_public (default) or independent (docs/soundness.md)")
+    p.add_argument(
+        "--randomness",
+        choices=("fixed_public", "independent"),
+        default=None,
+        help="fixed_public (default) or independent (docs/soundness.md)",
+    )
     p.add_argument("--seed", type=int, default=0, help="root seed of every audit")
     p.add_argument("--data-dir", default=None, help="folder of the named datasets")
-    p.add_argument("--out", type=Path, default=Path("dpaudit-study"),
-                   help="the study's folder (default ./dpaudit-study)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the study in --out: finished audits are read back, "
-                        "a started one continues")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("dpaudit-study"),
+        help="the study's folder (default ./dpaudit-study)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the study in --out: finished audits are read back, "
+        "a started one continues",
+    )
     p.add_argument("--force", action="store_true", help="overwrite what --out holds")
-    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
-                   help="no progress bars")
+    p.add_argument(
+        "--quiet",
+        "--no-progress",
+        dest="quiet",
+        action="store_true",
+        help="no progress bars",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -95,12 +132,21 @@ def _merge(plan: Any, ran: StudyRun, *, resume: bool) -> StudyRun:
     from dpaudit.ci.study.run import StudyRun, read_finished
 
     done = {o.audit.name: o for o in ran.outcomes}
-    earlier = {o.audit.name: o for o in read_finished(
-        [a for a in plan if a.name not in done], ran.out_dir)}
-    outcomes = tuple(done.get(a.name) or earlier[a.name] for a in plan
-                     if a.name in done or a.name in earlier)
-    return StudyRun(outcomes=outcomes, out_dir=ran.out_dir, options=ran.options,
-                    wall_seconds=ran.wall_seconds)
+    earlier = {
+        o.audit.name: o
+        for o in read_finished([a for a in plan if a.name not in done], ran.out_dir)
+    }
+    outcomes = tuple(
+        done.get(a.name) or earlier[a.name]
+        for a in plan
+        if a.name in done or a.name in earlier
+    )
+    return StudyRun(
+        outcomes=outcomes,
+        out_dir=ran.out_dir,
+        options=ran.options,
+        wall_seconds=ran.wall_seconds,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -126,23 +172,50 @@ def run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     quick = bool(args.quick)
-    rounds = args.rounds if args.rounds is not None else (
-        QUICK.rounds if quick else STUDY_ROUNDS)
-    plan = study_plan(rounds=rounds, quick=quick, seed=args.seed,
-                      randomness=args.randomness, device=args.device, jobs=args.jobs,
-                      data_dir=args.data_dir, batch_size=args.batch_size)
+    rounds = (
+        args.rounds
+        if args.rounds is not None
+        else (QUICK.rounds if quick else STUDY_ROUNDS)
+    )
+    plan = study_plan(
+        rounds=rounds,
+        quick=quick,
+        seed=args.seed,
+        randomness=args.randomness,
+        device=args.device,
+        jobs=args.jobs,
+        data_dir=args.data_dir,
+        batch_size=args.batch_size,
+    )
     only = args.only.split(",") if args.only else None
     selected = select_audits(plan, only)
-    options = {"rounds": rounds, "quick": quick, "seed": args.seed,
-               "randomness": args.randomness or "fixed_public"}
-    print(f"dpaudit study: {len(selected)} audit(s), {rounds} rounds per world"
-          f"{' (--quick)' if quick else ''}, into {args.out}", flush=True)
-    ran = run_study(selected, out_dir=args.out, options=options,
-                    resume=bool(args.resume), force=bool(args.force),
-                    progress=not args.quiet, log=lambda line: print(line, flush=True))
+    options = {
+        "rounds": rounds,
+        "quick": quick,
+        "seed": args.seed,
+        "randomness": args.randomness or "fixed_public",
+    }
+    print(
+        f"dpaudit study: {len(selected)} audit(s), {rounds} rounds per world"
+        f"{' (--quick)' if quick else ''}, into {args.out}",
+        flush=True,
+    )
+    ran = run_study(
+        selected,
+        out_dir=args.out,
+        options=options,
+        resume=bool(args.resume),
+        force=bool(args.force),
+        progress=not args.quiet,
+        log=lambda line: print(line, flush=True),
+    )
     study = _merge(plan, ran, resume=bool(args.resume))
-    study = StudyRun(outcomes=study.outcomes, out_dir=study.out_dir,
-                     options=study.options, wall_seconds=time.perf_counter() - started)
+    study = StudyRun(
+        outcomes=study.outcomes,
+        out_dir=study.out_dir,
+        options=study.options,
+        wall_seconds=time.perf_counter() - started,
+    )
     files = write_study_report(study)
     print()
     print(terminal_table(study))
@@ -150,10 +223,15 @@ def run(args: argparse.Namespace) -> int:
     for path in files.values():
         print(f"dpaudit study: wrote {path}")
     failed = [o.audit.name for o in study.outcomes if o.result is None]
-    print(f"dpaudit study: wall time {fmt_wall(study.wall_seconds)} "
-          f"({len(study.outcomes)} audit(s))", flush=True)
+    print(
+        f"dpaudit study: wall time {fmt_wall(study.wall_seconds)} "
+        f"({len(study.outcomes)} audit(s))",
+        flush=True,
+    )
     if failed:
-        print(f"dpaudit study: {len(failed)} audit(s) failed: {', '.join(failed)}",
-              file=sys.stderr)
+        print(
+            f"dpaudit study: {len(failed)} audit(s) failed: {', '.join(failed)}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     return EXIT_OK

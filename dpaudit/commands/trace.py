@@ -25,20 +25,30 @@ def run(args: argparse.Namespace) -> int:
     """
     check_scalar(args.iterations, "--iterations", kind=int, min_val=1)
     out = Path(args.out)
-    require(not out.exists() or out.is_dir(), "--out", "a folder (not a file)", str(out))
+    require(
+        not out.exists() or out.is_dir(), "--out", "a folder (not a file)", str(out)
+    )
     extra = trace_options(args.generator, iterations=args.iterations)
     dataset, generator, seconds = fit_one(args, extra=extra)
     claim = generator.privacy_claim_
     teachers = getattr(generator, "num_teachers_", None)
-    require(isinstance(teachers, int), "--generator",
-            "one whose fitted model has teachers (`num_teachers_`)", args.generator)
+    require(
+        isinstance(teachers, int),
+        "--generator",
+        "one whose fitted model has teachers (`num_teachers_`)",
+        args.generator,
+    )
     write_trace(out, claim.to_json(), num_teachers=int(teachers))  # type: ignore[arg-type]
-    print(f"{claim.trace.get('records_seen')} records seen per teacher "
-          f"({len(dataset.train)} rows); {claim.iterations} iterations in {seconds:.1f} s")
+    print(
+        f"{claim.trace.get('records_seen')} records seen per teacher "
+        f"({len(dataset.train)} rows); {claim.iterations} iterations in {seconds:.1f} s"
+    )
     if claim.iterations is not None and claim.iterations < args.iterations:
         epsilon, _ = budget(args)
-        print(f"NOTE: the budget epsilon {epsilon:g} stopped training after "
-              f"{claim.iterations} of {args.iterations} iterations; pass a larger "
-              "--epsilon to trace more.")
+        print(
+            f"NOTE: the budget epsilon {epsilon:g} stopped training after "
+            f"{claim.iterations} of {args.iterations} iterations; pass a larger "
+            "--epsilon to trace more."
+        )
     print(f"wrote the trace to {out}/")
     return EXIT_OK

@@ -146,18 +146,23 @@ def _load(args: argparse.Namespace) -> Dataset:
         raise InvalidParameterError(
             f"`--label` must be a column of {args.dataset!r}. Got {args.label!r}."
         )
-    column = dataset.domain[args.label] if args.label in dataset.domain.names \
-        else None
-    require(column is not None and column.kind in ("binary", "categorical", "integer"),
-            "--label", f"a discrete (binary, categorical or integer) column of "
-            f"{args.dataset!r}: the classifiers are scored by AUROC on its classes",
-            args.label)
+    column = dataset.domain[args.label] if args.label in dataset.domain.names else None
+    require(
+        column is not None and column.kind in ("binary", "categorical", "integer"),
+        "--label",
+        f"a discrete (binary, categorical or integer) column of "
+        f"{args.dataset!r}: the classifiers are scored by AUROC on its classes",
+        args.label,
+    )
     counts = dataset.train[args.label].value_counts()
-    require(len(counts) >= 2 and int(counts.min()) >= 5, "--label",
-            f"a column of {args.dataset!r} with at least two classes of 5 rows or more "
-            "(the 80/20 stratified split needs each class on both sides; column "
-            f"{args.label!r} has {({str(k): int(v) for k, v in counts.items()})})",
-            args.label)
+    require(
+        len(counts) >= 2 and int(counts.min()) >= 5,
+        "--label",
+        f"a column of {args.dataset!r} with at least two classes of 5 rows or more "
+        "(the 80/20 stratified split needs each class on both sides; column "
+        f"{args.label!r} has { ({str(k): int(v) for k, v in counts.items()}) })",
+        args.label,
+    )
     from dpaudit.data import stratified_split
 
     train, test = stratified_split(dataset.train, label=args.label)
@@ -180,8 +185,9 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     spec = get_spec(args.generator)
     options = spec.with_choices({}, variant=args.variant, bugs=args.bugs)
     dataset = _load(args)
-    options = spec.calibrated(options, n_rows=len(dataset.train),
-                              epsilon=args.epsilon, delta=args.delta)
+    options = spec.calibrated(
+        options, n_rows=len(dataset.train), epsilon=args.epsilon, delta=args.delta
+    )
     from dpaudit.utility.runner import run_utility  # lazily: scikit-learn, pandas
 
     result = run_utility(

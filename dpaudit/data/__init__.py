@@ -21,9 +21,22 @@ from dpaudit.data.domain import KINDS, Column, ColumnKind, Domain, infer_domain
 from dpaudit.datasets.names import DATASET_NAMES, WORST_CASE_NAMES
 
 __all__ = [
-    "CERVICAL_CITATION", "CERVICAL_DROPPED", "DATASET_NAMES", "KINDS", "WORST_CASE_COLUMNS", "WORST_CASE_NAMES",
+    "CERVICAL_CITATION",
+    "CERVICAL_DROPPED",
+    "DATASET_NAMES",
+    "KINDS",
+    "WORST_CASE_COLUMNS",
+    "WORST_CASE_NAMES",
     "Column",
-    "ColumnKind", "Dataset", "Domain", "clean_cervical", "default_data_dir",
-    "infer_domain", "load_cervical_cancer", "load_dataset", "stratified_split",
-    "worst_case_dataset", "worst_case_domain",
+    "ColumnKind",
+    "Dataset",
+    "Domain",
+    "clean_cervical",
+    "default_data_dir",
+    "infer_domain",
+    "load_cervical_cancer",
+    "load_dataset",
+    "stratified_split",
+    "worst_case_dataset",
+    "worst_case_domain",
 ]

@@ -61,19 +61,36 @@ WORST_CASE_COLUMNS = ("a", "b", "c")
 
 def worst_case_domain(n_columns: int = 3, *, continuous: bool = False) -> Domain:
     """The worst case's public domain: ``n_columns`` binary columns, or in [0, 1]."""
-    names = WORST_CASE_COLUMNS if n_columns == 3 else tuple(f"x{i}" for i in range(n_columns))
-    return Domain(tuple(Column(name=n, kind="continuous", lower=0.0, upper=1.0) if continuous
-                        else Column(name=n, kind="binary") for n in names))
+    names = (
+        WORST_CASE_COLUMNS
+        if n_columns == 3
+        else tuple(f"x{i}" for i in range(n_columns))
+    )
+    return Domain(
+        tuple(
+            Column(name=n, kind="continuous", lower=0.0, upper=1.0)
+            if continuous
+            else Column(name=n, kind="binary")
+            for n in names
+        )
+    )
 
 
-def worst_case_dataset(*, n_rows: int = 4, n_columns: int = 3,
-                       continuous: bool = False) -> Dataset:
+def worst_case_dataset(
+    *, n_rows: int = 4, n_columns: int = 3, continuous: bool = False
+) -> Dataset:
     """The study's worst case D (target: ``worst_case_target``); ``continuous``: [0, 1]."""
     check_scalar(n_rows, "n_rows", kind=int, min_val=1)
     domain = worst_case_domain(n_columns, continuous=continuous)
-    train = pd.DataFrame(0.0 if continuous else 0, index=range(n_rows), columns=domain.names)
-    return Dataset(name=WORST_CASE_NAMES[continuous], train=train, domain=domain,
-                   citation="Worst case of Ganev, Annamalai and De Cristofaro (2024).")
+    train = pd.DataFrame(
+        0.0 if continuous else 0, index=range(n_rows), columns=domain.names
+    )
+    return Dataset(
+        name=WORST_CASE_NAMES[continuous],
+        train=train,
+        domain=domain,
+        citation="Worst case of Ganev, Annamalai and De Cristofaro (2024).",
+    )
 
 
 def default_data_dir() -> Path:
@@ -125,11 +142,19 @@ def load_cervical_cancer() -> Dataset:
     686 training rows, 29 columns, with its public domain (bounds of the full 858-row
     file, declared as public metadata)."""
     full = clean_cervical(_read_gz_csv(_bundled("cervical_cancer.csv.gz")))
-    domain = Domain.from_json(json.loads(_bundled("cervical_cancer.domain.json").read_text()))
+    domain = Domain.from_json(
+        json.loads(_bundled("cervical_cancer.domain.json").read_text())
+    )
     full = domain.cast(full)
     train, test = stratified_split(full, label="Biopsy")
-    return Dataset(name="cervical_cancer", train=train, test=test, domain=domain,
-                   label="Biopsy", citation=CERVICAL_CITATION)
+    return Dataset(
+        name="cervical_cancer",
+        train=train,
+        test=test,
+        domain=domain,
+        label="Biopsy",
+        citation=CERVICAL_CITATION,
+    )
 
 
 def _binarise(name: str, raw: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -162,12 +187,23 @@ def load_dataset(
     ``rows`` (worst cases, ``--dataset-rows N``): ``D`` is ``N - 1`` base records (default 4).
     """
     if name_or_path in WORST_CASE_NAMES:
-        require(domain is None, "--domain", f"unset for the {name_or_path} dataset (its "
-                "domain is fixed: columns a, b, c)", str(domain))
-        require(rows is None or (isinstance(rows, int) and rows >= 2), "--dataset-rows",
-                "an integer >= 2 (N - 1 copies of the base record plus the target)", rows)
-        return worst_case_dataset(n_rows=4 if rows is None else int(rows) - 1,
-                                  continuous=name_or_path == WORST_CASE_NAMES[1])
+        require(
+            domain is None,
+            "--domain",
+            f"unset for the {name_or_path} dataset (its "
+            "domain is fixed: columns a, b, c)",
+            str(domain),
+        )
+        require(
+            rows is None or (isinstance(rows, int) and rows >= 2),
+            "--dataset-rows",
+            "an integer >= 2 (N - 1 copies of the base record plus the target)",
+            rows,
+        )
+        return worst_case_dataset(
+            n_rows=4 if rows is None else int(rows) - 1,
+            continuous=name_or_path == WORST_CASE_NAMES[1],
+        )
     require(rows is None, "--dataset-rows", "unset: it sizes the worst cases", rows)
     if name_or_path == "cervical_cancer" and domain is None:
         return load_cervical_cancer()
@@ -191,7 +227,9 @@ def load_dataset(
             dom.validate(raw, name=f"dataset {name_or_path}")
         raw = dom.cast(raw)
         train, test = stratified_split(raw, label=label)
-        return Dataset(name=name_or_path, train=train, test=test, domain=dom, label=label)
+        return Dataset(
+            name=name_or_path, train=train, test=test, domain=dom, label=label
+        )
     path = Path(name_or_path)
     if not path.exists():
         raise InvalidParameterError(

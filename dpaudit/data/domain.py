@@ -54,27 +54,53 @@ class Column:
     categories: tuple[Any, ...] | None = None
 
     def __post_init__(self) -> None:
-        require(isinstance(self.name, str) and bool(self.name), "name",
-                "a non-empty string (a column's name)", self.name)
-        require(self.kind in KINDS, f"{self.name}.kind", "one of " + ", ".join(KINDS),
-                self.kind)
+        require(
+            isinstance(self.name, str) and bool(self.name),
+            "name",
+            "a non-empty string (a column's name)",
+            self.name,
+        )
+        require(
+            self.kind in KINDS,
+            f"{self.name}.kind",
+            "one of " + ", ".join(KINDS),
+            self.kind,
+        )
         if self.kind in ("continuous", "integer"):
-            require(self.lower is not None and self.upper is not None,
-                    f"{self.name}.lower/upper", f"given (a {self.kind} column needs public "
-                    "`lower` and `upper` bounds)", (self.lower, self.upper))
+            require(
+                self.lower is not None and self.upper is not None,
+                f"{self.name}.lower/upper",
+                f"given (a {self.kind} column needs public `lower` and `upper` bounds)",
+                (self.lower, self.upper),
+            )
             assert self.lower is not None and self.upper is not None
-            require(bool(np.isfinite(self.lower) and np.isfinite(self.upper)),
-                    f"{self.name}.lower/upper", "finite bounds", (self.lower, self.upper))
-            require(self.lower <= self.upper, f"{self.name}.lower", "<= `upper`",
-                    (self.lower, self.upper))
+            require(
+                bool(np.isfinite(self.lower) and np.isfinite(self.upper)),
+                f"{self.name}.lower/upper",
+                "finite bounds",
+                (self.lower, self.upper),
+            )
+            require(
+                self.lower <= self.upper,
+                f"{self.name}.lower",
+                "<= `upper`",
+                (self.lower, self.upper),
+            )
             # The encoding scales by upper - lower: a range that overflows a float
             # would train, then break every attack.
-            require(bool(np.isfinite(float(self.upper) - float(self.lower))),
-                    f"{self.name}.lower/upper", "bounds whose range upper - lower is a "
-                    "finite float (at most about 1.8e308)", (self.lower, self.upper))
-        require(self.kind != "categorical" or bool(self.categories),
-                f"{self.name}.categories", "a non-empty list (a categorical column)",
-                self.categories)
+            require(
+                bool(np.isfinite(float(self.upper) - float(self.lower))),
+                f"{self.name}.lower/upper",
+                "bounds whose range upper - lower is a "
+                "finite float (at most about 1.8e308)",
+                (self.lower, self.upper),
+            )
+        require(
+            self.kind != "categorical" or bool(self.categories),
+            f"{self.name}.categories",
+            "a non-empty list (a categorical column)",
+            self.categories,
+        )
 
     @property
     def width(self) -> int:
@@ -97,7 +123,9 @@ class Column:
 
 def _bound(value: Any, name: str) -> float | None:
     """A domain bound as a float: a JSON number (not a string, list or boolean)."""
-    ok = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    ok = value is None or (
+        isinstance(value, (int, float)) and not isinstance(value, bool)
+    )
     require(ok, name, "a number", value)
     return None if value is None else float(value)
 
@@ -163,14 +191,32 @@ class Domain:
         cols = []
         for i, raw in enumerate(obj["columns"]):
             require(isinstance(raw, Mapping), f"columns[{i}]", "an object", raw)
-            unknown = sorted(set(raw) - {"name", "kind", "lower", "upper", "categories"})
-            require(not unknown, f"columns[{i}]", "an object of name, kind, lower, upper "
-                    "and categories (unknown keys)", unknown)
-            label = raw.get("name") if isinstance(raw.get("name"), str) else f"columns[{i}]"
+            unknown = sorted(
+                set(raw) - {"name", "kind", "lower", "upper", "categories"}
+            )
+            require(
+                not unknown,
+                f"columns[{i}]",
+                "an object of name, kind, lower, upper and categories (unknown keys)",
+                unknown,
+            )
+            label = (
+                raw.get("name") if isinstance(raw.get("name"), str) else f"columns[{i}]"
+            )
             cats = raw.get("categories")
-            require(cats is None or (isinstance(cats, list) and all(
-                isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in cats)),
-                f"{label}.categories", "a list of numbers or strings", cats)
+            require(
+                cats is None
+                or (
+                    isinstance(cats, list)
+                    and all(
+                        isinstance(c, (str, int, float)) and not isinstance(c, bool)
+                        for c in cats
+                    )
+                ),
+                f"{label}.categories",
+                "a list of numbers or strings",
+                cats,
+            )
             cols.append(
                 Column(
                     name=raw.get("name"),
@@ -189,12 +235,17 @@ class Domain:
         try:
             obj = json.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError as err:
-            raise InvalidParameterError(f"domain file {str(p)!r} does not exist.") from err
-        except (IsADirectoryError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            what = {IsADirectoryError: "a directory", UnicodeDecodeError: "not UTF-8 text"
-                    }.get(type(err), f"not valid JSON ({err})")
             raise InvalidParameterError(
-                f"domain file {str(p)!r} is {what}; pass a domain JSON file.") from err
+                f"domain file {str(p)!r} does not exist."
+            ) from err
+        except (IsADirectoryError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            what = {
+                IsADirectoryError: "a directory",
+                UnicodeDecodeError: "not UTF-8 text",
+            }.get(type(err), f"not valid JSON ({err})")
+            raise InvalidParameterError(
+                f"domain file {str(p)!r} is {what}; pass a domain JSON file."
+            ) from err
         try:
             return cls.from_json(obj)
         except InvalidParameterError as err:
@@ -204,16 +255,23 @@ class Domain:
         Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")
 
     # -------------------------------------------------------------- validation
-    def validate(self, data: pd.DataFrame, *, name: str = "data", min_rows: int = 1) -> None:
+    def validate(
+        self, data: pd.DataFrame, *, name: str = "data", min_rows: int = 1
+    ) -> None:
         """Checks that ``data`` fits the domain; raises :class:`DataError` naming the
         first problem and its fix."""
         if not isinstance(data, pd.DataFrame):
-            raise DataError(f"`{name}` must be a pandas DataFrame. Got {type(data).__name__}.")
+            raise DataError(
+                f"`{name}` must be a pandas DataFrame. Got {type(data).__name__}."
+            )
         missing = [c for c in self.names if c not in data.columns]
         extra = [c for c in data.columns if c not in self._index]
         if missing or extra:
-            fix = ("Use the domain's column names" if "target" in name
-                   else "Fix the CSV header or the domain file")
+            fix = (
+                "Use the domain's column names"
+                if "target" in name
+                else "Fix the CSV header or the domain file"
+            )
             raise DataError(
                 f"`{name}` columns do not match the domain: missing {missing}, "
                 f"unexpected {extra}. {fix} (domain columns: {self.names})."
@@ -241,7 +299,9 @@ class Domain:
                         f"categories {list(col.categories)}. Add it to the domain or fix the data."
                     )
                 continue
-            if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+            if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(
+                series
+            ):
                 if pd.api.types.is_bool_dtype(series):
                     continue
                 coerced = pd.to_numeric(series, errors="coerce")
@@ -306,8 +366,12 @@ class Domain:
                 values = pd.to_numeric(series).to_numpy(dtype=float)
                 kind: ColumnKind = "integer" if col.kind == "binary" else col.kind
                 cols.append(
-                    Column(name=col.name, kind=kind, lower=float(values.min()),
-                           upper=float(values.max()))
+                    Column(
+                        name=col.name,
+                        kind=kind,
+                        lower=float(values.min()),
+                        upper=float(values.max()),
+                    )
                 )
         return Domain(tuple(cols))
 
@@ -350,8 +414,12 @@ class Domain:
         blocks decoded by argmax.
         """
         encoded = np.asarray(encoded, dtype=np.float64)
-        require(encoded.ndim == 2 and encoded.shape[1] == self.encoded_dim, "encoded",
-                f"of shape (n, {self.encoded_dim})", encoded.shape)
+        require(
+            encoded.ndim == 2 and encoded.shape[1] == self.encoded_dim,
+            "encoded",
+            f"of shape (n, {self.encoded_dim})",
+            encoded.shape,
+        )
         columns: dict[str, Any] = {}
         for col, sl in zip(self.columns, self.slices()):
             block = encoded[:, sl]
@@ -368,8 +436,12 @@ class Domain:
             assert col.lower is not None and col.upper is not None
             values = col.lower + x * (col.upper - col.lower)
             if col.kind == "integer":
-                values = np.floor(values) if integer_rounding == "floor" else np.rint(values)
-                columns[col.name] = np.clip(values, col.lower, col.upper).astype(np.int64)
+                values = (
+                    np.floor(values) if integer_rounding == "floor" else np.rint(values)
+                )
+                columns[col.name] = np.clip(values, col.lower, col.upper).astype(
+                    np.int64
+                )
             else:
                 columns[col.name] = np.clip(values, col.lower, col.upper)
         return pd.DataFrame(columns, columns=self.names)
@@ -406,17 +478,31 @@ def infer_domain(data: pd.DataFrame, *, max_categories: int = 20) -> Domain:
         series = data[name]
         if series.isna().any():
             series = series.dropna()
-        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
+            series
+        ):
             values = series.to_numpy(dtype=float)
             uniq = np.unique(values)
             if set(uniq.tolist()) <= {0.0, 1.0}:
                 cols.append(Column(name=str(name), kind="binary"))
             elif np.all(values == np.round(values)):
-                cols.append(Column(name=str(name), kind="integer",
-                                   lower=float(values.min()), upper=float(values.max())))
+                cols.append(
+                    Column(
+                        name=str(name),
+                        kind="integer",
+                        lower=float(values.min()),
+                        upper=float(values.max()),
+                    )
+                )
             else:
-                cols.append(Column(name=str(name), kind="continuous",
-                                   lower=float(values.min()), upper=float(values.max())))
+                cols.append(
+                    Column(
+                        name=str(name),
+                        kind="continuous",
+                        lower=float(values.min()),
+                        upper=float(values.max()),
+                    )
+                )
         else:
             cats = sorted(set(series.tolist()), key=str)
             if len(cats) > max_categories:
@@ -425,5 +511,7 @@ def infer_domain(data: pd.DataFrame, *, max_categories: int = 20) -> Domain:
                     DpauditWarning,
                     stacklevel=2,
                 )
-            cols.append(Column(name=str(name), kind="categorical", categories=tuple(cats)))
+            cols.append(
+                Column(name=str(name), kind="categorical", categories=tuple(cats))
+            )
     return Domain(tuple(cols))

@@ -30,27 +30,37 @@ def read_csv_table(path: str | os.PathLike[str], *, name: str = "CSV") -> pd.Dat
         with p.open(encoding="utf-8", newline="") as fh:
             header = next(csv.reader(fh), None)
         if header is None:
-            raise DataError(f"{where} is empty; it needs a header row and at least one "
-                            "data row.")
+            raise DataError(
+                f"{where} is empty; it needs a header row and at least one data row."
+            )
         names = [h.strip() for h in header]
         dupes = sorted({h for h in names if names.count(h) > 1})
         if dupes:
-            raise DataError(f"{where} has the duplicated column name(s) {dupes}; give "
-                            "every column a unique name.")
+            raise DataError(
+                f"{where} has the duplicated column name(s) {dupes}; give "
+                "every column a unique name."
+            )
         if "" in names:
-            raise DataError(f"{where} has an empty column name (column "
-                            f"{names.index('') + 1}); name every column.")
+            raise DataError(
+                f"{where} has an empty column name (column "
+                f"{names.index('') + 1}); name every column."
+            )
         table = pd.read_csv(p, na_values=["?"], encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(f"{where} is not UTF-8 text (a binary file, or another "
-                        f"encoding: {err.reason} at byte {err.start}); save it as "
-                        "UTF-8 CSV.") from err
+        raise DataError(
+            f"{where} is not UTF-8 text (a binary file, or another "
+            f"encoding: {err.reason} at byte {err.start}); save it as "
+            "UTF-8 CSV."
+        ) from err
     except (pd.errors.ParserError, csv.Error) as err:
         text = " ".join(str(err).split())
         raise DataError(f"{where} is not a well-formed CSV ({text}).") from err
     except pd.errors.EmptyDataError as err:
-        raise DataError(f"{where} is empty; it needs a header row and at least one "
-                        "data row.") from err
+        raise DataError(
+            f"{where} is empty; it needs a header row and at least one data row."
+        ) from err
     if table.empty:
-        raise DataError(f"{where} has a header but no data rows; at least one is needed.")
+        raise DataError(
+            f"{where} has a header but no data rows; at least one is needed."
+        )
     return table

@@ -37,7 +37,7 @@ def aligned_empty(like: Tensor, *, width: int | None = None) -> Tensor:
     members, rows = like.shape[0], like.shape[1]
     width = like.shape[2] if width is None else width
     buffer = like.new_empty(members, aligned(rows * width))
-    return buffer[:, :rows * width].view(members, rows, width)
+    return buffer[:, : rows * width].view(members, rows, width)
 
 
 def aligned_copy(x: Tensor) -> Tensor:
@@ -53,7 +53,7 @@ def aligned_weights(weight: Tensor) -> Tensor:
     members, k, n = weight.shape
     stride = aligned(k * n)
     buffer = weight.new_zeros(members, stride)
-    buffer[:, :k * n] = weight.reshape(members, k * n)
+    buffer[:, : k * n] = weight.reshape(members, k * n)
     return buffer.as_strided((members, k, n), (stride, n, 1))
 
 
@@ -62,7 +62,7 @@ def ordered_unit(h: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     an explicit sum over the ``k`` inputs, in order, into an aligned buffer."""
     acc = h[..., :1] * weight[:, None, 0]
     for k in range(1, weight.shape[1]):
-        acc = acc + h[..., k:k + 1] * weight[:, None, k]
+        acc = acc + h[..., k : k + 1] * weight[:, None, k]
     pre = aligned_empty(acc)
     torch.add(acc, bias, out=pre)
     return pre

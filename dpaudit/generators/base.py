@@ -90,11 +90,18 @@ def _opt(value: Any) -> float | None:
 class Generator(Protocol):
     """What the distinguishing game needs from anything it audits."""
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
-            public_rng: Rngs | None = None) -> Self: ...
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: Domain,
+        rng: Rngs,
+        public_rng: Rngs | None = None,
+    ) -> Self: ...
 
-    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
-               ) -> pd.DataFrame: ...
+    def sample(
+        self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+    ) -> pd.DataFrame: ...
 
     @property
     def privacy_claim_(self) -> PrivacyClaim: ...
@@ -104,7 +111,11 @@ class BatchedGenerator(Generator, Protocol):
     """A generator that trains several independent models as one tensor program."""
 
     def fit_many(
-        self, datasets: Sequence[pd.DataFrame], *, domain: Domain, rngs: Sequence[Rngs],
+        self,
+        datasets: Sequence[pd.DataFrame],
+        *,
+        domain: Domain,
+        rngs: Sequence[Rngs],
         public_rngs: Sequence[Rngs] | None = None,
     ) -> list[Generator]: ...
 
@@ -113,17 +124,26 @@ GeneratorFactory = Callable[..., Generator]
 """``factory(epsilon=, delta=, **options) -> Generator``."""
 
 
-
-
-
-def check_release_streams(models: Sequence[Any], rngs: Sequence[Rngs],
-                          public_rngs: Sequence[Rngs] | None, *, kind: str) -> None:
+def check_release_streams(
+    models: Sequence[Any],
+    rngs: Sequence[Rngs],
+    public_rngs: Sequence[Rngs] | None,
+    *,
+    kind: str,
+) -> None:
     """The argument checks every ``sample_many`` shares: at least one model (``kind``
     names them in the message) and one stream, and one public stream if given, per
     model."""
     require(bool(models), "models", f"at least one fitted {kind}", len(models))
-    require(len(rngs) == len(models), "rngs", f"one stream per model ({len(models)})",
-            len(rngs))
-    require(public_rngs is None or len(public_rngs) == len(models), "public_rngs",
-            f"one stream per model ({len(models)})",
-            None if public_rngs is None else len(public_rngs))
+    require(
+        len(rngs) == len(models),
+        "rngs",
+        f"one stream per model ({len(models)})",
+        len(rngs),
+    )
+    require(
+        public_rngs is None or len(public_rngs) == len(models),
+        "public_rngs",
+        f"one stream per model ({len(models)})",
+        None if public_rngs is None else len(public_rngs),
+    )

@@ -28,8 +28,17 @@ from dpaudit.generators.flags import (
     variants,
 )
 
-__all__ = ["BugFlag", "BugKind", "Variant", "bugs", "build_config", "check_flags",
-           "get_variant", "register_variant", "variants"]
+__all__ = [
+    "BugFlag",
+    "BugKind",
+    "Variant",
+    "bugs",
+    "build_config",
+    "check_flags",
+    "get_variant",
+    "register_variant",
+    "variants",
+]
 
 _GENERATORS = {"pategan": pate_gan.PateGanConfig, "gpate": g_pate.GPateConfig}
 

@@ -40,8 +40,14 @@ class BugDoc:
     unbounded_reason: str | None = None
 
 
-def bug_field(*, kind: BugKind, implementations: str | tuple[str, ...], description: str,
-              consequence: str, unbounded_reason: str | None = None) -> Any:
+def bug_field(
+    *,
+    kind: BugKind,
+    implementations: str | tuple[str, ...],
+    description: str,
+    consequence: str,
+    unbounded_reason: str | None = None,
+) -> Any:
     """A ``bool`` config field (default ``False``: the correct behaviour) that
     documents one defect.
 
@@ -53,10 +59,18 @@ def bug_field(*, kind: BugKind, implementations: str | tuple[str, ...], descript
         consequence: the privacy (or utility) consequence.
         unbounded_reason: see :class:`BugDoc`.
     """
-    impls = tuple(implementations.split()) if isinstance(implementations, str) \
+    impls = (
+        tuple(implementations.split())
+        if isinstance(implementations, str)
         else tuple(implementations)
-    doc = BugDoc(kind=kind, description=description, consequence=consequence,
-                 implementations=impls, unbounded_reason=unbounded_reason)
+    )
+    doc = BugDoc(
+        kind=kind,
+        description=description,
+        consequence=consequence,
+        implementations=impls,
+        unbounded_reason=unbounded_reason,
+    )
     return dataclasses.field(default=False, metadata={BUG_METADATA_KEY: doc})
 
 
@@ -71,5 +85,8 @@ def declared_bugs(config_cls: type[Any]) -> dict[str, BugDoc]:
     >>> list(declared_bugs(C))
     ['leak']
     """
-    return {f.name: f.metadata[BUG_METADATA_KEY] for f in dataclasses.fields(config_cls)
-            if BUG_METADATA_KEY in f.metadata}
+    return {
+        f.name: f.metadata[BUG_METADATA_KEY]
+        for f in dataclasses.fields(config_cls)
+        if BUG_METADATA_KEY in f.metadata
+    }

@@ -70,9 +70,13 @@ class Variant:
         """The variant with more flags switched on (``--bug FLAG``)."""
         extra = tuple(extra)
         check_flags(extra, generator=self.generator)
-        return Variant(name=self.name, generator=self.generator,
-                       flags=self.flags | frozenset(extra), overrides=self.overrides,
-                       rationale=self.rationale)
+        return Variant(
+            name=self.name,
+            generator=self.generator,
+            flags=self.flags | frozenset(extra),
+            overrides=self.overrides,
+            rationale=self.rationale,
+        )
 
     def config_overrides(self) -> dict[str, Any]:
         """Config field -> value: the architecture plus ``True`` for every flag."""
@@ -95,10 +99,18 @@ def flags_of(generator: str, config_cls: type[Any] | None = None) -> list[BugFla
     """``generator``'s flags: the ``bug_field`` declarations of its config class."""
     cls = config_cls if config_cls is not None else _CONFIGS.get(generator)
     declared = declared_bugs(cls) if cls is not None else {}
-    return [BugFlag(name=name, generator=generator, description=doc.description,
-                    consequence=doc.consequence, implementations=doc.implementations,
-                    kind=doc.kind, unbounded_reason=doc.unbounded_reason)
-            for name, doc in declared.items()]
+    return [
+        BugFlag(
+            name=name,
+            generator=generator,
+            description=doc.description,
+            consequence=doc.consequence,
+            implementations=doc.implementations,
+            kind=doc.kind,
+            unbounded_reason=doc.unbounded_reason,
+        )
+        for name, doc in declared.items()
+    ]
 
 
 def register_variant(variant: Variant) -> Variant:
@@ -125,8 +137,9 @@ def get_variant(name: str) -> Variant:
         ) from None
 
 
-def check_flags(names: Iterable[str], *, generator: str,
-                config_cls: type[Any] | None = None) -> None:
+def check_flags(
+    names: Iterable[str], *, generator: str, config_cls: type[Any] | None = None
+) -> None:
     """Raises :class:`InvalidParameterError` naming any flag unknown for ``generator``."""
     known = {b.name for b in flags_of(generator, config_cls)}
     unknown = [n for n in names if n not in known]
@@ -137,9 +150,17 @@ def check_flags(names: Iterable[str], *, generator: str,
         )
 
 
-def build_config(config_cls: type[Any], *, generator: str, label: str, epsilon: float,
-                 delta: float, variant: str | None = None,
-                 bugs: Iterable[str] | str = (), **options: Any) -> Any:
+def build_config(
+    config_cls: type[Any],
+    *,
+    generator: str,
+    label: str,
+    epsilon: float,
+    delta: float,
+    variant: str | None = None,
+    bugs: Iterable[str] | str = (),
+    **options: Any,
+) -> Any:
     """A generator config from a variant name, extra bug flags and plain options
     (CLI, TOML): the variant's overrides, then the flags, then the options (those
     set to None keep their default), then the budget.

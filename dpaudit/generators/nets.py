@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,8 +25,9 @@ from dpaudit.rng import ModelStreams
 Activation = Literal["relu", "leaky_relu", "tanh", "sigmoid", "linear"]
 
 
-def activate(x: Tensor, name: Activation, *, slope: float = 0.2,
-             inplace: bool = False) -> Tensor:
+def activate(
+    x: Tensor, name: Activation, *, slope: float = 0.2, inplace: bool = False
+) -> Tensor:
     """The activation ``name``; ``inplace`` overwrites ``x`` where the kernel allows
     (ReLU, leaky ReLU: for fresh layer outputs, saving an allocation per layer)."""
     if name == "relu":
@@ -52,17 +52,27 @@ class BatchedLinear(nn.Module):
     """
 
     def __init__(
-        self, members: int, n_in: int, n_out: int, *,
-        generator: torch.Generator | ModelStreams, device: torch.device | str = "cpu",
+        self,
+        members: int,
+        n_in: int,
+        n_out: int,
+        *,
+        generator: torch.Generator | ModelStreams,
+        device: torch.device | str = "cpu",
     ) -> None:
         super().__init__()
         bound = 1.0 / math.sqrt(n_in)
         if isinstance(generator, ModelStreams):
             groups = members // generator.m
             if groups * generator.m != members:
-                raise ValueError(f"{members} members are not a multiple of "
-                                 f"{generator.m} streams")
-            w = generator.rand((groups, n_in, n_out)).to(device).view(members, n_in, n_out)
+                raise ValueError(
+                    f"{members} members are not a multiple of {generator.m} streams"
+                )
+            w = (
+                generator.rand((groups, n_in, n_out))
+                .to(device)
+                .view(members, n_in, n_out)
+            )
             b = generator.rand((groups, 1, n_out)).to(device).view(members, 1, n_out)
             w = w.mul_(2.0 * bound).sub_(bound)
             b = b.mul_(2.0 * bound).sub_(bound)
@@ -78,7 +88,7 @@ class BatchedLinear(nn.Module):
         weight: Tensor = self.weight
         bias: Tensor = self.bias
         if member is not None:
-            weight, bias = weight[member:member + 1], bias[member:member + 1]
+            weight, bias = weight[member : member + 1], bias[member : member + 1]
         if weight.shape[2] == 1:
             # A one-unit output (a discriminator's logit) as a multiply-and-sum: a
             # batched matmul with one output column (and its rank-1 backward) runs
@@ -144,7 +154,11 @@ class BatchedMLP(nn.Module):
     """An ensemble of ``members`` MLPs of the same :class:`MLPSpec`."""
 
     def __init__(
-        self, members: int, spec: MLPSpec, *, generator: torch.Generator | ModelStreams,
+        self,
+        members: int,
+        spec: MLPSpec,
+        *,
+        generator: torch.Generator | ModelStreams,
         device: torch.device | str = "cpu",
     ) -> None:
         super().__init__()
@@ -157,8 +171,12 @@ class BatchedMLP(nn.Module):
         )
 
     def forward(
-        self, x: Tensor, *, logits: bool = False,
-        generator: torch.Generator | ModelStreams | None = None, member: int | None = None,
+        self,
+        x: Tensor,
+        *,
+        logits: bool = False,
+        generator: torch.Generator | ModelStreams | None = None,
+        member: int | None = None,
     ) -> Tensor:
         """Maps ``x[E, B, n_in]`` to ``[E, B, n_out]``.
 
@@ -171,9 +189,14 @@ class BatchedMLP(nn.Module):
         h = self._hidden(x, self.layers[:-1], generator=generator, member=member)
         return self._output(self.layers[-1](h, member=member), logits=logits)
 
-    def _hidden(self, h: Tensor, layers: Iterable[nn.Module], *,
-                generator: torch.Generator | ModelStreams | None = None,
-                member: int | None = None) -> Tensor:
+    def _hidden(
+        self,
+        h: Tensor,
+        layers: Iterable[nn.Module],
+        *,
+        generator: torch.Generator | ModelStreams | None = None,
+        member: int | None = None,
+    ) -> Tensor:
         """The hidden ``layers`` (each: linear, layer norm, activation, dropout,
         residual) applied to ``h``."""
         spec = self.spec
@@ -244,8 +267,13 @@ def is_relu_logit(net: BatchedMLP) -> bool:
     """Whether ``net`` is one ReLU hidden layer and one logit (PATE-GAN's teachers):
     the architecture whose BCE gradient :func:`relu_logit_bce_grad_` writes by hand."""
     spec = net.spec
-    return (len(spec.hidden) == 1 and spec.n_out == 1 and spec.activation == "relu"
-            and not spec.layer_norm and not spec.residual)
+    return (
+        len(spec.hidden) == 1
+        and spec.n_out == 1
+        and spec.activation == "relu"
+        and not spec.layer_norm
+        and not spec.residual
+    )
 
 
 def with_ones(x: Tensor) -> Tensor:
@@ -272,12 +300,16 @@ def _first_layer_t(a: Tensor, groups: int) -> Tensor:
     if groups == 1:
         return a.transpose(1, 2)
     e, n1, h = a.shape
-    return a.view(e // groups, groups, n1, h).transpose(2, 3).reshape(
-        e // groups, groups * h, n1)
+    return (
+        a.view(e // groups, groups, n1, h)
+        .transpose(2, 3)
+        .reshape(e // groups, groups * h, n1)
+    )
 
 
-def relu_logits(net: BatchedMLP, x1: Tensor, groups: int = 1, *,
-                first: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def relu_logits(
+    net: BatchedMLP, x1: Tensor, groups: int = 1, *, first: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
     """Logits ``[E, 1, B]`` and hidden activations ``[E, h, B]`` (transposed: one
     member's hidden units are rows, so that the logit is a matrix-vector product) of a
     :func:`is_relu_logit` ensemble on ``x1 = with_ones(x)``: ``x1[E, B, n_in + 1]``, or
@@ -312,7 +344,7 @@ def logit_layer(w2: Tensor, b2: Tensor, hidden: Tensor) -> Tensor:
 def _logit_by_passes(w2: Tensor, b2: Tensor, hidden: Tensor) -> Tensor:
     acc = hidden.new_zeros((hidden.shape[0], 1, hidden.shape[2]))
     for k in range(hidden.shape[1]):
-        acc.add_(hidden[:, k:k + 1] * w2[:, k:k + 1])
+        acc.add_(hidden[:, k : k + 1] * w2[:, k : k + 1])
     return acc.add_(b2)
 
 
@@ -324,8 +356,12 @@ def _loop_matches(h: int, rows: int, dtype: torch.dtype, device: torch.device) -
     zeros included) at this shape: probed once per shape on random members (with
     inactive ReLU units) and cached. Only small CPU shapes are probed (below torch's
     own-loop threshold of 400 multiply-adds per member)."""
-    if device.type != "cpu" or h * rows >= 400 or h > 8 or dtype not in (
-            torch.float32, torch.float64):
+    if (
+        device.type != "cpu"
+        or h * rows >= 400
+        or h > 8
+        or dtype not in (torch.float32, torch.float64)
+    ):
         return False
     key = (h, rows, dtype, device.type)
     if key not in _LOOP_MATCHES:
@@ -343,9 +379,12 @@ def _loop_matches(h: int, rows: int, dtype: torch.dtype, device: torch.device) -
 
 
 @torch.no_grad()
-def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, Tensor | float]],
-                         weight: Tensor,
-                         batch_weights: Sequence[Tensor | None] | None = None) -> None:
+def relu_logit_bce_grad_(
+    net: BatchedMLP,
+    batches: Sequence[tuple[Tensor, int, Tensor | float]],
+    weight: Tensor,
+    batch_weights: Sequence[Tensor | None] | None = None,
+) -> None:
     """Sets the ``.grad`` of a :func:`is_relu_logit` ensemble's parameters to the
     gradient of ``sum_e weight[e] * sum_batches mean_b BCE(logit[e, b], y[e, b])``.
 
@@ -371,7 +410,9 @@ def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, T
     grad_w2: Tensor | None = None
     grad_b2: Tensor | None = None
     a = _first_layer(net)
-    per_batch = list(batch_weights) if batch_weights is not None else [None] * len(batches)
+    per_batch = (
+        list(batch_weights) if batch_weights is not None else [None] * len(batches)
+    )
     for (x1, groups, y), bw in zip(batches, per_batch):  # the real and generated batch
         logits, hidden = relu_logits(net, x1, groups, first=a)
         w = weight if bw is None else bw
@@ -379,7 +420,9 @@ def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, T
         g_w2 = torch.bmm(d, hidden.transpose(1, 2))  # [E, 1, h]
         g_b2 = d.sum(dim=2, keepdim=True)
         g_z = torch.ops.aten.threshold_backward(d.expand_as(hidden), hidden, 0.0)
-        g_a = torch.bmm(g_z.view(e // groups, -1, x1.shape[1]), x1).view(e, -1, x1.shape[2])
+        g_a = torch.bmm(g_z.view(e // groups, -1, x1.shape[1]), x1).view(
+            e, -1, x1.shape[2]
+        )
         grad_a = g_a if grad_a is None else grad_a.add_(g_a)
         grad_w2 = g_w2 if grad_w2 is None else grad_w2.add_(g_w2)
         grad_b2 = g_b2 if grad_b2 is None else grad_b2.add_(g_b2)
@@ -389,164 +432,6 @@ def relu_logit_bce_grad_(net: BatchedMLP, batches: Sequence[tuple[Tensor, int, T
     first.bias.grad = grad_a[:, :, -1:].transpose(1, 2).contiguous()
     last.weight.grad = grad_w2.transpose(1, 2).contiguous()
     last.bias.grad = grad_b2
-
-
-class BatchedOptimizer:
-    """Adam or RMSprop on an ensemble's parameters, with a member mask built in.
-
-    Bit for bit the update of ``torch.optim.Adam(fused=True)`` (one fused kernel over
-    all parameters) or ``torch.optim.RMSprop(foreach=True)`` (the same ``_foreach_``
-    kernels in the same order), called directly: the first use of ``torch.optim``'s
-    ``Optimizer`` imports ``torch._dynamo`` (about 1.4 s per process, paid by every
-    audit worker). Element-wise, so each member is updated as if trained alone.
-
-    Like ``torch.optim``, a parameter without a gradient is skipped (its step count
-    does not advance). :meth:`step` with an ``active`` mask keeps the parameters of
-    inactive members unchanged; their moments still move (with the zero gradient
-    their masked loss gives), exactly as a full step followed by restoring the old
-    parameters would.
-
-    Args:
-        params: the parameters, each ``[E, ...]`` with the member axis first.
-        name: ``adam`` or ``rmsprop``.
-        lr: learning rate.
-        betas: Adam's ``(beta1, beta2)``.
-        weight_decay: L2 penalty added to the gradient (torch's ``weight_decay``).
-        eps: the denominator's epsilon (torch's default 1e-8).
-        alpha: RMSprop's smoothing constant (torch's default 0.99).
-    """
-
-    def __init__(
-        self, params: Iterable[nn.Parameter], *, name: Literal["adam", "rmsprop"],
-        lr: float, betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
-        eps: float = 1e-8, alpha: float = 0.99,
-    ) -> None:
-        if name not in ("adam", "rmsprop"):
-            raise ValueError(f"`name` must be adam or rmsprop. Got {name!r}.")
-        self.params: list[Tensor] = [p for p in params if p.requires_grad]
-        self.name = name
-        self.lr, self.betas, self.weight_decay = float(lr), betas, float(weight_decay)
-        self.eps, self.alpha = float(eps), float(alpha)
-        # The state torch.optim would create lazily (zeros), made up front.
-        self.moment1 = [torch.zeros_like(p) for p in self.params]
-        self.moment2 = [torch.zeros_like(p) for p in self.params]
-        # Adam's per-parameter step counts: float32 scalars on the device, as fused
-        # Adam keeps them (RMSprop's count is never read).
-        self.steps = [torch.zeros((), dtype=torch.float32, device=p.device)
-                      for p in self.params]
-        self._saved: list[Tensor] | None = None
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        """Drops (or zeroes) every parameter's gradient."""
-        for p in self.params:
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.zero_()
-
-    @torch.no_grad()
-    def step(self, active: Tensor | None = None) -> None:
-        """One update of every member; with ``active`` (``[E]`` bool), inactive
-        members' parameters stay as they were."""
-        live = [i for i, p in enumerate(self.params) if p.grad is not None]
-        if not live:
-            return
-        params = [self.params[i] for i in live]
-        grads = [g for g in (p.grad for p in params) if g is not None]
-        if active is None or bool(active.all()):
-            self._update(live, params, grads)
-            return
-        if self._saved is None:
-            self._saved = [torch.empty_like(p) for p in self.params]
-        saved = [self._saved[i] for i in live]
-        torch._foreach_copy_(saved, params)
-        self._update(live, params, grads)
-        for p, old in zip(params, saved):
-            torch.where(active.view(-1, *([1] * (p.dim() - 1))), p, old, out=p)
-
-    def _update(self, live: list[int], params: list[Tensor],
-                grads: list[Tensor] | tuple[Tensor, ...]) -> None:
-        m1 = [self.moment1[i] for i in live]
-        m2 = [self.moment2[i] for i in live]
-        if self.name == "adam":
-            steps = [self.steps[i] for i in live]
-            torch._foreach_add_(steps, 1)
-            torch._fused_adam_(
-                params, grads, m1, m2, [], steps, amsgrad=False, lr=self.lr,
-                beta1=self.betas[0], beta2=self.betas[1], weight_decay=self.weight_decay,
-                eps=self.eps, maximize=False, grad_scale=None, found_inf=None)
-            return
-        # torch.optim.RMSprop's _multi_tensor_rmsprop (no momentum, not centered).
-        if self.weight_decay != 0:
-            grads = torch._foreach_add(grads, params, alpha=self.weight_decay)
-        torch._foreach_mul_(m2, self.alpha)
-        torch._foreach_addcmul_(m2, grads, grads, value=1 - self.alpha)
-        avg = torch._foreach_sqrt(m2)
-        torch._foreach_add_(avg, self.eps)
-        torch._foreach_addcdiv_(params, grads, avg, value=-self.lr)
-
-
-def make_optimizer(
-    params: Iterable[nn.Parameter], *, name: Literal["adam", "rmsprop"], lr: float,
-    betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
-) -> BatchedOptimizer:
-    """Adam (as torch's fused kernel) or RMSprop (as torch's foreach path) on an
-    ensemble's parameters: see :class:`BatchedOptimizer`."""
-    return BatchedOptimizer(params, name=name, lr=lr, betas=betas,
-                            weight_decay=weight_decay)
-
-
-class MaskedStep:
-    """Runs an optimiser step and keeps the parameters of inactive members unchanged.
-
-    Members that reached their privacy budget stop updating while the others go on, so
-    a batch of models needs no common stopping time. (Adam's moments of a frozen member
-    still move; its parameters do not, and it is never trained again.)
-    """
-
-    def __init__(self, module: nn.Module, optimizer: BatchedOptimizer) -> None:
-        self.params = optimizer.params
-        self.optimizer = optimizer
-
-    def step(self, active: Tensor | None) -> None:
-        self.optimizer.step(active)
-
-
-@contextmanager
-def frozen(module: nn.Module) -> Iterator[None]:
-    """Within the block, ``module``'s parameters take no gradient (autograd still
-    passes gradients through the module to its inputs, with the same values): for a
-    step that updates only another network, e.g. the generator's step through the
-    student, whose own parameter gradients would be discarded."""
-    params = [p for p in module.parameters() if p.requires_grad]
-    for p in params:
-        p.requires_grad_(False)
-    try:
-        yield
-    finally:
-        for p in params:
-            p.requires_grad_(True)
-
-
-def member_losses(per_element: Tensor) -> Tensor:
-    """Mean over all axes but the first: one loss per member."""
-    return per_element.reshape(per_element.shape[0], -1).mean(dim=1)
-
-
-def train_step(
-    step: MaskedStep, loss_fn: Callable[[], Tensor], active: Tensor | None
-) -> Tensor:
-    """One masked update: zero grads, backward the summed member losses, step.
-
-    ``loss_fn`` returns one loss per member; inactive members contribute nothing.
-    Returns the detached per-member losses.
-    """
-    step.optimizer.zero_grad(set_to_none=True)
-    losses = loss_fn()
-    total = losses.sum() if active is None else (losses * active.to(losses.dtype)).sum()
-    total.backward()  # type: ignore[no-untyped-call]
-    step.step(active)
-    return losses.detach()
 
 
 def gather_rows(table: Tensor, index: Tensor) -> Tensor:

@@ -64,7 +64,9 @@ def load_plugin_class(name: str) -> type:
     if ":" in name:
         module_name, _, attr = name.partition(":")
         if not module_name or not attr:
-            raise PluginError(f"generator {name!r}: a plug-in is named package.module:Class.")
+            raise PluginError(
+                f"generator {name!r}: a plug-in is named package.module:Class."
+            )
         try:
             module = importlib.import_module(module_name)
         except (ImportError, ValueError) as err:
@@ -79,8 +81,11 @@ def load_plugin_class(name: str) -> type:
                 f"generator {name!r}: module {module_name!r} has no {attr!r}."
             ) from err
     else:
-        points = [ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-                  if ep.name == name]
+        points = [
+            ep
+            for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+            if ep.name == name
+        ]
         if not points:
             raise PluginError(
                 f"unknown generator {name!r}: not a built-in (`dpaudit list generators`), "
@@ -126,8 +131,9 @@ class PluginAdapter:
     def _seeds(self, rng: Rngs, public_rng: Rngs | None) -> dict[str, int]:
         return plugin_seeds(self.supports_public_randomness, rng, public_rng)
 
-    def _call(self, what: str, method: Callable[..., Any], *args: Any, **kwargs: Any
-              ) -> Any:
+    def _call(
+        self, what: str, method: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> Any:
         """Calls the plug-in; an exception inside it becomes one :class:`PluginError`
         naming the plug-in and the method (the traceback with ``--debug``)."""
         try:
@@ -139,8 +145,14 @@ class PluginAdapter:
                 "the traceback; see docs/plugins.md)."
             ) from err
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
-            public_rng: Rngs | None = None) -> Self:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: Domain,
+        rng: Rngs,
+        public_rng: Rngs | None = None,
+    ) -> Self:
         """Constructs and fits the plug-in; reads and checks its ``privacy_claim``.
 
         Raises:
@@ -148,16 +160,25 @@ class PluginAdapter:
                 (:func:`check_claim`).
         """
         self.inner_ = self._call("__init__", self.cls, **self.kwargs)
-        fitted = self._call("fit", self.inner_.fit, data.copy(), domain=domain.to_json(),
-                            **self._seeds(rng, public_rng))
+        fitted = self._call(
+            "fit",
+            self.inner_.fit,
+            data.copy(),
+            domain=domain.to_json(),
+            **self._seeds(rng, public_rng),
+        )
         if fitted is not None:
             self.inner_ = fitted
         self.columns_ = list(data.columns)
         self.domain_ = domain
-        self.claim_ = check_claim(getattr(self.inner_, "privacy_claim", None), self.name)
+        self.claim_ = check_claim(
+            getattr(self.inner_, "privacy_claim", None), self.name
+        )
         return self
 
-    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+    ) -> pd.DataFrame:
         """``n`` rows from the fitted plug-in, checked (:func:`check_release`).
 
         Raises:
@@ -167,7 +188,9 @@ class PluginAdapter:
         """
         if not hasattr(self, "inner_"):
             raise NotFittedError("call `fit` first.")
-        out = self._call("sample", self.inner_.sample, n, **self._seeds(rng, public_rng))
+        out = self._call(
+            "sample", self.inner_.sample, n, **self._seeds(rng, public_rng)
+        )
         # The number of rows is checked by the caller (the audit's `release` for every
         # generator, with its own message).
         return check_release(out, self.name, columns=self.columns_, domain=self.domain_)
@@ -211,17 +234,29 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
         )
     for key, upper in (("epsilon", math.inf), ("delta", 1.0)):
         value = claim.get(key, 0.0)
-        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-              and math.isfinite(value) and 0 <= value < upper)
+        ok = (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and 0 <= value < upper
+        )
         if not ok:
-            constraint = "a finite number >= 0" if key == "epsilon" else "a number in [0, 1)"
+            constraint = (
+                "a finite number >= 0" if key == "epsilon" else "a number in [0, 1)"
+            )
             raise PluginError(
-                f"{where}: `privacy_claim['{key}']` must be {constraint}. Got {value!r}.")
+                f"{where}: `privacy_claim['{key}']` must be {constraint}. Got {value!r}."
+            )
     iterations = claim.get("iterations")
-    if iterations is not None and (not isinstance(iterations, int)
-                                   or isinstance(iterations, bool) or iterations < 0):
-        raise PluginError(f"{where}: `privacy_claim['iterations']` must be an integer "
-                          f">= 0 (or absent). Got {iterations!r}.")
+    if iterations is not None and (
+        not isinstance(iterations, int)
+        or isinstance(iterations, bool)
+        or iterations < 0
+    ):
+        raise PluginError(
+            f"{where}: `privacy_claim['iterations']` must be an integer "
+            f">= 0 (or absent). Got {iterations!r}."
+        )
     extra = {}
     for key, value in claim.items():
         if key in CLAIM_KEYS:
@@ -235,15 +270,21 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
             raise PluginError(
                 f"{where}: `privacy_claim[{key!r}]` must be a JSON value under a string "
                 "key (number, string, boolean, null, list or dict of them; numbers "
-                f"finite). Got a {type(value).__name__}: {value!r:.80}.")
+                f"finite). Got a {type(value).__name__}: {value!r:.80}."
+            )
         extra[key] = value
-    return PrivacyClaim(epsilon=float(claim["epsilon"]), delta=float(claim.get("delta", 0.0)),
-                        accountant=str(claim.get("accountant", "plug-in")),
-                        iterations=iterations, extra=extra)
+    return PrivacyClaim(
+        epsilon=float(claim["epsilon"]),
+        delta=float(claim.get("delta", 0.0)),
+        accountant=str(claim.get("accountant", "plug-in")),
+        iterations=iterations,
+        extra=extra,
+    )
 
 
-def check_release(out: Any, name: str, *, columns: list[str], domain: Domain,
-                  rows: int | None = None) -> pd.DataFrame:
+def check_release(
+    out: Any, name: str, *, columns: list[str], domain: Domain, rows: int | None = None
+) -> pd.DataFrame:
     """The plug-in's release, checked: a DataFrame (of ``rows`` rows, if given), the training
     ``columns`` in order, every value inside the public ``domain`` (no NaN, numbers in
     numeric columns, values within the bounds or categories).
@@ -254,13 +295,17 @@ def check_release(out: Any, name: str, *, columns: list[str], domain: Domain,
     where = f"generator {name!r} breaks the plug-in contract: `sample`"
     if not isinstance(out, pd.DataFrame) or list(out.columns) != columns:
         got = list(out.columns) if isinstance(out, pd.DataFrame) else type(out).__name__
-        raise PluginError(f"{where} must return a DataFrame with columns {columns}. "
-                          f"Got {got}.")
+        raise PluginError(
+            f"{where} must return a DataFrame with columns {columns}. Got {got}."
+        )
     if rows is not None and len(out) != rows:
-        raise PluginError(f"{where} must return the {rows} rows asked for. "
-                          f"Got {len(out)}.")
+        raise PluginError(
+            f"{where} must return the {rows} rows asked for. Got {len(out)}."
+        )
     try:
         domain.validate(out, name="release", min_rows=0)
     except DataError as err:
-        raise PluginError(f"{where} released data outside the public domain: {err}") from err
+        raise PluginError(
+            f"{where} released data outside the public domain: {err}"
+        ) from err
     return out

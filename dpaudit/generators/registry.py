@@ -120,6 +120,7 @@ class GeneratorSpec:
         this process: the audit never calls this for a plug-in)."""
         if self.plugin:
             from dpaudit.generators import plugins  # lazily: torch, pandas
+
             return plugins.load_plugin_class(self.factory)
         cls: type = _load(self.factory)
         return cls
@@ -127,15 +128,22 @@ class GeneratorSpec:
     @property
     def batched(self) -> bool:
         """Whether the generator trains several models at once (``fit_many``)."""
-        return not self.plugin and callable(getattr(self.load_class(), "fit_many", None))
+        return not self.plugin and callable(
+            getattr(self.load_class(), "fit_many", None)
+        )
 
     @property
     def supports_public_randomness(self) -> bool:
         """Whether the generator's privacy proof holds for every fixed public stream
         (the class attribute of a built-in; ``public_seed`` in a plug-in's signatures)."""
         if self.plugin:
-            return bool(getattr(self.make_factory()(epsilon=1.0, delta=0.0),
-                                "supports_public_randomness", False))
+            return bool(
+                getattr(
+                    self.make_factory()(epsilon=1.0, delta=0.0),
+                    "supports_public_randomness",
+                    False,
+                )
+            )
         return bool(getattr(self.load_class(), "supports_public_randomness", False))
 
     @property
@@ -176,8 +184,9 @@ class GeneratorSpec:
             plugin, name, point = self.factory, self.name, self.entry_point
 
             def foreign(**kwargs: Any) -> ForeignGenerator:
-                return ForeignGenerator(plugin, name, worker=worker, entry_point=point,
-                                        **kwargs)
+                return ForeignGenerator(
+                    plugin, name, worker=worker, entry_point=point, **kwargs
+                )
 
             return foreign
         cls = _load(self.factory)
@@ -192,9 +201,15 @@ class GeneratorSpec:
         return factory
 
     # ---------------------------------------------------------------- options
-    def with_choices(self, options: Mapping[str, Any], *, device: str | None = None,
-                     variant: str | None = None, bugs: Iterable[str] = (),
-                     device_wins: bool = False) -> dict[str, Any]:
+    def with_choices(
+        self,
+        options: Mapping[str, Any],
+        *,
+        device: str | None = None,
+        variant: str | None = None,
+        bugs: Iterable[str] = (),
+        device_wins: bool = False,
+    ) -> dict[str, Any]:
         """``options`` with the device, the variant and the bug flags chosen.
 
         The device goes only to a generator with a ``device`` option (the user's
@@ -213,17 +228,21 @@ class GeneratorSpec:
                 out.setdefault("device", device)
         if variant or bugs:
             takes = ", ".join(s.name for s in _BUILTINS.values() if s.configurable)
-            require(self.configurable, "variant/bugs",
-                    f"unset for {self.name!r} (they apply to {takes})",
-                    {"variant": variant, "bugs": bugs})
+            require(
+                self.configurable,
+                "variant/bugs",
+                f"unset for {self.name!r} (they apply to {takes})",
+                {"variant": variant, "bugs": bugs},
+            )
         if variant:
             out["variant"] = variant
         if bugs:
             out["bugs"] = bugs
         return out
 
-    def calibrated(self, options: Mapping[str, Any], *, n_rows: int, epsilon: float,
-                   delta: float) -> dict[str, Any]:
+    def calibrated(
+        self, options: Mapping[str, Any], *, n_rows: int, epsilon: float, delta: float
+    ) -> dict[str, Any]:
         """``options`` completed by the generator's small-table calibration, if any."""
         if self.audit.small_table is None:
             return dict(options)
@@ -233,47 +252,62 @@ class GeneratorSpec:
 
 # ---------------------------------------------------------------- the table
 
-_BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType({spec.name: spec for spec in (
-    GeneratorSpec(
-        name="pategan", label="PATE-GAN",
-        description="PATE-GAN (Jordon et al. 2019), batched; variants via --variant",
-        factory="dpaudit.generators.pate_gan:PateGan",
-        config_builder="dpaudit.generators.pate_gan:config_from_options",
-        devices=DEVICES, trace_switch="record_trace",
-        trace_iterations=("max_iterations", "fixed_iterations"),
-        audit=AuditDefaults(
-            # The study's audit settings: lambda = 0.001 for every variant.
-            options={"lam": 1e-3},
-            # The reference's hidden layers at least 8 wide: "d,d/2,d" on the worst
-            # case's 3 columns has a one-unit layer, dead from initialisation, and
-            # the release is then one constant table (docs/soundness.md).
-            reference_options={"min_width": 8},
-            teachers_option="num_teachers",
-            teachers_from_rows="dpaudit.generators.pate_gan:audit_num_teachers"),
-    ),
-    GeneratorSpec(
-        name="gpate", label="G-PATE",
-        description="G-PATE (Long et al. 2021): teacher-gradient aggregation with "
-                    "Confident-GNMax and an RDP accountant",
-        factory="dpaudit.generators.g_pate:GPate",
-        config_builder="dpaudit.generators.g_pate:config_from_options",
-        devices=DEVICES, trace_switch="record_trace", trace_iterations=("max_iterations",),
-        # The published settings are for 2,100 teachers on 284k rows: on a smaller
-        # table k is fixed from |D| (both worlds) and the noise calibrated so that
-        # the planned iterations run.
-        audit=AuditDefaults(small_table="dpaudit.generators.g_pate:with_small_table_defaults"),
-    ),
-    GeneratorSpec(
-        name="randomized-response", label="randomized response",
-        description="toy: target membership by randomized response (exact epsilon)",
-        factory="dpaudit.generators.toy:RandomizedResponseGenerator",
-    ),
-    GeneratorSpec(
-        name="copy", label="copy",
-        description="toy: releases its training data (no privacy)",
-        factory="dpaudit.generators.toy:CopyGenerator",
-    ),
-)})
+_BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            GeneratorSpec(
+                name="pategan",
+                label="PATE-GAN",
+                description="PATE-GAN (Jordon et al. 2019), batched; variants via --variant",
+                factory="dpaudit.generators.pate_gan:PateGan",
+                config_builder="dpaudit.generators.pate_gan:config_from_options",
+                devices=DEVICES,
+                trace_switch="record_trace",
+                trace_iterations=("max_iterations", "fixed_iterations"),
+                audit=AuditDefaults(
+                    # The study's audit settings: lambda = 0.001 for every variant.
+                    options={"lam": 1e-3},
+                    # The reference's hidden layers at least 8 wide: "d,d/2,d" on the worst
+                    # case's 3 columns has a one-unit layer, dead from initialisation, and
+                    # the release is then one constant table (docs/soundness.md).
+                    reference_options={"min_width": 8},
+                    teachers_option="num_teachers",
+                    teachers_from_rows="dpaudit.generators.pate_gan:audit_num_teachers",
+                ),
+            ),
+            GeneratorSpec(
+                name="gpate",
+                label="G-PATE",
+                description="G-PATE (Long et al. 2021): teacher-gradient aggregation with "
+                "Confident-GNMax and an RDP accountant",
+                factory="dpaudit.generators.g_pate:GPate",
+                config_builder="dpaudit.generators.g_pate:config_from_options",
+                devices=DEVICES,
+                trace_switch="record_trace",
+                trace_iterations=("max_iterations",),
+                # The published settings are for 2,100 teachers on 284k rows: on a smaller
+                # table k is fixed from |D| (both worlds) and the noise calibrated so that
+                # the planned iterations run.
+                audit=AuditDefaults(
+                    small_table="dpaudit.generators.g_pate:with_small_table_defaults"
+                ),
+            ),
+            GeneratorSpec(
+                name="randomized-response",
+                label="randomized response",
+                description="toy: target membership by randomized response (exact epsilon)",
+                factory="dpaudit.generators.toy:RandomizedResponseGenerator",
+            ),
+            GeneratorSpec(
+                name="copy",
+                label="copy",
+                description="toy: releases its training data (no privacy)",
+                factory="dpaudit.generators.toy:CopyGenerator",
+            ),
+        )
+    }
+)
 
 
 def builtin_generators() -> Mapping[str, GeneratorSpec]:
@@ -303,8 +337,10 @@ def foreign_adapters() -> dict[str, str]:
 
 def _adapter_description(path: str) -> str:
     library = path.partition(":")[0].rpartition(".")[2]
-    return (f"adapter {path} (runs in a foreign worker; needs its library installed "
-            f"there, e.g. pip install 'dpaudit[{library}]')")
+    return (
+        f"adapter {path} (runs in a foreign worker; needs its library installed "
+        f"there, e.g. pip install 'dpaudit[{library}]')"
+    )
 
 
 def get_spec(name: str) -> GeneratorSpec:
@@ -314,14 +350,23 @@ def get_spec(name: str) -> GeneratorSpec:
         InvalidParameterError: ``name`` is not a string.
         PluginError: ``name`` is none of those.
     """
-    require(isinstance(name, str) and bool(name), "generator",
-            "a generator name (`dpaudit list generators`) or a plug-in module:Class", name)
+    require(
+        isinstance(name, str) and bool(name),
+        "generator",
+        "a generator name (`dpaudit list generators`) or a plug-in module:Class",
+        name,
+    )
     if name in _BUILTINS:
         return _BUILTINS[name]
     adapters = foreign_adapters()
     if name in adapters:
-        return GeneratorSpec(name=name, description=_adapter_description(adapters[name]),
-                             label=name, factory=adapters[name], plugin=True)
+        return GeneratorSpec(
+            name=name,
+            description=_adapter_description(adapters[name]),
+            label=name,
+            factory=adapters[name],
+            plugin=True,
+        )
     if ":" not in name:
         points = plugin_entry_points()
         if name not in points:
@@ -330,26 +375,43 @@ def get_spec(name: str) -> GeneratorSpec:
 
             raise PluginError(
                 f"unknown generator {name!r}: not a built-in (`dpaudit list generators`), "
-                f"not `module:Class`, and no entry point in group {ENTRY_POINT_GROUP!r}.")
+                f"not `module:Class`, and no entry point in group {ENTRY_POINT_GROUP!r}."
+            )
         # The entry point's target is imported by the worker, never here.
-        return GeneratorSpec(name=name, description=f"plug-in {points[name]} (entry point)",
-                             label=name, factory=points[name], plugin=True,
-                             entry_point=True)
-    return GeneratorSpec(name=name, description=f"plug-in {name}", label=name,
-                         factory=name, plugin=True)
+        return GeneratorSpec(
+            name=name,
+            description=f"plug-in {points[name]} (entry point)",
+            label=name,
+            factory=points[name],
+            plugin=True,
+            entry_point=True,
+        )
+    return GeneratorSpec(
+        name=name, description=f"plug-in {name}", label=name, factory=name, plugin=True
+    )
 
 
-def generator_factory(name: str, *, worker: WorkerOptions | None = None
-                      ) -> GeneratorFactory:
+def generator_factory(
+    name: str, *, worker: WorkerOptions | None = None
+) -> GeneratorFactory:
     """``factory(epsilon=, delta=, **options) -> Generator`` of ``name`` (a built-in,
     an installed plug-in, an adapter or a plug-in ``module:Class``; the last three
     run in foreign workers with the settings ``worker``)."""
     return get_spec(name).make_factory(worker=worker)
 
 
-def audit_options(name: str, options: Mapping[str, Any], *, n_rows: int,
-                  worst_case: bool, epsilon: float, delta: float, device: str | None,
-                  variant: str | None, bugs: Iterable[str]) -> dict[str, Any]:
+def audit_options(
+    name: str,
+    options: Mapping[str, Any],
+    *,
+    n_rows: int,
+    worst_case: bool,
+    epsilon: float,
+    delta: float,
+    device: str | None,
+    variant: str | None,
+    bugs: Iterable[str],
+) -> dict[str, Any]:
     """The generator options an audit uses; the user's ``options`` win.
 
     In order: the device (a generator with a ``device`` option), the variant and bug
@@ -378,7 +440,8 @@ def audit_options(name: str, options: Mapping[str, Any], *, n_rows: int,
     defaults = spec.audit
     if defaults.teachers_option is not None and defaults.teachers_from_rows is not None:
         teachers: Callable[[int, Mapping[str, Any]], int] = _load(
-            defaults.teachers_from_rows)
+            defaults.teachers_from_rows
+        )
         if out.get(defaults.teachers_option) is None:
             out[defaults.teachers_option] = teachers(n_rows, out)
     for key, value in defaults.options.items():
@@ -387,8 +450,12 @@ def audit_options(name: str, options: Mapping[str, Any], *, n_rows: int,
         for key, value in defaults.reference_options.items():
             out.setdefault(key, value)
     if defaults.iteration_option is not None:
-        out.setdefault(defaults.iteration_option, defaults.worst_case_iterations
-                       if worst_case else defaults.real_data_iterations)
+        out.setdefault(
+            defaults.iteration_option,
+            defaults.worst_case_iterations
+            if worst_case
+            else defaults.real_data_iterations,
+        )
     return spec.calibrated(out, n_rows=n_rows, epsilon=epsilon, delta=delta)
 
 
@@ -400,8 +467,13 @@ def trace_options(name: str, *, iterations: int) -> dict[str, Any]:
     """
     spec = get_spec(name)
     tracing = {s.name: s.label for s in _BUILTINS.values() if s.records_trace}
-    require(spec.records_trace, "--generator", "one that records training traces: "
-            + ", ".join(f"{n} ({label})" for n, label in tracing.items()), name)
+    require(
+        spec.records_trace,
+        "--generator",
+        "one that records training traces: "
+        + ", ".join(f"{n} ({label})" for n, label in tracing.items()),
+        name,
+    )
     check_scalar(iterations, "iterations", kind=int, min_val=1)
     assert spec.trace_switch is not None
     return {spec.trace_switch: True, **dict.fromkeys(spec.trace_iterations, iterations)}

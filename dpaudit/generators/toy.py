@@ -42,35 +42,59 @@ class RandomizedResponseGenerator:
 
     supports_public_randomness = True
 
-    def __init__(self, *, epsilon: float, delta: float = 0.0,
-                 target: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        delta: float = 0.0,
+        target: dict[str, Any] | None = None,
+    ) -> None:
         self.epsilon = float(check_scalar(epsilon, "epsilon", min_val=0))
         self.delta = float(delta)
-        require(target is None or isinstance(target, dict), "target",
-                "a record (a mapping column -> value)", target)
+        require(
+            target is None or isinstance(target, dict),
+            "target",
+            "a record (a mapping column -> value)",
+            target,
+        )
         self.target = target
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
-            public_rng: Rngs | None = None) -> Self:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: Domain,
+        rng: Rngs,
+        public_rng: Rngs | None = None,
+    ) -> Self:
         """Flips the membership bit with the privacy stream (the only draw)."""
         _, privacy = public_and_privacy(rng, public_rng)
         target = self.target or dict.fromkeys(domain.names, 1)
         missing = [n for n in domain.names if n not in target]
-        require(not missing, "target", f"a record with every column of the domain "
-                f"(missing {missing})", target)
+        require(
+            not missing,
+            "target",
+            f"a record with every column of the domain (missing {missing})",
+            target,
+        )
         row = pd.Series(target)[domain.names]
         member = bool((data[domain.names] == row.to_numpy()).all(axis=1).any())
-        truth = privacy.numpy.random() < math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))
+        truth = privacy.numpy.random() < math.exp(self.epsilon) / (
+            1.0 + math.exp(self.epsilon)
+        )
         self.bit_ = member if truth else not member
         self.columns_ = domain.names
         self.dtypes_ = data.dtypes
         self.row0_ = data.iloc[0].to_dict()
         self.target_ = target
-        self.claim_ = PrivacyClaim(epsilon=self.epsilon, delta=0.0,
-                                   accountant="randomized response (exact)")
+        self.claim_ = PrivacyClaim(
+            epsilon=self.epsilon, delta=0.0, accountant="randomized response (exact)"
+        )
         return self
 
-    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+    ) -> pd.DataFrame:
         """``n`` copies of the target (bit 1) or of the first training row (bit 0)."""
         if not hasattr(self, "bit_"):
             raise NotFittedError("call `fit` first.")
@@ -91,15 +115,26 @@ class CopyGenerator:
         self.epsilon = float(check_scalar(epsilon, "epsilon", min_val=0))
         self.delta = float(delta)
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
-            public_rng: Rngs | None = None) -> Self:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: Domain,
+        rng: Rngs,
+        public_rng: Rngs | None = None,
+    ) -> Self:
         """Keeps the training data."""
         self.data_ = data.reset_index(drop=True).copy()
-        self.claim_ = PrivacyClaim(epsilon=self.epsilon, delta=self.delta,
-                                   accountant="none (claims epsilon, copies its data)")
+        self.claim_ = PrivacyClaim(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            accountant="none (claims epsilon, copies its data)",
+        )
         return self
 
-    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+    ) -> pd.DataFrame:
         """``n`` rows resampled from the training data (each row once first)."""
         if not hasattr(self, "data_"):
             raise NotFittedError("call `fit` first.")

@@ -34,8 +34,9 @@ def _public_rng(seed: int, public_seed: int | None) -> np.random.Generator:
     return np.random.default_rng(public_seed)
 
 
-def _random_rows(domain: dict[str, Any], n: int, rng: np.random.Generator
-                 ) -> pd.DataFrame:
+def _random_rows(
+    domain: dict[str, Any], n: int, rng: np.random.Generator
+) -> pd.DataFrame:
     """``n`` rows drawn uniformly from the public domain (data-independent)."""
     columns: dict[str, Any] = {}
     for col in domain["columns"]:
@@ -46,11 +47,13 @@ def _random_rows(domain: dict[str, Any], n: int, rng: np.random.Generator
             cats = list(col["categories"])
             columns[col["name"]] = [cats[i] for i in rng.integers(0, len(cats), size=n)]
         elif kind == "integer":
-            columns[col["name"]] = rng.integers(int(col["lower"]), int(col["upper"]) + 1,
-                                                size=n)
+            columns[col["name"]] = rng.integers(
+                int(col["lower"]), int(col["upper"]) + 1, size=n
+            )
         else:
-            columns[col["name"]] = rng.uniform(float(col["lower"]), float(col["upper"]),
-                                               size=n)
+            columns[col["name"]] = rng.uniform(
+                float(col["lower"]), float(col["upper"]), size=n
+            )
     return pd.DataFrame(columns)
 
 
@@ -74,12 +77,21 @@ class PublicSeedRandomizedResponse:
     while ``epsilon`` is still claimed.
     """
 
-    def __init__(self, *, epsilon: float, delta: float = 0.0,
-                 target: dict[str, Any] | None = None, lucky: int = 1,
-                 leak: bool = False) -> None:
-        if not (isinstance(epsilon, int | float) and epsilon >= 0
-                and math.isfinite(epsilon)):
-            raise ValueError(f"`epsilon` must be a finite number >= 0. Got {epsilon!r}.")
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        delta: float = 0.0,
+        target: dict[str, Any] | None = None,
+        lucky: int = 1,
+        leak: bool = False,
+    ) -> None:
+        if not (
+            isinstance(epsilon, int | float) and epsilon >= 0 and math.isfinite(epsilon)
+        ):
+            raise ValueError(
+                f"`epsilon` must be a finite number >= 0. Got {epsilon!r}."
+            )
         if not (isinstance(lucky, int) and lucky >= 1):
             raise ValueError(f"`lucky` must be an integer >= 1. Got {lucky!r}.")
         self.epsilon = float(epsilon)
@@ -88,8 +100,14 @@ class PublicSeedRandomizedResponse:
         self.lucky = lucky
         self.leak = bool(leak)
 
-    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
-            public_seed: int | None = None) -> PublicSeedRandomizedResponse:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        seed: int,
+        public_seed: int | None = None,
+    ) -> PublicSeedRandomizedResponse:
         names = [c["name"] for c in domain["columns"]]
         target = self.target or dict.fromkeys(names, 1)
         row = np.array([target[n] for n in names], dtype=object)
@@ -105,12 +123,16 @@ class PublicSeedRandomizedResponse:
             self.bit_ = member if coin < keep else not member
         self.domain_, self.target_, self.seed_ = domain, target, seed
         self.dtypes_ = data.dtypes
-        self.privacy_claim = {"epsilon": self.epsilon, "delta": 0.0,
-                              "accountant": "randomized response (exact, any public seed)"}
+        self.privacy_claim = {
+            "epsilon": self.epsilon,
+            "delta": 0.0,
+            "accountant": "randomized response (exact, any public seed)",
+        }
         return self
 
-    def sample(self, n: int, *, seed: int, public_seed: int | None = None
-               ) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, seed: int, public_seed: int | None = None
+    ) -> pd.DataFrame:
         frame = _random_rows(self.domain_, n, _public_rng(seed, public_seed))
         if self.bit_ and n > 0:
             for name, value in self.target_.items():
@@ -126,15 +148,25 @@ class CopyData:
         self.epsilon = float(epsilon)
         self.delta = float(delta)
 
-    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
-            public_seed: int | None = None) -> CopyData:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        seed: int,
+        public_seed: int | None = None,
+    ) -> CopyData:
         self.data_ = data.reset_index(drop=True).copy()
-        self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
-                              "accountant": "none (claims epsilon, copies its data)"}
+        self.privacy_claim = {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "accountant": "none (claims epsilon, copies its data)",
+        }
         return self
 
-    def sample(self, n: int, *, seed: int, public_seed: int | None = None
-               ) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, seed: int, public_seed: int | None = None
+    ) -> pd.DataFrame:
         rng = _public_rng(seed, public_seed)
         idx = rng.integers(0, len(self.data_), size=n)
         # Every distinct training row first (all of them when n allows): a pure copy.
@@ -152,14 +184,26 @@ class ConstantRelease:
         self.epsilon = float(epsilon)
         self.delta = float(delta)
 
-    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
-            public_seed: int | None = None) -> ConstantRelease:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        seed: int,
+        public_seed: int | None = None,
+    ) -> ConstantRelease:
         self.domain_ = domain
         self.dtypes_ = data.dtypes
-        self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
-                              "accountant": "none (releases a constant table: 0-DP)"}
+        self.privacy_claim = {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "accountant": "none (releases a constant table: 0-DP)",
+        }
         return self
 
-    def sample(self, n: int, *, seed: int, public_seed: int | None = None
-               ) -> pd.DataFrame:
-        return _random_rows(self.domain_, n, np.random.default_rng(0)).astype(self.dtypes_)
+    def sample(
+        self, n: int, *, seed: int, public_seed: int | None = None
+    ) -> pd.DataFrame:
+        return _random_rows(self.domain_, n, np.random.default_rng(0)).astype(
+            self.dtypes_
+        )

@@ -124,6 +124,8 @@ def render(
         raise InvalidParameterError(
             f"`--format` must be one of {', '.join(FORMATS)}. Got {fmt!r}."
         )
-    renderer = getattr(importlib.import_module(f"{__name__}.{spec.module}"), spec.renderer)
+    renderer = getattr(
+        importlib.import_module(f"{__name__}.{spec.module}"), spec.renderer
+    )
     text: str = renderer(results, base=base, compare=compare, unfinished=unfinished)
     return text

@@ -8,8 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["DEFAULT_FILENAMES", "FORMATS", "REPORT_FORMATS", "ReportFormat",
-           "ReportFormatSpec"]
+__all__ = [
+    "DEFAULT_FILENAMES",
+    "FORMATS",
+    "REPORT_FORMATS",
+    "ReportFormat",
+    "ReportFormatSpec",
+]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -29,18 +34,26 @@ class ReportFormatSpec:
 
 #: The report formats, by ``--format`` name: the one table a new format is added to
 #: (docs/design.md, "Extending dpaudit").
-REPORT_FORMATS: Mapping[str, ReportFormatSpec] = MappingProxyType({
-    "html": ReportFormatSpec(module="html", renderer="render_html", filename="report.html"),
-    "md": ReportFormatSpec(module="markdown", renderer="render_markdown",
-                           filename="report.md"),
-    "json": ReportFormatSpec(module="jsonreport", renderer="render_json",
-                             filename="report.json"),
-    "junit": ReportFormatSpec(module="junit", renderer="render_junit_report",
-                              filename="junit.xml"),
-})
+REPORT_FORMATS: Mapping[str, ReportFormatSpec] = MappingProxyType(
+    {
+        "html": ReportFormatSpec(
+            module="html", renderer="render_html", filename="report.html"
+        ),
+        "md": ReportFormatSpec(
+            module="markdown", renderer="render_markdown", filename="report.md"
+        ),
+        "json": ReportFormatSpec(
+            module="jsonreport", renderer="render_json", filename="report.json"
+        ),
+        "junit": ReportFormatSpec(
+            module="junit", renderer="render_junit_report", filename="junit.xml"
+        ),
+    }
+)
 ReportFormat = str
 FORMATS: tuple[str, ...] = tuple(REPORT_FORMATS)
 
 #: The file a format is written to inside the audit directory by default.
 DEFAULT_FILENAMES: Mapping[str, str] = MappingProxyType(
-    {name: spec.filename for name, spec in REPORT_FORMATS.items()})
+    {name: spec.filename for name, spec in REPORT_FORMATS.items()}
+)

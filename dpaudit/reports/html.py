@@ -203,8 +203,11 @@ def render_result_html(result: AuditResult) -> str:
         ("dpaudit version of the audit", result.version),
         ("result file", str(result.source or "—")),
     ]
-    audit_rows += [(f"timing.{k}", fmt_value(v))
-                   for k, v in to_json(result.timing).items() if v is not None]
+    audit_rows += [
+        (f"timing.{k}", fmt_value(v))
+        for k, v in to_json(result.timing).items()
+        if v is not None
+    ]
     context = {
         "dpaudit_version": __version__,
         "data_notice": DATA_NOTICE,
@@ -234,8 +237,11 @@ def render_result_html(result: AuditResult) -> str:
         "utility_tables": utility_tables(result.utility) if result.utility else [],
         "target_table": _target_table(result),
         "audit_rows": audit_rows,
-        "claim_rows": [(k, v) for k, v in flatten(to_json(result.claim))
-                       if k != "extra" and not k.startswith("extra.")],
+        "claim_rows": [
+            (k, v)
+            for k, v in flatten(to_json(result.claim))
+            if k != "extra" and not k.startswith("extra.")
+        ],
         "extra_rows": claim_extra_rows(result),
         "config_rows": flatten(result.config),
         "option_rows": flatten(result.generator_options or {}),

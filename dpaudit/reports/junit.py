@@ -165,8 +165,9 @@ def case_from_result(
         classname=f"dpaudit.{result.generator}",
         status=status,
         message=message,
-        details="\n\n".join([message, *warning_lines(result), power_text,
-                              *explain(result)]),
+        details="\n\n".join(
+            [message, *warning_lines(result), power_text, *explain(result)]
+        ),
         seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
         properties=properties,
     )
@@ -277,16 +278,31 @@ def render_junit_report(
     and attack for a single audit.
     """
     names = unique_names(
-        [(path_from(r, base) if compare else "") or f"{r.label} [{r.attack}]"
-         for r in results]
+        [
+            (path_from(r, base) if compare else "") or f"{r.label} [{r.attack}]"
+            for r in results
+        ]
     )
     cases = []
     for r, name in zip(results, names):
-        report = None if r.directory is None else r.directory / DEFAULT_FILENAMES["html"]
-        cases.append(case_from_result(
-            r, name=name, report_path=report if report and report.is_file() else None))
+        report = (
+            None if r.directory is None else r.directory / DEFAULT_FILENAMES["html"]
+        )
+        cases.append(
+            case_from_result(
+                r,
+                name=name,
+                report_path=report if report and report.is_file() else None,
+            )
+        )
     for u in unfinished:
-        cases.append(JunitCase(name=u.path, classname="dpaudit.unfinished",
-                               status="error", message=f"{u.status}: {u.reason}",
-                               details=f"{u.status}: {u.reason}"))
+        cases.append(
+            JunitCase(
+                name=u.path,
+                classname="dpaudit.unfinished",
+                status="error",
+                message=f"{u.status}: {u.reason}",
+                details=f"{u.status}: {u.reason}",
+            )
+        )
     return render_junit(cases)

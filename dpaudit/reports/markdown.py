@@ -129,9 +129,14 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
         "**What this means.** " + " ".join(md_escape(p) for p in explain(result)),
         "",
         *md_table(
-            ["attack", "eps_emp", "max attainable", "AUC",
-             *(f"TPR at FPR {fmt_percent(fpr)}" for fpr in LOW_FPRS),
-             "TP / FP / TN / FN"],
+            [
+                "attack",
+                "eps_emp",
+                "max attainable",
+                "AUC",
+                *(f"TPR at FPR {fmt_percent(fpr)}" for fpr in LOW_FPRS),
+                "TP / FP / TN / FN",
+            ],
             _attack_rows(result),
         ),
         "",
@@ -148,9 +153,14 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
     ]
     extra = claim_extra_rows(result)
     if extra:
-        lines += ["**The generator's own claim keys** (over the rounds).", "",
-                  *md_table(["key", "value"],
-                            [[md_escape(k), md_escape(v)] for k, v in extra]), ""]
+        lines += [
+            "**The generator's own claim keys** (over the rounds).",
+            "",
+            *md_table(
+                ["key", "value"], [[md_escape(k), md_escape(v)] for k, v in extra]
+            ),
+            "",
+        ]
     if result.utility:
         tables = utility_tables(result.utility)
         if tables:
@@ -226,8 +236,9 @@ def render_markdown(
     return "\n".join(lines)
 
 
-def _comparison_table(results: Sequence[AuditResult],
-                      base: Path | None = None) -> list[str]:
+def _comparison_table(
+    results: Sequence[AuditResult], base: Path | None = None
+) -> list[str]:
     rows = []
     for r in results:
         attacks = sorted(r.attacks.values(), key=lambda a: a.name != r.attack)

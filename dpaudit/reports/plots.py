@@ -98,11 +98,18 @@ def epsilon_bars(result: AuditResult) -> list[tuple[str, float, str, str]]:
                 VERDICT_COLOURS.get(result.verdict, "#757575"),
             )
         )
-    bars.append(("claimed", result.eps_claimed, fmt_number(result.eps_claimed),
-                 "#37474f"))
+    bars.append(
+        ("claimed", result.eps_claimed, fmt_number(result.eps_claimed), "#37474f")
+    )
     if result.eps_reference is not None and math.isfinite(result.eps_reference):
-        bars.append(("reference\naccountant", result.eps_reference,
-                     fmt_number(result.eps_reference), "#78909c"))
+        bars.append(
+            (
+                "reference\naccountant",
+                result.eps_reference,
+                fmt_number(result.eps_reference),
+                "#78909c",
+            )
+        )
     top = attainable(result)
     if top is not None and math.isfinite(top):
         bars.append(("max attainable\n(this test size)", top, fmt_eps(top), "#cfd8dc"))
@@ -219,8 +226,11 @@ def roc_chart(result: AuditResult, *, log: bool = False) -> str | None:
     if not attacks:
         return None
     n0 = result.estimator.test_non_members
-    resolution = 1.0 / n0 if n0 else min(
-        (f for a in attacks for f in a.roc_fpr if f > 0), default=1e-3)
+    resolution = (
+        1.0 / n0
+        if n0
+        else min((f for a in attacks for f in a.roc_fpr if f > 0), default=1e-3)
+    )
     floor = min(resolution, min(LOW_FPRS)) / 2
     with mpl.rc_context(_RC):
         fig = _figure(4.6, 4.2)
@@ -229,23 +239,40 @@ def roc_chart(result: AuditResult, *, log: bool = False) -> str | None:
             ax.set_xscale("log")
             ax.set_yscale("log")
             grid = [floor * (1.0 / floor) ** (i / 50) for i in range(51)]
-            ax.plot(grid, grid, color="#9e9e9e", linestyle=":", linewidth=1,
-                    label="chance")
-            ax.axvspan(floor, resolution, color="#eceff1", zorder=0,
-                       label=f"FPR < 1/{n0 or '?'}: not resolvable")
+            ax.plot(
+                grid, grid, color="#9e9e9e", linestyle=":", linewidth=1, label="chance"
+            )
+            ax.axvspan(
+                floor,
+                resolution,
+                color="#eceff1",
+                zorder=0,
+                label=f"FPR < 1/{n0 or '?'}: not resolvable",
+            )
             for mark in LOW_FPRS:
                 ax.axvline(mark, color="#b0bec5", linestyle="--", linewidth=0.8)
         else:
-            ax.plot([0, 1], [0, 1], color="#9e9e9e", linestyle=":", linewidth=1,
-                    label="chance")
+            ax.plot(
+                [0, 1],
+                [0, 1],
+                color="#9e9e9e",
+                linestyle=":",
+                linewidth=1,
+                label="chance",
+            )
         for attack in attacks:
             auc = "" if attack.auc is None else f" (AUC {attack.auc:.3f})"
             fpr, tpr = attack.roc_fpr, attack.roc_tpr
             if log:
                 points = [(max(f, floor), t) for f, t in zip(fpr, tpr) if t > 0]
                 fpr, tpr = tuple(p[0] for p in points), tuple(p[1] for p in points)
-            ax.plot(fpr, tpr, linewidth=1.6, label=_label(attack.name) + auc,
-                    drawstyle="steps-post" if log else "default")
+            ax.plot(
+                fpr,
+                tpr,
+                linewidth=1.6,
+                label=_label(attack.name) + auc,
+                drawstyle="steps-post" if log else "default",
+            )
         ax.set_xlabel("false-positive rate")
         ax.set_ylabel("true-positive rate")
         if log:

@@ -106,13 +106,17 @@ def approximate_note(result: AuditResult) -> str | None:
 def randomness_text(result: AuditResult) -> str:
     """The game's randomness mode in words."""
     if result.randomness == "fixed_public":
-        text = ("fixed public randomness (everything but the privacy noise held equal "
-                "in every round and both worlds)")
+        text = (
+            "fixed public randomness (everything but the privacy noise held equal "
+            "in every round and both worlds)"
+        )
         chosen = result.public_seed
         if result.public_selection:
             best = result.public_selection[0]
-            text += (f"; public candidate {chosen} of {len(result.public_selection)}, "
-                     f"chosen on selection rounds (pool AUC {best.auc:.3f})")
+            text += (
+                f"; public candidate {chosen} of {len(result.public_selection)}, "
+                f"chosen on selection rounds (pool AUC {best.auc:.3f})"
+            )
         elif chosen:
             text += f"; public candidate {chosen}"
         return text
@@ -168,8 +172,13 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     if result.power is not None and result.power.saturated:
         rows.append(("saturated", "saturated: more rounds would show more"))
     if result.power is not None and result.power.constant_release:
-        rows.append(("constant release", "the same release in every round of both "
-                     "worlds: no attack or number of rounds can separate them"))
+        rows.append(
+            (
+                "constant release",
+                "the same release in every round of both "
+                "worlds: no attack or number of rounds can separate them",
+            )
+        )
     tight = _tightness(result)
     if tight is not None:
         rows.append(("tightness", f"{tight[0]:.2f} (eps_emp / {tight[1]})"))
@@ -446,8 +455,10 @@ def utility_tables(utility: Mapping[str, Any]) -> list[Table]:
             elif cell.auroc is None and cell.status:
                 row += [cell.status, ""]
             else:
-                row += [_with_std(cell.auroc, cell.auroc_std),
-                        _with_std(cell.auprc, cell.auprc_std)]
+                row += [
+                    _with_std(cell.auroc, cell.auroc_std),
+                    _with_std(cell.auprc, cell.auprc_std),
+                ]
         rows.append(tuple(row))
     tables = [
         Table(
@@ -460,13 +471,21 @@ def utility_tables(utility: Mapping[str, Any]) -> list[Table]:
             caption="Mean over classifiers, per setting",
             headers=("", "auroc", "auprc", "n_classifiers"),
             rows=tuple(
-                (_SETTING_NAMES.get(s, str(s)), fmt_value(result.mean(s, "auroc")),
-                 fmt_value(result.mean(s, "auprc")), str(result.n_averaged(s)))
-                for s in settings),
+                (
+                    _SETTING_NAMES.get(s, str(s)),
+                    fmt_value(result.mean(s, "auroc")),
+                    fmt_value(result.mean(s, "auprc")),
+                    str(result.n_averaged(s)),
+                )
+                for s in settings
+            ),
         ),
     ]
-    facts = tuple((k, fmt_value(getattr(result, k))) for k in _UTILITY_FACTS
-                  if getattr(result, k) is not None)
+    facts = tuple(
+        (k, fmt_value(getattr(result, k)))
+        for k in _UTILITY_FACTS
+        if getattr(result, k) is not None
+    )
     tables.append(Table(caption="Utility run", headers=("key", "value"), rows=facts))
     return tables
 
@@ -508,8 +527,9 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
     c = result.counts
     lines.append(f"  TP / FP / TN / FN      {c.tp} / {c.fp} / {c.tn} / {c.fn}")
     for attack in result.attacks.values():
-        low = ", ".join(f"TPR@{fmt_percent(fpr)} {tpr_cell(attack, fpr)}"
-                        for fpr in LOW_FPRS)
+        low = ", ".join(
+            f"TPR@{fmt_percent(fpr)} {tpr_cell(attack, fpr)}" for fpr in LOW_FPRS
+        )
         lines.append(
             f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}, "
             f"AUC {fmt_number(attack.auc)}, {low}"

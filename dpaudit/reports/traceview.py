@@ -66,8 +66,9 @@ def trace_view(result: AuditResult) -> TraceView:
     inner = _inner(details)
     events = {str(e) for e in inner.get("non_private_events", []) or []}
     flags = events | {str(b) for b in result.bugs}
-    accountant_name = str((details or {}).get("accountant") or result.claim.accountant
-                          or "")
+    accountant_name = str(
+        (details or {}).get("accountant") or result.claim.accountant or ""
+    )
     teachers = not (flags & _TEACHERLESS)
     ledger = inner.get("ledger")
     no_queries = isinstance(ledger, Mapping) and ledger.get("queries") == 0

@@ -125,8 +125,10 @@ def confidence_text(result: AuditResult) -> str:
     text = f"{fmt_percent(overall_confidence(result))} overall confidence"
     e = result.estimator
     if e.several:
-        text += (f" ({fmt_percent(per_attack_confidence(result))} per attack, "
-                 f"Bonferroni over {e.n_attacks} attacks)")
+        text += (
+            f" ({fmt_percent(per_attack_confidence(result))} per attack, "
+            f"Bonferroni over {e.n_attacks} attacks)"
+        )
     return text
 
 
@@ -134,12 +136,16 @@ def level_text(result: AuditResult) -> str:
     """The levels as alphas: ``overall alpha 0.05 (95% overall confidence); per-attack
     alpha 0.0167 (98.3% per-attack confidence, Bonferroni over 3 attacks)``."""
     e = result.estimator
-    text = (f"overall alpha {fmt_alpha(e.overall_alpha)} "
-            f"({fmt_percent(overall_confidence(result))} overall confidence)")
+    text = (
+        f"overall alpha {fmt_alpha(e.overall_alpha)} "
+        f"({fmt_percent(overall_confidence(result))} overall confidence)"
+    )
     if e.several:
-        text += (f"; per-attack alpha {fmt_number(e.alpha)} "
-                 f"({fmt_percent(per_attack_confidence(result))} per-attack "
-                 f"confidence, Bonferroni over {e.n_attacks} attacks)")
+        text += (
+            f"; per-attack alpha {fmt_number(e.alpha)} "
+            f"({fmt_percent(per_attack_confidence(result))} per-attack "
+            f"confidence, Bonferroni over {e.n_attacks} attacks)"
+        )
     return text
 
 
@@ -193,15 +199,22 @@ def resolution_text(result: AuditResult) -> str:
     rates = [r for a in result.attacks.values() for r in a.tpr_at_low_fpr]
     if not n0 or not rates:
         return ""
-    text = (f"TPR at low FPR on the test rounds (the ROC's largest TPR at an FPR no "
-            f"larger than the target; descriptive, like the AUC). FPR resolution "
-            f"1/{n0} = {fmt_percent(1.0 / n0)}")
+    text = (
+        f"TPR at low FPR on the test rounds (the ROC's largest TPR at an FPR no "
+        f"larger than the target; descriptive, like the AUC). FPR resolution "
+        f"1/{n0} = {fmt_percent(1.0 / n0)}"
+    )
     blind = sorted({r.fpr for r in rates if not r.resolvable})
     if blind:
-        need = ", ".join(f"{fmt_percent(f)} needs at least {math.ceil(1.0 / f - 1e-9)}"
-                         for f in blind)
-        text += (": TPR at FPR " + " and ".join(fmt_percent(f) for f in blind)
-                 + f" is not resolvable with {n0} non-member test rounds ({need})")
+        need = ", ".join(
+            f"{fmt_percent(f)} needs at least {math.ceil(1.0 / f - 1e-9)}"
+            for f in blind
+        )
+        text += (
+            ": TPR at FPR "
+            + " and ".join(fmt_percent(f) for f in blind)
+            + f" is not resolvable with {n0} non-member test rounds ({need})"
+        )
     return text + "."
 
 
@@ -220,9 +233,10 @@ def claim_extra_rows(result: AuditResult) -> list[tuple[str, str]]:
         over = f" over {rounds} round(s)" if rounds is not None else ""
         if "mean" in summary:
             low, high = summary.get("min"), summary.get("max")
-            span = ("" if low == high else
-                    f" ({fmt_number(low)} to {fmt_number(high)})")
-            rows.append((str(key), f"mean {fmt_number(summary.get('mean'))}{span}{over}"))
+            span = "" if low == high else f" ({fmt_number(low)} to {fmt_number(high)})"
+            rows.append(
+                (str(key), f"mean {fmt_number(summary.get('mean'))}{span}{over}")
+            )
             continue
         values = [fmt_value(v) for v in summary.get("values") or ()]
         distinct = summary.get("distinct", len(values))

@@ -125,9 +125,7 @@ _EXPORTS = {
         "make_classifier",
         "xgboost_status",
     ),
-    "dpaudit.utility.evaluate": (
-        "evaluate_synthetic",
-    ),
+    "dpaudit.utility.evaluate": ("evaluate_synthetic",),
     "dpaudit.utility.metrics": (
         "score_predictions",
         "synthetic_ranking_agreement",
@@ -136,9 +134,7 @@ _EXPORTS = {
         "ClassifierScore",
         "UtilityResult",
     ),
-    "dpaudit.utility.runner": (
-        "run_utility",
-    ),
+    "dpaudit.utility.runner": ("run_utility",),
     "dpaudit.utility.settings": (
         "CLASSIFIERS",
         "CSV_FIELDS",

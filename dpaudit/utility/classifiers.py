@@ -148,7 +148,9 @@ def evaluate_task(task: FitTask) -> FitOutcome:
     from threadpoolctl import threadpool_limits
 
     def undefined(reason: str) -> FitOutcome:
-        return FitOutcome(task.setting, task.run, task.classifier, None, None, reason, 0)
+        return FitOutcome(
+            task.setting, task.run, task.classifier, None, None, reason, 0
+        )
 
     classes = np.unique(task.y_train)
     if classes.size < 2:

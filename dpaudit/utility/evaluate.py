@@ -195,8 +195,12 @@ def evaluate_synthetic(
 
     if not isinstance(rng, Rngs):
         raise InvalidParameterError(f"`rng` must be an Rngs. Got {type(rng).__name__}.")
-    require(not isinstance(n_jobs, bool) and isinstance(n_jobs, int) and n_jobs != 0,
-            "n_jobs", "a non-zero integer (-1: all cores)", n_jobs)
+    require(
+        not isinstance(n_jobs, bool) and isinstance(n_jobs, int) and n_jobs != 0,
+        "n_jobs",
+        "a non-zero integer (-1: all cores)",
+        n_jobs,
+    )
     names = check_classifiers(classifiers)
     train_sets = list(train_sets)
     if settings is None:
@@ -366,7 +370,10 @@ def _rounding_notes(names: Sequence[str], *, label: str) -> tuple[str, ...]:
 
 
 def _summarise(
-    setting: Setting, name: str, outcomes: Sequence[FitOutcome], protocol: UtilityProtocol
+    setting: Setting,
+    name: str,
+    outcomes: Sequence[FitOutcome],
+    protocol: UtilityProtocol,
 ) -> ClassifierScore:
     auroc_runs = tuple(o.auroc for o in outcomes)
     auprc_runs = tuple(o.auprc for o in outcomes)

@@ -116,8 +116,11 @@ def run_utility(
             "without them; split it with dpaudit.data.stratified_split first."
         )
     for name, value in (("epsilon", epsilon), ("delta", delta)):
-        finite = (not isinstance(value, bool) and isinstance(value, int | float)
-                  and math.isfinite(value))
+        finite = (
+            not isinstance(value, bool)
+            and isinstance(value, int | float)
+            and math.isfinite(value)
+        )
         require(finite, name, "a finite number", value)
     require(epsilon > 0, "epsilon", "positive", epsilon)
     require(0 <= delta < 1, "delta", "in [0, 1)", delta)

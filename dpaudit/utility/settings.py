@@ -60,15 +60,21 @@ ONE_CLASS_TEST = "test set has one class only"
 # ---------------------------------------------------------------------- checks
 
 
-def check_subset(name: str, given: Sequence[str], allowed: Sequence[str]) -> tuple[str, ...]:
+def check_subset(
+    name: str, given: Sequence[str], allowed: Sequence[str]
+) -> tuple[str, ...]:
     """A non-empty subset of ``allowed``, in ``allowed``'s order, duplicates removed.
 
     Raises:
         InvalidParameterError: ``given`` is empty or holds a value not in ``allowed``.
     """
     unknown = [v for v in given if v not in allowed]
-    require(not unknown and bool(given), name,
-            f"a non-empty subset of {', '.join(allowed)}", list(given))
+    require(
+        not unknown and bool(given),
+        name,
+        f"a non-empty subset of {', '.join(allowed)}",
+        list(given),
+    )
     return tuple(v for v in allowed if v in set(given))
 
 

@@ -27,8 +27,14 @@ from dpaudit.data import (
 from dpaudit.datasets.names import WORST_CASE_NAMES
 from dpaudit.validation import require
 
-__all__ = ["WORST_CASE_COLUMNS", "WORST_CASE_NAMES", "neighbouring_pair",
-           "worst_case_dataset", "worst_case_domain", "worst_case_target"]
+__all__ = [
+    "WORST_CASE_COLUMNS",
+    "WORST_CASE_NAMES",
+    "neighbouring_pair",
+    "worst_case_dataset",
+    "worst_case_domain",
+    "worst_case_target",
+]
 
 
 def worst_case_target(domain: Domain) -> pd.DataFrame:

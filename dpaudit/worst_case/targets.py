@@ -53,8 +53,10 @@ AttackFactory = Callable[[pd.DataFrame], Mapping[str, Any]]
 
 # ------------------------------------------------------------------ candidates
 
-def candidate_targets(data: pd.DataFrame, *, domain: Domain, n: int = 64,
-                      neighbours: int = 5) -> list[int]:
+
+def candidate_targets(
+    data: pd.DataFrame, *, domain: Domain, n: int = 64, neighbours: int = 5
+) -> list[int]:
     """Positional row indices of the ``n`` most isolated records of ``data``.
 
     A record's isolation is its mean Euclidean distance to its ``neighbours`` nearest
@@ -79,7 +81,9 @@ def candidate_targets(data: pd.DataFrame, *, domain: Domain, n: int = 64,
     from sklearn.neighbors import NearestNeighbors
 
     if not (isinstance(n, int | np.integer) and n >= 1):
-        raise InvalidParameterError(f"`n` (candidates) must be an integer >= 1. Got {n!r}.")
+        raise InvalidParameterError(
+            f"`n` (candidates) must be an integer >= 1. Got {n!r}."
+        )
     if not (isinstance(neighbours, int | np.integer) and neighbours >= 1):
         raise InvalidParameterError(
             f"`neighbours` must be an integer >= 1. Got {neighbours!r}."
@@ -103,8 +107,10 @@ def candidate_targets(data: pd.DataFrame, *, domain: Domain, n: int = 64,
 
 # ------------------------------------------------------------------ the pool
 
-def pool_membership(n_models: int, n_candidates: int, *, rng: Rngs
-                    ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+
+def pool_membership(
+    n_models: int, n_candidates: int, *, rng: Rngs
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """The pool's design: who is in which model, and which models fit the attacks.
 
     Returns:
@@ -118,8 +124,9 @@ def pool_membership(n_models: int, n_candidates: int, *, rng: Rngs
     return members, fits
 
 
-def pool_datasets(data: pd.DataFrame, candidates: Sequence[int],
-                  members: NDArray[np.bool_]) -> list[pd.DataFrame]:
+def pool_datasets(
+    data: pd.DataFrame, candidates: Sequence[int], members: NDArray[np.bool_]
+) -> list[pd.DataFrame]:
     """Each model's training data: ``data`` without the candidates it leaves out."""
     positions = np.asarray(candidates, dtype=np.int64)
     out = []
@@ -140,10 +147,16 @@ def _auc(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> float:
     return float((ranks[labels].sum() - n1 * (n1 + 1) / 2) / (n0 * n1))
 
 
-def score_candidates(data: pd.DataFrame, *, candidates: Sequence[int], release: Release,
-                     make_attacks: AttackFactory, n_models: int, rng: Rngs,
-                     on_scored: Callable[[int], None] | None = None
-                     ) -> list[tuple[int, float]]:
+def score_candidates(
+    data: pd.DataFrame,
+    *,
+    candidates: Sequence[int],
+    release: Release,
+    make_attacks: AttackFactory,
+    n_models: int,
+    rng: Rngs,
+    on_scored: Callable[[int], None] | None = None,
+) -> list[tuple[int, float]]:
     """Scores every candidate from one shared pool of ``n_models`` models.
 
     Args:
@@ -167,14 +180,17 @@ def score_candidates(data: pd.DataFrame, *, candidates: Sequence[int], release: 
     """
     if not (isinstance(n_models, int) and n_models >= MIN_POOL_MODELS):
         raise InvalidParameterError(
-            f"`n_models` must be an integer >= {MIN_POOL_MODELS}. Got {n_models!r}.")
+            f"`n_models` must be an integer >= {MIN_POOL_MODELS}. Got {n_models!r}."
+        )
     if len(candidates) < 1:
         raise InvalidParameterError(
-            f"`candidates` must name at least one row. Got {list(candidates)!r}.")
+            f"`candidates` must name at least one row. Got {list(candidates)!r}."
+        )
     design_rng, models_rng = rng.spawn(2)
     members, fits = pool_membership(n_models, len(candidates), rng=design_rng)
-    releases = list(release(pool_datasets(data, candidates, members),
-                            models_rng.spawn(n_models)))
+    releases = list(
+        release(pool_datasets(data, candidates, members), models_rng.spawn(n_models))
+    )
     scored = []
     for j, row in enumerate(candidates):
         labels = members[:, j]

@@ -21,15 +21,27 @@ from dpaudit.adapters._common import (
 from dpaudit.generators.plugins import supports_public_seed
 
 ADAPTERS = Path(__file__).resolve().parents[2] / "dpaudit" / "adapters"
-ALLOWED = {"__future__", "contextlib", "importlib", "math", "sys", "typing",
-           "collections", "numpy", "pandas", "dpaudit"}
+ALLOWED = {
+    "__future__",
+    "contextlib",
+    "importlib",
+    "math",
+    "sys",
+    "typing",
+    "collections",
+    "numpy",
+    "pandas",
+    "dpaudit",
+}
 
-DOMAIN = {"columns": [
-    {"name": "b", "kind": "binary"},
-    {"name": "c", "kind": "categorical", "categories": ["x", "y", "z"]},
-    {"name": "i", "kind": "integer", "lower": 0, "upper": 4},
-    {"name": "f", "kind": "continuous", "lower": -1.0, "upper": 2.0},
-]}
+DOMAIN = {
+    "columns": [
+        {"name": "b", "kind": "binary"},
+        {"name": "c", "kind": "categorical", "categories": ["x", "y", "z"]},
+        {"name": "i", "kind": "integer", "lower": 0, "upper": 4},
+        {"name": "f", "kind": "continuous", "lower": -1.0, "upper": 2.0},
+    ]
+}
 
 
 def test_adapter_modules_import_only_stdlib_numpy_pandas_at_module_level() -> None:
@@ -38,8 +50,13 @@ def test_adapter_modules_import_only_stdlib_numpy_pandas_at_module_level() -> No
     for path in ADAPTERS.glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in tree.body:
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
                 top = name.split(".")[0]
                 assert top in ALLOWED, f"{path.name} imports {name} at module level"
@@ -68,8 +85,9 @@ def test_public_frame_holds_every_category_and_bound_and_nothing_else() -> None:
 
 
 def test_cast_release_types_and_clips_to_the_domain() -> None:
-    raw = pd.DataFrame({"b": [0.2, 0.9], "c": ["y", "z"], "i": [3.6, 9.0],
-                        "f": [5.0, -0.5]})
+    raw = pd.DataFrame(
+        {"b": [0.2, 0.9], "c": ["y", "z"], "i": [3.6, 9.0], "f": [5.0, -0.5]}
+    )
     out = cast_release(raw, DOMAIN)
     assert out["b"].tolist() == [0, 1] and out["b"].dtype == np.int64
     assert out["c"].tolist() == ["y", "z"]
@@ -85,8 +103,11 @@ def test_seed_globals_makes_global_draws_repeat() -> None:
     import torch
 
     def draws() -> tuple[float, float, float]:
-        return (random.random(), float(np.random.random_sample()),  # noqa: NPY002
-                float(torch.rand(1).item()))
+        return (
+            random.random(),
+            float(np.random.random_sample()),  # noqa: NPY002
+            float(torch.rand(1).item()),
+        )
 
     seed_globals(5)
     first = draws()
@@ -102,11 +123,14 @@ def test_check_preprocessing() -> None:
         check_preprocessing("both")
 
 
-def test_missing_library_is_one_line_naming_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_library_is_one_line_naming_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from dpaudit.adapters.smartnoise import SmartnoiseMST
 
-    monkeypatch.setitem(sys.modules, "snsynth", None)   # as if not installed
+    monkeypatch.setitem(sys.modules, "snsynth", None)  # as if not installed
     data = pd.DataFrame({"b": [0, 1]})
     with pytest.raises(ImportError, match=r"dpaudit\[smartnoise\].*--python"):
         SmartnoiseMST(epsilon=1.0, delta=1e-5).fit(
-            data, domain={"columns": [{"name": "b", "kind": "binary"}]}, seed=0)
+            data, domain={"columns": [{"name": "b", "kind": "binary"}]}, seed=0
+        )

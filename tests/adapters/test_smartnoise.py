@@ -33,8 +33,11 @@ def _interpreter() -> str | None:
 
 PYTHON = _interpreter()
 pytestmark = [
-    pytest.mark.skipif(PYTHON is None, reason=f"smartnoise-synth is not importable here "
-                       f"and {ENV} names no interpreter that has it"),
+    pytest.mark.skipif(
+        PYTHON is None,
+        reason=f"smartnoise-synth is not importable here "
+        f"and {ENV} names no interpreter that has it",
+    ),
     pytest.mark.slow,
 ]
 
@@ -88,8 +91,14 @@ json.dump(result, sys.stdout)
 def _run(case: str) -> dict[str, Any]:
     assert PYTHON is not None
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([PYTHON, "-c", SCRIPT, case], capture_output=True, text=True,
-                          env=env, timeout=900, check=False)
+    done = subprocess.run(
+        [PYTHON, "-c", SCRIPT, case],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -99,8 +108,17 @@ def test_pategan_claim_release_and_same_seed_same_release() -> None:
     result = _run("pategan")
     first, again = result["first"], result["again"]
     claim = first["claim"]
-    for key in ("epsilon", "delta", "accountant", "iterations", "queries",
-                "library_epsilon", "nominal_epsilon", "library", "num_teachers"):
+    for key in (
+        "epsilon",
+        "delta",
+        "accountant",
+        "iterations",
+        "queries",
+        "library_epsilon",
+        "nominal_epsilon",
+        "library",
+        "num_teachers",
+    ):
         assert key in claim, key
     # The library's own accountant stops just past the budget.
     assert 1.0 < claim["epsilon"] == claim["library_epsilon"] < 1.1

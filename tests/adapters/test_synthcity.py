@@ -32,8 +32,11 @@ def _interpreter() -> str | None:
 
 PYTHON = _interpreter()
 pytestmark = [
-    pytest.mark.skipif(PYTHON is None, reason=f"synthcity is not importable here and "
-                       f"{ENV} names no interpreter that has it"),
+    pytest.mark.skipif(
+        PYTHON is None,
+        reason=f"synthcity is not importable here and "
+        f"{ENV} names no interpreter that has it",
+    ),
     pytest.mark.slow,
 ]
 
@@ -61,8 +64,14 @@ json.dump(runs, sys.stdout)
 def _run() -> list[dict[str, Any]]:
     assert PYTHON is not None
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([PYTHON, "-c", SCRIPT], capture_output=True, text=True,
-                          env=env, timeout=900, check=False)
+    done = subprocess.run(
+        [PYTHON, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     runs: list[dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
     return runs
@@ -71,11 +80,18 @@ def _run() -> list[dict[str, Any]]:
 def test_claim_release_and_same_seed_same_release() -> None:
     first, again = _run()
     claim = first["claim"]
-    for key in ("epsilon", "delta", "accountant", "library_epsilon", "nominal_epsilon",
-                "requested_delta", "num_teachers"):
+    for key in (
+        "epsilon",
+        "delta",
+        "accountant",
+        "library_epsilon",
+        "nominal_epsilon",
+        "requested_delta",
+        "num_teachers",
+    ):
         assert key in claim, key
     # synthcity uses delta = 1 / (n sqrt(n)) whatever it is given.
-    assert claim["delta"] == pytest.approx(1 / (200 * 200 ** 0.5))
+    assert claim["delta"] == pytest.approx(1 / (200 * 200**0.5))
     assert claim["epsilon"] == claim["library_epsilon"] >= 0
     assert first["shape"] == [50, 3] and first["columns"] == ["a", "b", "c"]
     assert first["dtypes"] == ["int64"] * 3

@@ -76,8 +76,9 @@ def test_shape_and_determinism(
     labels = np.array([0, 1] * 5)
     runs = []
     for _ in range(2):
-        attack = make_attack(name, domain=mixed_domain, target=mixed_target,
-                             rng=Rngs.from_seed(7))
+        attack = make_attack(
+            name, domain=mixed_domain, target=mixed_target, rng=Rngs.from_seed(7)
+        )
         x = attack.featurize(tables)
         assert x.shape == (10, attack.n_features)
         assert len(attack.feature_names) == attack.n_features
@@ -91,7 +92,9 @@ def test_shape_and_determinism(
 def test_moment_features_by_hand(
     mixed_domain: Domain, mixed_table: pd.DataFrame, mixed_target: pd.DataFrame
 ) -> None:
-    attack = MomentsAttack(domain=mixed_domain, target=mixed_target, rng=Rngs.from_seed(0))
+    attack = MomentsAttack(
+        domain=mixed_domain, target=mixed_target, rng=Rngs.from_seed(0)
+    )
     x = attack.featurize([mixed_table])[0]
     assert attack.n_features == 7 * 4 + 1 + 3
     names = attack.feature_names
@@ -108,7 +111,9 @@ def test_moment_features_by_hand(
     )
 
 
-def test_fingerprint_ignores_row_order_not_values(worst_domain: Domain, worst_target) -> None:
+def test_fingerprint_ignores_row_order_not_values(
+    worst_domain: Domain, worst_target
+) -> None:
     table = np.array([[0.0, 1.0], [1.0, 0.0], [0.5, 0.5]])
     assert fingerprint(table) == fingerprint(table[[2, 0, 1]])
     assert fingerprint(table) == fingerprint(table + 1e-9)  # below `decimals`
@@ -130,7 +135,9 @@ def test_fingerprint_unfitted_and_unseen(worst_domain: Domain, worst_target) -> 
     assert scores[0] == pytest.approx((2.5 / 3) / (2.5 / 3 + 0.5 / 2))
 
 
-def test_deterministic_release_separated_perfectly(worst_domain: Domain, worst_target) -> None:
+def test_deterministic_release_separated_perfectly(
+    worst_domain: Domain, worst_target
+) -> None:
     """A deterministic release (no fresh noise) that the target shifts by 1e-3 in the
     model space: fingerprint, moments and nearest separate the worlds (AUC 1); the
     decoded counts of querybased are equal in both worlds (AUC exactly 0.5).
@@ -138,25 +145,31 @@ def test_deterministic_release_separated_perfectly(worst_domain: Domain, worst_t
     Deterministic data, no failure probability."""
     world0, world1 = _shifted_worlds(worst_domain, rounds=30, noise=0.0, shift=1e-3)
     for name in SIGNAL_ATTACKS:
-        attack = make_attack(name, domain=worst_domain, target=worst_target,
-                             rng=Rngs.from_seed(1))
+        attack = make_attack(
+            name, domain=worst_domain, target=worst_target, rng=Rngs.from_seed(1)
+        )
         assert _auc(attack, world0, world1, train=15) == 1.0, name
-    query = make_attack("querybased", domain=worst_domain, target=worst_target,
-                        rng=Rngs.from_seed(1))
+    query = make_attack(
+        "querybased", domain=worst_domain, target=worst_target, rng=Rngs.from_seed(1)
+    )
     assert _auc(query, world0, world1, train=15) == 0.5
 
 
-def test_moments_see_a_shift_under_fresh_noise(worst_domain: Domain, worst_target) -> None:
+def test_moments_see_a_shift_under_fresh_noise(
+    worst_domain: Domain, worst_target
+) -> None:
     """Fresh per-round noise (sd 1e-4 per value) makes every release new: fingerprint
     scores each one 1/2 (AUC exactly 0.5) while the moments separate a shift of 0.01
     of column a (the mean moves 0.01, its noise sd is 1e-4 / sqrt(200): a 1,400-sd gap,
     failure probability below 1e-12)."""
     world0, world1 = _shifted_worlds(worst_domain, rounds=30, noise=1e-4, shift=1e-2)
-    moments = make_attack("moments", domain=worst_domain, target=worst_target,
-                          rng=Rngs.from_seed(2))
+    moments = make_attack(
+        "moments", domain=worst_domain, target=worst_target, rng=Rngs.from_seed(2)
+    )
     assert _auc(moments, world0, world1, train=15) == 1.0
-    finger = make_attack("fingerprint", domain=worst_domain, target=worst_target,
-                         rng=Rngs.from_seed(2))
+    finger = make_attack(
+        "fingerprint", domain=worst_domain, target=worst_target, rng=Rngs.from_seed(2)
+    )
     assert _auc(finger, world0, world1, train=15) == 0.5
 
 
@@ -171,8 +184,9 @@ def test_identical_worlds_cannot_be_separated(
     gen = np.random.default_rng(9)
     train = random_tables(gen, 20, 15)
     test = random_tables(gen, 10, 15)
-    attack = make_attack(name, domain=mixed_domain, target=mixed_target,
-                         rng=Rngs.from_seed(3))
+    attack = make_attack(
+        name, domain=mixed_domain, target=mixed_target, rng=Rngs.from_seed(3)
+    )
     x_train = attack.featurize(train)
     attack.fit(x_train, np.array([0, 1] * 10))
     scores = attack.score(attack.featurize(test))
@@ -180,20 +194,24 @@ def test_identical_worlds_cannot_be_separated(
     assert roc_auc_score(y, np.r_[scores, scores]) == 0.5
 
 
-def test_nearest_distances_by_hand(mixed_domain: Domain, mixed_target: pd.DataFrame,
-                                   mixed_table: pd.DataFrame) -> None:
+def test_nearest_distances_by_hand(
+    mixed_domain: Domain, mixed_target: pd.DataFrame, mixed_table: pd.DataFrame
+) -> None:
     """Ascending distances; a release shorter than k repeats its largest distance; the
     first one is distance-to-closest-record."""
-    attack = NearestDistancesAttack(domain=mixed_domain, target=mixed_target,
-                                    rng=Rngs.from_seed(0), k=6)
+    attack = NearestDistancesAttack(
+        domain=mixed_domain, target=mixed_target, rng=Rngs.from_seed(0), k=6
+    )
     x = attack.featurize([mixed_table])[0]
     assert np.all(np.diff(x) >= 0)
     assert x[3] == x[4] == x[5]
-    closest = make_attack("distance", domain=mixed_domain, target=mixed_target,
-                          rng=Rngs.from_seed(0)).featurize([mixed_table])[0, 0]
+    closest = make_attack(
+        "distance", domain=mixed_domain, target=mixed_target, rng=Rngs.from_seed(0)
+    ).featurize([mixed_table])[0, 0]
     assert x[0] == pytest.approx(-closest)
-    short = NearestDistancesAttack(domain=mixed_domain, target=mixed_target,
-                                   rng=Rngs.from_seed(0), k=2)
+    short = NearestDistancesAttack(
+        domain=mixed_domain, target=mixed_target, rng=Rngs.from_seed(0), k=2
+    )
     np.testing.assert_allclose(short.featurize([mixed_table])[0], x[:2])
 
 
@@ -212,8 +230,9 @@ def test_default_set_per_dataset_kind(worst_domain: Domain, worst_target) -> Non
     for name in (*DEFAULT_WORST_CASE, *DEFAULT_REAL):
         assert name in ATTACK_NAMES
     with pytest.raises(InvalidParameterError, match="expand_attacks"):
-        make_attack("default", domain=worst_domain, target=worst_target,
-                    rng=Rngs.from_seed(0))
+        make_attack(
+            "default", domain=worst_domain, target=worst_target, rng=Rngs.from_seed(0)
+        )
     with pytest.raises(InvalidParameterError, match="default"):
         expand_attacks("nope")
 

@@ -56,16 +56,25 @@ def agreement_bound(n1: int, n0: int, failure: float = FAILURE) -> float:
 def all_rounds_auc(out: Path) -> tuple[float, int, int]:
     """The distance attack's AUC over every round of the audit stored in ``out``."""
     with sqlite3.connect(out / "audit.sqlite") as con:
-        rows = np.array(con.execute("SELECT round, bit FROM rounds ORDER BY round")
-                        .fetchall(), dtype=np.int64)
+        rows = np.array(
+            con.execute("SELECT round, bit FROM rounds ORDER BY round").fetchall(),
+            dtype=np.int64,
+        )
     rounds, bits = rows[:, 0], rows[:, 1]
     with ResultStore(out) as store:
         scores = store.features("distance", rounds)[:, 0]
     return auc(scores, bits), int((bits == 1).sum()), int((bits == 0).sum())
 
 
-def compare_audits(tmp: Path, *, device_a: str, device_b: str, rounds: int,
-                   batch_a: int = 128, batch_b: int = 128) -> tuple[float, float, float]:
+def compare_audits(
+    tmp: Path,
+    *,
+    device_a: str,
+    device_b: str,
+    rounds: int,
+    batch_a: int = 128,
+    batch_b: int = 128,
+) -> tuple[float, float, float]:
     """Runs the audit twice and asserts the module docstring's test.
 
     Returns:
@@ -73,9 +82,17 @@ def compare_audits(tmp: Path, *, device_a: str, device_b: str, rounds: int,
     """
     results, aucs = [], []
     for name, device, batch in (("a", device_a, batch_a), ("b", device_b, batch_b)):
-        config = AuditConfig(generator="pategan", attack="distance", rounds=rounds,
-                             randomness="independent", device=device, jobs=1,
-                             batch_size=batch, alpha=ALPHA, seed=0)
+        config = AuditConfig(
+            generator="pategan",
+            attack="distance",
+            rounds=rounds,
+            randomness="independent",
+            device=device,
+            jobs=1,
+            batch_size=batch,
+            alpha=ALPHA,
+            seed=0,
+        )
         results.append(run_audit(config, out_dir=tmp / name))
         aucs.append(all_rounds_auc(tmp / name))
     (auc_a, n1, n0), (auc_b, m1, m0) = aucs
@@ -98,8 +115,9 @@ def test_the_bound_and_the_auc() -> None:
 def test_the_comparison_runs_on_cpu(tmp_path: Path) -> None:
     """CPU against CPU with another batch size: the same rounds (batch contract), so
     the AUCs are equal, and the comparison's logic runs where CUDA is absent."""
-    auc_a, auc_b, _ = compare_audits(tmp_path, device_a="cpu", device_b="cpu",
-                                     rounds=40, batch_a=128, batch_b=16)
+    auc_a, auc_b, _ = compare_audits(
+        tmp_path, device_a="cpu", device_b="cpu", rounds=40, batch_a=128, batch_b=16
+    )
     assert auc_a == auc_b
 
 

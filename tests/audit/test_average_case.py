@@ -45,18 +45,30 @@ def real_data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     target = candidate_targets(table, domain=dataset.domain, n=1)[0]
     # The target is unique: without it, no released record equals it.
     assert (table == table.iloc[target]).all(axis=1).sum() == 1
-    return {"csv": str(folder / "data.csv"), "domain": str(folder / "domain.json"),
-            "table": table, "target": target, "folder": folder}
+    return {
+        "csv": str(folder / "data.csv"),
+        "domain": str(folder / "domain.json"),
+        "table": table,
+        "target": target,
+        "folder": folder,
+    }
 
 
 def _config(real_data: dict[str, Any], **overrides: Any) -> AuditConfig:
     values: dict[str, Any] = {
-        "generator": "copy", "dataset": real_data["csv"], "domain": real_data["domain"],
-        "target": real_data["target"], "attack": "distance", "rounds": ROUNDS,
-        "batch_size": 2 * ROUNDS, "jobs": 1, "epsilon": CLAIM,
+        "generator": "copy",
+        "dataset": real_data["csv"],
+        "domain": real_data["domain"],
+        "target": real_data["target"],
+        "attack": "distance",
+        "rounds": ROUNDS,
+        "batch_size": 2 * ROUNDS,
+        "jobs": 1,
+        "epsilon": CLAIM,
         # |D ∪ {t}| released rows: in world 1 the release holds every training
         # record, the target included; world 0 releases D plus one resampled row.
-        "synthetic_rows": N_ROWS, "seed": 3,
+        "synthetic_rows": N_ROWS,
+        "seed": 3,
     }
     values.update(overrides)
     return AuditConfig(**values)
@@ -68,7 +80,10 @@ def distance_result(real_data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _assert_perfect_violation(result: dict[str, Any], attack: str) -> None:
-    n0, n1 = result["estimator"]["test_non_members"], result["estimator"]["test_members"]
+    n0, n1 = (
+        result["estimator"]["test_non_members"],
+        result["estimator"]["test_members"],
+    )
     assert (n0, n1) == (16, 16)
     assert result["verdict"] == "VIOLATION"
     assert result["attack"] == attack
@@ -77,12 +92,15 @@ def _assert_perfect_violation(result: dict[str, Any], attack: str) -> None:
     assert result["counts"] == {"tp": n1, "fp": 0, "tn": n0, "fn": 0}
     assert result["eps_emp"] == result["eps_max_attainable"] > CLAIM
     assert result["eps_max_attainable"] == pytest.approx(
-        est.eps_max_attainable(n0, n1, delta=result["delta"],
-                               alpha=result["estimator"]["alpha"]))
+        est.eps_max_attainable(
+            n0, n1, delta=result["delta"], alpha=result["estimator"]["alpha"]
+        )
+    )
 
 
 def test_copy_is_a_violation_for_the_distance_attack(
-        distance_result: dict[str, Any], real_data: dict[str, Any]) -> None:
+    distance_result: dict[str, Any], real_data: dict[str, Any]
+) -> None:
     _assert_perfect_violation(distance_result, "distance")
     assert distance_result["estimator"]["correction"] == "none"
     assert distance_result["dataset"] == "data"
@@ -91,15 +109,19 @@ def test_copy_is_a_violation_for_the_distance_attack(
 
 
 def test_copy_is_a_violation_for_groundhog(real_data: dict[str, Any]) -> None:
-    result = run_audit(_config(real_data, attack="groundhog"),
-                       out_dir=real_data["folder"] / "groundhog")
+    result = run_audit(
+        _config(real_data, attack="groundhog"),
+        out_dir=real_data["folder"] / "groundhog",
+    )
     _assert_perfect_violation(result, "groundhog")
 
 
 def test_all_attacks_on_the_same_rounds_with_bonferroni(
-        real_data: dict[str, Any], distance_result: dict[str, Any]) -> None:
-    result = run_audit(_config(real_data, attack="all"),
-                       out_dir=real_data["folder"] / "all")
+    real_data: dict[str, Any], distance_result: dict[str, Any]
+) -> None:
+    result = run_audit(
+        _config(real_data, attack="all"), out_dir=real_data["folder"] / "all"
+    )
     n = len(ATTACK_NAMES)
     assert set(result["attacks"]) == set(ATTACK_NAMES)
     estimator = result["estimator"]
@@ -116,7 +138,8 @@ def test_all_attacks_on_the_same_rounds_with_bonferroni(
     assert result["verdict"] == "VIOLATION"
     # The corrected bound is smaller than one attack's at the full alpha...
     assert result["eps_max_attainable"] == pytest.approx(
-        est.eps_max_attainable(16, 16, delta=result["delta"], alpha=0.05 / n))
+        est.eps_max_attainable(16, 16, delta=result["delta"], alpha=0.05 / n)
+    )
     assert result["eps_max_attainable"] < distance_result["eps_max_attainable"]
     # ... and the distance attack reaches it, on the very rounds of the single run.
     distance = result["attacks"]["distance"]
@@ -125,8 +148,9 @@ def test_all_attacks_on_the_same_rounds_with_bonferroni(
     assert result["rounds"] == distance_result["rounds"]
 
 
-def test_out_of_domain_target_record_is_refused(real_data: dict[str, Any],
-                                                tmp_path: Path) -> None:
+def test_out_of_domain_target_record_is_refused(
+    real_data: dict[str, Any], tmp_path: Path
+) -> None:
     record = real_data["table"].iloc[0].to_dict()
     record["Age"] = 500  # the public bounds are [13, 84]
     out = tmp_path / "refused"

@@ -35,8 +35,10 @@ EXECUTION_KEYS = ("batch_size", "jobs", "backend")
 
 def _features(out: Path) -> dict[tuple[int, str], bytes]:
     with sqlite3.connect(out / "audit.sqlite") as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        tables = [
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        ]
         assert "features" in tables
         columns = [r[1] for r in conn.execute("PRAGMA table_info(features)")]
         rows = conn.execute(f"SELECT {', '.join(columns)} FROM features").fetchall()
@@ -56,14 +58,22 @@ def _comparable(out: Path) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_result_is_the_same_for_any_batch_size_and_jobs(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(execution.TRAINING_GROUP, "cpu", 4)
-    base = AuditConfig(variant="synthcity", dataset="worst-case-continuous", rounds=12,
-                       device="cpu", seed=3,
-                       generator_options={"max_iterations": 20})
-    runs = {"batch 4, 1 job": {"batch_size": 4, "jobs": 1},
-            "batch 8, 2 jobs": {"batch_size": 8, "jobs": 2},
-            "batch 24, 1 job": {"batch_size": 24, "jobs": 1}}
+    base = AuditConfig(
+        variant="synthcity",
+        dataset="worst-case-continuous",
+        rounds=12,
+        device="cpu",
+        seed=3,
+        generator_options={"max_iterations": 20},
+    )
+    runs = {
+        "batch 4, 1 job": {"batch_size": 4, "jobs": 1},
+        "batch 8, 2 jobs": {"batch_size": 8, "jobs": 2},
+        "batch 24, 1 job": {"batch_size": 24, "jobs": 1},
+    }
     features: dict[str, dict[tuple[int, str], bytes]] = {}
     results: dict[str, dict[str, Any]] = {}
     for name, settings in runs.items():

@@ -23,9 +23,16 @@ ROUNDS = 200  # per world: 80 + 80 test rounds, attainable maximum 3.05 > 1
 def _audits(tmp_path: Path, randomness: str, first_seed: int) -> list[float]:
     values = []
     for i in range(AUDITS):
-        config = AuditConfig(generator=TOY, epsilon=1.0, delta=0.0, rounds=ROUNDS,
-                             seed=first_seed + i, jobs=1, batch_size=2 * ROUNDS,
-                             randomness=randomness)  # type: ignore[arg-type]
+        config = AuditConfig(
+            generator=TOY,
+            epsilon=1.0,
+            delta=0.0,
+            rounds=ROUNDS,
+            seed=first_seed + i,
+            jobs=1,
+            batch_size=2 * ROUNDS,
+            randomness=randomness,
+        )  # type: ignore[arg-type]
         result = run_audit(config, out_dir=tmp_path / randomness / str(i))
         assert result.randomness == randomness
         values.append(float(result.eps_emp or 0.0))
@@ -34,8 +41,9 @@ def _audits(tmp_path: Path, randomness: str, first_seed: int) -> list[float]:
 
 @pytest.mark.slow
 @pytest.mark.statistical
-def test_fixed_public_randomness_is_calibrated_and_tight(tmp_path: Path,
-                                                         seed: int) -> None:
+def test_fixed_public_randomness_is_calibrated_and_tight(
+    tmp_path: Path, seed: int
+) -> None:
     """Soundness: each audit exceeds epsilon = 1 with probability at most alpha = 0.05,
     so X, the number of the 20 audits that do, is at most Bin(20, 0.05) in law; the test
     fails when X >= 6, which a sound game does with probability

@@ -33,6 +33,7 @@ def oom() -> torch.cuda.OutOfMemoryError:
 
 # ------------------------------------------------------------------------ plans
 
+
 def test_cpu_plan_keeps_the_process_fan_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(execution, "cpu_cores", lambda: 2)
     # About two batches a worker, between 128 and 512 rounds, in whole training
@@ -40,46 +41,71 @@ def test_cpu_plan_keeps_the_process_fan_out(monkeypatch: pytest.MonkeyPatch) -> 
     plan = plan_execution(AuditConfig(), n_rounds=2000, device="cpu")
     assert (plan.jobs, plan.batch_size) == (-1, 512)
     assert plan_execution(AuditConfig(), n_rounds=200, device="cpu").batch_size == 128
-    assert plan_execution(AuditConfig(), n_rounds=20_000, device="cpu").batch_size == 512
-    assert plan_execution(AuditConfig(jobs=1), n_rounds=800, device="cpu").batch_size == 512
-    plan = plan_execution(AuditConfig(jobs=3, batch_size=40), n_rounds=2000, device="cpu")
+    assert (
+        plan_execution(AuditConfig(), n_rounds=20_000, device="cpu").batch_size == 512
+    )
+    assert (
+        plan_execution(AuditConfig(jobs=1), n_rounds=800, device="cpu").batch_size
+        == 512
+    )
+    plan = plan_execution(
+        AuditConfig(jobs=3, batch_size=40), n_rounds=2000, device="cpu"
+    )
     assert (plan.jobs, plan.batch_size) == (3, 128)
     assert "training groups" in plan.reason
-    plan = plan_execution(AuditConfig(jobs=3, batch_size=300), n_rounds=2000, device="cpu")
+    plan = plan_execution(
+        AuditConfig(jobs=3, batch_size=300), n_rounds=2000, device="cpu"
+    )
     assert plan.batch_size == 384
     # A generator fitted model by model (a plug-in) keeps the batch size given.
-    plan = plan_execution(AuditConfig(jobs=3, batch_size=40), n_rounds=2000, device="cpu",
-                          batched=False)
+    plan = plan_execution(
+        AuditConfig(jobs=3, batch_size=40), n_rounds=2000, device="cpu", batched=False
+    )
     assert plan.batch_size == 40
 
 
 def test_cuda_plan_is_one_process_with_a_batch_sized_by_memory() -> None:
     config = AuditConfig()
     # 10 GiB free, 1 MiB a model: half the memory holds 5,120 models, capped.
-    plan = plan_execution(config, n_rounds=2000, device="cuda", model_bytes=2**20,
-                          free_bytes=10 * 2**30)
+    plan = plan_execution(
+        config, n_rounds=2000, device="cuda", model_bytes=2**20, free_bytes=10 * 2**30
+    )
     assert (plan.jobs, plan.batch_size) == (1, 2000)
-    plan = plan_execution(config, n_rounds=20_000, device="cuda", model_bytes=2**20,
-                          free_bytes=10 * 2**30)
+    plan = plan_execution(
+        config, n_rounds=20_000, device="cuda", model_bytes=2**20, free_bytes=10 * 2**30
+    )
     assert plan.batch_size == MAX_CUDA_BATCH
-    plan = plan_execution(config, n_rounds=2000, device="cuda", model_bytes=2**20,
-                          free_bytes=2**30)
+    plan = plan_execution(
+        config, n_rounds=2000, device="cuda", model_bytes=2**20, free_bytes=2**30
+    )
     assert plan.batch_size == 512 and "depends on this GPU's memory" in plan.reason
-    plan = plan_execution(config, n_rounds=5000, device="cuda", model_bytes=2**20,
-                          free_bytes=5 * 2**30)
+    plan = plan_execution(
+        config, n_rounds=5000, device="cuda", model_bytes=2**20, free_bytes=5 * 2**30
+    )
     assert plan.batch_size == 2048  # 2,560 fit: whole training groups of 1,024
     # Less than one model's memory free: one round at a time, never zero.
-    plan = plan_execution(config, n_rounds=2000, device="cuda", model_bytes=2**30,
-                          free_bytes=2**20)
+    plan = plan_execution(
+        config, n_rounds=2000, device="cuda", model_bytes=2**30, free_bytes=2**20
+    )
     assert plan.batch_size == 1
 
 
 def test_cuda_plan_keeps_what_the_user_set() -> None:
-    plan = plan_execution(AuditConfig(batch_size=64), n_rounds=2000, device="cuda",
-                          model_bytes=2**20, free_bytes=10 * 2**30)
+    plan = plan_execution(
+        AuditConfig(batch_size=64),
+        n_rounds=2000,
+        device="cuda",
+        model_bytes=2**20,
+        free_bytes=10 * 2**30,
+    )
     assert (plan.jobs, plan.batch_size) == (1, 64) and "depends on it" in plan.reason
-    plan = plan_execution(AuditConfig(jobs=2), n_rounds=2000, device="cuda",
-                          model_bytes=2**20, free_bytes=10 * 2**30)
+    plan = plan_execution(
+        AuditConfig(jobs=2),
+        n_rounds=2000,
+        device="cuda",
+        model_bytes=2**20,
+        free_bytes=10 * 2**30,
+    )
     # Two processes: each gets half the rounds.
     assert (plan.jobs, plan.batch_size) == (2, 1000)
 
@@ -92,6 +118,7 @@ def test_model_size_estimate_grows_with_the_data() -> None:
 
 
 # ----------------------------------------------------------------------- halving
+
 
 def test_halving_on_out_of_memory_gives_every_result_in_order() -> None:
     calls: list[int] = []
@@ -125,16 +152,24 @@ def test_halving_reraises_other_errors_and_an_oom_of_one_round() -> None:
     with pytest.raises(RuntimeError, match="out of memory"):
         run_halving(range(4), never_fits, key="c")
 
-    with pytest.raises(InvalidParameterError, match="`work` must be one result per round"):
+    with pytest.raises(
+        InvalidParameterError, match="`work` must be one result per round"
+    ):
         run_halving(range(4), lambda part: [], key="d")
 
 
 def test_a_halved_batch_trains_and_releases_the_same_rounds(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """An injected out-of-memory error halves the batch; the rounds' claims and
     features equal those of the unhalved batch (each model uses its own streams)."""
-    config = AuditConfig(rounds=5, randomness="independent", jobs=1,
-                         dataset="worst-case", generator_options={"max_iterations": 2})
+    config = AuditConfig(
+        rounds=5,
+        randomness="independent",
+        jobs=1,
+        dataset="worst-case",
+        generator_options={"max_iterations": 2},
+    )
     config_json = json.dumps(config.to_json(), sort_keys=True)
     todo = list(range(8))
     whole = rounds.train_batch(config_json, todo)
@@ -153,14 +188,16 @@ def test_a_halved_batch_trains_and_releases_the_same_rounds(
     assert [r["round"] for r in halved] == todo
     for a, b in zip(whole, halved):
         assert a["claim"] == b["claim"]
-        np.testing.assert_array_equal(a["features"]["querybased"],
-                                      b["features"]["querybased"])
+        np.testing.assert_array_equal(
+            a["features"]["querybased"], b["features"]["querybased"]
+        )
     # The rounds differ from one another: the comparison could fail.
     vectors = {tuple(r["features"]["querybased"]) for r in whole}
     assert len(vectors) > 1
 
 
 # ------------------------------------------------------------------------- CUDA
+
 
 @pytest.mark.gpu
 def test_cuda_plan_and_a_real_out_of_memory_error_is_halved() -> None:
@@ -180,12 +217,14 @@ def test_cuda_plan_and_a_real_out_of_memory_error_is_halved() -> None:
 
 
 def test_cpu_default_is_threads_and_explicit_backends_are_kept(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(execution, "cpu_cores", lambda: 2)
     plan = plan_execution(AuditConfig(), n_rounds=2000, device="cpu")
     assert AuditConfig().backend == "threading" and "threading" in plan.reason
-    plan = plan_execution(AuditConfig(backend="loky", jobs=2), n_rounds=2000,
-                          device="cpu")
+    plan = plan_execution(
+        AuditConfig(backend="loky", jobs=2), n_rounds=2000, device="cpu"
+    )
     assert (plan.jobs, plan.batch_size) == (2, 512) and "loky" in plan.reason
 
 
@@ -218,6 +257,10 @@ def test_a_stopped_threaded_run_waits_for_its_running_batches() -> None:
     assert sorted(started) == sorted(finished) and len(started) < 10
     assert not [t for t in threading.enumerate() if t.name.startswith("dpaudit-batch")]
     done: list[int] = []
-    _run_threads(work, [[i] for i in range(5)], workers=2,
-                 commit=lambda rows: done.append(rows[0]["round"]))
+    _run_threads(
+        work,
+        [[i] for i in range(5)],
+        workers=2,
+        commit=lambda rows: done.append(rows[0]["round"]),
+    )
     assert sorted(done) == list(range(5))

@@ -56,17 +56,23 @@ def test_candidates_and_pools_are_disjoint_from_the_game(seed: int) -> None:
     assert len(set(states)) == len(states)
     # A candidate's streams do not depend on how many candidates there are.
     assert _state(streams.public_candidate(5)[1]) == _state(
-        streams._child("candidates").spawn(9)[4].spawn(2)[1])
+        streams._child("candidates").spawn(9)[4].spawn(2)[1]
+    )
     pool, attacks = streams.public_selection()
     design, models = pool.spawn(2)
     selection = [pool, attacks, design, models, *models.spawn(200), *attacks.spawn(12)]
     final = GamePlan.create(rounds=50, split=(0.4, 0.2, 0.4), seed=seed)
-    game = [*final.round_rngs(), *final.attack_rngs(12), streams.plan(),
-            *candidates]
+    game = [*final.round_rngs(), *final.attack_rngs(12), streams.plan(), *candidates]
     target_pool, target_attacks, target_public = selection_streams(
-        AuditConfig(seed=seed))
-    others = [target_pool, target_attacks, target_public, *target_pool.spawn(2),
-              *target_public.spawn(2)]
+        AuditConfig(seed=seed)
+    )
+    others = [
+        target_pool,
+        target_attacks,
+        target_public,
+        *target_pool.spawn(2),
+        *target_public.spawn(2),
+    ]
     ours = {_state(s) for s in selection}
     assert not ours & {_state(s) for s in game}
     assert not ours & {_state(s) for s in others}
@@ -80,9 +86,12 @@ def test_config_checks_and_identity() -> None:
     assert AuditConfig(public_candidates=4).identity() == AuditConfig().identity()
     assert AuditConfig(public_seed=3).identity() != AuditConfig().identity()
     assert AuditConfig.from_mapping({"public_seed": "3"}).public_seed == 3
-    for bad in ({"public_seed": -1}, {"public_seed": "best"},
-                {"public_candidates": 1},
-                {"public_seed": "auto", "randomness": "independent"}):
+    for bad in (
+        {"public_seed": -1},
+        {"public_seed": "best"},
+        {"public_candidates": 1},
+        {"public_seed": "auto", "randomness": "independent"},
+    ):
         with pytest.raises(InvalidParameterError, match="public_"):
             AuditConfig.from_mapping(bad)
 
@@ -94,14 +103,23 @@ def test_auto_finds_the_public_randomness_that_leaks(tmp_path: Path) -> None:
     VIOLATION at the attainable maximum."""
     seed, lucky = 4, 4
     assert [_lucky(seed, j, lucky) for j in range(8)] == [False] * 7 + [True]
-    common = {"generator": TOY, "generator_options": {"lucky": lucky, "leak": True},
-              "epsilon": 1.0, "delta": 0.0, "rounds": 50, "seed": seed, "jobs": 1,
-              "selection_rounds": 20}
+    common = {
+        "generator": TOY,
+        "generator_options": {"lucky": lucky, "leak": True},
+        "epsilon": 1.0,
+        "delta": 0.0,
+        "rounds": 50,
+        "seed": seed,
+        "jobs": 1,
+        "selection_rounds": 20,
+    }
     default = run_audit(AuditConfig(**common), out_dir=tmp_path / "default")
     assert default.randomness == "fixed_public"
     assert default.eps_emp == 0.0 and str(default.verdict) == "CONSISTENT"
     assert default.public_selection is None
-    chosen = run_audit(AuditConfig(**common, public_seed="auto"), out_dir=tmp_path / "auto")
+    chosen = run_audit(
+        AuditConfig(**common, public_seed="auto"), out_dir=tmp_path / "auto"
+    )
     assert chosen.config["public_seed"] == 7
     ranking = chosen.public_selection or ()
     assert len(ranking) == 8 and ranking[0] == PublicCandidate(candidate=7, auc=1.0)
@@ -110,8 +128,11 @@ def test_auto_finds_the_public_randomness_that_leaks(tmp_path: Path) -> None:
     assert chosen.eps_emp == pytest.approx(chosen.eps_max_attainable)
     # The stored audit names the chosen candidate: analysing it again (``auto``
     # still asked for) neither selects again nor changes anything.
-    again = run_audit(AuditConfig(**common, public_seed="auto"), out_dir=tmp_path / "auto",
-                      resume=True)
+    again = run_audit(
+        AuditConfig(**common, public_seed="auto"),
+        out_dir=tmp_path / "auto",
+        resume=True,
+    )
     assert again.config["public_seed"] == 7
     assert again.public_selection == chosen.public_selection
     assert again.eps_emp == chosen.eps_emp
@@ -123,8 +144,15 @@ def test_auto_keeps_candidate_zero_without_public_randomness(tmp_path: Path) -> 
     """A generator that does not declare public randomness (the built-in ``copy``)
     is audited independent: there is nothing to choose, candidate 0 is kept, and no
     ranking is recorded."""
-    config = AuditConfig(generator="copy", epsilon=1.0, delta=0.0, rounds=20, jobs=1,
-                         public_seed="auto", selection_rounds=5)
+    config = AuditConfig(
+        generator="copy",
+        epsilon=1.0,
+        delta=0.0,
+        rounds=20,
+        jobs=1,
+        public_seed="auto",
+        selection_rounds=5,
+    )
     result = run_audit(config, out_dir=tmp_path / "copy")
     assert result.randomness == "independent"
     assert result.config["public_seed"] == 0
@@ -137,8 +165,9 @@ ROUNDS = 200  # per world: 80 + 80 test rounds, attainable maximum 3.05 > 1
 
 @pytest.mark.slow
 @pytest.mark.statistical
-def test_choosing_the_public_randomness_stays_calibrated(tmp_path: Path,
-                                                         seed: int) -> None:
+def test_choosing_the_public_randomness_stays_calibrated(
+    tmp_path: Path, seed: int
+) -> None:
     """Soundness: the toy with ``lucky = 2`` is epsilon-DP (epsilon = 1) for every fixed
     public seed, and ``auto`` chooses among 8 candidates on pools disjoint from the
     final game, so each audit exceeds 1 with probability at most alpha = 0.05: X, the
@@ -154,10 +183,18 @@ def test_choosing_the_public_randomness_stays_calibrated(tmp_path: Path,
     """
     values = []
     for i in range(AUDITS):
-        config = AuditConfig(generator=TOY, generator_options={"lucky": 2}, epsilon=1.0,
-                             delta=0.0, rounds=ROUNDS, seed=1000 * seed + i, jobs=1,
-                             batch_size=2 * ROUNDS, public_seed="auto",
-                             selection_rounds=20)
+        config = AuditConfig(
+            generator=TOY,
+            generator_options={"lucky": 2},
+            epsilon=1.0,
+            delta=0.0,
+            rounds=ROUNDS,
+            seed=1000 * seed + i,
+            jobs=1,
+            batch_size=2 * ROUNDS,
+            public_seed="auto",
+            selection_rounds=20,
+        )
         result = run_audit(config, out_dir=tmp_path / str(i))
         values.append(float(result.eps_emp or 0.0))
     over = sum(v > 1.0 for v in values)

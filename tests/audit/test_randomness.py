@@ -34,16 +34,35 @@ class _Recorder:
     def __init__(self, *, epsilon: float, delta: float = 0.0) -> None:
         self.epsilon, self.delta = epsilon, delta
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
-            public_rng: Rngs | None = None) -> Self:
-        self.LOG.append({"call": "fit", "rows": len(data), "privacy": rng.int_seed(),
-                         "public": None if public_rng is None else public_rng.int_seed()})
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: Domain,
+        rng: Rngs,
+        public_rng: Rngs | None = None,
+    ) -> Self:
+        self.LOG.append(
+            {
+                "call": "fit",
+                "rows": len(data),
+                "privacy": rng.int_seed(),
+                "public": None if public_rng is None else public_rng.int_seed(),
+            }
+        )
         self.row_ = data.iloc[[0]]
         return self
 
-    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
-        self.LOG.append({"call": "sample", "privacy": rng.int_seed(),
-                         "public": None if public_rng is None else public_rng.int_seed()})
+    def sample(
+        self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+    ) -> pd.DataFrame:
+        self.LOG.append(
+            {
+                "call": "sample",
+                "privacy": rng.int_seed(),
+                "public": None if public_rng is None else public_rng.int_seed(),
+            }
+        )
         return pd.concat([self.row_] * n, ignore_index=True)
 
     @property
@@ -59,22 +78,38 @@ class _Unsupported(_Recorder):
 def _register(monkeypatch: pytest.MonkeyPatch) -> None:
     """The recorders as registry entries (the table is static: patch it for the test)."""
     table = dict(registry._BUILTINS)
-    for name, cls in (("test-recorder", _Recorder), ("test-recorder-off", _Unsupported)):
-        table[name] = GeneratorSpec(name=name, description="test: records its streams",
-                                    label=name, factory=f"{cls.__module__}:{cls.__name__}")
+    for name, cls in (
+        ("test-recorder", _Recorder),
+        ("test-recorder-off", _Unsupported),
+    ):
+        table[name] = GeneratorSpec(
+            name=name,
+            description="test: records its streams",
+            label=name,
+            factory=f"{cls.__module__}:{cls.__name__}",
+        )
     monkeypatch.setattr(registry, "_BUILTINS", MappingProxyType(table))
 
 
-def _run(tmp_path: Path, generator: str, randomness: str) -> tuple[dict[str, Any],
-                                                                   list[Record]]:
+def _run(
+    tmp_path: Path, generator: str, randomness: str
+) -> tuple[dict[str, Any], list[Record]]:
     _Recorder.LOG.clear()
-    config = AuditConfig(generator=generator, rounds=10, jobs=1, batch_size=7,
-                         attack="querybased", randomness=randomness)  # type: ignore[arg-type]
+    config = AuditConfig(
+        generator=generator,
+        rounds=10,
+        jobs=1,
+        batch_size=7,
+        attack="querybased",
+        randomness=randomness,
+    )  # type: ignore[arg-type]
     result = run_audit(config, out_dir=tmp_path / generator / randomness)
     return result, list(_Recorder.LOG)
 
 
-def test_fixed_public_passes_one_public_stream_and_fresh_privacy(tmp_path: Path) -> None:
+def test_fixed_public_passes_one_public_stream_and_fresh_privacy(
+    tmp_path: Path,
+) -> None:
     result, log = _run(tmp_path, "test-recorder", "fixed_public")
     assert result["randomness"] == "fixed_public"
     fits = [r for r in log if r["call"] == "fit"]
@@ -93,10 +128,13 @@ def test_fixed_public_passes_one_public_stream_and_fresh_privacy(tmp_path: Path)
     assert not {fits[0]["public"], samples[0]["public"]} & set(privacy)
 
 
-@pytest.mark.parametrize(("generator", "randomness"), [
-    ("test-recorder", "independent"), ("test-recorder-off", "fixed_public")])
-def test_independent_game_passes_no_public_stream(tmp_path: Path, generator: str,
-                                                  randomness: str) -> None:
+@pytest.mark.parametrize(
+    ("generator", "randomness"),
+    [("test-recorder", "independent"), ("test-recorder-off", "fixed_public")],
+)
+def test_independent_game_passes_no_public_stream(
+    tmp_path: Path, generator: str, randomness: str
+) -> None:
     """Asked for, or forced by a generator that does not declare support."""
     result, log = _run(tmp_path, generator, randomness)
     assert result["randomness"] == "independent"

@@ -62,7 +62,9 @@ def _children(pid: int) -> list[int]:
                 if not entry.name.isdigit():
                     continue
                 try:
-                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    ppid = int(
+                        (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+                    )
                 except (OSError, IndexError, ValueError):
                     continue
                 if ppid == parent:
@@ -103,13 +105,34 @@ def test_no_worker_survives_its_parent(tmp_path: Path, signum: int, hang: bool) 
     out = tmp_path / "audit"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dpaudit", "audit", "--generator", "slow_plugin:Slow",
-         "--rounds", "200", "--batch-size", "2", "--jobs", "2", "--quiet", "--out",
-         str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "dpaudit",
+            "audit",
+            "--generator",
+            "slow_plugin:Slow",
+            "--rounds",
+            "200",
+            "--batch-size",
+            "2",
+            "--jobs",
+            "2",
+            "--quiet",
+            "--out",
+            str(out),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.time() + 240
         # Both workers are up and have trained batches: the signal finds them busy.
-        while time.time() < deadline and proc.poll() is None and _stored_rounds(out) < 8:
+        while (
+            time.time() < deadline and proc.poll() is None and _stored_rounds(out) < 8
+        ):
             time.sleep(0.2)
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         if hang:

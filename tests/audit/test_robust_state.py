@@ -29,8 +29,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 def rr(epsilon: float = 2.0, **kw: Any) -> AuditConfig:
     """A randomized-response audit (exact epsilon, no training: fast)."""
-    base: dict[str, Any] = dict(generator="randomized-response", epsilon=epsilon,
-                                rounds=20, batch_size=10, jobs=1, synthetic_rows=10)
+    base: dict[str, Any] = dict(
+        generator="randomized-response",
+        epsilon=epsilon,
+        rounds=20,
+        batch_size=10,
+        jobs=1,
+        synthetic_rows=10,
+    )
     base.update(kw)
     return AuditConfig(**base)
 
@@ -48,24 +54,32 @@ def _strip(doc: dict[str, Any]) -> dict[str, Any]:
 def _edit_stored_config(out: Path, fix_identity: bool = True, **changes: Any) -> None:
     """Rewrites the stored configuration (as an attacker or a bad disk would)."""
     with sqlite3.connect(out / ResultStore.FILENAME) as conn:
-        config = json.loads(conn.execute(
-            "SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+        config = json.loads(
+            conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0]
+        )
         config.update(changes)
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'config'",
-                     (json.dumps(config, sort_keys=True),))
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = 'config'",
+            (json.dumps(config, sort_keys=True),),
+        )
         if fix_identity:
             identity = AuditConfig.from_mapping(config).identity()
-            conn.execute("UPDATE meta SET value = ? WHERE key = 'identity'",
-                         (json.dumps(identity),))
+            conn.execute(
+                "UPDATE meta SET value = ? WHERE key = 'identity'",
+                (json.dumps(identity),),
+            )
 
 
 # ------------------------------------------------------------ one writer
+
 
 def test_second_writer_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "a"
     out.mkdir()
     with StoreLock(out):
-        with pytest.raises(StoreError, match=r"in use by another dpaudit run \(pid \d+\)"):
+        with pytest.raises(
+            StoreError, match=r"in use by another dpaudit run \(pid \d+\)"
+        ):
             run_typed_audit(rr(), out_dir=out)
         assert sorted(p.name for p in out.iterdir()) == [StoreLock.FILENAME]
     assert list(out.iterdir()) == []  # the lock file goes with the lock
@@ -78,14 +92,23 @@ def test_lock_is_refused_across_processes(tmp_path: Path) -> None:
     out = tmp_path / "a"
     out.mkdir()
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys, time
             from dpaudit.audit.store import StoreLock
             StoreLock({str(out)!r}).acquire()
             print("held", flush=True)
             sys.stdin.readline()
-        """)], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)})
+        """),
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(StoreError, match=f"pid {holder.pid}"):
@@ -105,12 +128,37 @@ def test_two_audits_started_together_never_mix(tmp_path: Path) -> None:
     the result is one seed's alone."""
     out = tmp_path / "d"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    procs = [subprocess.Popen(
-        [sys.executable, "-m", "dpaudit", "audit", "--generator", "randomized-response",
-         "--rounds", "100", "--synthetic-rows", "10", "--jobs", "1", "--quiet",
-         "--seed", str(seed), "--out", str(out)], env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True) for seed in (0, 1)]
-    results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dpaudit",
+                "audit",
+                "--generator",
+                "randomized-response",
+                "--rounds",
+                "100",
+                "--synthetic-rows",
+                "10",
+                "--jobs",
+                "1",
+                "--quiet",
+                "--seed",
+                str(seed),
+                "--out",
+                str(out),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in (0, 1)
+    ]
+    results = [
+        (p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs
+    ]
     codes = sorted(code for code, _ in results)
     assert codes == [0, 2], results
     refused = next(err for code, err in results if code == 2)
@@ -126,43 +174,57 @@ def test_two_audits_started_together_never_mix(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- resume
 
+
 def test_resume_refuses_conflicting_flags_naming_them(capsys, tmp_path: Path) -> None:
     out = tmp_path / "a"
     run_typed_audit(rr(), out_dir=out)
     before = (out / "result.json").read_text()
-    for flags, named in ((["--rounds", "50"], "--rounds"),
-                         (["--epsilon", "9", "--seed", "3"], "--epsilon, --seed"),
-                         (["--out", str(tmp_path / "b")], "--out"),
-                         (["--force"], "--force"),
-                         (["--option", "lam=1"], "--option"),
-                         (["--config", str(tmp_path / "x.toml")], "--config")):
+    for flags, named in (
+        (["--rounds", "50"], "--rounds"),
+        (["--epsilon", "9", "--seed", "3"], "--epsilon, --seed"),
+        (["--out", str(tmp_path / "b")], "--out"),
+        (["--force"], "--force"),
+        (["--option", "lam=1"], "--option"),
+        (["--config", str(tmp_path / "x.toml")], "--config"),
+    ):
         code, _, err = cli(capsys, "audit", "--resume", str(out), *flags)
         assert code == 2, flags
         assert named in err and err.count("\n") == 1, err
     assert (out / "result.json").read_text() == before
     assert not (tmp_path / "b").exists()
     # The run settings may change; the same generator may be named again.
-    code, text, err = cli(capsys, "audit", "--resume", str(out), "--jobs", "1",
-                          "--batch-size", "7", "--generator", "randomized-response",
-                          "--quiet")
+    code, text, err = cli(
+        capsys,
+        "audit",
+        "--resume",
+        str(out),
+        "--jobs",
+        "1",
+        "--batch-size",
+        "7",
+        "--generator",
+        "randomized-response",
+        "--quiet",
+    )
     assert code == 0, err
     assert "resumed" in text
     code, _, err = cli(capsys, "audit", "--resume", str(out), "--generator", "copy")
     assert code == 2 and "not the stored audit's generator" in err
 
 
-EVIL = '''
+EVIL = """
 import pathlib
 pathlib.Path({marker!r}).write_text("imported")
 
 class Gen:
     def __init__(self, *, epsilon, delta):
         pass
-'''
+"""
 
 
-def test_resume_imports_no_stored_plugin_module(capsys, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_imports_no_stored_plugin_module(
+    capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "a"
     run_typed_audit(rr(), out_dir=out)
     marker = tmp_path / "imported"
@@ -185,8 +247,17 @@ def test_resume_contacts_no_stored_scheduler(capsys, tmp_path: Path) -> None:
     assert code == 2
     assert "contacts no scheduler" in err and "--backend dask --scheduler" in err
     # Naming a local backend continues here (the finished audit is analysed again).
-    code, _, err = cli(capsys, "audit", "--resume", str(out), "--backend", "loky",
-                       "--jobs", "1", "--quiet")
+    code, _, err = cli(
+        capsys,
+        "audit",
+        "--resume",
+        str(out),
+        "--backend",
+        "loky",
+        "--jobs",
+        "1",
+        "--quiet",
+    )
     assert code == 0, err
     again = json.loads((out / "result.json").read_text())
     assert again["config"]["backend"] == "loky"
@@ -194,8 +265,12 @@ def test_resume_contacts_no_stored_scheduler(capsys, tmp_path: Path) -> None:
     assert again["timing"]["train_seconds"] == timing["train_seconds"]
 
 
-@pytest.mark.parametrize("damage", ["edited", "not a table", "bad type", "garbage file"])
-def test_resume_validates_the_store_as_data(capsys, tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize(
+    "damage", ["edited", "not a table", "bad type", "garbage file"]
+)
+def test_resume_validates_the_store_as_data(
+    capsys, tmp_path: Path, damage: str
+) -> None:
     out = tmp_path / "a"
     run_typed_audit(rr(), out_dir=out)
     path = out / ResultStore.FILENAME
@@ -306,7 +381,9 @@ def flaky(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_failure_before_first_batch_leaves_nothing(flaky: Any, tmp_path: Path) -> None:
-    config = AuditConfig(generator="flaky_plugin:Flaky", rounds=10, batch_size=5, jobs=1)
+    config = AuditConfig(
+        generator="flaky_plugin:Flaky", rounds=10, batch_size=5, jobs=1
+    )
     flaky.FAIL_AT = 1
     out = tmp_path / "new" / "audit"
     with pytest.raises(Exception, match="flaky fit"):
@@ -321,10 +398,14 @@ def test_failure_before_first_batch_leaves_nothing(flaky: Any, tmp_path: Path) -
     assert sorted(p.name for p in existing.iterdir()) == ["notes.txt"]
 
 
-def test_failed_run_is_continued_by_the_same_command(flaky: Any, tmp_path: Path) -> None:
+def test_failed_run_is_continued_by_the_same_command(
+    flaky: Any, tmp_path: Path
+) -> None:
     """A run that failed after committing batches leaves a store that the same
     command (no --resume) continues, to the result of an uninterrupted run."""
-    config = AuditConfig(generator="flaky_plugin:Flaky", rounds=10, batch_size=5, jobs=1)
+    config = AuditConfig(
+        generator="flaky_plugin:Flaky", rounds=10, batch_size=5, jobs=1
+    )
     flaky.FAIL_AT = 8  # inside the second batch of five models (fits 6 to 10)
     out = tmp_path / "a"
     with pytest.raises(Exception, match="flaky fit"):
@@ -348,6 +429,7 @@ def test_failed_run_is_continued_by_the_same_command(flaky: Any, tmp_path: Path)
 
 # ------------------------------------------------------------------ trace
 
+
 def test_trace_folder_is_readable_by_others(tmp_path: Path) -> None:
     umask = os.umask(0o022)
     try:
@@ -359,7 +441,6 @@ def test_trace_folder_is_readable_by_others(tmp_path: Path) -> None:
     for f in (tmp_path / "trace").iterdir():
         assert stat.S_IMODE(f.stat().st_mode) == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["trace"]
-
 
 
 def test_unwritable_out_is_one_line(capsys, tmp_path: Path) -> None:
@@ -374,16 +455,34 @@ def test_unwritable_out_is_one_line(capsys, tmp_path: Path) -> None:
             pytest.skip("no /sys here: no folder refuses root")
     before = sorted(p.name for p in locked.iterdir())
     for out in (locked / "dpaudit-test", locked / "dpaudit-test" / "sub"):
-        code, _, err = cli(capsys, "audit", "--generator", "randomized-response",
-                           "--rounds", "5", "--out", str(out), "--quiet")
+        code, _, err = cli(
+            capsys,
+            "audit",
+            "--generator",
+            "randomized-response",
+            "--rounds",
+            "5",
+            "--out",
+            str(out),
+            "--quiet",
+        )
         assert code == 2 and err.count("\n") == 1, err
     assert sorted(p.name for p in locked.iterdir()) == before
 
 
 def test_out_under_a_file_is_one_line(capsys, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
-    code, _, err = cli(capsys, "audit", "--generator", "randomized-response", "--rounds",
-                       "5", "--out", str(tmp_path / "file" / "sub"), "--quiet")
+    code, _, err = cli(
+        capsys,
+        "audit",
+        "--generator",
+        "randomized-response",
+        "--rounds",
+        "5",
+        "--out",
+        str(tmp_path / "file" / "sub"),
+        "--quiet",
+    )
     assert code == 2 and "can be created" in err and err.count("\n") == 1, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 

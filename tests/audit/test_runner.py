@@ -34,21 +34,32 @@ def run_audit(*args: Any, **kwargs: Any) -> dict[str, Any]:
 
 def rr(epsilon: float, **kw) -> AuditConfig:
     """A randomized-response audit (exact epsilon, no training: fast)."""
-    base = dict(generator="randomized-response", epsilon=epsilon, rounds=100,
-                batch_size=50, jobs=1, synthetic_rows=20, dataset="worst-case")
+    base = dict(
+        generator="randomized-response",
+        epsilon=epsilon,
+        rounds=100,
+        batch_size=50,
+        jobs=1,
+        synthetic_rows=20,
+        dataset="worst-case",
+    )
     base.update(kw)
     return AuditConfig(**base)
 
 
 # ---------------------------------------------------------------- rule 1, 4
 
+
 def test_plan_splits_are_disjoint_and_balanced() -> None:
     plan = GamePlan.create(rounds=1000, seed=0)
     assert plan.n_rounds == 2000
     assert plan.bits.sum() == 1000
     idx = {s: set(plan.indices(s).tolist()) for s in ("train", "validation", "test")}
-    assert not (idx["train"] & idx["validation"] or idx["train"] & idx["test"]
-                or idx["validation"] & idx["test"])
+    assert not (
+        idx["train"] & idx["validation"]
+        or idx["train"] & idx["test"]
+        or idx["validation"] & idx["test"]
+    )
     assert sum(len(v) for v in idx.values()) == 2000
     assert plan.world_sizes("train") == (400, 400)
     assert plan.world_sizes("validation") == (200, 200)
@@ -108,11 +119,14 @@ def spy_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return "spy_plugin:SpyGenerator"
 
 
-def test_generator_gets_public_domain_and_fixed_release(spy_module: str, tmp_path: Path) -> None:
+def test_generator_gets_public_domain_and_fixed_release(
+    spy_module: str, tmp_path: Path
+) -> None:
     config = AuditConfig(generator=spy_module, rounds=5, jobs=1, attack="querybased")
     run_audit(config, out_dir=tmp_path / "a")
-    seen = [json.loads(line) for line in
-            (tmp_path / "seen.jsonl").read_text().splitlines()]
+    seen = [
+        json.loads(line) for line in (tmp_path / "seen.jsonl").read_text().splitlines()
+    ]
     public = build_setup(config).domain.to_json()
     assert len(seen) == 10
     assert all(d == public for d in seen)
@@ -123,38 +137,59 @@ def test_generator_gets_public_domain_and_fixed_release(spy_module: str, tmp_pat
 
 # ------------------------------------------------------------------- rule 4
 
+
 def test_threshold_chosen_on_validation_only(tmp_path: Path) -> None:
     result = run_audit(rr(2.0), out_dir=tmp_path)
     setup = build_setup(rr(2.0))
     attack = setup.make_attacks()["querybased"]
     with ResultStore(tmp_path) as store:
         plan = setup.plan
-        attack.fit(store.features("querybased", plan.indices("train")),
-                   plan.bits[plan.indices("train")])
+        attack.fit(
+            store.features("querybased", plan.indices("train")),
+            plan.bits[plan.indices("train")],
+        )
         val = attack.score(store.features("querybased", plan.indices("validation")))
-    threshold, direction = select_threshold(val, plan.bits[plan.indices("validation")],
-                                                delta=1e-5)
+    threshold, direction = select_threshold(
+        val, plan.bits[plan.indices("validation")], delta=1e-5
+    )
     head = result["attacks"]["querybased"]
     assert (head["threshold"], head["direction"]) == (threshold, direction)
 
 
 # ---------------------------------------------------------------- rule 5, 6
 
+
 def test_result_schema_and_verdict(tmp_path: Path) -> None:
     result = run_audit(rr(1.0, attack="querybased"), out_dir=tmp_path)
     on_disk = json.loads((tmp_path / "result.json").read_text())
     assert on_disk["verdict"] == result["verdict"]
-    for key in ("eps_emp", "eps_claimed", "eps_reference", "eps_max_attainable", "verdict",
-                "auc", "counts", "config", "seed", "version", "attacks", "schema_version"):
+    for key in (
+        "eps_emp",
+        "eps_claimed",
+        "eps_reference",
+        "eps_max_attainable",
+        "verdict",
+        "auc",
+        "counts",
+        "config",
+        "seed",
+        "version",
+        "attacks",
+        "schema_version",
+    ):
         assert key in on_disk
     assert set(on_disk["counts"]) == {"tp", "fp", "tn", "fn"}
     assert on_disk["eps_max_attainable"] == pytest.approx(
-        est.eps_max_attainable(40, 40, delta=1e-5))
-    expected = "VIOLATION" if result["eps_emp"] > result["eps_claimed"] else "CONSISTENT"
+        est.eps_max_attainable(40, 40, delta=1e-5)
+    )
+    expected = (
+        "VIOLATION" if result["eps_emp"] > result["eps_claimed"] else "CONSISTENT"
+    )
     assert result["verdict"] == expected
 
 
 # -------------------------------------------------------------- calibration
+
 
 @pytest.mark.slow
 @pytest.mark.statistical
@@ -166,8 +201,9 @@ def test_calibration_does_not_cry_wolf(tmp_path: Path, seed: int) -> None:
     failure probability."""
     alarms = 0
     for i in range(12):
-        result = run_audit(rr(1.0, seed=1000 * seed + i, rounds=60),
-                           out_dir=tmp_path / str(i))
+        result = run_audit(
+            rr(1.0, seed=1000 * seed + i, rounds=60), out_dir=tmp_path / str(i)
+        )
         alarms += result["eps_emp"] > 1.0
     assert stats.binom.sf(3, 12, 0.05) < 0.0023
     assert alarms <= 3
@@ -201,14 +237,16 @@ def test_reference_pate_gan_worst_case_consistent(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_leaky_variant_worst_case_violation(tmp_path: Path) -> None:
-    config = AuditConfig(rounds=60, batch_size=120, jobs=1, device="cpu",
-                         bugs=("data_bounds",))
+    config = AuditConfig(
+        rounds=60, batch_size=120, jobs=1, device="cpu", bugs=("data_bounds",)
+    )
     result = run_audit(config, out_dir=tmp_path)
     assert result["verdict"] == "VIOLATION"
     assert result["eps_reference"] is None
 
 
 # ------------------------------------------------------------ store, resume
+
 
 def test_existing_audit_is_never_overwritten(tmp_path: Path) -> None:
     run_audit(rr(1.0), out_dir=tmp_path)
@@ -240,13 +278,27 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     """PATE-GAN trains whole training groups of 128 rounds (dpaudit.audit.execution):
     80 rounds per world are a batch of 128 models, committed, then one of 32, during
     which the audit is killed."""
-    args = ["--rounds", "80", "--batch-size", "8", "--jobs", "1", "--device", "cpu",
-            "--quiet", "--seed", "5"]
+    args = [
+        "--rounds",
+        "80",
+        "--batch-size",
+        "8",
+        "--jobs",
+        "1",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--seed",
+        "5",
+    ]
     killed = tmp_path / "killed"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "dpaudit", "audit", *args, "--out",
-                             str(killed)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpaudit", "audit", *args, "--out", str(killed)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 240
     done = 0
     while time.time() < deadline and proc.poll() is None:
@@ -265,14 +317,22 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     proc.wait()
     assert 128 <= done < 160
     assert not (killed / "result.json").exists()
-    resumed = subprocess.run([sys.executable, "-m", "dpaudit", "audit", "--resume",
-                              str(killed), "--quiet"], env=env, capture_output=True,
-                             text=True, check=False)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "dpaudit", "audit", "--resume", str(killed), "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert resumed.returncode == 0, resumed.stderr
     clean = tmp_path / "clean"
-    fresh = subprocess.run([sys.executable, "-m", "dpaudit", "audit", *args, "--out",
-                            str(clean)], env=env, capture_output=True, text=True,
-                           check=False)
+    fresh = subprocess.run(
+        [sys.executable, "-m", "dpaudit", "audit", *args, "--out", str(clean)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert fresh.returncode == 0, fresh.stderr
     a = json.loads((killed / "result.json").read_text())
     b = json.loads((clean / "result.json").read_text())
@@ -282,10 +342,13 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_dask_backend_equals_loky(tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        on_dask = run_audit(rr(2.0, backend="dask", scheduler=cluster.scheduler_address),
-                            out_dir=tmp_path / "dask")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        on_dask = run_audit(
+            rr(2.0, backend="dask", scheduler=cluster.scheduler_address),
+            out_dir=tmp_path / "dask",
+        )
     local = run_audit(rr(2.0), out_dir=tmp_path / "local")
     assert _strip(on_dask)["attacks"] == _strip(local)["attacks"]
 
@@ -301,31 +364,41 @@ def test_same_seed_same_result_in_one_process(tmp_path: Path) -> None:
 
 def test_judged_at_the_claimed_delta(spy_module: str, tmp_path: Path) -> None:
     """An implementation that claims a larger delta than asked is judged at its own."""
-    config = AuditConfig(generator=spy_module, rounds=10, jobs=1,
-                         generator_options={"claim_delta": 0.2})
+    config = AuditConfig(
+        generator=spy_module, rounds=10, jobs=1, generator_options={"claim_delta": 0.2}
+    )
     result = run_audit(config, out_dir=tmp_path)
     assert result["delta"] == 0.2
     assert result["delta_requested"] == 1e-5
-    n0, n1 = result["estimator"]["test_non_members"], result["estimator"]["test_members"]
+    n0, n1 = (
+        result["estimator"]["test_non_members"],
+        result["estimator"]["test_members"],
+    )
     assert result["eps_max_attainable"] == pytest.approx(
-        est.eps_max_attainable(n0, n1, delta=0.2))
+        est.eps_max_attainable(n0, n1, delta=0.2)
+    )
 
 
 # ------------------------------------------------------- trace from the audit
+
 
 def _member_parameters(model: Any) -> list[Any]:
     """The trained parameters of one fitted PATE-GAN or G-PATE model."""
     generator = getattr(model, "generator_", None)
     if generator is not None:  # PATE-GAN: member `index` of the batched generator
-        return [p[generator.index].detach().clone()
-                for p in generator.ensemble.parameters()]
+        return [
+            p[generator.index].detach().clone() for p in generator.ensemble.parameters()
+        ]
     return [p.detach().clone() for p in model._fitted.generator.parameters()]
 
 
-@pytest.mark.parametrize(("generator", "options"), [
-    ("pategan", {"max_iterations": 3}),
-    ("gpate", {"max_iterations": 3, "batch_size": 8}),
-])
+@pytest.mark.parametrize(
+    ("generator", "options"),
+    [
+        ("pategan", {"max_iterations": 3}),
+        ("gpate", {"max_iterations": 3, "batch_size": 8}),
+    ],
+)
 def test_trace_switch_changes_no_model(generator: str, options: dict[str, Any]) -> None:
     """The trace switch only records: with it on, a batch trains the same models
     (parameters), releases the same rows and makes the same claims, so the audit may
@@ -337,19 +410,31 @@ def test_trace_switch_changes_no_model(generator: str, options: dict[str, Any]) 
 
     from dpaudit.audit import rounds
 
-    setup = build_setup(AuditConfig(generator=generator, rounds=5, device="cpu",
-                                    generator_options=options))
+    setup = build_setup(
+        AuditConfig(
+            generator=generator, rounds=5, device="cpu", generator_options=options
+        )
+    )
     picked = [rounds.trace_round(setup), int(np.flatnonzero(setup.plan.bits == 0)[0])]
     assert picked[0] is not None and setup.plan.bits[picked[0]] == 1
     data = [setup.with_target if setup.plan.bits[r] else setup.without for r in picked]
     streams = [setup.plan.round_rngs()[r] for r in picked]
     runs = {}
     for traced in (False, True):
-        make = (functools.partial(rounds._traced_generator, setup) if traced
-                else setup.make_generator)
+        make = (
+            functools.partial(rounds._traced_generator, setup)
+            if traced
+            else setup.make_generator
+        )
         runs[traced] = rounds.train_and_release(
-            make, data, streams, domain=setup.domain, rows=setup.synthetic_rows,
-            public=setup.public_streams(), name=generator)
+            make,
+            data,
+            streams,
+            domain=setup.domain,
+            rows=setup.synthetic_rows,
+            public=setup.public_streams(),
+            name=generator,
+        )
     (plain, plain_release), (traced, traced_release) = runs[False], runs[True]
     pd.testing.assert_frame_equal(plain_release.table, traced_release.table)
     for a, b in zip(plain, traced):
@@ -369,15 +454,24 @@ def test_trace_switch_changes_no_model(generator: str, options: dict[str, Any]) 
 
 
 def _without_wall(claim: dict[str, Any]) -> dict[str, Any]:
-    return {**claim, "trace": {k: v for k, v in claim["trace"].items()
-                               if k != "wall_seconds"}}
+    return {
+        **claim,
+        "trace": {k: v for k, v in claim["trace"].items() if k != "wall_seconds"},
+    }
 
 
-def test_audit_trace_is_its_first_member_round_and_kept_on_resume(tmp_path: Path) -> None:
+def test_audit_trace_is_its_first_member_round_and_kept_on_resume(
+    tmp_path: Path,
+) -> None:
     from dpaudit.audit.rounds import compact_claim, trace_round
 
-    config = AuditConfig(rounds=5, jobs=1, batch_size=3, device="cpu",
-                         generator_options={"max_iterations": 3})
+    config = AuditConfig(
+        rounds=5,
+        jobs=1,
+        batch_size=3,
+        device="cpu",
+        generator_options={"max_iterations": 3},
+    )
     out = tmp_path / "a"
     first = run_audit(config, out_dir=out)
     traced = json.loads((out / "trace" / "trace.json").read_text())
@@ -397,8 +491,9 @@ def test_audit_trace_is_its_first_member_round_and_kept_on_resume(tmp_path: Path
 
     shutil.rmtree(out / "trace")
     third = run_audit(config, out_dir=out, resume=True)
-    assert _without_wall(json.loads((out / "trace" / "trace.json").read_text())) \
-        == _without_wall(traced)
+    assert _without_wall(
+        json.loads((out / "trace" / "trace.json").read_text())
+    ) == _without_wall(traced)
     for doc in (again, third):
         assert (doc["eps_emp"], doc["auc"]) == (first["eps_emp"], first["auc"])
 
@@ -406,12 +501,23 @@ def test_audit_trace_is_its_first_member_round_and_kept_on_resume(tmp_path: Path
 def test_threads_processes_and_one_process_give_one_result(tmp_path: Path) -> None:
     """Every round depends on its index and the seed alone: the backend, the number
     of jobs and the batch size change nothing in the result."""
-    base = AuditConfig(rounds=6, device="cpu", variant="original",
-                       generator_options={"max_iterations": 2})
-    results = [run_audit(replace(base, **kw), out_dir=tmp_path / str(i))
-               for i, kw in enumerate([{"backend": "threading", "jobs": 2, "batch_size": 2},
-                                       {"jobs": 1, "batch_size": 12}])]
+    base = AuditConfig(
+        rounds=6,
+        device="cpu",
+        variant="original",
+        generator_options={"max_iterations": 2},
+    )
+    results = [
+        run_audit(replace(base, **kw), out_dir=tmp_path / str(i))
+        for i, kw in enumerate(
+            [
+                {"backend": "threading", "jobs": 2, "batch_size": 2},
+                {"jobs": 1, "batch_size": 12},
+            ]
+        )
+    ]
     keep = ("eps_emp", "auc", "counts", "attacks", "claim")
     assert AuditConfig().backend == "threading"
-    assert [{k: r[k] for k in keep} for r in results[1:]] == \
-        [{k: results[0][k] for k in keep}] * (len(results) - 1)
+    assert [{k: r[k] for k in keep} for r in results[1:]] == [
+        {k: results[0][k] for k in keep}
+    ] * (len(results) - 1)

@@ -19,16 +19,26 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _rr(**kw: object) -> AuditConfig:
-    base: dict[str, object] = dict(generator="randomized-response", epsilon=1.0,
-                                   rounds=40, jobs=1, synthetic_rows=20)
+    base: dict[str, object] = dict(
+        generator="randomized-response",
+        epsilon=1.0,
+        rounds=40,
+        jobs=1,
+        synthetic_rows=20,
+    )
     base.update(kw)
     return AuditConfig(**base)  # type: ignore[arg-type]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dpaudit", *args], capture_output=True,
-                          text=True, cwd=REPO, timeout=300,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "dpaudit", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def _foreign(path: Path) -> bytes:
@@ -41,8 +51,9 @@ def _foreign(path: Path) -> bytes:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["another application", "empty", "not a database"])
-def test_a_file_dpaudit_did_not_create_is_refused_untouched(tmp_path: Path,
-                                                            kind: str) -> None:
+def test_a_file_dpaudit_did_not_create_is_refused_untouched(
+    tmp_path: Path, kind: str
+) -> None:
     out = tmp_path / "audit"
     out.mkdir()
     store = out / ResultStore.FILENAME
@@ -54,8 +65,16 @@ def test_a_file_dpaudit_did_not_create_is_refused_untouched(tmp_path: Path,
     else:
         store.write_text("name,value\na,1\n")
         before = store.read_bytes()
-    done = _cli("audit", "--generator", "randomized-response", "--rounds", "20",
-                "--quiet", "--out", str(out))
+    done = _cli(
+        "audit",
+        "--generator",
+        "randomized-response",
+        "--rounds",
+        "20",
+        "--quiet",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
@@ -78,17 +97,21 @@ def test_a_changed_store_is_refused_on_resume(tmp_path: Path, change: str) -> No
     with sqlite3.connect(tmp_path / ResultStore.FILENAME) as conn:
         if change == "feature":
             (blob,) = conn.execute(
-                "SELECT vector FROM features WHERE round = 3").fetchone()
+                "SELECT vector FROM features WHERE round = 3"
+            ).fetchone()
             edited = bytes(blob[:-1]) + bytes([blob[-1] ^ 1])
             conn.execute("UPDATE features SET vector = ? WHERE round = 3", (edited,))
         elif change == "claim":
-            conn.execute("UPDATE rounds SET claim = replace(claim, '1.0', '9.0') "
-                         "WHERE round = 5")
+            conn.execute(
+                "UPDATE rounds SET claim = replace(claim, '1.0', '9.0') WHERE round = 5"
+            )
         elif change == "removed round":
             conn.execute("DELETE FROM rounds WHERE round = 7")
         else:
-            conn.execute("INSERT INTO rounds SELECT 999, bit, split, claim FROM rounds "
-                         "WHERE round = 0")
+            conn.execute(
+                "INSERT INTO rounds SELECT 999, bit, split, claim FROM rounds "
+                "WHERE round = 0"
+            )
     conn.close()
     with pytest.raises(StoreError, match="was changed after dpaudit wrote it"):
         run_audit(config, out_dir=tmp_path, resume=True)

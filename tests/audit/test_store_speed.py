@@ -39,14 +39,17 @@ def test_fast_decoder_equals_numpy_load_on_what_the_store_writes() -> None:
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("array", [
-    np.arange(6, dtype=np.float32),                 # another dtype
-    np.arange(6, dtype=">f8"),                      # big-endian
-    np.arange(6, dtype=np.float64).reshape(2, 3),   # 2-d
-    np.asfortranarray(np.arange(6.0).reshape(3, 2)),
-    np.arange(4, dtype=np.int64),
-    np.float64(3.5),                                # 0-d
-])
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(6, dtype=np.float32),  # another dtype
+        np.arange(6, dtype=">f8"),  # big-endian
+        np.arange(6, dtype=np.float64).reshape(2, 3),  # 2-d
+        np.asfortranarray(np.arange(6.0).reshape(3, 2)),
+        np.arange(4, dtype=np.int64),
+        np.float64(3.5),  # 0-d
+    ],
+)
 def test_other_stored_formats_go_through_numpy_load(array: np.ndarray) -> None:
     blob = npy(array)
     (got,) = decode_vectors([blob])
@@ -57,8 +60,12 @@ def test_other_stored_formats_go_through_numpy_load(array: np.ndarray) -> None:
 
 def test_version_2_headers_and_mixed_blobs_decode() -> None:
     plain = np.linspace(0, 1, 7)
-    blobs = [npy(plain, version=(2, 0)), npy(plain), npy(plain.astype(np.float32)),
-             npy(plain, version=(2, 0))]
+    blobs = [
+        npy(plain, version=(2, 0)),
+        npy(plain),
+        npy(plain.astype(np.float32)),
+        npy(plain, version=(2, 0)),
+    ]
     for got, blob in zip(decode_vectors(blobs), blobs):
         want = np.load(io.BytesIO(blob), allow_pickle=False)
         assert got.dtype == want.dtype
@@ -76,9 +83,15 @@ def test_a_truncated_blob_is_not_read_past_its_end() -> None:
 def _store(tmp_path: Path, rounds: int = 6) -> ResultStore:
     store = ResultStore(tmp_path)
     store.commit_batch(
-        {"round": r, "bit": r % 2, "split": 0, "claim": {"epsilon": 1.0},
-         "features": {"a": np.full(3, float(r)), "b": np.arange(float(r), r + 2.0)}}
-        for r in range(rounds))
+        {
+            "round": r,
+            "bit": r % 2,
+            "split": 0,
+            "claim": {"epsilon": 1.0},
+            "features": {"a": np.full(3, float(r)), "b": np.arange(float(r), r + 2.0)},
+        }
+        for r in range(rounds)
+    )
     return store
 
 
@@ -88,8 +101,9 @@ def test_each_attack_is_read_from_the_file_once(tmp_path: Path) -> None:
         store.conn.set_trace_callback(queries.append)
         for rounds in ([0, 2, 4], [1, 3], [5, 0]):
             got = store.features("a", np.array(rounds))
-            np.testing.assert_array_equal(got, np.repeat(np.array(rounds, float)[:, None],
-                                                         3, axis=1))
+            np.testing.assert_array_equal(
+                got, np.repeat(np.array(rounds, float)[:, None], 3, axis=1)
+            )
         assert store.features("b", np.array([3])).tolist() == [[3.0, 4.0]]
         reads = [q for q in queries if "FROM features" in q]
         # One read in all, not one per call: the digest check reads every vector
@@ -104,6 +118,15 @@ def test_a_commit_makes_the_next_read_see_the_new_rounds(tmp_path: Path) -> None
     with _store(tmp_path, rounds=2) as store:
         with pytest.raises(StoreError, match="no 'a' features for 1 round"):
             store.features("a", np.array([0, 2]))
-        store.commit_batch([{"round": 2, "bit": 0, "split": 0, "claim": {},
-                             "features": {"a": np.full(3, 7.0)}}])
+        store.commit_batch(
+            [
+                {
+                    "round": 2,
+                    "bit": 0,
+                    "split": 0,
+                    "claim": {},
+                    "features": {"a": np.full(3, 7.0)},
+                }
+            ]
+        )
         assert store.features("a", np.array([2, 0]))[:, 0].tolist() == [7.0, 0.0]

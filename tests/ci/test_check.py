@@ -386,7 +386,9 @@ class BadInputRunner(FakeRunner):
             try:
                 raise MemoryError
             except MemoryError as err:  # as the plug-in adapter wraps it
-                raise PluginError("generator 'oom': its `fit` raised MemoryError") from err
+                raise PluginError(
+                    "generator 'oom': its `fit` raised MemoryError"
+                ) from err
         if config["generator"] == "mod:Broken":
             raise PluginError("generator 'mod:Broken' breaks the plug-in contract")
         return super().__call__(config, out_dir=out_dir, progress=progress)
@@ -456,7 +458,9 @@ def test_a_violation_and_an_inconclusive_audit_exit_1_violation_first(
     write_junit(report, tmp_path / "j.xml")
     suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
     assert suite is not None
-    props = {p.get("name"): p.get("value") for p in suite.findall("./properties/property")}
+    props = {
+        p.get("name"): p.get("value") for p in suite.findall("./properties/property")
+    }
     assert props["exit_code"] == "1"
 
 
@@ -495,6 +499,7 @@ def test_bad_settings_stop_the_check_before_any_run(tmp_path: Path) -> None:
 
 def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
     from dpaudit.audit import estimators
+
     policy = parse_policy(
         {
             "preset": "quick",
@@ -641,9 +646,9 @@ def test_command_writes_junit_and_summary_and_returns_the_exit_code(
     assert (
         ET.parse(tmp_path / "j.xml").getroot().find("testsuite").get("failures") == "1"
     )
-    assert "FAILED: 1 VIOLATION (bad: privacy violation found)" in (tmp_path / "gh.md").read_text(
-        encoding="utf-8"
-    )
+    assert "FAILED: 1 VIOLATION (bad: privacy violation found)" in (
+        tmp_path / "gh.md"
+    ).read_text(encoding="utf-8")
     out = capsys.readouterr().out
     assert "alpha 0.05 overall, 0.025 per audit (Bonferroni)" in out
     assert "[2/2] bad: VIOLATION" in out

@@ -21,7 +21,9 @@ HERE = Path(__file__).parent
 
 
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_dpaudit_tests_{name}", HERE / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"_dpaudit_tests_{name}", HERE / f"{name}.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -90,7 +92,9 @@ def test_comparison_junit_names_each_audit_by_its_directory(tmp_path: Path) -> N
     names = [c.get("name") for c in ET.fromstring(text).iter("testcase")]
     assert names == ["nested/seed-2", "seed-0", "seed-1", "stopped"]
     stopped = ET.fromstring(text).find(".//testcase[@name='stopped']/error")
-    assert stopped is not None and "INTERRUPTED: killed" in (stopped.get("message") or "")
+    assert stopped is not None and "INTERRUPTED: killed" in (
+        stopped.get("message") or ""
+    )
 
 
 def test_render_junit_makes_repeated_names_unique() -> None:

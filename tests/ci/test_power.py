@@ -168,9 +168,7 @@ def test_inconclusive_in_summary_and_junit(tmp_path: Path) -> None:
     # schema allows <properties> only on the suite).
     assert case.find("properties") is None
     out = case.findtext("system-out") or ""
-    props = dict(
-        line.split(": ", 1) for line in out.splitlines() if ": " in line
-    )
+    props = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
     assert props["rounds_needed"] == "45" and props["saturated"] == "true"
     assert props["randomness"] == "fixed_public"
     suite_props = {p.get("name"): p.get("value") for p in root.iter("property")}
@@ -275,15 +273,23 @@ def test_result_warnings_in_the_log_line_and_the_summary(tmp_path: Path) -> None
     message = "the release has 4 rows per round; raise it with --synthetic-rows 100"
 
     class Warned(ResultRunner):
-        def __call__(self, config: dict[str, Any], *, out_dir: Path,
-                     progress: bool = False) -> AuditResult:
+        def __call__(
+            self, config: dict[str, Any], *, out_dir: Path, progress: bool = False
+        ) -> AuditResult:
             result = super().__call__(config, out_dir=out_dir, progress=progress)
             return dataclasses.replace(
-                result, warnings=(AuditWarning(code="small_release", message=message),))
+                result, warnings=(AuditWarning(code="small_release", message=message),)
+            )
 
     policy = parse_policy({"audit": [{"generator": "pategan", "name": "tiny"}]})
     lines: list[str] = []
-    report = run_check(policy, out_dir=tmp_path, runner=Warned({}), make_config=dict,
-                       reports=False, log=lines.append)
+    report = run_check(
+        policy,
+        out_dir=tmp_path,
+        runner=Warned({}),
+        make_config=dict,
+        reports=False,
+        log=lines.append,
+    )
     assert f"warning: {message}" in lines[0]
     assert message in ci.render_check_markdown(report)

@@ -25,8 +25,9 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple[Any, Path, dict[str, Any]]] = []
 
-    def __call__(self, config: Any, *, out_dir: Path, progress: bool = False,
-                 **flags: Any) -> Mapping[str, Any]:
+    def __call__(
+        self, config: Any, *, out_dir: Path, progress: bool = False, **flags: Any
+    ) -> Mapping[str, Any]:
         self.calls.append((config, Path(out_dir), flags))
         raise RuntimeError("the recorder trains nothing")
 
@@ -34,8 +35,14 @@ class Recorder:
 def check(audits: list[dict[str, Any]], tmp_path: Path, **kwargs: Any) -> Recorder:
     runner = Recorder()
     policy = parse_policy({"audit": audits}, source="privacy.toml")
-    run_check(policy, out_dir=tmp_path / "out", runner=runner,
-              make_config=AuditConfig.from_mapping, reports=False, **kwargs)
+    run_check(
+        policy,
+        out_dir=tmp_path / "out",
+        runner=runner,
+        make_config=AuditConfig.from_mapping,
+        reports=False,
+        **kwargs,
+    )
     return runner
 
 
@@ -62,8 +69,13 @@ def test_an_invalid_audit_fails_the_check_before_any_run(
     runner = Recorder()
     policy = parse_policy({"audit": audits}, source="privacy.toml")
     with pytest.raises(InvalidParameterError) as info:
-        run_check(policy, out_dir=tmp_path / "out", runner=runner,
-                  make_config=AuditConfig.from_mapping, reports=False)
+        run_check(
+            policy,
+            out_dir=tmp_path / "out",
+            runner=runner,
+            make_config=AuditConfig.from_mapping,
+            reports=False,
+        )
     message = str(info.value)
     assert message.startswith("privacy.toml, audit 'bad': ")
     assert words in message and "\n" not in message
@@ -108,8 +120,13 @@ def test_unwritable_outputs_are_refused_before_any_run(tmp_path: Path) -> None:
         runner = Recorder()
         policy = parse_policy({"audit": [GOOD]})
         with pytest.raises(InvalidParameterError, match=words):
-            run_check(policy, out_dir=tmp_path / "out", runner=runner,
-                      make_config=AuditConfig.from_mapping, files=files)
+            run_check(
+                policy,
+                out_dir=tmp_path / "out",
+                runner=runner,
+                make_config=AuditConfig.from_mapping,
+                files=files,
+            )
         assert runner.calls == []
 
 
@@ -118,8 +135,9 @@ def test_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
     out.write_text("x", encoding="utf-8")
     policy = parse_policy({"audit": [GOOD]})
     with pytest.raises(InvalidParameterError, match="`--out` must be a directory"):
-        run_check(policy, out_dir=out, runner=Recorder(),
-                  make_config=AuditConfig.from_mapping)
+        run_check(
+            policy, out_dir=out, runner=Recorder(), make_config=AuditConfig.from_mapping
+        )
 
 
 def _leave_audit(directory: Path, config: AuditConfig | None) -> None:
@@ -168,10 +186,12 @@ def test_command_exits_2_with_one_line_before_training(
     assert "Traceback" not in err and not out.exists()
     junit_dir = tmp_path / "junit-dir"
     junit_dir.mkdir()
-    policy.write_text('[[audit]]\nname = "ok"\ngenerator = "copy"\nrounds = 20\n',
-                      encoding="utf-8")
-    code = main(["check", "--policy", str(policy), "--out", str(out),
-                 "--junit", str(junit_dir)])
+    policy.write_text(
+        '[[audit]]\nname = "ok"\ngenerator = "copy"\nrounds = 20\n', encoding="utf-8"
+    )
+    code = main(
+        ["check", "--policy", str(policy), "--out", str(out), "--junit", str(junit_dir)]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "`--junit` must be a file path" in err
     assert not out.exists()

@@ -82,7 +82,10 @@ def test_recipe_structure() -> None:
     assert setup["python-version"] == "3.11"
     # `cache: pip` needs a file to key on; the recipe keys on itself.
     assert setup["cache"] == "pip"
-    assert setup["cache-dependency-path"].split() == ["pyproject.toml", "constraints.txt"]
+    assert setup["cache-dependency-path"].split() == [
+        "pyproject.toml",
+        "constraints.txt",
+    ]
     assert "copy this file to .github/workflows/privacy.yml" in RECIPE.read_text()
     upload = steps()["Upload audit reports"]
     assert upload["if"] == "always()"
@@ -158,7 +161,7 @@ def _offline_torch() -> str:
     site = sysconfig.get_paths()["purelib"]
     return (
         'venv_site="$(.venv/bin/python -c '
-        "'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')\"\n"
+        '\'import sysconfig; print(sysconfig.get_paths()["purelib"])\')"\n'
         f'echo {site!s} > "$venv_site/zz-test-environment.pth"\n'
         ".venv/bin/python -c 'import torch; assert torch.version.cuda is None, "
         "torch.version.cuda'"
@@ -209,7 +212,9 @@ def run_step(
     """Runs a `run:` step as GitHub does (``bash -e`` in the workspace) with the
     workflow's env and the runner's variables; PATH holds the Python that
     `actions/setup-python` would (this one's interpreter), and no PYTHONPATH."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
     env.update({k: str(v) for k, v in recipe()["env"].items()})
     env.update(
         GITHUB_ACTIONS="true",
@@ -250,7 +255,11 @@ def test_recipe_runs_end_to_end_from_a_checkout(tmp_path: Path) -> None:
     install = run_step(steps()[INSTALL], repo, runner)
     assert install.returncode == 0, install.stdout + install.stderr
     where = subprocess.run(
-        [str(repo / ".venv/bin/python"), "-c", "import dpaudit; print(dpaudit.__file__)"],
+        [
+            str(repo / ".venv/bin/python"),
+            "-c",
+            "import dpaudit; print(dpaudit.__file__)",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -267,7 +276,9 @@ def test_recipe_runs_end_to_end_from_a_checkout(tmp_path: Path) -> None:
     assert f"dpaudit {dpaudit.__version__}" in shown.stdout
     assert "torch 2.13.0" in shown.stdout
     (repo / "fast-privacy.toml").write_text(FAST_POLICY, encoding="utf-8")
-    result = run_step(steps()["Privacy check"], repo, runner, POLICY="fast-privacy.toml")
+    result = run_step(
+        steps()["Privacy check"], repo, runner, POLICY="fast-privacy.toml"
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "copy-leaks: VIOLATION" in result.stdout
     assert "dpaudit check FAILED: 1 VIOLATION (copy-leaks" in result.stderr

@@ -29,34 +29,69 @@ from dpaudit.cli import main
 from dpaudit.errors import InvalidParameterError
 
 DOC: dict[str, Any] = {
-    "schema_version": 2, "version": "0.1.0", "verdict": "VIOLATION",
+    "schema_version": 2,
+    "version": "0.1.0",
+    "verdict": "VIOLATION",
     "verdict_reason": "VIOLATION: eps_emp exceeds the claim.",
-    "eps_emp": 1.35, "eps_claimed": 1.0, "eps_reference": None,
+    "eps_emp": 1.35,
+    "eps_claimed": 1.0,
+    "eps_reference": None,
     "eps_max_attainable": 1.35,
-    "power": {"eps_max_attainable": 1.35, "rounds_needed": None, "saturated": True,
-              "tightness": 1.35},
-    "approximate": False, "randomness": "fixed_public", "auc": 1.0,
-    "counts": {"tp": 16, "fp": 0, "tn": 16, "fn": 0}, "attack": "querybased",
-    "estimator": {"method": "clopper_pearson", "alpha": 0.05, "confidence": 0.95,
-                  "correction": "none", "n_attacks": 1, "test_non_members": 16,
-                  "test_members": 16},
-    "delta": 1e-05, "delta_requested": 1e-05,
-    "attacks": {"querybased": {"eps_emp": 1.35, "eps_max_attainable": 1.35, "auc": 1.0,
-                               "counts": {"tp": 16, "fp": 0, "tn": 16, "fn": 0},
-                               "threshold": 1.0, "direction": 1, "alpha": 0.05}},
-    "generator": "pategan", "variant": "original",
-    "bugs": ["data_bounds", "single_discriminator"], "bugs_added": [],
-    "dataset": "worst-case", "target": {"a": 1, "b": 1, "c": 1}, "target_index": None,
-    "target_selection": None, "synthetic_rows": 100, "config": {"rounds": 40},
-    "generator_options": {}, "seed": 0,
+    "power": {
+        "eps_max_attainable": 1.35,
+        "rounds_needed": None,
+        "saturated": True,
+        "tightness": 1.35,
+    },
+    "approximate": False,
+    "randomness": "fixed_public",
+    "auc": 1.0,
+    "counts": {"tp": 16, "fp": 0, "tn": 16, "fn": 0},
+    "attack": "querybased",
+    "estimator": {
+        "method": "clopper_pearson",
+        "alpha": 0.05,
+        "confidence": 0.95,
+        "correction": "none",
+        "n_attacks": 1,
+        "test_non_members": 16,
+        "test_members": 16,
+    },
+    "delta": 1e-05,
+    "delta_requested": 1e-05,
+    "attacks": {
+        "querybased": {
+            "eps_emp": 1.35,
+            "eps_max_attainable": 1.35,
+            "auc": 1.0,
+            "counts": {"tp": 16, "fp": 0, "tn": 16, "fn": 0},
+            "threshold": 1.0,
+            "direction": 1,
+            "alpha": 0.05,
+        }
+    },
+    "generator": "pategan",
+    "variant": "original",
+    "bugs": ["data_bounds", "single_discriminator"],
+    "bugs_added": [],
+    "dataset": "worst-case",
+    "target": {"a": 1, "b": 1, "c": 1},
+    "target_index": None,
+    "target_selection": None,
+    "synthetic_rows": 100,
+    "config": {"rounds": 40},
+    "generator_options": {},
+    "seed": 0,
     "rounds": {"total": 80, "per_world": 40, "train": 32, "validation": 16, "test": 32},
-    "timing": {}, "utility": None,
+    "timing": {},
+    "utility": None,
 }
 
 
 def _result(**changes: Any) -> AuditResult:
-    return dataclasses.replace(AuditResult.from_json(json.loads(json.dumps(DOC))),
-                               **changes)
+    return dataclasses.replace(
+        AuditResult.from_json(json.loads(json.dumps(DOC))), **changes
+    )
 
 
 def _audit(name: str) -> StudyAudit:
@@ -68,10 +103,12 @@ def test_plan_holds_every_subject_in_both_settings_with_the_published_figures() 
     plan = study_plan()
     assert len(plan) == 16
     assert len({a.name for a in plan}) == 16
-    published = {(a.setting, a.subject): a.published for a in plan
-                 if a.published is not None}
-    assert published == {(s, v): f for s, figs in PUBLISHED.items()
-                         for v, f in figs.items()}
+    published = {
+        (a.setting, a.subject): a.published for a in plan if a.published is not None
+    }
+    assert published == {
+        (s, v): f for s, figs in PUBLISHED.items() for v, f in figs.items()
+    }
     assert published[("worst-case", "updated")] == 2.18
     assert published[("cervical", "turing")] == 2.05
     cervical = _audit("synthcity-cervical").settings
@@ -85,13 +122,18 @@ def test_plan_holds_every_subject_in_both_settings_with_the_published_figures() 
 
 
 def test_quick_plan_caps_iterations_and_shrinks_selection() -> None:
-    plan = {a.name: a.settings for a in study_plan(quick=True, jobs=2, device="cpu",
-                                                    randomness="independent")}
+    plan = {
+        a.name: a.settings
+        for a in study_plan(quick=True, jobs=2, device="cpu", randomness="independent")
+    }
     assert plan["original-worst-case"]["rounds"] == QUICK.rounds
     assert plan["original-worst-case"]["generator_options"] == {
-        "max_iterations": QUICK.worst_case_iterations}
+        "max_iterations": QUICK.worst_case_iterations
+    }
     cervical = plan["original-cervical"]
-    assert cervical["generator_options"] == {"max_iterations": QUICK.real_data_iterations}
+    assert cervical["generator_options"] == {
+        "max_iterations": QUICK.real_data_iterations
+    }
     assert cervical["candidates"] == QUICK.candidates
     assert cervical["selection_rounds"] == QUICK.selection_rounds
     assert cervical["jobs"] == 2 and cervical["device"] == "cpu"
@@ -110,13 +152,21 @@ def test_select_by_subject_setting_and_name() -> None:
     plan = study_plan()
     names = lambda only: [a.name for a in select_audits(plan, only)]  # noqa: E731
     assert names(["reference", "original"]) == [
-        "reference-worst-case", "reference-cervical", "original-worst-case",
-        "original-cervical"]
+        "reference-worst-case",
+        "reference-cervical",
+        "original-worst-case",
+        "original-cervical",
+    ]
     assert names(["reference", "original", "worst-case"]) == [
-        "reference-worst-case", "original-worst-case"]
+        "reference-worst-case",
+        "original-worst-case",
+    ]
     assert names(["cervical"])[-1] == "gpate-cervical" and len(names(["cervical"])) == 8
     assert names(["turing-cervical", "gpate"]) == [
-        "turing-cervical", "gpate-worst-case", "gpate-cervical"]
+        "turing-cervical",
+        "gpate-worst-case",
+        "gpate-cervical",
+    ]
     assert len(names(None)) == 16
     with pytest.raises(InvalidParameterError, match="--only"):
         select_audits(plan, ["orignal"])
@@ -138,52 +188,78 @@ def test_lower_worst_case_figure_names_its_caveats() -> None:
 
 def test_bounds_caveat_only_where_the_code_does_not_read_bounds() -> None:
     full = Power(eps_max_attainable=4.68, saturated=False)
-    turing = compare(_audit("turing-cervical"),
-                     _result(variant="turing", bugs=("single_discriminator",),
-                             eps_emp=1.2, power=full, dataset="cervical_cancer"))
+    turing = compare(
+        _audit("turing-cervical"),
+        _result(
+            variant="turing",
+            bugs=("single_discriminator",),
+            eps_emp=1.2,
+            power=full,
+            dataset="cervical_cancer",
+        ),
+    )
     assert turing.caveats == ("target", "bounds", "score direction")
     assert "turing too" in turing.reason
-    borealis = compare(_audit("borealis-cervical"),
-                       _result(variant="borealis", bugs=("data_bounds",), eps_emp=1.2,
-                               power=full))
+    borealis = compare(
+        _audit("borealis-cervical"),
+        _result(variant="borealis", bugs=("data_bounds",), eps_emp=1.2, power=full),
+    )
     assert borealis.caveats == ("target", "score direction")
 
 
 def test_quick_iteration_cap_is_a_caveat() -> None:
-    capped = compare(_audit("original-worst-case"),
-                     _result(generator_options={"max_iterations": 20}))
-    assert capped.caveats == ("test size", "iterations", "release size",
-                              "score direction")
+    capped = compare(
+        _audit("original-worst-case"), _result(generator_options={"max_iterations": 20})
+    )
+    assert capped.caveats == (
+        "test size",
+        "iterations",
+        "release size",
+        "score direction",
+    )
     assert "capped at 20 iterations (the study: at most 100)" in capped.reason
-    full = compare(_audit("original-worst-case"),
-                   _result(generator_options={"max_iterations": 100}))
+    full = compare(
+        _audit("original-worst-case"),
+        _result(generator_options={"max_iterations": 100}),
+    )
     assert "iterations" not in full.caveats
 
 
 def test_same_and_higher_figures() -> None:
     top = Power(eps_max_attainable=4.68, saturated=True)
-    same = compare(_audit("smartnoise-worst-case"),
-                   _result(variant="smartnoise", bugs=(), eps_emp=4.68, power=top))
+    same = compare(
+        _audit("smartnoise-worst-case"),
+        _result(variant="smartnoise", bugs=(), eps_emp=4.68, power=top),
+    )
     assert same.relation == "same" and "largest value" in same.reason
-    higher = compare(_audit("turing-cervical"),
-                     _result(variant="turing", bugs=(), eps_emp=3.1, power=top,
-                             target_index=397,
-                             target_selection=({"row": 397, "auc": 1.0},
-                                               {"row": 3, "auc": 0.5})))
+    higher = compare(
+        _audit("turing-cervical"),
+        _result(
+            variant="turing",
+            bugs=(),
+            eps_emp=3.1,
+            power=top,
+            target_index=397,
+            target_selection=({"row": 397, "auc": 1.0}, {"row": 3, "auc": 0.5}),
+        ),
+    )
     assert higher.relation == "higher"
     assert "row 397" in higher.reason and "of 2 candidates" in higher.reason
 
 
 def test_disagreeing_verdict_and_unpublished_audits_are_explained() -> None:
     weak = Power(eps_max_attainable=0.53, rounds_needed=30)
-    row = compare(_audit("updated-worst-case"),
-                  _result(verdict=Verdict.INCONCLUSIVE, eps_emp=0.0, power=weak))
+    row = compare(
+        _audit("updated-worst-case"),
+        _result(verdict=Verdict.INCONCLUSIVE, eps_emp=0.0, power=weak),
+    )
     assert row.relation == "lower" and "Verdicts differ" in row.reason
     assert "explains only the gap above 0.53" in row.reason
     assert "INCONCLUSIVE" in row.reason
-    reference = compare(_audit("reference-worst-case"),
-                        _result(verdict=Verdict.CONSISTENT, eps_emp=0.0, variant=None,
-                                bugs=()))
+    reference = compare(
+        _audit("reference-worst-case"),
+        _result(verdict=Verdict.CONSISTENT, eps_emp=0.0, variant=None, bugs=()),
+    )
     assert reference.relation == "not in the study"
     assert "CONSISTENT" in reference.reason and "does not prove" in reference.reason
     gpate = compare(_audit("gpate-cervical"), _result(generator="gpate", variant=None))
@@ -206,35 +282,59 @@ class FakeRunner:
         self.calls: list[tuple[str, bool]] = []
         self.fail = fail
 
-    def __call__(self, config: Mapping[str, Any], *, out_dir: Path,
-                 resume: bool = False, force: bool = False,
-                 progress: bool = False) -> AuditResult:
+    def __call__(
+        self,
+        config: Mapping[str, Any],
+        *,
+        out_dir: Path,
+        resume: bool = False,
+        force: bool = False,
+        progress: bool = False,
+    ) -> AuditResult:
         out = Path(out_dir)
         self.calls.append((out.name, resume))
         if out.name == self.fail:
             raise RuntimeError("boom")
         out.mkdir(parents=True, exist_ok=True)
         (out / "audit.sqlite").write_bytes(b"")
-        result = _result(variant=config.get("variant"),
-                         dataset=config["dataset"])
+        result = _result(variant=config.get("variant"), dataset=config["dataset"])
         (out / "result.json").write_text(json.dumps(result.to_json()))
         return dataclasses.replace(result, source=out / "result.json")
 
 
-def _run(tmp: Path, runner: FakeRunner, *, resume: bool = False,
-         only: tuple[str, ...] = ("original-worst-case", "turing-cervical"),
-         options: Mapping[str, Any] | None = None) -> Any:
+def _run(
+    tmp: Path,
+    runner: FakeRunner,
+    *,
+    resume: bool = False,
+    only: tuple[str, ...] = ("original-worst-case", "turing-cervical"),
+    options: Mapping[str, Any] | None = None,
+) -> Any:
     plan = select_audits(study_plan(rounds=40), only)
-    return run_study(plan, out_dir=tmp, options=options or {"rounds": 40},
-                     resume=resume, runner=runner, make_config=dict)
+    return run_study(
+        plan,
+        out_dir=tmp,
+        options=options or {"rounds": 40},
+        resume=resume,
+        runner=runner,
+        make_config=dict,
+    )
 
 
 def test_run_resume_and_errors(tmp_path: Path) -> None:
     lines: list[str] = []
     first = FakeRunner(fail="turing-cervical")
-    plan = select_audits(study_plan(rounds=40), ["original-worst-case", "turing-cervical"])
-    run = run_study(plan, out_dir=tmp_path, options={"rounds": 40}, runner=first,
-                    make_config=dict, log=lines.append)
+    plan = select_audits(
+        study_plan(rounds=40), ["original-worst-case", "turing-cervical"]
+    )
+    run = run_study(
+        plan,
+        out_dir=tmp_path,
+        options={"rounds": 40},
+        runner=first,
+        make_config=dict,
+        log=lines.append,
+    )
     assert [o.state for o in run.outcomes] == ["ran", "error"]
     assert run.outcomes[1].error == "RuntimeError: boom"
     assert (tmp_path / "original-worst-case" / "report.html").is_file()
@@ -278,9 +378,9 @@ def test_report_formats(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------- the command
-def test_command_refuses_bad_input_before_running(tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]
-                                                  ) -> None:
+def test_command_refuses_bad_input_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["study", "--only", "nope", "--out", str(tmp_path / "a")]) == 2
     assert "--only" in capsys.readouterr().err
     assert main(["study", "--resume", "--out", str(tmp_path / "b")]) == 2
@@ -289,13 +389,25 @@ def test_command_refuses_bad_input_before_running(tmp_path: Path,
 
 
 @pytest.mark.slow
-def test_quick_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_quick_study_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A real (tiny) study: reference and original on the worst case, 20 rounds per
     world, then a resume that trains nothing. About 30 s on 2 CPU cores."""
     out = tmp_path / "study"
-    args = ["study", "--quick", "--rounds", "20", "--only",
-            "reference,original,worst-case", "--jobs", "1", "--quiet", "--out", str(out)]
+    args = [
+        "study",
+        "--quick",
+        "--rounds",
+        "20",
+        "--only",
+        "reference,original,worst-case",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "wall time" in printed and "original-worst-case" in printed
@@ -312,4 +424,5 @@ def test_quick_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     again = json.loads((out / "study.json").read_text())
     assert [a["state"] for a in again["audits"]] == ["done", "done"]
     assert [a["eps_emp"] for a in again["audits"]] == [
-        a["eps_emp"] for a in doc["audits"]]
+        a["eps_emp"] for a in doc["audits"]
+    ]

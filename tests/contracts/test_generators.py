@@ -21,15 +21,20 @@ from dpaudit.worst_case.datasets import (
     worst_case_target,
 )
 
-FAST = {"pategan": {"max_iterations": 2, "num_teachers": 2, "device": "cpu"},
-        "gpate": {"max_iterations": 2, "num_teachers": 2, "device": "cpu"}}
+FAST = {
+    "pategan": {"max_iterations": 2, "num_teachers": 2, "device": "cpu"},
+    "gpate": {"max_iterations": 2, "num_teachers": 2, "device": "cpu"},
+}
 # The library adapters need their library (absent here unless installed): their
 # contract is checked by tests/adapters, against the library in its own environment.
-CASES = [(name, None) for name in registered_generators()
-         if name not in FOREIGN_ADAPTERS] + [("pategan", v) for v in variants()]
+CASES = [
+    (name, None) for name in registered_generators() if name not in FOREIGN_ADAPTERS
+] + [("pategan", v) for v in variants()]
 # Variants that release the model's [0, 1] space by design (output_not_rescaled)
 # keep the columns but not the integer dtypes.
-RESCALING_BUG = {v for v, spec in variants().items() if "output_not_rescaled" in spec.flags}
+RESCALING_BUG = {
+    v for v, spec in variants().items() if "output_not_rescaled" in spec.flags
+}
 
 
 def make(name: str, variant: str | None):
@@ -42,8 +47,9 @@ def make(name: str, variant: str | None):
 @pytest.fixture(scope="module")
 def data():
     ds = worst_case_dataset()
-    _, with_target = neighbouring_pair(ds.train, worst_case_target(ds.domain),
-                                       domain=ds.domain)
+    _, with_target = neighbouring_pair(
+        ds.train, worst_case_target(ds.domain), domain=ds.domain
+    )
     return ds.domain, with_target
 
 

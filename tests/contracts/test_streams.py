@@ -40,8 +40,9 @@ def make(name: str):
 @pytest.fixture(scope="module")
 def data():
     ds = worst_case_dataset()
-    without, with_target = neighbouring_pair(ds.train, worst_case_target(ds.domain),
-                                             domain=ds.domain)
+    without, with_target = neighbouring_pair(
+        ds.train, worst_case_target(ds.domain), domain=ds.domain
+    )
     return ds.domain, without, with_target
 
 
@@ -55,7 +56,8 @@ def test_public_stream_split(name: str, data) -> None:
     pub_s, priv_s = public_and_privacy(sample_rng)
     pd.testing.assert_frame_equal(
         implicit.sample(50, rng=sample_rng),
-        explicit.sample(50, rng=priv_s, public_rng=pub_s))
+        explicit.sample(50, rng=priv_s, public_rng=pub_s),
+    )
     assert claim(implicit) == claim(explicit)
 
 
@@ -69,9 +71,14 @@ def test_fit_many_equals_single_fits(name: str, fixed_public: bool, data) -> Non
     batch = make(name).fit_many(datasets, domain=domain, rngs=rngs, public_rngs=publics)
     assert len(batch) == 3
     for m, (table, rng) in enumerate(zip(datasets, rngs)):
-        single = make(name).fit(table, domain=domain, rng=rng,
-                                public_rng=None if publics is None else publics[m])
+        single = make(name).fit(
+            table,
+            domain=domain,
+            rng=rng,
+            public_rng=None if publics is None else publics[m],
+        )
         sample_rng = Rngs.from_seed(100 + m)
-        pd.testing.assert_frame_equal(batch[m].sample(40, rng=sample_rng),
-                                      single.sample(40, rng=sample_rng))
+        pd.testing.assert_frame_equal(
+            batch[m].sample(40, rng=sample_rng), single.sample(40, rng=sample_rng)
+        )
         assert claim(batch[m]) == claim(single)

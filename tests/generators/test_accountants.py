@@ -20,8 +20,10 @@ def test_hand_computed_small_case() -> None:
     spec = acc.MomentsAccountantSpec(lam=lam, orders=3)
     inc = acc.moments_increment(gap, spec)
     for i, order in enumerate((1, 2, 3)):
-        dd = math.log((1 - q) * ((1 - q) / (1 - math.exp(2 * lam) * q)) ** order
-                      + q * math.exp(2 * lam * order))
+        dd = math.log(
+            (1 - q) * ((1 - q) / (1 - math.exp(2 * lam) * q)) ** order
+            + q * math.exp(2 * lam * order)
+        )
         assert inc[i] == pytest.approx(min(2 * lam**2 * order * (order + 1), dd))
     # Two such queries, delta = 1e-5: epsilon = min_l (2 inc_l + log 1e5) / l.
     eps = acc.pate_gan_epsilon([0, 0, 0, 0, 2], spec, delta=1e-5)
@@ -45,22 +47,30 @@ def test_validity_fallback_to_data_independent() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(0, 50), min_size=6, max_size=6), st.integers(0, 5),
-       st.floats(1e-4, 3.0))
+@given(
+    st.lists(st.integers(0, 50), min_size=6, max_size=6),
+    st.integers(0, 5),
+    st.floats(1e-4, 3.0),
+)
 def test_monotone_in_queries(counts: list[int], extra_gap: int, lam: float) -> None:
     spec = acc.MomentsAccountantSpec(lam=lam, orders=30)
     more = list(counts)
     more[extra_gap] += 1
-    assert acc.pate_gan_epsilon(more, spec, delta=1e-5) >= acc.pate_gan_epsilon(
-        counts, spec, delta=1e-5) - 1e-12
+    assert (
+        acc.pate_gan_epsilon(more, spec, delta=1e-5)
+        >= acc.pate_gan_epsilon(counts, spec, delta=1e-5) - 1e-12
+    )
 
 
 def test_data_independent_never_below_data_dependent() -> None:
     counts = [3, 0, 10, 0, 40, 0]
     for lam in (0.01, 0.3, 1.0):
-        dd = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(lam=lam), delta=1e-5)
-        di = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
-            lam=lam, data_dependent=False), delta=1e-5)
+        dd = acc.pate_gan_epsilon(
+            counts, acc.MomentsAccountantSpec(lam=lam), delta=1e-5
+        )
+        di = acc.pate_gan_epsilon(
+            counts, acc.MomentsAccountantSpec(lam=lam, data_dependent=False), delta=1e-5
+        )
         assert dd <= di + 1e-12
 
 
@@ -90,25 +100,43 @@ def test_index_bug_direction_per_query_on_both_sides_of_one_half(lam: float) -> 
 
 @pytest.mark.parametrize(
     ("lam", "direction"),
-    [(1e-4, 0), (1e-3, 0), (0.1, 0), (0.4, 1), (0.5, 0), (0.6, -1), (1.0, -1), (2.0, -1)],
+    [
+        (1e-4, 0),
+        (1e-3, 0),
+        (0.1, 0),
+        (0.4, 1),
+        (0.5, 0),
+        (0.6, -1),
+        (1.0, -1),
+        (2.0, -1),
+    ],
 )
 def test_index_bug_epsilon_on_a_cervical_ledger(lam: float, direction: int) -> None:
     """Measured on :data:`CERVICAL_LEDGER`, delta 1e-5: the bug overestimates epsilon
     below lambda = 0.5 (0.4: 172.0 vs 156.2) and underestimates it above (0.6: 179.7 vs
     190.5; 1: 230.1 vs 257.1; 2: 565.1 vs 588.2). At lambda <= 0.1 the epsilon's
     optimal order is one where the data-independent term binds: no difference."""
-    right = float(acc.pate_gan_epsilon(CERVICAL_LEDGER, acc.MomentsAccountantSpec(lam=lam),
-                                       delta=1e-5))
-    bug = float(acc.pate_gan_epsilon(CERVICAL_LEDGER, acc.MomentsAccountantSpec(
-        lam=lam, index_bug=True), delta=1e-5))
+    right = float(
+        acc.pate_gan_epsilon(
+            CERVICAL_LEDGER, acc.MomentsAccountantSpec(lam=lam), delta=1e-5
+        )
+    )
+    bug = float(
+        acc.pate_gan_epsilon(
+            CERVICAL_LEDGER,
+            acc.MomentsAccountantSpec(lam=lam, index_bug=True),
+            delta=1e-5,
+        )
+    )
     assert np.sign(bug - right) == direction
 
 
 def test_missing_log_overestimates() -> None:
     counts = [0, 0, 0, 0, 0, 100]
     right = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(lam=1.0), delta=1e-5)
-    bug = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
-        lam=1.0, missing_log=True), delta=1e-5)
+    bug = acc.pate_gan_epsilon(
+        counts, acc.MomentsAccountantSpec(lam=1.0, missing_log=True), delta=1e-5
+    )
     assert bug > right
 
 
@@ -126,6 +154,11 @@ def test_index_bug_at_lambda_1e_3_needs_thousands_of_teachers() -> None:
     right = acc.MomentsAccountantSpec(lam=1e-3)
     bug = acc.MomentsAccountantSpec(lam=1e-3, index_bug=True)
     gaps = np.arange(3315)
-    assert np.array_equal(acc.moments_increment(gaps, bug), acc.moments_increment(gaps, right))
-    big_right, big_bug = acc.moments_increment(4000, right), acc.moments_increment(4000, bug)
+    assert np.array_equal(
+        acc.moments_increment(gaps, bug), acc.moments_increment(gaps, right)
+    )
+    big_right, big_bug = (
+        acc.moments_increment(4000, right),
+        acc.moments_increment(4000, bug),
+    )
     assert np.all(big_bug >= big_right) and np.any(big_bug > big_right)

@@ -47,12 +47,14 @@ def worst():
 
 def fit(data, domain, seed=0, **options):
     options.setdefault("device", "cpu")
-    cfg = config_from_options(epsilon=options.pop("epsilon", 1.0),
-                              delta=options.pop("delta", 1e-5), **options)
+    cfg = config_from_options(
+        epsilon=options.pop("epsilon", 1.0), delta=options.pop("delta", 1e-5), **options
+    )
     return PateGan(cfg).fit(data, domain=domain, rng=Rngs.from_seed(seed))
 
 
 # ------------------------------------------------------------------ catalogue
+
 
 def test_catalogue_matches_bugs_md() -> None:
     """The catalogue and docs/bugs.md name the same flags and variants: every
@@ -76,7 +78,10 @@ def test_catalogue_matches_bugs_md() -> None:
     assert sum(len(f.implementations) for f in other) == 5
     for variant in catalogue.variants().values():
         for flag in variant.flags:
-            assert variant.name in flags[flag].implementations or flag == "budget_overshoot"
+            assert (
+                variant.name in flags[flag].implementations
+                or flag == "budget_overshoot"
+            )
 
 
 def test_registry_refuses_duplicates() -> None:
@@ -87,8 +92,9 @@ def test_registry_refuses_duplicates() -> None:
 
 
 def test_flags_compose_over_variant() -> None:
-    cfg = config_from_options(epsilon=1, delta=1e-5, variant="smartnoise",
-                              bugs=["data_bounds"])
+    cfg = config_from_options(
+        epsilon=1, delta=1e-5, variant="smartnoise", bugs=["data_bounds"]
+    )
     assert cfg.data_bounds
     assert cfg.accountant_missing_log
     assert set(cfg.bugs) == catalogue.get_variant("smartnoise").flags | {"data_bounds"}
@@ -98,9 +104,17 @@ def test_flags_compose_over_variant() -> None:
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_variant_trains_through_fit_many(variant: str, worst) -> None:
     domain, d0, d1 = worst
-    cfg = config_from_options(epsilon=1, delta=1e-5, variant=variant, device="cpu",
-                              max_iterations=3, num_teachers=2)
-    models = PateGan(cfg).fit_many([d0, d1], domain=domain, rngs=Rngs.from_seed(0).spawn(2))
+    cfg = config_from_options(
+        epsilon=1,
+        delta=1e-5,
+        variant=variant,
+        device="cpu",
+        max_iterations=3,
+        num_teachers=2,
+    )
+    models = PateGan(cfg).fit_many(
+        [d0, d1], domain=domain, rngs=Rngs.from_seed(0).spawn(2)
+    )
     for model in models:
         out = model.sample(10, rng=Rngs.from_seed(1))
         assert list(out.columns) == ["a", "b", "c"]
@@ -110,6 +124,7 @@ def test_every_variant_trains_through_fit_many(variant: str, worst) -> None:
 
 # ------------------------------------------------------------ records seen
 
+
 @pytest.mark.slow
 def test_records_seen_reproduce_the_study(cervical) -> None:
     """686 rows, 5 teachers (BUGS.md, 'What the study measured')."""
@@ -118,8 +133,15 @@ def test_records_seen_reproduce_the_study(cervical) -> None:
         # Enough iterations for sampling with replacement to touch every row of each
         # partition (deterministic at this seed).
         iterations = 30 if variant in ("updated", "synthcity") else 12
-        model = fit(cervical.train, cervical.domain, variant=variant, num_teachers=5,
-                    epsilon=1e9, max_iterations=iterations, fixed_iterations=iterations)
+        model = fit(
+            cervical.train,
+            cervical.domain,
+            variant=variant,
+            num_teachers=5,
+            epsilon=1e9,
+            max_iterations=iterations,
+            fixed_iterations=iterations,
+        )
         trace = model.privacy_claim_.trace
         seen[variant] = (trace["records_seen"], trace["records_unused"])
     assert seen["original"] == ([686] * 5, 0)  # one discriminator sees everything
@@ -131,13 +153,15 @@ def test_records_seen_reproduce_the_study(cervical) -> None:
     for name in ("borealis", "smartnoise"):
         assert sorted(seen[name][0]) == [137, 137, 137, 137, 138]
         assert seen[name][1] == 0
-    reference = fit(cervical.train, cervical.domain, num_teachers=5, epsilon=1e9,
-                    max_iterations=12)
+    reference = fit(
+        cervical.train, cervical.domain, num_teachers=5, epsilon=1e9, max_iterations=12
+    )
     # The reference assigns records independently: sizes vary, every row once.
     assert sum(reference.privacy_claim_.trace["records_seen"]) == 686
 
 
 # --------------------------------------------------------------- accountants
+
 
 @pytest.mark.slow
 def test_variant_accountants_against_the_correct_one(cervical) -> None:
@@ -153,8 +177,15 @@ def test_variant_accountants_against_the_correct_one(cervical) -> None:
     spec = acc.MomentsAccountantSpec(lam=1.0, orders=100)
     claims, ledgers = {}, {}
     for variant in ("synthcity", "borealis", "smartnoise"):
-        model = fit(cervical.train, cervical.domain, variant=variant, lam=1.0,
-                    epsilon=1e9, max_iterations=5, num_teachers=5)
+        model = fit(
+            cervical.train,
+            cervical.domain,
+            variant=variant,
+            lam=1.0,
+            epsilon=1e9,
+            max_iterations=5,
+            num_teachers=5,
+        )
         claims[variant] = model.privacy_claim_
         ledgers[variant] = np.array(claims[variant].trace["ledger"]["gap_counts"])
 
@@ -165,17 +196,20 @@ def test_variant_accountants_against_the_correct_one(cervical) -> None:
     for name in ("smartnoise", "borealis"):
         assert claims[name].epsilon >= correct(name, ledgers[name]) - 1e-9
     borealis_spec = acc.MomentsAccountantSpec(lam=1.0, orders=100, missing_log=True)
-    on_equal_votes = float(acc.pate_gan_epsilon(ledgers["smartnoise"], borealis_spec,
-                                                delta=1e-5))
+    on_equal_votes = float(
+        acc.pate_gan_epsilon(ledgers["smartnoise"], borealis_spec, delta=1e-5)
+    )
     assert on_equal_votes == pytest.approx(claims["smartnoise"].epsilon)
     # Where votes are near-unanimous (the data-dependent term is valid) the missing
     # log overestimates strictly.
     unanimous = np.array([0, 0, 0, 0, 0, 200])
     assert float(acc.pate_gan_epsilon(unanimous, borealis_spec, delta=1e-5)) > float(
-        acc.pate_gan_epsilon(unanimous, spec, delta=1e-5))
+        acc.pate_gan_epsilon(unanimous, spec, delta=1e-5)
+    )
 
 
 # ------------------------------------------------------------ data encoding
+
 
 def test_data_bounds_leaks_the_range(worst, cervical) -> None:
     domain, d0, d1 = worst
@@ -199,12 +233,14 @@ def test_integer_floor_and_output_not_rescaled(cervical) -> None:
     data = cervical.train
     rounded = fit(data, cervical.domain, **kwargs).sample(300, rng=Rngs.from_seed(4))
     floored = fit(data, cervical.domain, integer_floor=True, **kwargs).sample(
-        300, rng=Rngs.from_seed(4))
+        300, rng=Rngs.from_seed(4)
+    )
     ints = [c.name for c in cervical.domain.columns if c.kind == "integer"]
     assert (floored[ints].to_numpy() <= rounded[ints].to_numpy()).all()
     assert (floored[ints].to_numpy() < rounded[ints].to_numpy()).any()
     raw = fit(data, cervical.domain, output_not_rescaled=True, **kwargs).sample(
-        300, rng=Rngs.from_seed(4))
+        300, rng=Rngs.from_seed(4)
+    )
     assert raw["Age"].between(0.0, 1.0).all()  # public bounds are [13, 84]
     assert raw["Age"].dtype == np.float32 or raw["Age"].dtype == np.float64
 
@@ -238,6 +274,7 @@ def test_latent_mismatch_samples_from_normal(worst, monkeypatch) -> None:
 
 # ----------------------------------------------------------- mechanism flags
 
+
 def _trainer(domain, data, seed: int = 0, **options) -> Trainer:
     cfg = PateGanConfig(device="cpu", num_teachers=4, **options)
     return Trainer(cfg, domain, 4, [data], [Rngs.from_seed(seed)])
@@ -251,8 +288,10 @@ def test_single_noise_vote_and_laplace_scale(worst, seed: int) -> None:
     probability < 1e-25."""
     domain, d0, _ = worst
     n1 = torch.full((1, 200_000), 3)
-    for options, expected in (({}, 1 - math.exp(-2.0)), ({"single_noise_vote": True},
-                                                        1 - math.exp(-1.0) / 2)):
+    for options, expected in (
+        ({}, 1 - math.exp(-2.0)),
+        ({"single_noise_vote": True}, 1 - math.exp(-1.0) / 2),
+    ):
         trainer = _trainer(domain, d0, seed, lam=1.0, **options)
         share = float(pg_teachers.noisy_labels(trainer, n1).mean())
         assert abs(share - expected) < 0.01
@@ -289,16 +328,25 @@ def test_gaussian_label_noise_reaches_the_labels(worst, monkeypatch) -> None:
 
 def test_delta_override(worst) -> None:
     domain, d0, _ = worst
-    claim = fit(d0, domain, delta_override=True, max_iterations=2,
-                num_teachers=2).privacy_claim_
+    claim = fit(
+        d0, domain, delta_override=True, max_iterations=2, num_teachers=2
+    ).privacy_claim_
     assert claim.delta == pytest.approx(0.125)  # 1 / (4 sqrt 4)
-    assert fit(d0, domain, max_iterations=2, num_teachers=2).privacy_claim_.delta == 1e-5
+    assert (
+        fit(d0, domain, max_iterations=2, num_teachers=2).privacy_claim_.delta == 1e-5
+    )
 
 
 def test_skip_unaccounted_queries(worst) -> None:
     domain, d0, _ = worst
-    claim = fit(d0, domain, skip_unaccounted_queries=True, max_iterations=20,
-                num_teachers=2, epsilon=1e9).privacy_claim_
+    claim = fit(
+        d0,
+        domain,
+        skip_unaccounted_queries=True,
+        max_iterations=20,
+        num_teachers=2,
+        epsilon=1e9,
+    ).privacy_claim_
     charged = claim.trace["ledger"]["queries"]
     made = claim.trace["queries_including_skipped"]
     # Coin-flip labels at lambda = 1e-3: about half the batches are skipped.
@@ -320,26 +368,35 @@ def test_student_sees_real_data(worst, monkeypatch) -> None:
     monkeypatch.setattr(pg_state.TrainerState, "sample_all_rows", spy)
     fit(d0, domain, max_iterations=2, num_teachers=2)
     assert counts["n"] == 0
-    claim = fit(d0, domain, student_sees_real_data=True, max_iterations=2,
-                num_teachers=2).privacy_claim_
+    claim = fit(
+        d0, domain, student_sees_real_data=True, max_iterations=2, num_teachers=2
+    ).privacy_claim_
     assert counts["n"] == 2 * 5
     assert claim.reference_epsilon is None
     assert "student" in claim.trace["reference_note"]
 
 
 def test_repartition_every_iteration(cervical) -> None:
-    claim = fit(cervical.train, cervical.domain, repartition_every_iteration=True,
-                max_iterations=10, num_teachers=5, epsilon=1e9).privacy_claim_
+    claim = fit(
+        cervical.train,
+        cervical.domain,
+        repartition_every_iteration=True,
+        max_iterations=10,
+        num_teachers=5,
+        epsilon=1e9,
+    ).privacy_claim_
     assert min(claim.trace["records_seen"]) > 138  # more than one partition each
 
 
 def test_budget_overshoot(cervical) -> None:
     # The same (classic) accountant on both sides: the flag switches the reference's
     # improved conversion off.
-    ok = fit(cervical.train, cervical.domain, num_teachers=5,
-             moments_conversion="classic").privacy_claim_
-    over = fit(cervical.train, cervical.domain, num_teachers=5,
-               budget_overshoot=True).privacy_claim_
+    ok = fit(
+        cervical.train, cervical.domain, num_teachers=5, moments_conversion="classic"
+    ).privacy_claim_
+    over = fit(
+        cervical.train, cervical.domain, num_teachers=5, budget_overshoot=True
+    ).privacy_claim_
     assert ok.epsilon <= 1.0
     assert over.epsilon > 1.0  # checked once per iteration: the last one overshoots
     assert over.iterations == ok.iterations + 1
@@ -351,21 +408,30 @@ def test_budget_overshoot(cervical) -> None:
 
 def test_no_accountant_and_single_discriminator(worst) -> None:
     domain, d0, _ = worst
-    claim = fit(d0, domain, no_accountant=True, fixed_iterations=7, num_teachers=2,
-                epsilon=0.5).privacy_claim_
+    claim = fit(
+        d0, domain, no_accountant=True, fixed_iterations=7, num_teachers=2, epsilon=0.5
+    ).privacy_claim_
     assert claim.iterations == 7
     assert claim.epsilon == 0.5  # nominal
-    assert claim.reference_epsilon is not None  # the teachers' queries are still counted
-    single = fit(d0, domain, single_discriminator=True, fixed_iterations=4,
-                 num_teachers=2).privacy_claim_
+    assert (
+        claim.reference_epsilon is not None
+    )  # the teachers' queries are still counted
+    single = fit(
+        d0, domain, single_discriminator=True, fixed_iterations=4, num_teachers=2
+    ).privacy_claim_
     assert single.iterations == 4
     assert single.reference_epsilon is None
     assert single.trace["ledger"]["queries"] == 0  # no teacher is ever queried
 
 
 def test_partition_last_only_reference(cervical) -> None:
-    claim = fit(cervical.train, cervical.domain, partition_last_only=True,
-                max_iterations=3, num_teachers=5).privacy_claim_
+    claim = fit(
+        cervical.train,
+        cervical.domain,
+        partition_last_only=True,
+        max_iterations=3,
+        num_teachers=5,
+    ).privacy_claim_
     # Every teacher trains on the last teacher's records only (about 137 of 686).
     assert claim.trace["records_unused"] > 686 - 200
     # A correct accountant charges sensitivity k: far more than the claim.
@@ -382,6 +448,7 @@ def test_variant_config_is_data() -> None:
 
 
 # ------------------------------------------------ fidelity to the real code
+
 
 def test_private_categories_release_only_private_values(worst) -> None:
     """smartnoise's LabelTransformer + OneHotEncoder (and synthcity's encoder) learn
@@ -406,12 +473,17 @@ def test_private_categories_on_categorical_and_integer_columns() -> None:
     released with the flag (and are released without it, at these seeds)."""
     from dpaudit.data import Column, Domain
 
-    domain = Domain((Column(name="colour", kind="categorical", categories=("x", "y", "z")),
-                     Column(name="count", kind="integer", lower=0.0, upper=10.0)))
+    domain = Domain(
+        (
+            Column(name="colour", kind="categorical", categories=("x", "y", "z")),
+            Column(name="count", kind="integer", lower=0.0, upper=10.0),
+        )
+    )
     data = pd.DataFrame({"colour": ["x", "y"] * 10, "count": [0, 10] * 10})
     kwargs = dict(max_iterations=2, num_teachers=2, batch_size=8)
     leaky = fit(data, domain, private_categories=True, **kwargs).sample(
-        2000, rng=Rngs.from_seed(5))
+        2000, rng=Rngs.from_seed(5)
+    )
     assert set(leaky["colour"]) <= {"x", "y"}
     assert set(leaky["count"]) <= {0, 10}
     plain = fit(data, domain, **kwargs).sample(2000, rng=Rngs.from_seed(5))
@@ -426,7 +498,9 @@ def test_smartnoise_teacher_rule_and_small_table(worst) -> None:
     assert pg.rule_num_teachers(2000, teacher_rule="smartnoise") == 2
     assert pg.rule_num_teachers(2999, teacher_rule="smartnoise") == 2
     assert pg.rule_num_teachers(2000) == 16
-    assert pg.rule_num_teachers(686, teacher_rule="smartnoise", small_table="study") == 5
+    assert (
+        pg.rule_num_teachers(686, teacher_rule="smartnoise", small_table="study") == 5
+    )
     with pytest.raises(InvalidParameterError, match="small_table=study"):
         pg.rule_num_teachers(999, teacher_rule="smartnoise")
     domain, d0, _ = worst
@@ -442,9 +516,17 @@ def test_audit_fixes_the_variants_teacher_rule_from_d() -> None:
     from dpaudit.generators.registry import audit_options
 
     def teachers(n_rows: int, **options: object) -> int:
-        out = audit_options("pategan", options, n_rows=n_rows, worst_case=False,
-                            epsilon=1.0, delta=1e-5, device="cpu",
-                            variant=options.pop("variant", None), bugs=())
+        out = audit_options(
+            "pategan",
+            options,
+            n_rows=n_rows,
+            worst_case=False,
+            epsilon=1.0,
+            delta=1e-5,
+            device="cpu",
+            variant=options.pop("variant", None),
+            bugs=(),
+        )
         return int(out["num_teachers"])
 
     assert teachers(2000) == 16

@@ -14,9 +14,17 @@ from dpaudit.generators.pate_gan.critic import (
 
 
 def _critic(members: int, hidden: tuple[int, ...], n_in: int, seed: int) -> BatchedMLP:
-    net = BatchedMLP(members, MLPSpec(n_in=n_in, hidden=hidden, n_out=1,
-                                      activation="relu", out_activation="linear"),
-                     generator=torch.Generator().manual_seed(seed))
+    net = BatchedMLP(
+        members,
+        MLPSpec(
+            n_in=n_in,
+            hidden=hidden,
+            n_out=1,
+            activation="relu",
+            out_activation="linear",
+        ),
+        generator=torch.Generator().manual_seed(seed),
+    )
     return net.double()
 
 
@@ -38,11 +46,26 @@ def test_gradient_equals_autograd(hidden: tuple[int, ...], noisy: bool) -> None:
         w_real = w_real + torch.randn(e, b, 1, generator=gen, dtype=torch.float64)
         w_fake = w_fake + torch.randn(e, b, 1, generator=gen, dtype=torch.float64)
     weight = torch.tensor([1.0, 0.0, 1.0, 1.0, 0.0, 1.0], dtype=torch.float64)
-    loss = wgan_gp_loss(net, real=real, fake=fake, inter=inter, w_real=w_real,
-                        w_fake=w_fake, penalty=10.0)
+    loss = wgan_gp_loss(
+        net,
+        real=real,
+        fake=fake,
+        inter=inter,
+        w_real=w_real,
+        w_fake=w_fake,
+        penalty=10.0,
+    )
     expected = torch.autograd.grad((loss * weight).sum(), list(net.parameters()))
-    wgan_gp_grad_(net, real=real, fake=fake, inter=inter, w_real=w_real, w_fake=w_fake,
-                  penalty=10.0, weight=weight)
+    wgan_gp_grad_(
+        net,
+        real=real,
+        fake=fake,
+        inter=inter,
+        w_real=w_real,
+        w_fake=w_fake,
+        penalty=10.0,
+        weight=weight,
+    )
     for param, want in zip(net.parameters(), expected, strict=True):
         assert param.grad is not None
         torch.testing.assert_close(param.grad, want, rtol=1e-12, atol=1e-12)
@@ -63,11 +86,20 @@ def test_zero_input_gradient_matches_torch_norm() -> None:
     x = torch.rand(e, b, p, dtype=torch.float64)
     ones = torch.ones(e, b, 1, dtype=torch.float64)
     weight = torch.ones(e, dtype=torch.float64)
-    loss = wgan_gp_loss(net, real=x, fake=x.flip(1), inter=x, w_real=ones, w_fake=ones,
-                        penalty=1.0)
+    loss = wgan_gp_loss(
+        net, real=x, fake=x.flip(1), inter=x, w_real=ones, w_fake=ones, penalty=1.0
+    )
     expected = torch.autograd.grad(loss.sum(), list(net.parameters()))
-    wgan_gp_grad_(net, real=x, fake=x.flip(1), inter=x, w_real=ones, w_fake=ones,
-                  penalty=1.0, weight=weight)
+    wgan_gp_grad_(
+        net,
+        real=x,
+        fake=x.flip(1),
+        inter=x,
+        w_real=ones,
+        w_fake=ones,
+        penalty=1.0,
+        weight=weight,
+    )
     for param, want in zip(net.parameters(), expected, strict=True):
         assert param.grad is not None and bool(torch.isfinite(param.grad).all())
         torch.testing.assert_close(param.grad, want, rtol=1e-12, atol=1e-12)
@@ -75,13 +107,33 @@ def test_zero_input_gradient_matches_torch_norm() -> None:
 
 def test_only_plain_relu_critics_qualify() -> None:
     gen = torch.Generator().manual_seed(0)
-    assert is_relu_critic(BatchedMLP(2, MLPSpec(n_in=3, hidden=(4, 4), n_out=1,
-                                                activation="relu",
-                                                out_activation="linear"), generator=gen))
-    for spec in (MLPSpec(n_in=3, hidden=(4,), n_out=1, activation="tanh",
-                         out_activation="linear"),
-                 MLPSpec(n_in=3, hidden=(4,), n_out=1, activation="relu",
-                         out_activation="linear", layer_norm=True),
-                 MLPSpec(n_in=3, hidden=(4,), n_out=1, activation="relu",
-                         out_activation="sigmoid")):
+    assert is_relu_critic(
+        BatchedMLP(
+            2,
+            MLPSpec(
+                n_in=3,
+                hidden=(4, 4),
+                n_out=1,
+                activation="relu",
+                out_activation="linear",
+            ),
+            generator=gen,
+        )
+    )
+    for spec in (
+        MLPSpec(
+            n_in=3, hidden=(4,), n_out=1, activation="tanh", out_activation="linear"
+        ),
+        MLPSpec(
+            n_in=3,
+            hidden=(4,),
+            n_out=1,
+            activation="relu",
+            out_activation="linear",
+            layer_norm=True,
+        ),
+        MLPSpec(
+            n_in=3, hidden=(4,), n_out=1, activation="relu", out_activation="sigmoid"
+        ),
+    ):
         assert not is_relu_critic(BatchedMLP(2, spec, generator=gen))

@@ -34,11 +34,16 @@ from dpaudit.worst_case.datasets import (
 )
 
 GENERATORS = ("pategan", "gpate")
-CASES = [(name, v) for name in GENERATORS
-         for v in (None, *(v for v, s in variants().items() if s.generator == name))]
+CASES = [
+    (name, v)
+    for name in GENERATORS
+    for v in (None, *(v for v, s in variants().items() if s.generator == name))
+]
 # Variants that release the model's [0, 1] space by design keep the columns but not
 # the integer dtypes.
-RESCALING_BUG = {v for v, spec in variants().items() if "output_not_rescaled" in spec.flags}
+RESCALING_BUG = {
+    v for v, spec in variants().items() if "output_not_rescaled" in spec.flags
+}
 
 
 def make(name: str, variant: str | None, device: str) -> Any:
@@ -72,12 +77,15 @@ def fitted_tensors(obj: Any, depth: int = 0) -> list[Tensor]:
 
 def worst_case_with_target() -> tuple[Any, pd.DataFrame]:
     ds = worst_case_dataset()
-    _, table = neighbouring_pair(ds.train, worst_case_target(ds.domain), domain=ds.domain)
+    _, table = neighbouring_pair(
+        ds.train, worst_case_target(ds.domain), domain=ds.domain
+    )
     return ds.domain, table
 
 
-def check_on_device(name: str, variant: str | None, device: str, domain: Any,
-                    table: pd.DataFrame) -> None:
+def check_on_device(
+    name: str, variant: str | None, device: str, domain: Any, table: pd.DataFrame
+) -> None:
     """The generator contract on ``device``, every fitted tensor on it, and batched
     training and release equal to one model at a time."""
     gen = make(name, variant, device)
@@ -97,20 +105,37 @@ def check_on_device(name: str, variant: str | None, device: str, domain: Any,
     # the one-member kernels may round differently in the last bits: floats are
     # compared to 1e-5 (decoded integers exactly).
     models = make(name, variant, device).fit_many(
-        [table] * 3, domain=domain, rngs=Rngs.from_seed(2).spawn(3))
+        [table] * 3, domain=domain, rngs=Rngs.from_seed(2).spawn(3)
+    )
     rngs = Rngs.from_seed(3).spawn(3)
     batched = type(models[0]).sample_many(models, 20, rngs=rngs)
-    alone = pd.concat([m.sample(20, rng=r) for m, r in zip(models, rngs)],
-                      ignore_index=True)
+    alone = pd.concat(
+        [m.sample(20, rng=r) for m, r in zip(models, rngs)], ignore_index=True
+    )
     exact = torch.device(device).type == "cpu"
-    pd.testing.assert_frame_equal(batched, alone, check_exact=exact, rtol=1e-5,
-                                  atol=1e-6)
-    assert all({t.device.type for t in fitted_tensors(m)} == {torch.device(device).type}
-               for m in models)
+    pd.testing.assert_frame_equal(
+        batched, alone, check_exact=exact, rtol=1e-5, atol=1e-6
+    )
+    assert all(
+        {t.device.type for t in fitted_tensors(m)} == {torch.device(device).type}
+        for m in models
+    )
 
 
-FACTORIES = {"tensor", "as_tensor", "zeros", "ones", "full", "empty", "arange", "rand",
-             "randn", "randint", "eye", "linspace"}
+FACTORIES = {
+    "tensor",
+    "as_tensor",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "rand",
+    "randn",
+    "randint",
+    "eye",
+    "linspace",
+}
 
 
 def factory_calls_without_device(package: Path) -> list[str]:
@@ -119,10 +144,14 @@ def factory_calls_without_device(package: Path) -> list[str]:
     missing = []
     for path in sorted(package.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == "torch" and node.func.attr in FACTORIES
-                    and not any(kw.arg == "device" for kw in node.keywords)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "torch"
+                and node.func.attr in FACTORIES
+                and not any(kw.arg == "device" for kw in node.keywords)
+            ):
                 missing.append(f"{path.name}:{node.lineno} torch.{node.func.attr}")
     return missing
 
@@ -133,7 +162,9 @@ def test_every_g_pate_tensor_factory_names_its_device(tmp_path: Path) -> None:
     assert factory_calls_without_device(tmp_path) == ["m.py:2 torch.zeros"]
 
 
-@pytest.mark.parametrize(("name", "variant"), [("pategan", "smartnoise"), ("gpate", None)])
+@pytest.mark.parametrize(
+    ("name", "variant"), [("pategan", "smartnoise"), ("gpate", None)]
+)
 def test_the_device_checks_run_on_cpu(name: str, variant: str | None) -> None:
     check_on_device(name, variant, "cpu", *worst_case_with_target())
 
@@ -143,7 +174,9 @@ def test_the_tensor_walk_finds_every_fitted_network() -> None:
     check over an empty list could not fail)."""
     domain, table = worst_case_with_target()
     pg = make("pategan", None, "cpu").fit(table, domain=domain, rng=Rngs.from_seed(0))
-    assert {id(p) for p in pg.generator_.parameters()} <= {id(t) for t in fitted_tensors(pg)}
+    assert {id(p) for p in pg.generator_.parameters()} <= {
+        id(t) for t in fitted_tensors(pg)
+    }
     gp = make("gpate", None, "cpu").fit(table, domain=domain, rng=Rngs.from_seed(0))
     found = {id(t) for t in fitted_tensors(gp)}
     assert {id(p) for p in gp._fitted.generator.parameters()} <= found
@@ -157,8 +190,9 @@ def test_every_generator_and_variant_on_cuda(name: str, variant: str | None) -> 
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
-def test_smartnoise_teacher_targets_are_made_on_the_device(device: str,
-                                                           monkeypatch) -> None:
+def test_smartnoise_teacher_targets_are_made_on_the_device(
+    device: str, monkeypatch
+) -> None:
     """Regression (issue 15): ``smartnoise``'s teacher loss made its label targets with
     ``torch.as_tensor(y_real)`` on the CPU and crashed on CUDA ("Expected all tensors
     to be on the same device"). Every ``torch.as_tensor`` of its training must name
@@ -173,10 +207,17 @@ def test_smartnoise_teacher_targets_are_made_on_the_device(device: str,
 
     monkeypatch.setattr(torch, "as_tensor", spy)
     ds = load_cervical_cancer()
-    gen = generator_factory("pategan")(epsilon=1.0, delta=1e-5, variant="smartnoise",
-                                       num_teachers=5, max_iterations=2, device=device)
-    models = gen.fit_many([ds.train] * 2, domain=ds.domain,
-                          rngs=Rngs.from_seed(0).spawn(2))
+    gen = generator_factory("pategan")(
+        epsilon=1.0,
+        delta=1e-5,
+        variant="smartnoise",
+        num_teachers=5,
+        max_iterations=2,
+        device=device,
+    )
+    models = gen.fit_many(
+        [ds.train] * 2, domain=ds.domain, rngs=Rngs.from_seed(0).spawn(2)
+    )
     assert calls, "smartnoise's teacher loss made no target (the spy saw nothing)"
     assert all(c is not None and torch.device(c).type == device for c in calls), calls
     out = type(models[0]).sample_many(models, 50, rngs=Rngs.from_seed(1).spawn(2))

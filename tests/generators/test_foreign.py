@@ -28,17 +28,17 @@ from dpaudit.rng import Rngs
 
 REPO = Path(__file__).resolve().parents[2]
 
-GOOD_FIT = '''
+GOOD_FIT = """
     self.data = data
     self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
                           "accountant": "hostile"}
     return self
-'''
-GOOD_SAMPLE = '''
+"""
+GOOD_SAMPLE = """
     return self.data.sample(n, replace=True, random_state=seed % 2**32
                             ).reset_index(drop=True)
-'''
-TEMPLATE = '''
+"""
+TEMPLATE = """
 import os, sys, time
 
 class Boom(BaseException):
@@ -54,7 +54,7 @@ class Gen:
 {fit}
     def sample(self, n, *, seed):
 {sample}
-'''
+"""
 
 #: What the plug-in does -> (the code, the words the one line must hold).
 BEHAVIOURS = {
@@ -64,8 +64,10 @@ BEHAVIOURS = {
     "os_exit": ("os._exit(3)", "exited with code 3"),
     "crash": ("import ctypes; ctypes.string_at(0)", "killed by SIGSEGV"),
     "hang": ("time.sleep(600)", "did not finish within --fit-timeout 1.5 s"),
-    "memory": ("x = [b'x' * (50 * 2**20) for _ in range(400)]; time.sleep(60)",
-               "used more than --max-memory 200 MiB"),
+    "memory": (
+        "x = [b'x' * (50 * 2**20) for _ in range(400)]; time.sleep(60)",
+        "used more than --max-memory 200 MiB",
+    ),
 }
 
 
@@ -89,18 +91,37 @@ def plugin_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _audit_args(generator: str, out: Path) -> list[str]:
-    return ["audit", "--generator", generator, "--rounds", "5", "--attack", "querybased",
-            "--jobs", "1", "--fit-timeout", "1.5", "--max-memory", "200", "--quiet",
-            "--out", str(out)]
+    return [
+        "audit",
+        "--generator",
+        generator,
+        "--rounds",
+        "5",
+        "--attack",
+        "querybased",
+        "--jobs",
+        "1",
+        "--fit-timeout",
+        "1.5",
+        "--max-memory",
+        "200",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
 
 
 CASES = [(kind, where) for kind in BEHAVIOURS for where in ("fit", "sample")] + [
-    ("exit0", "import"), ("base_exception", "import"), ("os_exit", "import")]
+    ("exit0", "import"),
+    ("base_exception", "import"),
+    ("os_exit", "import"),
+]
 
 
 @pytest.mark.parametrize(("kind", "where"), CASES)
-def test_audit_exits_2_with_one_line(capsys, plugin_path: Path, kind: str,
-                                     where: str) -> None:
+def test_audit_exits_2_with_one_line(
+    capsys, plugin_path: Path, kind: str, where: str
+) -> None:
     code, words = BEHAVIOURS[kind]
     generator = _plugin(plugin_path, f"hostile_{kind}_{where}", where=where, code=code)
     out = plugin_path / "audit"
@@ -132,7 +153,8 @@ def test_check_exits_2_naming_the_plugin(capsys, plugin_path: Path, kind: str) -
     code, words = BEHAVIOURS[kind]
     generator = _plugin(plugin_path, f"hostile_check_{kind}", where="fit", code=code)
     policy = plugin_path / "policy.toml"
-    policy.write_text(textwrap.dedent(f'''
+    policy.write_text(
+        textwrap.dedent(f'''
         [[audit]]
         name = "hostile"
         generator = "{generator}"
@@ -140,20 +162,38 @@ def test_check_exits_2_naming_the_plugin(capsys, plugin_path: Path, kind: str) -
         attack = "querybased"
         jobs = 1
         fit_timeout = 1.5
-    '''))
-    assert main(["check", "--policy", str(policy), "--out", str(plugin_path / "check"),
-                 "--quiet"]) == 2
+    ''')
+    )
+    assert (
+        main(
+            [
+                "check",
+                "--policy",
+                str(policy),
+                "--out",
+                str(plugin_path / "check"),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err + captured.out
     assert len(captured.err.strip().splitlines()) == 1, captured.err
-    logged = [ln for ln in captured.out.splitlines() if "hostile" in ln and "ERROR" in ln]
+    logged = [
+        ln for ln in captured.out.splitlines() if "hostile" in ln and "ERROR" in ln
+    ]
     assert len(logged) == 1 and words in logged[0] and generator in logged[0]
     assert not (plugin_path / "check" / "hostile" / "result.json").exists()
 
 
 def test_a_killed_worker_is_gone_and_replaced(plugin_path: Path) -> None:
-    generator = _plugin(plugin_path, "crash_once", where="fit",
-                        code="import ctypes; ctypes.string_at(0)")
+    generator = _plugin(
+        plugin_path,
+        "crash_once",
+        where="fit",
+        code="import ctypes; ctypes.string_at(0)",
+    )
     options = WorkerOptions(fit_timeout=30)
     gen = ForeignGenerator(generator, generator, worker=options, epsilon=1.0, delta=0.0)
     data = pd.DataFrame(np.zeros((4, 3), dtype=np.int64), columns=["a", "b", "c"])
@@ -165,8 +205,14 @@ def test_a_killed_worker_is_gone_and_replaced(plugin_path: Path) -> None:
 
 
 def test_tables_cross_without_pickle() -> None:
-    frame = pd.DataFrame({"i": np.arange(3, dtype=np.int64), "f": [0.5, np.nan, 2.0],
-                          "b": [True, False, True], "s": ["x", None, "z"]})
+    frame = pd.DataFrame(
+        {
+            "i": np.arange(3, dtype=np.int64),
+            "f": [0.5, np.nan, 2.0],
+            "b": [True, False, True],
+            "s": ["x", None, "z"],
+        }
+    )
     spec, blobs = encode_frame(frame)
     back = decode_frame(spec, blobs)
     pd.testing.assert_frame_equal(back, frame)
@@ -174,24 +220,48 @@ def test_tables_cross_without_pickle() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", ["audit", "check"])
-def test_no_process_left_after_a_failed_command(plugin_path: Path, command: str) -> None:
+def test_no_process_left_after_a_failed_command(
+    plugin_path: Path, command: str
+) -> None:
     """In a real process: the command exits 2 and none of its workers survives it."""
-    generator = _plugin(plugin_path, f"hostile_proc_{command}", where="fit",
-                        code="time.sleep(600)")
+    generator = _plugin(
+        plugin_path, f"hostile_proc_{command}", where="fit", code="time.sleep(600)"
+    )
     out = plugin_path / "out"
     if command == "audit":
-        argv = ["audit", "--generator", generator, "--rounds", "5", "--attack",
-                "querybased", "--jobs", "2", "--fit-timeout", "3", "--quiet", "--out",
-                str(out)]
+        argv = [
+            "audit",
+            "--generator",
+            generator,
+            "--rounds",
+            "5",
+            "--attack",
+            "querybased",
+            "--jobs",
+            "2",
+            "--fit-timeout",
+            "3",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
     else:
         policy = plugin_path / "policy.toml"
-        policy.write_text(f'[[audit]]\nname = "h"\ngenerator = "{generator}"\n'
-                          'rounds = 5\nattack = "querybased"\nfit_timeout = 3\n')
+        policy.write_text(
+            f'[[audit]]\nname = "h"\ngenerator = "{generator}"\n'
+            'rounds = 5\nattack = "querybased"\nfit_timeout = 3\n'
+        )
         argv = ["check", "--policy", str(policy), "--out", str(out), "--quiet"]
     marker = f"dpaudit-test-{command}-{os.getpid()}"
     env = {**os.environ, "DPAUDIT_TEST_MARKER": marker}
-    done = subprocess.run([sys.executable, "-m", "dpaudit", *argv], env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "dpaudit", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     assert "did not finish within --fit-timeout 3 s" in done.stdout + done.stderr
     time.sleep(0.5)
@@ -207,14 +277,16 @@ def test_no_process_left_after_a_failed_command(plugin_path: Path, command: str)
     assert left == []
 
 
-def test_adapters_are_registered_as_foreign_plugins(monkeypatch: pytest.MonkeyPatch,
-                                                    plugin_path: Path, capsys) -> None:
+def test_adapters_are_registered_as_foreign_plugins(
+    monkeypatch: pytest.MonkeyPatch, plugin_path: Path, capsys
+) -> None:
     """A name of ``dpaudit.adapters.FOREIGN_ADAPTERS`` is listed (marked as needing
     its library), runs in a worker, and takes its options as plug-in kwargs."""
     import dpaudit.adapters
     from dpaudit.generators import registry
 
-    (plugin_path / "adapted_lib.py").write_text(textwrap.dedent('''
+    (plugin_path / "adapted_lib.py").write_text(
+        textwrap.dedent("""
         class Gen:
             def __init__(self, *, epsilon, delta, width=1):
                 self.epsilon, self.delta, self.width = epsilon, delta, width
@@ -227,9 +299,11 @@ def test_adapters_are_registered_as_foreign_plugins(monkeypatch: pytest.MonkeyPa
 
             def sample(self, n, *, seed):
                 return self.data.head(n)
-    '''))
-    monkeypatch.setattr(dpaudit.adapters, "FOREIGN_ADAPTERS",
-                        {"lib-gen": "adapted_lib:Gen"})
+    """)
+    )
+    monkeypatch.setattr(
+        dpaudit.adapters, "FOREIGN_ADAPTERS", {"lib-gen": "adapted_lib:Gen"}
+    )
     assert "needs its library" in registry.registered_generators()["lib-gen"]
     assert main(["list", "generators"]) == 0
     assert "lib-gen" in capsys.readouterr().out
@@ -240,4 +314,6 @@ def test_adapters_are_registered_as_foreign_plugins(monkeypatch: pytest.MonkeyPa
     data = pd.DataFrame(np.zeros((4, 3), dtype=np.int64), columns=["a", "b", "c"])
     gen.fit(data, domain=worst_case_domain(), rng=Rngs.from_seed(0))
     assert gen.privacy_claim_.extra == {"width": 3}
-    assert "adapted_lib" not in sys.modules, "the adapter never runs in dpaudit's process"
+    assert "adapted_lib" not in sys.modules, (
+        "the adapter never runs in dpaudit's process"
+    )

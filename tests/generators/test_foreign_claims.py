@@ -20,7 +20,7 @@ from dpaudit.generators.plugins import check_claim
 
 REPO = Path(__file__).resolve().parents[2]
 
-PLUGIN = '''
+PLUGIN = """
 class Gen:
     def __init__(self, *, epsilon, delta):
         self.epsilon, self.delta = epsilon, delta
@@ -34,15 +34,26 @@ class Gen:
     def sample(self, n, *, seed):
         return self.data.sample(n, replace=True, random_state=seed % 2**32
                                 ).reset_index(drop=True)
-'''
+"""
 
 
 def test_extra_keys_and_iterations_are_kept() -> None:
-    claim = check_claim({"epsilon": 1, "delta": 0, "accountant": "rdp", "iterations": 7,
-                         "final_epsilon": 1.0074, "settings": {"teachers": [2, 3]}},
-                        "my:Gen")
+    claim = check_claim(
+        {
+            "epsilon": 1,
+            "delta": 0,
+            "accountant": "rdp",
+            "iterations": 7,
+            "final_epsilon": 1.0074,
+            "settings": {"teachers": [2, 3]},
+        },
+        "my:Gen",
+    )
     assert claim.iterations == 7
-    assert dict(claim.extra) == {"final_epsilon": 1.0074, "settings": {"teachers": [2, 3]}}
+    assert dict(claim.extra) == {
+        "final_epsilon": 1.0074,
+        "settings": {"teachers": [2, 3]},
+    }
     again = PrivacyClaim.from_json(claim.to_json())
     assert again == claim and again.to_json()["extra"] == dict(claim.extra)
     # A claim stored before the field existed reads as no extra keys.
@@ -50,12 +61,24 @@ def test_extra_keys_and_iterations_are_kept() -> None:
     assert PrivacyClaim.from_json(old).extra == {}
 
 
-@pytest.mark.parametrize(("claim", "words"), [
-    ({"epsilon": 1, "model": object()}, "`privacy_claim['model']` must be a JSON value"),
-    ({"epsilon": 1, "loss": math.nan}, "`privacy_claim['loss']` must be a JSON value"),
-    ({"epsilon": 1, 3: "x"}, "`privacy_claim[3]` must be a JSON value"),
-    ({"epsilon": 1, "iterations": 2.5}, "`privacy_claim['iterations']` must be an integer"),
-])
+@pytest.mark.parametrize(
+    ("claim", "words"),
+    [
+        (
+            {"epsilon": 1, "model": object()},
+            "`privacy_claim['model']` must be a JSON value",
+        ),
+        (
+            {"epsilon": 1, "loss": math.nan},
+            "`privacy_claim['loss']` must be a JSON value",
+        ),
+        ({"epsilon": 1, 3: "x"}, "`privacy_claim[3]` must be a JSON value"),
+        (
+            {"epsilon": 1, "iterations": 2.5},
+            "`privacy_claim['iterations']` must be an integer",
+        ),
+    ],
+)
 def test_values_that_are_not_json_are_refused(claim, words: str) -> None:
     with pytest.raises(PluginError, match="generator 'my:Gen'") as info:
         check_claim(claim, "my:Gen")
@@ -69,11 +92,14 @@ def plugin_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_an_audit_stores_the_extra_keys(plugin_path: Path) -> None:
-    (plugin_path / "extra_claim.py").write_text(PLUGIN.format(
-        extra='"iterations": 12, "final_epsilon": 1.0074'))
+    (plugin_path / "extra_claim.py").write_text(
+        PLUGIN.format(extra='"iterations": 12, "final_epsilon": 1.0074')
+    )
     out = plugin_path / "audit"
-    run_audit(AuditConfig(generator="extra_claim:Gen", rounds=5, attack="querybased",
-                          jobs=1), out_dir=out)
+    run_audit(
+        AuditConfig(generator="extra_claim:Gen", rounds=5, attack="querybased", jobs=1),
+        out_dir=out,
+    )
     with ResultStore(out) as store:
         claims = store.claims()
     assert len(claims) == 10
@@ -82,10 +108,25 @@ def test_an_audit_stores_the_extra_keys(plugin_path: Path) -> None:
 
 
 def test_a_claim_that_cannot_cross_is_one_line(plugin_path: Path, capsys) -> None:
-    (plugin_path / "object_claim.py").write_text(PLUGIN.format(extra='"model": object()'))
-    code = main(["audit", "--generator", "object_claim:Gen", "--rounds", "5", "--jobs",
-                 "1", "--attack", "querybased", "--quiet", "--out",
-                 str(plugin_path / "a")])
+    (plugin_path / "object_claim.py").write_text(
+        PLUGIN.format(extra='"model": object()')
+    )
+    code = main(
+        [
+            "audit",
+            "--generator",
+            "object_claim:Gen",
+            "--rounds",
+            "5",
+            "--jobs",
+            "1",
+            "--attack",
+            "querybased",
+            "--quiet",
+            "--out",
+            str(plugin_path / "a"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     assert "object_claim:Gen" in err and "`privacy_claim['model']`" in err

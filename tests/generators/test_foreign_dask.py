@@ -49,20 +49,31 @@ def _strip(result: Any) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_dask_process_workers_equal_threads(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dask_process_workers_equal_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     distributed = pytest.importorskip("distributed")
     (tmp_path / "noisy_plugin.py").write_text(PLUGIN)
     # The Dask worker processes import dpaudit, their foreign workers the plug-in.
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(REPO)]))
-    config = AuditConfig(generator="noisy_plugin:Noisy", rounds=20, batch_size=5,
-                         attack="querybased")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        on_dask = run_audit(AuditConfig(**{**config.to_json(), "backend": "dask",
-                                           "scheduler": cluster.scheduler_address,
-                                           "bugs": (), "split": config.split}),
-                            out_dir=tmp_path / "dask")
+    config = AuditConfig(
+        generator="noisy_plugin:Noisy", rounds=20, batch_size=5, attack="querybased"
+    )
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        on_dask = run_audit(
+            AuditConfig(
+                **{
+                    **config.to_json(),
+                    "backend": "dask",
+                    "scheduler": cluster.scheduler_address,
+                    "bugs": (),
+                    "split": config.split,
+                }
+            ),
+            out_dir=tmp_path / "dask",
+        )
     threads = run_audit(config, out_dir=tmp_path / "threads")
     assert _strip(on_dask) == _strip(threads)
     assert on_dask.to_json()["config"]["backend"] == "dask"

@@ -24,11 +24,21 @@ from dpaudit.generators.foreign.options import WorkerOptions
 from dpaudit.rng import Rngs
 
 REPO = Path(__file__).resolve().parents[2]
-BLOCKED = ("torch", "scipy", "sklearn", "joblib", "tqdm", "dpaudit.rng", "dpaudit.data",
-           "dpaudit.generators.plugins", "dpaudit.generators.base", "dpaudit.audit")
+BLOCKED = (
+    "torch",
+    "scipy",
+    "sklearn",
+    "joblib",
+    "tqdm",
+    "dpaudit.rng",
+    "dpaudit.data",
+    "dpaudit.generators.plugins",
+    "dpaudit.generators.base",
+    "dpaudit.audit",
+)
 
 #: Installed as ``sitecustomize`` in the worker: importing any blocked module fails.
-BLOCKER = f'''
+BLOCKER = f"""
 import sys
 
 class Blocker:
@@ -38,9 +48,9 @@ class Blocker:
         return None
 
 sys.meta_path.insert(0, Blocker())
-'''
+"""
 
-PLUGIN = '''
+PLUGIN = """
 import numpy as np
 
 class Gen:
@@ -56,22 +66,25 @@ class Gen:
     def sample(self, n, *, seed):
         rows = np.random.default_rng(seed).integers(0, len(self.data), n)
         return self.data.iloc[rows].reset_index(drop=True)
-'''
+"""
 
 
 def _fit_sample(options: WorkerOptions) -> tuple[pd.DataFrame, list[str]]:
-    gen = ForeignGenerator("bare_plugin:Gen", "bare_plugin:Gen", worker=options,
-                           epsilon=1.0, delta=0.0)
+    gen = ForeignGenerator(
+        "bare_plugin:Gen", "bare_plugin:Gen", worker=options, epsilon=1.0, delta=0.0
+    )
     data = pd.DataFrame(np.zeros((4, 3), dtype=np.int64), columns=["a", "b", "c"])
     gen.fit(data, domain=worst_case_domain(), rng=Rngs.from_seed(0))
     release = gen.sample(7, rng=Rngs.from_seed(1))
-    reply, _ = gen.worker_.request({"op": "ping"}, what="ping", name="ping",
-                                   options=options)
+    reply, _ = gen.worker_.request(
+        {"op": "ping"}, what="ping", name="ping", options=options
+    )
     return release, list(reply["modules"])
 
 
-def test_the_worker_imports_no_dpaudit_dependency(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_imports_no_dpaudit_dependency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "sitecustomize.py").write_text(BLOCKER)
     (tmp_path / "bare_plugin.py").write_text(PLUGIN)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
@@ -79,20 +92,39 @@ def test_the_worker_imports_no_dpaudit_dependency(tmp_path: Path,
     assert len(release) == 7 and list(release.columns) == ["a", "b", "c"]
     assert "sitecustomize" in modules  # the blocker was active
     assert "dpaudit.generators.foreign.wire" in modules
-    loaded = [m for m in modules if any(m == b or m.startswith(b + ".") for b in BLOCKED)]
+    loaded = [
+        m for m in modules if any(m == b or m.startswith(b + ".") for b in BLOCKED)
+    ]
     assert loaded == []
 
 
-def test_an_interpreter_without_numpy_is_refused_in_one_line(tmp_path: Path,
-                                                            capsys) -> None:
+def test_an_interpreter_without_numpy_is_refused_in_one_line(
+    tmp_path: Path, capsys
+) -> None:
     venv = tmp_path / "empty"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True
+    )
     python = venv / "bin" / "python"
-    for path, words in ((str(python), "cannot import numpy and pandas"),
-                        (str(tmp_path / "nope"), "is not an executable file"),
-                        ("/bin/false", "cannot import numpy and pandas")):
-        code = main(["audit", "--generator", "some_plugin:Gen", "--python", path,
-                     "--rounds", "5", "--quiet", "--out", str(tmp_path / "a")])
+    for path, words in (
+        (str(python), "cannot import numpy and pandas"),
+        (str(tmp_path / "nope"), "is not an executable file"),
+        ("/bin/false", "cannot import numpy and pandas"),
+    ):
+        code = main(
+            [
+                "audit",
+                "--generator",
+                "some_plugin:Gen",
+                "--python",
+                path,
+                "--rounds",
+                "5",
+                "--quiet",
+                "--out",
+                str(tmp_path / "a"),
+            ]
+        )
         err = capsys.readouterr().err
         assert code == 2 and err.count("\n") == 1, err
         assert f"`--python` {path!r} {words}" in err
@@ -100,7 +132,9 @@ def test_an_interpreter_without_numpy_is_refused_in_one_line(tmp_path: Path,
 
 
 def test_a_built_in_generator_takes_no_python() -> None:
-    with pytest.raises(InvalidParameterError, match="`python` must be unset for a built-in"):
+    with pytest.raises(
+        InvalidParameterError, match="`python` must be unset for a built-in"
+    ):
         AuditConfig(generator="copy", python=sys.executable)
 
 
@@ -108,28 +142,51 @@ def _bare_python() -> str | None:
     path = os.environ.get("DPAUDIT_TEST_BARE_PYTHON") or "/work/venvs/bare/bin/python"
     if not Path(path).is_file():
         return None
-    ok = subprocess.run([path, "-c", "import numpy, pandas"], capture_output=True,
-                        check=False).returncode == 0
+    ok = (
+        subprocess.run(
+            [path, "-c", "import numpy, pandas"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
     return path if ok else None
 
 
-@pytest.mark.skipif(_bare_python() is None,
-                    reason="no bare interpreter with only numpy and pandas (set "
-                           "DPAUDIT_TEST_BARE_PYTHON or create /work/venvs/bare)")
-def test_an_audit_under_a_bare_interpreter(tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.skipif(
+    _bare_python() is None,
+    reason="no bare interpreter with only numpy and pandas (set "
+    "DPAUDIT_TEST_BARE_PYTHON or create /work/venvs/bare)",
+)
+def test_an_audit_under_a_bare_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     python = _bare_python()
     assert python is not None
     (tmp_path / "bare_plugin.py").write_text(PLUGIN)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    probe = subprocess.run([python, "-c", "import torch"], capture_output=True,
-                           check=False)
+    probe = subprocess.run(
+        [python, "-c", "import torch"], capture_output=True, check=False
+    )
     assert probe.returncode != 0, "the bare interpreter must not have torch"
     release, modules = _fit_sample(WorkerOptions(python=python))
     assert len(release) == 7 and "torch" not in modules
     out = tmp_path / "audit"
-    code = main(["audit", "--generator", "bare_plugin:Gen", "--python", python,
-                 "--rounds", "10", "--attack", "querybased", "--jobs", "1", "--quiet",
-                 "--out", str(out)])
+    code = main(
+        [
+            "audit",
+            "--generator",
+            "bare_plugin:Gen",
+            "--python",
+            python,
+            "--rounds",
+            "10",
+            "--attack",
+            "querybased",
+            "--jobs",
+            "1",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0 and (out / "result.json").is_file()
     assert pool.worker_key(WorkerOptions(python=python))[0] == python

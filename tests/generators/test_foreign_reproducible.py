@@ -45,17 +45,33 @@ class Global:
 
 
 def _audit(out: Path, capsys) -> dict[str, Any]:
-    code = main(["audit", "--generator", "global_plugin:Global", "--rounds", "20",
-                 "--batch-size", "5", "--jobs", "2", "--attack", "querybased",
-                 "--quiet", "--out", str(out)])
+    code = main(
+        [
+            "audit",
+            "--generator",
+            "global_plugin:Global",
+            "--rounds",
+            "20",
+            "--batch-size",
+            "5",
+            "--jobs",
+            "2",
+            "--attack",
+            "querybased",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     result = json.loads((out / "result.json").read_text())
     result.pop("timing")
     return dict(result)
 
 
-def test_same_seed_same_result_with_threads(tmp_path: Path, capsys,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_same_seed_same_result_with_threads(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "global_plugin.py").write_text(GLOBAL)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(REPO)]))
     first = _audit(tmp_path / "a", capsys)

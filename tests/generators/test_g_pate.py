@@ -105,7 +105,10 @@ def generator_params(model: GPate) -> list[torch.Tensor]:
     ("overrides", "message"),
     [
         ({"num_teachers": 0}, "`num_teachers` must be an integer in [1, inf). Got 0."),
-        ({"num_teachers": 2.5}, "`num_teachers` must be an integer in [1, inf). Got 2.5."),
+        (
+            {"num_teachers": 2.5},
+            "`num_teachers` must be an integer in [1, inf). Got 2.5.",
+        ),
         ({"epsilon": 0.0}, "`epsilon` must be a number in (0, inf). Got 0.0."),
         ({"delta": 1.5}, "`delta` must be a number in (0, 1). Got 1.5."),
         ({"sigma1": -1.0}, "`sigma1` must be a number in (0, inf). Got -1.0."),
@@ -113,7 +116,10 @@ def generator_params(model: GPate) -> list[torch.Tensor]:
         ({"threshold": 1.5}, "`threshold` must be a number in (0, 1]"),
         ({"bins": 1}, "`bins` must be an integer in [2, inf). Got 1."),
         ({"clip": float("inf")}, "`clip` must be a number in (0, inf)"),
-        ({"batch_size": True}, "`batch_size` must be an integer in [1, inf). Got True."),
+        (
+            {"batch_size": True},
+            "`batch_size` must be an integer in [1, inf). Got True.",
+        ),
         ({"architecture": "resnet"}, "`architecture` must be one of mlp, dcgan"),
         ({"device": "tpu"}, "`device` must be one of auto, cpu, cuda"),
         ({"accountant": "moments"}, "`accountant` must be one of"),
@@ -151,7 +157,9 @@ def test_registered_generator_and_bug_flags() -> None:
     assert flagged.config.device == "auto"
     with pytest.raises(InvalidParameterError, match="unknown bug flag"):
         factory(epsilon=1.0, delta=1e-5, bugs=["no_accountant"])
-    with pytest.raises(InvalidParameterError, match="`variant` must be None for G-PATE"):
+    with pytest.raises(
+        InvalidParameterError, match="`variant` must be None for G-PATE"
+    ):
         factory(epsilon=1.0, delta=1e-5, variant="original")
     flags = declared_bugs(GPateConfig)
     assert set(flags) == {"unsanitised_data_dependent", "data_bounds"}
@@ -391,15 +399,24 @@ def test_small_table_defaults_train_the_planned_iterations(
     calibrated defaults run the planned iterations within the budget."""
     table = make_table(n_rows, 6)
     k = max(2, n_rows // 125)
-    scaled = GPateConfig(epsilon=1.0, delta=1e-5, num_teachers=k, max_iterations=5,
-                         sigma1=1500.0 * k / 2100, sigma2=600.0 * k / 2100, device="cpu")
+    scaled = GPateConfig(
+        epsilon=1.0,
+        delta=1e-5,
+        num_teachers=k,
+        max_iterations=5,
+        sigma1=1500.0 * k / 2100,
+        sigma2=600.0 * k / 2100,
+        device="cpu",
+    )
     with pytest.warns(DpauditWarning, match="does not cover one batch"):
         untrained = GPate(scaled).fit(table, domain=domain, rng=Rngs.from_seed(0))
     assert untrained.privacy_claim_.iterations == 0
     options = defaults_for_rows(n_rows, epsilon=1.0, delta=1e-5, iterations=5)
     assert options["num_teachers"] == k
     assert options["sigma1"] / options["sigma2"] == pytest.approx(2.5)
-    cfg = GPateConfig(epsilon=1.0, delta=1e-5, max_iterations=500, device="cpu", **options)
+    cfg = GPateConfig(
+        epsilon=1.0, delta=1e-5, max_iterations=500, device="cpu", **options
+    )
     claim = GPate(cfg).fit(table, domain=domain, rng=Rngs.from_seed(0)).privacy_claim_
     assert claim.iterations >= 5
     assert claim.epsilon <= 1.0
@@ -646,7 +663,9 @@ def test_conditional_mlp_generator_follows_its_label(
     )
     assert model._fitted is not None
     gen = model._fitted.generator
-    z = torch.randn(1, 6, model._fitted.latent, generator=torch.Generator().manual_seed(0))
+    z = torch.randn(
+        1, 6, model._fitted.latent, generator=torch.Generator().manual_seed(0)
+    )
     with torch.no_grad():
         zero = gen(z, F.one_hot(torch.zeros(1, 6, dtype=torch.long), 2).float())
         one = gen(z, F.one_hot(torch.ones(1, 6, dtype=torch.long), 2).float())
@@ -662,10 +681,14 @@ def test_conditional_mlp_fit_many_equals_separate_fits(
     rngs = Rngs.from_seed(9).spawn(2)
     many = GPate(cfg).fit_many(data, domain=domain, rngs=rngs)
     for i, model in enumerate(many):
-        single = GPate(cfg).fit(data[i], domain=domain, rng=Rngs.from_seed(9).spawn(2)[i])
+        single = GPate(cfg).fit(
+            data[i], domain=domain, rng=Rngs.from_seed(9).spawn(2)[i]
+        )
         assert model.privacy_claim_.epsilon == single.privacy_claim_.epsilon
-        assert (model.privacy_claim_.trace["answered"]
-                == single.privacy_claim_.trace["answered"])
+        assert (
+            model.privacy_claim_.trace["answered"]
+            == single.privacy_claim_.trace["answered"]
+        )
         for a, b in zip(generator_params(model), generator_params(single)):
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
 
@@ -673,7 +696,9 @@ def test_conditional_mlp_fit_many_equals_separate_fits(
 def test_unconditional_mlp_is_unchanged_by_the_label_option(
     table: pd.DataFrame, domain: Domain
 ) -> None:
-    a = GPate(small_config(max_iterations=3)).fit(table, domain=domain, rng=Rngs.from_seed(1))
+    a = GPate(small_config(max_iterations=3)).fit(
+        table, domain=domain, rng=Rngs.from_seed(1)
+    )
     b = GPate(small_config(max_iterations=3, label_column=None)).fit(
         table, domain=domain, rng=Rngs.from_seed(1)
     )
@@ -685,8 +710,14 @@ def test_unconditional_mlp_is_unchanged_by_the_label_option(
 @pytest.mark.parametrize(
     ("label", "message"),
     [
-        ("nope", r"`label_column` must be a column of the domain \(age, income, smoker, region\)\. Got 'nope'"),
-        ("income", "`label_column` must be a binary, categorical or integer column. Got \"'income', a continuous column\""),
+        (
+            "nope",
+            r"`label_column` must be a column of the domain \(age, income, smoker, region\)\. Got 'nope'",
+        ),
+        (
+            "income",
+            "`label_column` must be a binary, categorical or integer column. Got \"'income', a continuous column\"",
+        ),
     ],
 )
 def test_conditional_mlp_bad_label_column(
@@ -702,7 +733,9 @@ def test_conditional_mlp_refuses_a_label_only_table() -> None:
     dom = Domain((Column(name="y", kind="binary"),))
     data = pd.DataFrame({"y": np.arange(40) % 2})
     with pytest.raises(InvalidParameterError, match="not the only column"):
-        GPate(small_config(label_column="y")).fit(data, domain=dom, rng=Rngs.from_seed(0))
+        GPate(small_config(label_column="y")).fit(
+            data, domain=dom, rng=Rngs.from_seed(0)
+        )
 
 
 # ------------------------------------------------------------------------- images
@@ -758,7 +791,9 @@ def test_dcgan_architecture_on_tiny_random_images(label: bool) -> None:
 
 
 def test_dcgan_needs_28_by_28_pixels(domain: Domain, table: pd.DataFrame) -> None:
-    with pytest.raises(InvalidParameterError, match="`domain` must be 784 pixel columns"):
+    with pytest.raises(
+        InvalidParameterError, match="`domain` must be 784 pixel columns"
+    ):
         GPate(small_config(architecture="dcgan")).fit(
             table, domain=domain, rng=Rngs.from_seed(0)
         )
@@ -778,17 +813,34 @@ def test_weak_noise_g_pate_moves_its_samples_toward_the_data() -> None:
     bring the generated mean at least halfway (in squared distance) from the
     untrained generator to the data's (0.85, 0.15). A flipped sign or a lost
     projection would move it away or not at all. Seeded, so deterministic."""
-    dom = Domain((Column(name="a", kind="continuous", lower=0.0, upper=1.0),
-                  Column(name="b", kind="continuous", lower=0.0, upper=1.0)))
+    dom = Domain(
+        (
+            Column(name="a", kind="continuous", lower=0.0, upper=1.0),
+            Column(name="b", kind="continuous", lower=0.0, upper=1.0),
+        )
+    )
     gen = np.random.default_rng(0)
-    data = pd.DataFrame({"a": np.clip(0.85 + 0.02 * gen.standard_normal(500), 0, 1),
-                         "b": np.clip(0.15 + 0.02 * gen.standard_normal(500), 0, 1)})
+    data = pd.DataFrame(
+        {
+            "a": np.clip(0.85 + 0.02 * gen.standard_normal(500), 0, 1),
+            "b": np.clip(0.15 + 0.02 * gen.standard_normal(500), 0, 1),
+        }
+    )
     target = data.mean().to_numpy()
 
     def distance(iterations: int) -> float:
-        cfg = GPateConfig(epsilon=1e9, delta=1e-5, num_teachers=5, batch_size=32,
-                          sigma1=0.5, sigma2=0.1, projection_dim=2, clip=0.1,
-                          max_iterations=iterations, device="cpu")
+        cfg = GPateConfig(
+            epsilon=1e9,
+            delta=1e-5,
+            num_teachers=5,
+            batch_size=32,
+            sigma1=0.5,
+            sigma2=0.1,
+            projection_dim=2,
+            clip=0.1,
+            max_iterations=iterations,
+            device="cpu",
+        )
         model = GPate(cfg).fit(data, domain=dom, rng=Rngs.from_seed(0))
         assert model.privacy_claim_.iterations == iterations
         out = model.sample(1000, rng=Rngs.from_seed(1)).mean().to_numpy()
@@ -803,8 +855,9 @@ def test_small_table_defaults_apply_only_where_needed() -> None:
     given = {"num_teachers": 7, "sigma1": 3.0}
     assert with_small_table_defaults(given, 500, epsilon=1.0, delta=1e-5) == given
     assert with_small_table_defaults({}, 50_000, epsilon=1.0, delta=1e-5) == {}
-    planned = with_small_table_defaults({"max_iterations": 40, "sigma2": 9.0}, 686,
-                                        epsilon=1.0, delta=1e-5)
+    planned = with_small_table_defaults(
+        {"max_iterations": 40, "sigma2": 9.0}, 686, epsilon=1.0, delta=1e-5
+    )
     expected = defaults_for_rows(686, epsilon=1.0, delta=1e-5, iterations=40)
     assert planned["num_teachers"] == 5
     assert planned["sigma1"] == expected["sigma1"]
@@ -818,14 +871,25 @@ def test_weak_noise_dcgan_learns_a_two_tone_image() -> None:
     Seeded, so deterministic; seeds 0-3 give left - right of 62 to 90 grey levels."""
     img = np.zeros((28, 28), dtype=np.int64)
     img[:, :14] = 255
-    data = pd.DataFrame(np.tile(img.reshape(1, -1), (30, 1)),
-                        columns=[f"p{i}" for i in range(784)])
+    data = pd.DataFrame(
+        np.tile(img.reshape(1, -1), (30, 1)), columns=[f"p{i}" for i in range(784)]
+    )
 
     def contrast(iterations: int) -> float:
-        cfg = small_config(architecture="dcgan", num_teachers=3, batch_size=8,
-                           projection_dim=10, image_channels=4, latent_dim=8,
-                           max_iterations=iterations, epsilon=1e6, sigma1=0.5,
-                           sigma2=0.1, clip=0.1, lr=1e-2)
+        cfg = small_config(
+            architecture="dcgan",
+            num_teachers=3,
+            batch_size=8,
+            projection_dim=10,
+            image_channels=4,
+            latent_dim=8,
+            max_iterations=iterations,
+            epsilon=1e6,
+            sigma1=0.5,
+            sigma2=0.1,
+            clip=0.1,
+            lr=1e-2,
+        )
         model = GPate(cfg).fit(data, domain=image_domain(False), rng=Rngs.from_seed(0))
         assert model.privacy_claim_.iterations == iterations
         out = model.sample(50, rng=Rngs.from_seed(1)).to_numpy().reshape(50, 28, 28)

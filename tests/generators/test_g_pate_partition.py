@@ -25,12 +25,15 @@ from dpaudit.rng import Rngs
 
 def teacher_lists(teacher: np.ndarray, key: np.ndarray, k: int) -> list[list[int]]:
     """Each teacher's rows, in its batch order, read from the code's padded table."""
-    rows, sizes = teacher_table(teacher, key, k, max(1, int(np.bincount(teacher, minlength=k).max())))
-    return [rows[t, :sizes[t]].tolist() for t in range(k)]
+    rows, sizes = teacher_table(
+        teacher, key, k, max(1, int(np.bincount(teacher, minlength=k).max()))
+    )
+    return [rows[t, : sizes[t]].tolist() for t in range(k)]
 
 
-def assert_one_teacher_gains_the_new_record(before: list[list[int]],
-                                            after: list[list[int]], new: int) -> None:
+def assert_one_teacher_gains_the_new_record(
+    before: list[list[int]], after: list[list[int]], new: int
+) -> None:
     changed = [t for t in range(len(before)) if before[t] != after[t]]
     assert len(changed) == 1
     t = changed[0]
@@ -39,8 +42,12 @@ def assert_one_teacher_gains_the_new_record(before: list[list[int]],
     assert [r for r in after[t] if r != new] == before[t]
 
 
-@pytest.mark.parametrize(("n", "k"), [(1, 1), (1, 2), (2, 2), (3, 2), (3, 3), (4, 2), (4, 3)])
-def test_exact_enumeration_adding_a_record_changes_exactly_one_teacher(n: int, k: int) -> None:
+@pytest.mark.parametrize(
+    ("n", "k"), [(1, 1), (1, 2), (2, 2), (3, 2), (3, 3), (4, 2), (4, 3)]
+)
+def test_exact_enumeration_adding_a_record_changes_exactly_one_teacher(
+    n: int, k: int
+) -> None:
     """Every assignment of ``n + 1`` records to ``k`` teachers and every order of
     their keys (all outcomes of the public draw, up to ties of probability 0): the
     partition of the first ``n`` records and that of all ``n + 1`` differ in exactly
@@ -77,7 +84,8 @@ def test_drawn_assignments_never_move_a_record_when_one_is_appended(n: int) -> N
         np.testing.assert_array_equal(t1[:n], t0)
         np.testing.assert_array_equal(key1[:n], key0)
         assert_one_teacher_gains_the_new_record(
-            teacher_lists(t0, key0, 5), teacher_lists(t1, key1, 5), n)
+            teacher_lists(t0, key0, 5), teacher_lists(t1, key1, 5), n
+        )
 
 
 @pytest.mark.statistical
@@ -93,8 +101,12 @@ def test_assignment_is_uniform() -> None:
 
 
 def tiny_domain() -> Domain:
-    return Domain((Column(name="a", kind="continuous", lower=0.0, upper=1.0),
-                   Column(name="b", kind="binary")))
+    return Domain(
+        (
+            Column(name="a", kind="continuous", lower=0.0, upper=1.0),
+            Column(name="b", kind="binary"),
+        )
+    )
 
 
 def tiny_table(n: int, seed: int) -> pd.DataFrame:
@@ -106,8 +118,15 @@ def test_trainer_partitions_of_d_and_d_plus_target_differ_in_one_teacher() -> No
     """In the trainer itself, with one public stream for both worlds: the padded
     row tables of ``D`` and ``D u {target}`` agree on every teacher but one, which
     gains the target (the last row)."""
-    cfg = GPateConfig(epsilon=5.0, delta=1e-5, num_teachers=4, batch_size=4,
-                      projection_dim=2, max_iterations=1, device="cpu")
+    cfg = GPateConfig(
+        epsilon=5.0,
+        delta=1e-5,
+        num_teachers=4,
+        batch_size=4,
+        projection_dim=2,
+        max_iterations=1,
+        device="cpu",
+    )
     dom = tiny_domain()
     data = tiny_table(21, 0)
     plus = pd.concat([data, tiny_table(1, 9)], ignore_index=True)
@@ -115,11 +134,18 @@ def test_trainer_partitions_of_d_and_d_plus_target_differ_in_one_teacher() -> No
         public = Rngs.from_seed(seed)
         lists = []
         for table in (data, plus):
-            trainer = Trainer(cfg, [Layout.build(dom, cfg)], [dom.encode(table)],
-                              [(public, Rngs.from_seed(100))], torch.device("cpu"))
+            trainer = Trainer(
+                cfg,
+                [Layout.build(dom, cfg)],
+                [dom.encode(table)],
+                [(public, Rngs.from_seed(100))],
+                torch.device("cpu"),
+            )
             rows = trainer.rows.numpy()
             sizes = (trainer.has_rows * trainer.part_sizes).long().numpy()
-            lists.append([rows[t, :sizes[t]].tolist() for t in range(cfg.num_teachers)])
+            lists.append(
+                [rows[t, : sizes[t]].tolist() for t in range(cfg.num_teachers)]
+            )
         assert_one_teacher_gains_the_new_record(lists[0], lists[1], len(data))
 
 
@@ -135,15 +161,30 @@ def test_teachers_without_rows_still_train() -> None:
     """With as many teachers as rows, some teachers receive no record (probability
     1 - 10!/10^10 > 0.999 per model); training runs and the claim stays within
     budget."""
-    cfg = GPateConfig(epsilon=20.0, delta=1e-5, num_teachers=10, batch_size=4,
-                      sigma1=20.0, sigma2=10.0, projection_dim=2, max_iterations=5,
-                      device="cpu")
+    cfg = GPateConfig(
+        epsilon=20.0,
+        delta=1e-5,
+        num_teachers=10,
+        batch_size=4,
+        sigma1=20.0,
+        sigma2=10.0,
+        projection_dim=2,
+        max_iterations=5,
+        device="cpu",
+    )
     dom = tiny_domain()
     data = tiny_table(10, 1)
-    trainer = Trainer(cfg, [Layout.build(dom, cfg)], [dom.encode(data)],
-                      [(Rngs.from_seed(2), Rngs.from_seed(3))], torch.device("cpu"))
+    trainer = Trainer(
+        cfg,
+        [Layout.build(dom, cfg)],
+        [dom.encode(data)],
+        [(Rngs.from_seed(2), Rngs.from_seed(3))],
+        torch.device("cpu"),
+    )
     assert (trainer.has_rows == 0).any()
-    model = GPate(cfg).fit(data, domain=dom, rng=Rngs.from_seed(3), public_rng=Rngs.from_seed(2))
+    model = GPate(cfg).fit(
+        data, domain=dom, rng=Rngs.from_seed(3), public_rng=Rngs.from_seed(2)
+    )
     claim = model.privacy_claim_
     assert claim.iterations == 5
     assert claim.epsilon <= cfg.epsilon

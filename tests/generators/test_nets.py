@@ -9,9 +9,7 @@ from dpaudit.allocator import keep_freed_memory
 from dpaudit.generators.nets import (
     BatchedLinear,
     BatchedMLP,
-    BatchedOptimizer,
     MLPSpec,
-    frozen,
     gather_rows,
     is_relu_logit,
     logit_layer,
@@ -19,19 +17,25 @@ from dpaudit.generators.nets import (
     relu_logits,
     with_ones,
 )
+from dpaudit.generators.optim import BatchedOptimizer, frozen
 from dpaudit.rng import ModelStreams, Rngs
 
 
 def _net(hidden: tuple[int, ...], n_out: int, **kw: object) -> BatchedMLP:
     gen = torch.Generator().manual_seed(3)
-    return BatchedMLP(12, MLPSpec(n_in=6, hidden=hidden, n_out=n_out, **kw),  # type: ignore[arg-type]
-                      generator=gen)
+    return BatchedMLP(
+        12,
+        MLPSpec(n_in=6, hidden=hidden, n_out=n_out, **kw),  # type: ignore[arg-type]
+        generator=gen,
+    )
 
 
 @pytest.mark.parametrize("hidden", [(), (7,), (5, 3), (6, 6)])
 @pytest.mark.parametrize("n_out", [1, 2])
-@pytest.mark.parametrize("extra", [{}, {"layer_norm": True}, {"residual": True},
-                                   {"activation": "leaky_relu"}])
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"layer_norm": True}, {"residual": True}, {"activation": "leaky_relu"}],
+)
 def test_forward_shared_equals_repeated_input(hidden, n_out, extra) -> None:
     """Groups of members on one shared input: same outputs and same gradients as the
     input copied once per member (in float64, so that summation order cannot hide a
@@ -49,7 +53,9 @@ def test_forward_shared_equals_repeated_input(hidden, n_out, extra) -> None:
     (b * weights).sum().backward()
     for pa, pb in zip(net_a.parameters(), net_b.parameters(), strict=True):
         torch.testing.assert_close(pb.grad, pa.grad)
-    torch.testing.assert_close(net_b.forward_shared(x, 3), net_a(x.repeat_interleave(3, 0)))
+    torch.testing.assert_close(
+        net_b.forward_shared(x, 3), net_a(x.repeat_interleave(3, 0))
+    )
 
 
 def test_one_unit_layer_equals_matmul_and_member_slice() -> None:
@@ -78,7 +84,9 @@ def test_inplace_activation_keeps_gradients() -> None:
     def plain(p: dict[str, torch.Tensor]) -> torch.Tensor:
         h = x
         for i in range(2):
-            h = torch.relu(torch.baddbmm(p[f"layers.{i}.bias"], h, p[f"layers.{i}.weight"]))
+            h = torch.relu(
+                torch.baddbmm(p[f"layers.{i}.bias"], h, p[f"layers.{i}.weight"])
+            )
         return torch.baddbmm(p["layers.2.bias"], h, p["layers.2.weight"]).sum()
 
     grads = torch.func.grad(plain)(params)
@@ -149,13 +157,19 @@ def test_relu_logit_bce_grad_equals_autograd(noisy_labels: bool) -> None:
     bce = torch.nn.functional.binary_cross_entropy_with_logits
     out_r = net_a(real, logits=True).transpose(1, 2)
     out_f = net_a(fake.repeat_interleave(3, dim=0), logits=True).transpose(1, 2)
-    loss = (bce(out_r, torch.as_tensor(y_real, dtype=torch.float64).expand_as(out_r),
-                reduction="none").mean(dim=(1, 2))
-            + bce(out_f, torch.as_tensor(y_fake, dtype=torch.float64).expand_as(out_f),
-                  reduction="none").mean(dim=(1, 2)))
+    loss = bce(
+        out_r,
+        torch.as_tensor(y_real, dtype=torch.float64).expand_as(out_r),
+        reduction="none",
+    ).mean(dim=(1, 2)) + bce(
+        out_f,
+        torch.as_tensor(y_fake, dtype=torch.float64).expand_as(out_f),
+        reduction="none",
+    ).mean(dim=(1, 2))
     (loss * weight).sum().backward()
-    relu_logit_bce_grad_(net_b, [(with_ones(real), 1, y_real), (with_ones(fake), 3, y_fake)],
-                         weight)
+    relu_logit_bce_grad_(
+        net_b, [(with_ones(real), 1, y_real), (with_ones(fake), 3, y_fake)], weight
+    )
     for pa, pb in zip(net_a.parameters(), net_b.parameters(), strict=True):
         assert pb.grad is not None and pb.grad.shape == pa.shape
         assert pb.grad.is_contiguous()
@@ -182,7 +196,7 @@ def test_per_model_initialisation_and_dropout() -> None:
     alone = BatchedMLP(2, spec, generator=ModelStreams.from_rngs([rngs[2]]))
     for pb, pa in zip(big.parameters(), alone.parameters(), strict=True):
         assert torch.equal(pb[4:6], pa)
-    bound = 1 / 5 ** 0.5
+    bound = 1 / 5**0.5
     assert float(big.layers[0].weight.detach().abs().max()) <= bound
     x = torch.rand(6, 7, 5, generator=torch.Generator().manual_seed(0))
     drop_big = ModelStreams.from_rngs(rngs)
@@ -192,10 +206,12 @@ def test_per_model_initialisation_and_dropout() -> None:
     out_big = stu_big(x[:3], generator=drop_big)
     out_alone = stu_alone(x[2:3], generator=drop_alone)
     # The hidden layer (a matmul, ReLU and the dropout mask) is exact.
-    hid_big = stu_big._hidden(x[:3], stu_big.layers[:-1],
-                              generator=ModelStreams.from_rngs(rngs))
-    hid_alone = stu_alone._hidden(x[2:3], stu_alone.layers[:-1],
-                                  generator=ModelStreams.from_rngs([rngs[2]]))
+    hid_big = stu_big._hidden(
+        x[:3], stu_big.layers[:-1], generator=ModelStreams.from_rngs(rngs)
+    )
+    hid_alone = stu_alone._hidden(
+        x[2:3], stu_alone.layers[:-1], generator=ModelStreams.from_rngs([rngs[2]])
+    )
     assert torch.equal(hid_big[2], hid_alone[0])
     ulp = torch.finfo(torch.float32).eps
     torch.testing.assert_close(out_big[2], out_alone[0], rtol=4 * ulp, atol=0.0)
@@ -203,11 +219,17 @@ def test_per_model_initialisation_and_dropout() -> None:
         BatchedMLP(4, spec, generator=ModelStreams.from_rngs(rngs))
 
 
-def _torch_reference(name: str, params: list[torch.nn.Parameter], *, weight_decay: float,
-                     betas: tuple[float, float]) -> torch.optim.Optimizer:
+def _torch_reference(
+    name: str,
+    params: list[torch.nn.Parameter],
+    *,
+    weight_decay: float,
+    betas: tuple[float, float],
+) -> torch.optim.Optimizer:
     if name == "adam":
-        return torch.optim.Adam(params, lr=1e-2, betas=betas, weight_decay=weight_decay,
-                                fused=True)
+        return torch.optim.Adam(
+            params, lr=1e-2, betas=betas, weight_decay=weight_decay, fused=True
+        )
     return torch.optim.RMSprop(params, lr=1e-2, weight_decay=weight_decay, foreach=True)
 
 
@@ -215,17 +237,23 @@ def _torch_reference(name: str, params: list[torch.nn.Parameter], *, weight_deca
 @pytest.mark.parametrize("weight_decay", [0.0, 1e-3])
 @pytest.mark.parametrize("masked", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_batched_optimizer_equals_torch_optim(name, weight_decay, masked, dtype) -> None:
+def test_batched_optimizer_equals_torch_optim(
+    name, weight_decay, masked, dtype
+) -> None:
     """40 steps on random gradients: bit for bit the parameters of torch.optim's fused
     Adam / foreach RMSprop (followed, under a mask, by restoring the inactive members'
     parameters), including a step where one parameter has no gradient."""
     gen = torch.Generator().manual_seed(1)
     shapes = [(7, 3, 4), (7, 1, 4), (7, 4, 1)]
-    ref = [torch.nn.Parameter(torch.randn(s, generator=gen, dtype=dtype)) for s in shapes]
+    ref = [
+        torch.nn.Parameter(torch.randn(s, generator=gen, dtype=dtype)) for s in shapes
+    ]
     ours = [torch.nn.Parameter(p.detach().clone()) for p in ref]
     betas = (0.5, 0.999) if masked else (0.9, 0.999)
     torch_opt = _torch_reference(name, ref, weight_decay=weight_decay, betas=betas)
-    opt = BatchedOptimizer(ours, name=name, lr=1e-2, betas=betas, weight_decay=weight_decay)
+    opt = BatchedOptimizer(
+        ours, name=name, lr=1e-2, betas=betas, weight_decay=weight_decay
+    )
     moved = torch.zeros(7, dtype=torch.bool)
     for step in range(40):
         active = torch.rand(7, generator=gen) > 0.3 if masked else None
@@ -258,7 +286,9 @@ def test_batched_optimizer_refuses_unknown_names() -> None:
         BatchedOptimizer([torch.nn.Parameter(torch.zeros(2, 1))], name="sgd", lr=0.1)  # type: ignore[arg-type]
 
 
-def test_training_never_builds_a_torch_optimizer(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_training_never_builds_a_torch_optimizer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The trainers never construct torch.optim's Optimizer (whose first use imports
     torch._dynamo, about 1.4 s per process)."""
     from dpaudit.data import load_cervical_cancer
@@ -270,10 +300,12 @@ def test_training_never_builds_a_torch_optimizer(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(torch.optim.Optimizer, "__init__", refuse)
     data = load_cervical_cancer()
     for optimizer in ("adam", "rmsprop"):
-        cfg = PateGanConfig(epsilon=1.0, max_iterations=1, num_teachers=2,
-                            optimizer=optimizer)
-        model = PateGan(cfg).fit(data.train.iloc[:40], domain=data.domain,
-                                 rng=Rngs.from_seed(0))
+        cfg = PateGanConfig(
+            epsilon=1.0, max_iterations=1, num_teachers=2, optimizer=optimizer
+        )
+        model = PateGan(cfg).fit(
+            data.train.iloc[:40], domain=data.domain, rng=Rngs.from_seed(0)
+        )
         assert model.privacy_claim_.iterations == 1
 
 
@@ -294,16 +326,18 @@ def test_logit_layer_equals_baddbmm_bitwise(dtype, h, rows) -> None:
 
 
 def test_logit_layer_probe_refuses_a_different_summation_order(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The element-wise path is used only where the probe found it bitwise equal: a
     path summing in another order is refused (and baddbmm used)."""
     from dpaudit.generators import nets
 
-    def reversed_order(w2: torch.Tensor, b2: torch.Tensor,
-                       hidden: torch.Tensor) -> torch.Tensor:
+    def reversed_order(
+        w2: torch.Tensor, b2: torch.Tensor, hidden: torch.Tensor
+    ) -> torch.Tensor:
         acc = hidden.new_zeros((hidden.shape[0], 1, hidden.shape[2]))
         for k in reversed(range(hidden.shape[1])):
-            acc.add_(hidden[:, k:k + 1] * w2[:, k:k + 1])
+            acc.add_(hidden[:, k : k + 1] * w2[:, k : k + 1])
         return acc.add_(b2)
 
     monkeypatch.setattr(nets, "_LOOP_MATCHES", {})

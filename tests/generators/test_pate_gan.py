@@ -39,8 +39,9 @@ def small(**kw) -> PateGanConfig:
 
 def test_batched_teachers_equal_unbatched_loop() -> None:
     gen = torch.Generator().manual_seed(0)
-    spec = MLPSpec(n_in=7, hidden=(5, 3), n_out=1, activation="relu",
-                   out_activation="sigmoid")
+    spec = MLPSpec(
+        n_in=7, hidden=(5, 3), n_out=1, activation="relu", out_activation="sigmoid"
+    )
     net = BatchedMLP(6, spec, generator=gen)
     x = torch.rand(6, 11, 7, generator=gen)
     batched = net(x)
@@ -50,7 +51,7 @@ def test_batched_teachers_equal_unbatched_loop() -> None:
             h = torch.nn.functional.linear(h, layer.weight[e].T, layer.bias[e, 0])
             h = torch.relu(h) if i < len(net.layers) - 1 else torch.sigmoid(h)
         torch.testing.assert_close(batched[e], h)
-        torch.testing.assert_close(net(x[e:e + 1], member=e)[0], h)
+        torch.testing.assert_close(net(x[e : e + 1], member=e)[0], h)
 
 
 def test_batched_gradients_are_per_member() -> None:
@@ -86,12 +87,14 @@ def test_logistic_regression_weights_leave_rows_out() -> None:
     keep = np.ones((2, 60))
     keep[0, 40:] = 0.0
     keep[1, :7] = 0.0
-    w = fit_logistic_regression(torch.as_tensor(x), torch.as_tensor(y),
-                                weight=torch.as_tensor(keep)).numpy()
+    w = fit_logistic_regression(
+        torch.as_tensor(x), torch.as_tensor(y), weight=torch.as_tensor(keep)
+    ).numpy()
     for e in range(2):
         rows = keep[e] > 0
-        ref = LogisticRegression(C=1.0, tol=1e-10, max_iter=10_000).fit(x[e][rows],
-                                                                       y[e][rows])
+        ref = LogisticRegression(C=1.0, tol=1e-10, max_iter=10_000).fit(
+            x[e][rows], y[e][rows]
+        )
         np.testing.assert_allclose(w[e, :3], ref.coef_[0], atol=1e-5)
         np.testing.assert_allclose(w[e, 3], ref.intercept_[0], atol=1e-5)
 
@@ -108,7 +111,7 @@ def test_logistic_regression_stops_per_member_at_the_optimum() -> None:
     full = fit_logistic_regression(xt, yt, tol=0.0)  # all 30 steps, as before
     torch.testing.assert_close(batched, full, rtol=0, atol=1e-9)
     for e in range(4):
-        alone = fit_logistic_regression(xt[e:e + 1], yt[e:e + 1])
+        alone = fit_logistic_regression(xt[e : e + 1], yt[e : e + 1])
         torch.testing.assert_close(alone[0], batched[e], rtol=0, atol=1e-12)
 
 
@@ -123,7 +126,10 @@ def test_fit_returns_self_and_sample_contract(cervical) -> None:
     model = PateGan(small())
     with pytest.raises(NotFittedError):
         model.sample(3, rng=Rngs.from_seed(0))
-    assert model.fit(cervical.train, domain=cervical.domain, rng=Rngs.from_seed(0)) is model
+    assert (
+        model.fit(cervical.train, domain=cervical.domain, rng=Rngs.from_seed(0))
+        is model
+    )
     out = model.sample(50, rng=Rngs.from_seed(1))
     assert list(out.columns) == list(cervical.train.columns)
     assert (out.dtypes == cervical.train.dtypes).all()
@@ -132,8 +138,9 @@ def test_fit_returns_self_and_sample_contract(cervical) -> None:
 
 def test_same_seed_same_output_different_seed_differs(cervical) -> None:
     def run(seed: int) -> pd.DataFrame:
-        model = PateGan(small()).fit(cervical.train, domain=cervical.domain,
-                                     rng=Rngs.from_seed(seed))
+        model = PateGan(small()).fit(
+            cervical.train, domain=cervical.domain, rng=Rngs.from_seed(seed)
+        )
         return model.sample(40, rng=Rngs.from_seed(99))
 
     torch.manual_seed(123)  # global seeding must have no effect
@@ -153,7 +160,8 @@ def test_input_not_mutated(cervical) -> None:
 
 def test_claim_within_budget_and_recorded(cervical) -> None:
     model = PateGan(PateGanConfig(device="cpu")).fit(
-        cervical.train, domain=cervical.domain, rng=Rngs.from_seed(0))
+        cervical.train, domain=cervical.domain, rng=Rngs.from_seed(0)
+    )
     claim = model.privacy_claim_
     assert claim.epsilon <= 1.0
     assert claim.epsilon_data_independent is not None
@@ -163,8 +171,9 @@ def test_claim_within_budget_and_recorded(cervical) -> None:
     ledger = np.array(claim.trace["ledger"]["gap_counts"])
     spec = acc.MomentsAccountantSpec(lam=1e-3, orders=100)
     # The reference reads its moments with the improved RDP conversion.
-    assert acc.pate_gan_epsilon(ledger, spec, delta=1e-5, conversion="improved") \
-        == pytest.approx(claim.epsilon)
+    assert acc.pate_gan_epsilon(
+        ledger, spec, delta=1e-5, conversion="improved"
+    ) == pytest.approx(claim.epsilon)
     assert acc.pate_gan_epsilon(ledger, spec, delta=1e-5) > claim.epsilon  # classic
     # One more batch of 64 queries would have crossed the budget.
     more = ledger.copy()
@@ -176,7 +185,8 @@ def test_claim_within_budget_and_recorded(cervical) -> None:
 
 def test_disjoint_partitions_records_seen(cervical) -> None:
     model = PateGan(small(max_iterations=30, batch_size=64)).fit(
-        cervical.train, domain=cervical.domain, rng=Rngs.from_seed(0))
+        cervical.train, domain=cervical.domain, rng=Rngs.from_seed(0)
+    )
     # Independent assignment: every record seen by exactly one teacher (sizes vary).
     seen = model.privacy_claim_.trace["records_seen"]
     assert sum(seen) == 686 and len(seen) == 5 and min(seen) > 0
@@ -187,18 +197,21 @@ def test_fit_many_trains_independent_models() -> None:
     ds = worst_case_dataset()
     d0, d1 = neighbouring_pair(ds.train, worst_case_target(ds.domain), domain=ds.domain)
     rngs = Rngs.from_seed(3).spawn(3)
-    models = PateGan(small(num_teachers=2)).fit_many([d0, d1, d0], domain=ds.domain,
-                                                     rngs=rngs)
+    models = PateGan(small(num_teachers=2)).fit_many(
+        [d0, d1, d0], domain=ds.domain, rngs=rngs
+    )
     assert len(models) == 3
     assert [m.privacy_claim_.trace["rows"] for m in models] == [4, 5, 4]
     outs = [m.sample(20, rng=Rngs.from_seed(5)) for m in models]
     assert all(list(o.columns) == ["a", "b", "c"] for o in outs)
     # Same batch and streams: same models.
-    again = PateGan(small(num_teachers=2)).fit_many([d0, d1, d0], domain=ds.domain,
-                                                    rngs=rngs)
+    again = PateGan(small(num_teachers=2)).fit_many(
+        [d0, d1, d0], domain=ds.domain, rngs=rngs
+    )
     for m, n in zip(models, again):
-        pd.testing.assert_frame_equal(m.sample(20, rng=Rngs.from_seed(5)),
-                                      n.sample(20, rng=Rngs.from_seed(5)))
+        pd.testing.assert_frame_equal(
+            m.sample(20, rng=Rngs.from_seed(5)), n.sample(20, rng=Rngs.from_seed(5))
+        )
 
 
 def test_bad_config_messages() -> None:
@@ -213,23 +226,26 @@ def test_bad_config_messages() -> None:
 def test_fewer_rows_than_teachers() -> None:
     ds = worst_case_dataset()
     with pytest.raises(InvalidParameterError, match="one per teacher"):
-        PateGan(small(num_teachers=9)).fit(ds.train, domain=ds.domain,
-                                           rng=Rngs.from_seed(0))
+        PateGan(small(num_teachers=9)).fit(
+            ds.train, domain=ds.domain, rng=Rngs.from_seed(0)
+        )
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_matches_contract(cervical) -> None:
-    model = PateGan(small(device="cuda")).fit(cervical.train, domain=cervical.domain,
-                                              rng=Rngs.from_seed(0))
+    model = PateGan(small(device="cuda")).fit(
+        cervical.train, domain=cervical.domain, rng=Rngs.from_seed(0)
+    )
     out = model.sample(100, rng=Rngs.from_seed(1))
     cervical.domain.validate(out)
     assert model.privacy_claim_.epsilon <= 1.0
 
 
 @pytest.mark.parametrize("gaussian_label_noise", [False, True])
-def test_hand_written_teacher_gradient_trains_as_autograd(cervical, monkeypatch,
-                                                          gaussian_label_noise) -> None:
+def test_hand_written_teacher_gradient_trains_as_autograd(
+    cervical, monkeypatch, gaussian_label_noise
+) -> None:
     """The teachers' hand-written gradient (the default architecture's fast path) and
     autograd train the same models: teachers, students, generators and claims, in
     float64."""
@@ -255,8 +271,11 @@ def test_hand_written_teacher_gradient_trains_as_autograd(cervical, monkeypatch,
 
     def train():
         cfg = small(num_teachers=5, gaussian_label_noise=gaussian_label_noise)
-        models = PateGan(cfg).fit_many([cervical.train] * 2, domain=cervical.domain,
-                                       rngs=Rngs.from_seed(4).spawn(2))
+        models = PateGan(cfg).fit_many(
+            [cervical.train] * 2,
+            domain=cervical.domain,
+            rngs=Rngs.from_seed(4).spawn(2),
+        )
         nets = [trainers[-1].teachers, trainers[-1].student, trainers[-1].generator]
         return nets, [m.privacy_claim_ for m in models]
 

@@ -21,18 +21,34 @@ from dpaudit.generators.bugs import variants
 from dpaudit.generators.pate_gan import PateGan, config_from_options
 from dpaudit.rng import Rngs
 
-FACTORIES = {"tensor", "as_tensor", "zeros", "ones", "full", "empty", "arange", "rand",
-             "randn", "randint", "eye", "linspace"}
+FACTORIES = {
+    "tensor",
+    "as_tensor",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "rand",
+    "randn",
+    "randint",
+    "eye",
+    "linspace",
+}
 
 
 def _factory_calls_without_device() -> list[str]:
     missing = []
     for path in sorted(Path(pg.__file__).parent.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == "torch" and node.func.attr in FACTORIES
-                    and not any(kw.arg == "device" for kw in node.keywords)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "torch"
+                and node.func.attr in FACTORIES
+                and not any(kw.arg == "device" for kw in node.keywords)
+            ):
                 missing.append(f"{path.name}:{node.lineno} torch.{node.func.attr}")
     return missing
 
@@ -57,10 +73,18 @@ def test_the_static_check_finds_a_missing_device(tmp_path, monkeypatch) -> None:
 @pytest.mark.parametrize("variant", [None, *variants()])
 def test_every_variant_trains_and_samples_on_cuda(variant) -> None:
     ds = load_cervical_cancer()
-    cfg = config_from_options(epsilon=1.0, delta=1e-5, variant=variant, num_teachers=5,
-                              max_iterations=2, fixed_iterations=2, device="cuda")
-    models = PateGan(cfg).fit_many([ds.train] * 2, domain=ds.domain,
-                                   rngs=Rngs.from_seed(0).spawn(2))
+    cfg = config_from_options(
+        epsilon=1.0,
+        delta=1e-5,
+        variant=variant,
+        num_teachers=5,
+        max_iterations=2,
+        fixed_iterations=2,
+        device="cuda",
+    )
+    models = PateGan(cfg).fit_many(
+        [ds.train] * 2, domain=ds.domain, rngs=Rngs.from_seed(0).spawn(2)
+    )
     for model in models:
         out = model.sample(50, rng=Rngs.from_seed(1))
         assert len(out) == 50 and list(out.columns) == ds.domain.names
@@ -77,7 +101,9 @@ def test_cuda_initial_weights_equal_cpu() -> None:
     ds = load_cervical_cancer()
     nets = []
     for device in ("cpu", "cuda"):
-        cfg = config_from_options(epsilon=1.0, delta=1e-5, num_teachers=5, device=device)
+        cfg = config_from_options(
+            epsilon=1.0, delta=1e-5, num_teachers=5, device=device
+        )
         t = Trainer(cfg, ds.domain, 5, [ds.train], [Rngs.from_seed(2)])
         t.build()
         nets.append([p.detach().cpu() for p in t.generator.parameters()])

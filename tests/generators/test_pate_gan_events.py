@@ -27,9 +27,17 @@ def worst():
 
 
 def _claim(domain, data, *, variant=None, bugs=()):
-    cfg = config_from_options(epsilon=1e9, delta=1e-5, variant=variant, bugs=bugs,
-                              num_teachers=2, max_iterations=1, fixed_iterations=1,
-                              batch_size=8, device="cpu")
+    cfg = config_from_options(
+        epsilon=1e9,
+        delta=1e-5,
+        variant=variant,
+        bugs=bugs,
+        num_teachers=2,
+        max_iterations=1,
+        fixed_iterations=1,
+        batch_size=8,
+        device="cpu",
+    )
     return PateGan(cfg).fit(data, domain=domain, rng=Rngs.from_seed(0)).privacy_claim_
 
 

@@ -39,20 +39,32 @@ class _Draws:
         return self.u[:, :n].to(dtype or torch.float64)
 
 
-def _teacher_sets(u: torch.Tensor, n: int, k: int, **flags: bool) -> list[list[frozenset[int]]]:
+def _teacher_sets(
+    u: torch.Tensor, n: int, k: int, **flags: bool
+) -> list[list[frozenset[int]]]:
     """Each model's teachers' record sets for the first ``n`` records, from the
     trainer's own ``partition``."""
     m = u.shape[0]
     state = SimpleNamespace(
-        cfg=PateGanConfig(device="cpu", **flags), k=k, device=torch.device("cpu"),
-        batch=SimpleNamespace(data=torch.zeros(m, n, 1),
-                              n_rows=torch.full((m,), n, dtype=torch.long)),
-        public=_Draws(u))
+        cfg=PateGanConfig(device="cpu", **flags),
+        k=k,
+        device=torch.device("cpu"),
+        batch=SimpleNamespace(
+            data=torch.zeros(m, n, 1), n_rows=torch.full((m,), n, dtype=torch.long)
+        ),
+        public=_Draws(u),
+    )
     perm, start, size = TrainerState.partition(state)  # type: ignore[arg-type]
     out = []
     for i in range(m):
-        out.append([frozenset(perm[i, int(start[i, j]):int(start[i, j] + size[i, j])]
-                              .tolist()) for j in range(k)])
+        out.append(
+            [
+                frozenset(
+                    perm[i, int(start[i, j]) : int(start[i, j] + size[i, j])].tolist()
+                )
+                for j in range(k)
+            ]
+        )
     return out
 
 

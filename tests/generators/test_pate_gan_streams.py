@@ -46,12 +46,15 @@ def _assert_same_model(a: PateGan, b: PateGan, *, exact: bool = True) -> None:
     ca, cb = a.privacy_claim_, b.privacy_claim_
     assert ca.epsilon == cb.epsilon and ca.iterations == cb.iterations
     assert ca.trace["ledger"] == cb.trace["ledger"]
-    pd.testing.assert_frame_equal(a.sample(30, rng=Rngs.from_seed(9)),
-                                  b.sample(30, rng=Rngs.from_seed(9)))
+    pd.testing.assert_frame_equal(
+        a.sample(30, rng=Rngs.from_seed(9)), b.sample(30, rng=Rngs.from_seed(9))
+    )
 
 
-@pytest.mark.parametrize(("variant", "exact"), [
-    (None, True), ("original", True), ("synthcity", False), ("smartnoise", False)])
+@pytest.mark.parametrize(
+    ("variant", "exact"),
+    [(None, True), ("original", True), ("synthcity", False), ("smartnoise", False)],
+)
 def test_fit_many_equals_single_fits(worst, variant, exact) -> None:
     """Every model of a batch of mixed tables (different lengths, hence padding)
     equals its single fit, and is unchanged when its batch mates or the batch size
@@ -63,9 +66,16 @@ def test_fit_many_equals_single_fits(worst, variant, exact) -> None:
     networks of synthcity and smartnoise, dropout): there the parameters agree to
     float32 rounding (measured: at most 1e-8 after an iteration)."""
     domain, d0, d1 = worst
-    cfg = config_from_options(epsilon=1.0, delta=1e-5, variant=variant, num_teachers=2,
-                              max_iterations=3, fixed_iterations=3, batch_size=16,
-                              device="cpu")
+    cfg = config_from_options(
+        epsilon=1.0,
+        delta=1e-5,
+        variant=variant,
+        num_teachers=2,
+        max_iterations=3,
+        fixed_iterations=3,
+        batch_size=16,
+        device="cpu",
+    )
     rngs = Rngs.from_seed(11).spawn(4)
     tables = [d0, d1, d1, d0]
     batch = PateGan(cfg).fit_many(tables, domain=domain, rngs=rngs)
@@ -73,8 +83,9 @@ def test_fit_many_equals_single_fits(worst, variant, exact) -> None:
         single = PateGan(cfg).fit(table, domain=domain, rng=rng)
         _assert_same_model(model, single, exact=exact)
     # Other batch mates, another batch size, another position.
-    other = PateGan(cfg).fit_many([d0, d1], domain=domain,
-                                  rngs=[Rngs.from_seed(99), rngs[1]])
+    other = PateGan(cfg).fit_many(
+        [d0, d1], domain=domain, rngs=[Rngs.from_seed(99), rngs[1]]
+    )
     _assert_same_model(other[1], batch[1], exact=exact)
 
 
@@ -90,8 +101,9 @@ def test_public_stream_fixes_everything_but_the_noise(worst) -> None:
     t0.build()
     t1.build()
     for net in ("generator", "student", "teachers"):
-        for p0, p1 in zip(getattr(t0, net).parameters(), getattr(t1, net).parameters(),
-                          strict=True):
+        for p0, p1 in zip(
+            getattr(t0, net).parameters(), getattr(t1, net).parameters(), strict=True
+        ):
             assert torch.equal(p0, p1)
 
     def teacher_of(t: Trainer) -> list[int]:
@@ -99,7 +111,7 @@ def test_public_stream_fixes_everything_but_the_noise(worst) -> None:
         owner = [-1] * n
         for j in range(t.k):
             s, size = int(t.start[0, j]), int(t.size[0, j])
-            for row in t.perm[0, s:s + size].tolist():
+            for row in t.perm[0, s : s + size].tolist():
                 owner[row] = j
         return owner
 
@@ -119,15 +131,25 @@ def test_fixed_public_stream_fits_and_releases(worst) -> None:
     domain, d0, _ = worst
     # Wide hidden layers: the default "d,d/2,d" has a one-unit layer on 3 columns,
     # which a ReLU can leave dead (no gradient at all) for some public seeds.
-    cfg = PateGanConfig(device="cpu", num_teachers=2, max_iterations=3, batch_size=16,
-                        epsilon=1e9, generator_hidden="8,8", student_hidden="8")
+    cfg = PateGanConfig(
+        device="cpu",
+        num_teachers=2,
+        max_iterations=3,
+        batch_size=16,
+        epsilon=1e9,
+        generator_hidden="8,8",
+        student_hidden="8",
+    )
     public = Rngs.from_seed(3)
     a = PateGan(cfg).fit(d0, domain=domain, rng=Rngs.from_seed(1), public_rng=public)
     b = PateGan(cfg).fit(d0, domain=domain, rng=Rngs.from_seed(1), public_rng=public)
     c = PateGan(cfg).fit(d0, domain=domain, rng=Rngs.from_seed(2), public_rng=public)
     _assert_same_model(a, b)
-    assert any(not torch.equal(x, y) for x, y in zip(_params(a), _params(c), strict=True))
+    assert any(
+        not torch.equal(x, y) for x, y in zip(_params(a), _params(c), strict=True)
+    )
     release = a.sample(20, rng=Rngs.from_seed(7), public_rng=Rngs.from_seed(8))
     pd.testing.assert_frame_equal(
-        release, a.sample(20, rng=Rngs.from_seed(6), public_rng=Rngs.from_seed(8)))
+        release, a.sample(20, rng=Rngs.from_seed(6), public_rng=Rngs.from_seed(8))
+    )
     assert PateGan.supports_public_randomness is True

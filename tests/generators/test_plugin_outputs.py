@@ -15,16 +15,26 @@ from dpaudit.generators.plugins import PluginAdapter, check_claim, check_release
 from dpaudit.rng import Rngs
 
 
-@pytest.mark.parametrize(("claim", "field"), [
-    ({"epsilon": -1.0}, "epsilon"), ({"epsilon": "abc"}, "epsilon"),
-    ({"epsilon": math.nan}, "epsilon"), ({"epsilon": math.inf}, "epsilon"),
-    ({"epsilon": True}, "epsilon"), ({"epsilon": None}, "epsilon"),
-    ({"epsilon": 1.0, "delta": 5}, "delta"), ({"epsilon": 1.0, "delta": 1.0}, "delta"),
-    ({"epsilon": 1.0, "delta": -1e-9}, "delta"), ({"epsilon": 1.0, "delta": "0"}, "delta"),
-    ({"epsilon": 1.0, "delta": math.nan}, "delta"),
-])
+@pytest.mark.parametrize(
+    ("claim", "field"),
+    [
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": "abc"}, "epsilon"),
+        ({"epsilon": math.nan}, "epsilon"),
+        ({"epsilon": math.inf}, "epsilon"),
+        ({"epsilon": True}, "epsilon"),
+        ({"epsilon": None}, "epsilon"),
+        ({"epsilon": 1.0, "delta": 5}, "delta"),
+        ({"epsilon": 1.0, "delta": 1.0}, "delta"),
+        ({"epsilon": 1.0, "delta": -1e-9}, "delta"),
+        ({"epsilon": 1.0, "delta": "0"}, "delta"),
+        ({"epsilon": 1.0, "delta": math.nan}, "delta"),
+    ],
+)
 def test_invalid_claims_name_the_plugin_and_the_field(claim, field: str) -> None:
-    with pytest.raises(PluginError, match=rf"generator 'my:Gen'.*privacy_claim\['{field}'\]"):
+    with pytest.raises(
+        PluginError, match=rf"generator 'my:Gen'.*privacy_claim\['{field}'\]"
+    ):
         check_claim(claim, "my:Gen")
 
 
@@ -50,25 +60,41 @@ def _bad(column: str, row: int, value: object) -> pd.DataFrame:
     return out
 
 
-@pytest.mark.parametrize(("release", "message"), [
-    (_bad("a", 0, math.nan), "missing values"),
-    (_bad("b", 1, 7), "binary but has the value 7.0"),
-    (_bad("c", 2, "x"), "non-numeric value 'x'"),
-    (_release().iloc[:2], "the 3 rows asked for. Got 2"),
-    (_release()[["b", "a", "c"]], "columns ['a', 'b', 'c']"),
-    (np.zeros((3, 3)), "Got ndarray"),
-])
+@pytest.mark.parametrize(
+    ("release", "message"),
+    [
+        (_bad("a", 0, math.nan), "missing values"),
+        (_bad("b", 1, 7), "binary but has the value 7.0"),
+        (_bad("c", 2, "x"), "non-numeric value 'x'"),
+        (_release().iloc[:2], "the 3 rows asked for. Got 2"),
+        (_release()[["b", "a", "c"]], "columns ['a', 'b', 'c']"),
+        (np.zeros((3, 3)), "Got ndarray"),
+    ],
+)
 def test_invalid_releases_are_refused(release, message: str) -> None:
     with pytest.raises(PluginError, match="generator 'my:Gen'") as info:
-        check_release(release, "my:Gen", columns=["a", "b", "c"],
-                      domain=worst_case_domain(), rows=3)
+        check_release(
+            release,
+            "my:Gen",
+            columns=["a", "b", "c"],
+            domain=worst_case_domain(),
+            rows=3,
+        )
     assert message in str(info.value)
 
 
 def test_a_valid_release_passes_unchanged() -> None:
     release = _release()
-    assert check_release(release, "my:Gen", columns=["a", "b", "c"],
-                         domain=worst_case_domain(), rows=3) is release
+    assert (
+        check_release(
+            release,
+            "my:Gen",
+            columns=["a", "b", "c"],
+            domain=worst_case_domain(),
+            rows=3,
+        )
+        is release
+    )
 
 
 class _Raises:
@@ -89,4 +115,5 @@ def test_an_exception_inside_the_plugin_becomes_a_plugin_error() -> None:
         adapter.fit(data, domain=worst_case_domain(), rng=Rngs.from_seed(0))
     with pytest.raises(PluginError, match=r"its `__init__` raised TypeError"):
         PluginAdapter(_Raises, "my:Raises", lam=1.0).fit(
-            data, domain=worst_case_domain(), rng=Rngs.from_seed(0))
+            data, domain=worst_case_domain(), rng=Rngs.from_seed(0)
+        )

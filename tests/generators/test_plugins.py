@@ -33,11 +33,16 @@ class PlainPlugin:
         self.epsilon, self.delta, self.options = epsilon, delta, options
         self.calls: list[tuple[str, dict[str, int]]] = []
 
-    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int) -> PlainPlugin:
+    def fit(
+        self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int
+    ) -> PlainPlugin:
         self.calls.append(("fit", {"seed": seed}))
         self.data = data
-        self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
-                              "accountant": "plain"}
+        self.privacy_claim = {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "accountant": "plain",
+        }
         return self
 
     def sample(self, n: int, *, seed: int) -> pd.DataFrame:
@@ -48,8 +53,14 @@ class PlainPlugin:
 class PublicPlugin(PlainPlugin):
     """A plug-in that opts in to public randomness in both methods."""
 
-    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,  # type: ignore[override]
-            public_seed: int) -> PublicPlugin:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        seed: int,  # type: ignore[override]
+        public_seed: int,
+    ) -> PublicPlugin:
         super().fit(data, domain=domain, seed=seed)
         self.calls[-1][1]["public_seed"] = public_seed
         return self
@@ -64,8 +75,14 @@ class HalfPlugin(PlainPlugin):
     """Accepts ``public_seed`` in ``fit`` only: not an opt-in (sample would draw the
     release from the round's stream alone)."""
 
-    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,  # type: ignore[override]
-            public_seed: int = 0) -> HalfPlugin:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        seed: int,  # type: ignore[override]
+        public_seed: int = 0,
+    ) -> HalfPlugin:
         super().fit(data, domain=domain, seed=seed)
         self.calls[-1][1]["public_seed"] = public_seed
         return self
@@ -74,8 +91,9 @@ class HalfPlugin(PlainPlugin):
 class KwargsPlugin(PlainPlugin):
     """``**kwargs`` is no promise: not an opt-in."""
 
-    def fit(self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int,
-            **kwargs: Any) -> KwargsPlugin:
+    def fit(
+        self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int, **kwargs: Any
+    ) -> KwargsPlugin:
         return super().fit(data, domain=domain, seed=seed)  # type: ignore[return-value]
 
     def sample(self, n: int, *, seed: int, **kwargs: Any) -> pd.DataFrame:
@@ -114,9 +132,14 @@ def test_plain_plugin_gets_the_round_stream_only(cls: type, fixed: bool, table) 
     adapter = _fit_sample(cls, table, public)
     assert adapter.supports_public_randomness is False
     calls = adapter.inner_.calls
-    assert calls == [("fit", {"seed": Rngs.from_seed(11).int_seed()}
-                      | ({"public_seed": 0} if cls is HalfPlugin else {})),
-                     ("sample", {"seed": Rngs.from_seed(12).int_seed()})]
+    assert calls == [
+        (
+            "fit",
+            {"seed": Rngs.from_seed(11).int_seed()}
+            | ({"public_seed": 0} if cls is HalfPlugin else {}),
+        ),
+        ("sample", {"seed": Rngs.from_seed(12).int_seed()}),
+    ]
 
 
 def test_public_plugin_gets_both_streams(table) -> None:
@@ -124,14 +147,22 @@ def test_public_plugin_gets_both_streams(table) -> None:
     adapter = _fit_sample(PublicPlugin, table, public)
     assert adapter.supports_public_randomness is True
     assert adapter.inner_.calls == [
-        ("fit", {"seed": Rngs.from_seed(11).int_seed(), "public_seed": public.int_seed()}),
-        ("sample", {"seed": Rngs.from_seed(12).int_seed(), "public_seed": public.int_seed()}),
+        (
+            "fit",
+            {"seed": Rngs.from_seed(11).int_seed(), "public_seed": public.int_seed()},
+        ),
+        (
+            "sample",
+            {"seed": Rngs.from_seed(12).int_seed(), "public_seed": public.int_seed()},
+        ),
     ]
     # Without a public stream both come from the round's stream (the independent game).
     adapter = _fit_sample(PublicPlugin, table, None)
     pub, priv = public_and_privacy(Rngs.from_seed(11))
-    assert adapter.inner_.calls[0] == ("fit", {"seed": priv.int_seed(),
-                                               "public_seed": pub.int_seed()})
+    assert adapter.inner_.calls[0] == (
+        "fit",
+        {"seed": priv.int_seed(), "public_seed": pub.int_seed()},
+    )
     assert priv.int_seed() != pub.int_seed()
 
 
@@ -147,8 +178,12 @@ class FakeEntryPoint:
 
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCE = ("from __future__ import annotations\nfrom typing import Any\nimport pandas as pd\n\n"
-          + inspect.getsource(PlainPlugin) + "\n" + inspect.getsource(PublicPlugin))
+SOURCE = (
+    "from __future__ import annotations\nfrom typing import Any\nimport pandas as pd\n\n"
+    + inspect.getsource(PlainPlugin)
+    + "\n"
+    + inspect.getsource(PublicPlugin)
+)
 
 
 def _importable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str) -> None:
@@ -167,9 +202,11 @@ def _importable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str) ->
 @pytest.fixture
 def installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _importable(tmp_path, monkeypatch, "fakepkg.gen")
-    points = [FakeEntryPoint("public-toy", "fakepkg.gen:PublicPlugin", PublicPlugin),
-              FakeEntryPoint("plain-toy", "fakepkg.gen:PlainPlugin", PlainPlugin),
-              FakeEntryPoint("copy", "fakepkg.gen:Shadow", PlainPlugin)]
+    points = [
+        FakeEntryPoint("public-toy", "fakepkg.gen:PublicPlugin", PublicPlugin),
+        FakeEntryPoint("plain-toy", "fakepkg.gen:PlainPlugin", PlainPlugin),
+        FakeEntryPoint("copy", "fakepkg.gen:Shadow", PlainPlugin),
+    ]
 
     def entry_points(*, group: str) -> list[FakeEntryPoint]:
         return [ep for ep in points if ep.group == group]
@@ -199,14 +236,30 @@ def test_module_class_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     _importable(tmp_path, monkeypatch, "dpaudit_fake_plugins")
     spec = registry.get_spec("dpaudit_fake_plugins:PlainPlugin")
     assert spec.plugin and spec.variants == () and spec.bug_flags == ()
-    options = registry.audit_options("dpaudit_fake_plugins:PlainPlugin", {"k": 1}, n_rows=4,
-                                     worst_case=True, epsilon=1.0, delta=1e-5,
-                                     device="cpu", variant=None, bugs=())
+    options = registry.audit_options(
+        "dpaudit_fake_plugins:PlainPlugin",
+        {"k": 1},
+        n_rows=4,
+        worst_case=True,
+        epsilon=1.0,
+        delta=1e-5,
+        device="cpu",
+        variant=None,
+        bugs=(),
+    )
     assert options == {"k": 1}, "no device, no audit defaults for a plug-in"
     with pytest.raises(InvalidParameterError, match="`variant/bugs` must be unset"):
-        registry.audit_options("dpaudit_fake_plugins:PlainPlugin", {}, n_rows=4,
-                               worst_case=True, epsilon=1.0, delta=1e-5, device="cpu",
-                               variant="original", bugs=())
+        registry.audit_options(
+            "dpaudit_fake_plugins:PlainPlugin",
+            {},
+            n_rows=4,
+            worst_case=True,
+            epsilon=1.0,
+            delta=1e-5,
+            device="cpu",
+            variant="original",
+            bugs=(),
+        )
     # The worker imports the plug-in (this process never does) when the factory
     # builds the generator.
     factory = registry.generator_factory("dpaudit_fake_plugins:Nope")

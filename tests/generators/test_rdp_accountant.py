@@ -79,7 +79,9 @@ def mp_improved_epsilon_on_grid(c: mp.mpf, delta: float, orders: np.ndarray) -> 
     for order in orders:
         a = mp.mpf(float(order))
         if a > mp.mpf(1.01):
-            values.append(c * a + mp.log((a - 1) / a) - (log_delta + mp.log(a)) / (a - 1))
+            values.append(
+                c * a + mp.log((a - 1) / a) - (log_delta + mp.log(a)) / (a - 1)
+            )
     return min(values)
 
 
@@ -128,7 +130,8 @@ def test_data_independent_epsilon_matches_mpmath(
     )
     improved = confident_gnmax_epsilon(ledger, delta=delta)
     assert improved == pytest.approx(
-        float(mp_improved_epsilon_on_grid(c, delta, RDP_ORDERS)), rel=1e-12)
+        float(mp_improved_epsilon_on_grid(c, delta, RDP_ORDERS)), rel=1e-12
+    )
     assert improved < got
     on_grid = mp_epsilon_on_grid(c, delta, RDP_ORDERS)
     assert got == pytest.approx(float(on_grid), rel=1e-12)
@@ -393,14 +396,20 @@ def test_epsilon_from_rdp_is_monotone_and_picks_its_order() -> None:
     rdp = confident_gnmax_rdp_data_independent(1000, 500, sigma1=50.0, sigma2=20.0)
     for conversion in ("classic", "improved"):
         eps = float(epsilon_from_rdp(rdp, delta=1e-5, conversion=conversion))
-        assert float(epsilon_from_rdp(rdp * 1.1, delta=1e-5, conversion=conversion)) > eps
+        assert (
+            float(epsilon_from_rdp(rdp * 1.1, delta=1e-5, conversion=conversion)) > eps
+        )
         assert float(epsilon_from_rdp(rdp, delta=1e-6, conversion=conversion)) > eps
         a = float(optimal_order(rdp, delta=1e-5, conversion=conversion))
         i = int(np.argmin(np.abs(RDP_ORDERS - a)))
         if conversion == "classic":
             expected = rdp[i] + math.log(1e5) / (a - 1)
         else:
-            expected = rdp[i] + math.log((a - 1) / a) - (math.log(1e-5) + math.log(a)) / (a - 1)
+            expected = (
+                rdp[i]
+                + math.log((a - 1) / a)
+                - (math.log(1e-5) + math.log(a)) / (a - 1)
+            )
         assert eps == pytest.approx(expected, rel=1e-14)
 
 
@@ -417,16 +426,20 @@ def test_bad_orders_are_refused() -> None:
 
 @pytest.mark.parametrize("queries", [1, 160, 16_000, 1_600_000])
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 8.0])
-def test_calibrated_sigmas_spend_exactly_the_budget(queries: int, epsilon: float) -> None:
+def test_calibrated_sigmas_spend_exactly_the_budget(
+    queries: int, epsilon: float
+) -> None:
     """At the calibrated noise, ``queries`` answered queries cost epsilon (to 1e-9);
     1% less noise would exceed it."""
-    s1, s2 = calibrate_confident_gnmax_sigmas(epsilon=epsilon, delta=1e-5,
-                                              num_queries=queries)
+    s1, s2 = calibrate_confident_gnmax_sigmas(
+        epsilon=epsilon, delta=1e-5, num_queries=queries
+    )
     assert s1 / s2 == pytest.approx(2.5)
 
     def spent(scale: float) -> float:
-        rdp = confident_gnmax_rdp_data_independent(queries, queries, sigma1=s1 * scale,
-                                                   sigma2=s2 * scale)
+        rdp = confident_gnmax_rdp_data_independent(
+            queries, queries, sigma1=s1 * scale, sigma2=s2 * scale
+        )
         return float(epsilon_from_rdp(rdp, delta=1e-5))
 
     assert spent(1.0) == pytest.approx(epsilon, abs=1e-9)
@@ -434,16 +447,21 @@ def test_calibrated_sigmas_spend_exactly_the_budget(queries: int, epsilon: float
 
 
 def test_calibrated_noise_grows_with_the_queries() -> None:
-    scales = [calibrate_confident_gnmax_sigmas(epsilon=1.0, delta=1e-5, num_queries=q)[1]
-              for q in (10, 100, 1_000, 10_000)]
+    scales = [
+        calibrate_confident_gnmax_sigmas(epsilon=1.0, delta=1e-5, num_queries=q)[1]
+        for q in (10, 100, 1_000, 10_000)
+    ]
     assert np.all(np.diff(scales) > 0)
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"epsilon": 0.0}, "`epsilon` must be a positive number"),
-    ({"num_queries": 0}, "`num_queries` must be a positive integer"),
-    ({"ratio": -1.0}, "`ratio` must be a positive number"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"epsilon": 0.0}, "`epsilon` must be a positive number"),
+        ({"num_queries": 0}, "`num_queries` must be a positive integer"),
+        ({"ratio": -1.0}, "`ratio` must be a positive number"),
+    ],
+)
 def test_calibration_refuses_bad_input(kwargs: dict, message: str) -> None:
     args = {"epsilon": 1.0, "delta": 1e-5, "num_queries": 10, **kwargs}
     with pytest.raises(InvalidParameterError, match=message):

@@ -63,7 +63,9 @@ def test_variant_label_of_plugins_and_builtins(
     plugin = load_result(
         make_audit("plugin", result_doc(generator="mypkg.synth:Gen", variant=None))
     )
-    builtin = load_result(make_audit("ref", result_doc(generator="pategan", variant=None)))
+    builtin = load_result(
+        make_audit("ref", result_doc(generator="pategan", variant=None))
+    )
     assert variant_text(plugin) == "— (plug-in)"
     assert variant_text(builtin) == "— (reference implementation)"
     html = render([plugin], "html")

@@ -22,8 +22,9 @@ def visible_text(html: str) -> str:
 def test_verdict_and_numbers_are_shown(violation_html: str) -> None:
     text = visible_text(violation_html)
     assert '<div class="word">VIOLATION</div>' in violation_html
-    assert "VIOLATION: eps_emp 4.68 &gt; claimed 1 (querybased, 95% overall confidence)" in (
-        violation_html
+    assert (
+        "VIOLATION: eps_emp 4.68 &gt; claimed 1 (querybased, 95% overall confidence)"
+        in (violation_html)
     )
     assert "eps_emp: lower bound on epsilon, 95% overall confidence" in text
     assert "epsilon of a reference accountant" in text

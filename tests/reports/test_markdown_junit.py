@@ -16,7 +16,10 @@ def test_markdown_summary_of_a_violation(audit_dir: Path) -> None:
     assert md.startswith("## dpaudit: VIOLATION\n")
     assert "| eps_emp (lower bound, 95% overall confidence) | 4.68 |" in md
     assert "| max attainable (400 + 400 test rounds) | 4.68 |" in md
-    assert "with 95% overall confidence epsilon is at least 4.68, above the claimed 1" in md
+    assert (
+        "with 95% overall confidence epsilon is at least 4.68, above the claimed 1"
+        in md
+    )
     assert "Target record: a = 1, b = 1, c = 1" in md
     assert "no training data except the one target record" in md
     assert "| LogisticRegression | 0.86 ± 0.01 | 0.4 ± 0.02 |" in md

@@ -36,8 +36,11 @@ def _resolve(node: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """The object schema a property describes ($ref, anyOf, items, map values)."""
     if "$ref" in node:
         ref = node["$ref"]
-        return schema if ref == "#" else _resolve(
-            schema["$defs"][ref.split("/")[-1]], schema)
+        return (
+            schema
+            if ref == "#"
+            else _resolve(schema["$defs"][ref.split("/")[-1]], schema)
+        )
     for option in node.get("anyOf", ()):
         if option.get("type") != "null":
             return _resolve(option, schema)
@@ -55,9 +58,12 @@ def _records(hint: Any) -> list[type]:
     return [r for arg in typing.get_args(hint) for r in _records(arg)]
 
 
-def _check_record(cls: type, node: dict[str, Any], schema: dict[str, Any],
-                  where: str) -> int:
-    written = set(json_keys(cls)) | ({"schema_version"} if cls is AuditResult else set())
+def _check_record(
+    cls: type, node: dict[str, Any], schema: dict[str, Any], where: str
+) -> int:
+    written = set(json_keys(cls)) | (
+        {"schema_version"} if cls is AuditResult else set()
+    )
     assert written == set(node["properties"]), where
     hints = typing.get_type_hints(cls)
     checked = 1
@@ -201,7 +207,9 @@ def test_inconclusive_markdown_junit_json(inconclusive_dir: Path) -> None:
 def test_terminal_states_the_power(inconclusive_dir: Path) -> None:
     text = render_terminal(load_result(inconclusive_dir))
     assert "  verdict                INCONCLUSIVE\n" in text
-    assert "  eps_emp                0.54 (lower bound, 95% overall confidence)\n" in text
+    assert (
+        "  eps_emp                0.54 (lower bound, 95% overall confidence)\n" in text
+    )
     assert "  verdict reason         the attainable maximum 0.535" in text
     assert (
         "  attainable maximum     0.54 (the largest eps_emp 8 + 8 test rounds" in text

@@ -836,8 +836,17 @@ def _utility_args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="dpaudit")
     utility_command.add_parser(parser.add_subparsers(dest="command"))
     return parser.parse_args(
-        ["utility", *argv, "--models", "1", "--samples", "1", "--classifier", "LDA",
-         "--no-progress"]
+        [
+            "utility",
+            *argv,
+            "--models",
+            "1",
+            "--samples",
+            "1",
+            "--classifier",
+            "LDA",
+            "--no-progress",
+        ]
     )
 
 
@@ -853,7 +862,11 @@ def test_cli_utility_takes_the_registry_calibration(
     n_rows = len(load_cervical_cancer().train)
     expected = get_spec("gpate").calibrated({}, n_rows=n_rows, epsilon=2.0, delta=1e-5)
     assert expected  # the calibration is not empty on this table
-    options = {k: v for k, v in stub_factory[0].items() if k not in ("name", "epsilon", "delta")}
+    options = {
+        k: v
+        for k, v in stub_factory[0].items()
+        if k not in ("name", "epsilon", "delta")
+    }
     assert options == expected
     assert "utility of gpate" in capsys.readouterr().out
 

@@ -74,8 +74,9 @@ def test_target_is_typed_by_the_domain() -> None:
 def test_continuous_setup_uses_worst_case_defaults() -> None:
     """The pair differs by exactly the target row; the worst case's defaults apply
     (iteration cap 100, 100 released rows, the continuous default attack set)."""
-    setup = build_setup(AuditConfig(dataset="worst-case-continuous", rounds=10, jobs=1,
-                                    device="cpu"))
+    setup = build_setup(
+        AuditConfig(dataset="worst-case-continuous", rounds=10, jobs=1, device="cpu")
+    )
     assert len(setup.with_target) == len(setup.without) + 1 == 5
     pd.testing.assert_frame_equal(setup.with_target.iloc[:-1], setup.without)
     assert setup.with_target.iloc[-1].tolist() == [1.0, 1.0, 1.0]
@@ -88,13 +89,18 @@ def test_continuous_setup_uses_worst_case_defaults() -> None:
 
 
 def test_default_attack_set_per_dataset_kind() -> None:
-    binary = build_setup(AuditConfig(dataset="worst-case", rounds=10, jobs=1, device="cpu"))
+    binary = build_setup(
+        AuditConfig(dataset="worst-case", rounds=10, jobs=1, device="cpu")
+    )
     assert binary.attacks == DEFAULT_WORST_CASE
     assert binary.generator_options["max_iterations"] == 100
     assert expand_attacks("default", worst_case=True, continuous=True) == list(
-        DEFAULT_WORST_CASE_CONTINUOUS)
+        DEFAULT_WORST_CASE_CONTINUOUS
+    )
     # ``continuous`` only qualifies a worst case: real tables keep their set.
-    assert expand_attacks("default", worst_case=False, continuous=True) == list(DEFAULT_REAL)
+    assert expand_attacks("default", worst_case=False, continuous=True) == list(
+        DEFAULT_REAL
+    )
 
 
 def test_copy_plugin_violates_on_the_continuous_worst_case(tmp_path: Path) -> None:
@@ -106,8 +112,12 @@ def test_copy_plugin_violates_on_the_continuous_worst_case(tmp_path: Path) -> No
     attainable maximum at 60 rounds per world (1.51: 24 + 24 test rounds, alpha 0.05/3) is
     above the claimed epsilon 1.
     """
-    result = run_audit(AuditConfig(dataset="worst-case-continuous", generator=COPY,
-                                   rounds=60, jobs=1, seed=3), out_dir=tmp_path)
+    result = run_audit(
+        AuditConfig(
+            dataset="worst-case-continuous", generator=COPY, rounds=60, jobs=1, seed=3
+        ),
+        out_dir=tmp_path,
+    )
     assert result.randomness == "fixed_public"
     assert str(result.verdict) == "VIOLATION"
     assert result.auc == 1.0

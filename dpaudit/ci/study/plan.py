@@ -34,30 +34,57 @@ __all__ = [
 ]
 
 VARIANTS: tuple[str, ...] = (
-    "original", "updated", "synthcity", "turing", "borealis", "smartnoise")
+    "original",
+    "updated",
+    "synthcity",
+    "turing",
+    "borealis",
+    "smartnoise",
+)
 """The six implementations the study reviewed (dpaudit variants of ``pategan``)."""
 SMALL_TABLE_STUDY: frozenset[str] = frozenset({"smartnoise"})
 """Variants that refuse tables under 1,000 rows unless told to run the study's
 small-table modification (``small_table="study"``)."""
 SUBJECTS: tuple[str, ...] = ("reference", *VARIANTS, "gpate")
 """What the study command audits: dpaudit's reference PATE-GAN, the variants, G-PATE."""
-SETTINGS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
-    "worst-case": MappingProxyType({"dataset": "worst-case", "attack": "querybased"}),
-    "cervical": MappingProxyType({"dataset": "cervical_cancer", "attack": "groundhog",
-                                  "target": "auto"}),
-})
+SETTINGS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        "worst-case": MappingProxyType(
+            {"dataset": "worst-case", "attack": "querybased"}
+        ),
+        "cervical": MappingProxyType(
+            {"dataset": "cervical_cancer", "attack": "groundhog", "target": "auto"}
+        ),
+    }
+)
 """Each of the study's two experiments: dataset, attack (and target selection)."""
 STUDY_ROUNDS = 1000
 """The study's rounds per world (400 + 400 test rounds: at most 4.68 at alpha 0.05)."""
 
-PUBLISHED: Mapping[str, Mapping[str, float]] = MappingProxyType({
-    "worst-case": MappingProxyType({
-        "original": 4.68, "updated": 2.18, "synthcity": 4.68, "turing": 4.68,
-        "borealis": 4.53, "smartnoise": 4.68}),
-    "cervical": MappingProxyType({
-        "original": 3.43, "updated": 4.68, "synthcity": 3.90, "turing": 2.05,
-        "borealis": 4.63, "smartnoise": 4.68}),
-})
+PUBLISHED: Mapping[str, Mapping[str, float]] = MappingProxyType(
+    {
+        "worst-case": MappingProxyType(
+            {
+                "original": 4.68,
+                "updated": 2.18,
+                "synthcity": 4.68,
+                "turing": 4.68,
+                "borealis": 4.53,
+                "smartnoise": 4.68,
+            }
+        ),
+        "cervical": MappingProxyType(
+            {
+                "original": 3.43,
+                "updated": 4.68,
+                "synthcity": 3.90,
+                "turing": 2.05,
+                "borealis": 4.63,
+                "smartnoise": 4.68,
+            }
+        ),
+    }
+)
 """The study's empirical epsilon per experiment and variant (docs/bugs.md); the study
 claimed epsilon 1 for each, so each figure is a violation in its own terms."""
 
@@ -106,12 +133,21 @@ class StudyAudit:
     @property
     def experiment(self) -> str:
         """The setting in words."""
-        return ("query-based attack, worst-case dataset" if self.setting == "worst-case"
-                else "GroundHog, Cervical Cancer, --target auto")
+        return (
+            "query-based attack, worst-case dataset"
+            if self.setting == "worst-case"
+            else "GroundHog, Cervical Cancer, --target auto"
+        )
 
 
-def _settings(subject: str, setting: str, *, rounds: int | None, quick: bool,
-              common: Mapping[str, Any]) -> dict[str, Any]:
+def _settings(
+    subject: str,
+    setting: str,
+    *,
+    rounds: int | None,
+    quick: bool,
+    common: Mapping[str, Any],
+) -> dict[str, Any]:
     out: dict[str, Any] = {**SETTINGS[setting], **common}
     if subject == "gpate":
         out["generator"] = "gpate"
@@ -124,10 +160,15 @@ def _settings(subject: str, setting: str, *, rounds: int | None, quick: bool,
         # own small-table modification (docs/bugs.md).
         out["generator_options"] = {"small_table": "study"}
     if quick:
-        cap = (QUICK.worst_case_iterations if setting == "worst-case"
-               else QUICK.real_data_iterations)
-        out["generator_options"] = {**out.get("generator_options", {}),
-                                    "max_iterations": cap}
+        cap = (
+            QUICK.worst_case_iterations
+            if setting == "worst-case"
+            else QUICK.real_data_iterations
+        )
+        out["generator_options"] = {
+            **out.get("generator_options", {}),
+            "max_iterations": cap,
+        }
         if out.get("target") == "auto":
             out["candidates"] = QUICK.candidates
             out["selection_rounds"] = QUICK.selection_rounds
@@ -136,10 +177,17 @@ def _settings(subject: str, setting: str, *, rounds: int | None, quick: bool,
     return out
 
 
-def study_plan(*, rounds: int | None = None, quick: bool = False, seed: int = 0,
-               randomness: str | None = None, device: str | None = None,
-               jobs: int | None = None, data_dir: str | None = None,
-               batch_size: int | None = None) -> tuple[StudyAudit, ...]:
+def study_plan(
+    *,
+    rounds: int | None = None,
+    quick: bool = False,
+    seed: int = 0,
+    randomness: str | None = None,
+    device: str | None = None,
+    jobs: int | None = None,
+    data_dir: str | None = None,
+    batch_size: int | None = None,
+) -> tuple[StudyAudit, ...]:
     """The study's audits: each subject of :data:`SUBJECTS` in both settings.
 
     Args:
@@ -157,23 +205,40 @@ def study_plan(*, rounds: int | None = None, quick: bool = False, seed: int = 0,
     Raises:
         InvalidParameterError: ``rounds`` below 5.
     """
-    require(rounds is None or (isinstance(rounds, int) and rounds >= 5), "rounds",
-            "an integer >= 5", rounds)
+    require(
+        rounds is None or (isinstance(rounds, int) and rounds >= 5),
+        "rounds",
+        "an integer >= 5",
+        rounds,
+    )
     common: dict[str, Any] = {"seed": seed}
-    for key, value in (("randomness", randomness), ("device", device), ("jobs", jobs),
-                       ("data_dir", data_dir), ("batch_size", batch_size)):
+    for key, value in (
+        ("randomness", randomness),
+        ("device", device),
+        ("jobs", jobs),
+        ("data_dir", data_dir),
+        ("batch_size", batch_size),
+    ):
         if value is not None:
             common[key] = value
     return tuple(
-        StudyAudit(name=f"{subject}-{setting}", subject=subject, setting=setting,
-                   settings=MappingProxyType(_settings(
-                       subject, setting, rounds=rounds, quick=quick, common=common)),
-                   published=PUBLISHED[setting].get(subject))
-        for subject in SUBJECTS for setting in SETTINGS)
+        StudyAudit(
+            name=f"{subject}-{setting}",
+            subject=subject,
+            setting=setting,
+            settings=MappingProxyType(
+                _settings(subject, setting, rounds=rounds, quick=quick, common=common)
+            ),
+            published=PUBLISHED[setting].get(subject),
+        )
+        for subject in SUBJECTS
+        for setting in SETTINGS
+    )
 
 
-def select_audits(plan: Sequence[StudyAudit], only: Iterable[str] | None
-                  ) -> tuple[StudyAudit, ...]:
+def select_audits(
+    plan: Sequence[StudyAudit], only: Iterable[str] | None
+) -> tuple[StudyAudit, ...]:
     """The audits ``only`` names: subjects (``reference``, ``original``, ...,
     ``gpate``), settings (``worst-case``, ``cervical``) or audit names
     (``original-cervical``). An audit is kept when its name is given, or when it
@@ -192,13 +257,26 @@ def select_audits(plan: Sequence[StudyAudit], only: Iterable[str] | None
     names = {a.name for a in plan}
     known = (*SUBJECTS, *SETTINGS, *sorted(names))
     for word in words:
-        require(word in known, "--only", "a comma-separated list of "
-                + ", ".join((*SUBJECTS, *SETTINGS)) + " or audit names such as "
-                "original-cervical", word)
+        require(
+            word in known,
+            "--only",
+            "a comma-separated list of "
+            + ", ".join((*SUBJECTS, *SETTINGS))
+            + " or audit names such as "
+            "original-cervical",
+            word,
+        )
     subjects = {w for w in words if w in SUBJECTS}
     settings = {w for w in words if w in SETTINGS}
     exact = {w for w in words if w in names}
     by_filter = bool(subjects or settings)
-    return tuple(a for a in plan if a.name in exact or (
-        by_filter and (not subjects or a.subject in subjects)
-        and (not settings or a.setting in settings)))
+    return tuple(
+        a
+        for a in plan
+        if a.name in exact
+        or (
+            by_filter
+            and (not subjects or a.subject in subjects)
+            and (not settings or a.setting in settings)
+        )
+    )

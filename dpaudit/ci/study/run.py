@@ -23,8 +23,14 @@ from dpaudit.ci.study.plan import StudyAudit
 from dpaudit.errors import InvalidParameterError
 from dpaudit.io import write_atomic
 
-__all__ = ["MANIFEST", "StudyOutcome", "StudyRun", "check_manifest", "read_finished",
-           "run_study"]
+__all__ = [
+    "MANIFEST",
+    "StudyOutcome",
+    "StudyRun",
+    "check_manifest",
+    "read_finished",
+    "run_study",
+]
 
 MANIFEST = "study.json"
 """The file in the study's folder recording its options."""
@@ -65,8 +71,9 @@ class StudyRun:
     options: Mapping[str, Any]
 
 
-def check_manifest(out_dir: Path, options: Mapping[str, Any], *, resume: bool,
-                   force: bool) -> None:
+def check_manifest(
+    out_dir: Path, options: Mapping[str, Any], *, resume: bool, force: bool
+) -> None:
     """Checks ``out_dir`` against the study's ``options`` and writes the manifest.
 
     A new study needs an empty (or absent) folder, unless ``force``; a resumed one the
@@ -79,22 +86,31 @@ def check_manifest(out_dir: Path, options: Mapping[str, Any], *, resume: bool,
     if resume:
         if not manifest.is_file():
             raise InvalidParameterError(
-                f"--resume: {str(out_dir)!r} holds no study to resume (no {MANIFEST}).")
+                f"--resume: {str(out_dir)!r} holds no study to resume (no {MANIFEST})."
+            )
         stored = json.loads(manifest.read_text(encoding="utf-8")).get("options", {})
         changed = sorted(k for k in options if stored.get(k) != options[k])
         if changed:
             was = ", ".join(f"{k}={stored.get(k)!r}" for k in changed)
             raise InvalidParameterError(
                 f"--resume: the study in {str(out_dir)!r} ran with {was}; pass the same "
-                "options, or start a new study in another --out.")
+                "options, or start a new study in another --out."
+            )
     elif out_dir.exists() and any(out_dir.iterdir()) and not force:
         raise InvalidParameterError(
             f"output directory {str(out_dir)!r} is not empty: pass --resume to continue "
-            "the study in it, --force to start over, or choose another --out.")
+            "the study in it, --force to start over, or choose another --out."
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(manifest, json.dumps(
-        {"kind": "study", "version": dpaudit.__version__, "options": dict(options)},
-        indent=2, sort_keys=True) + "\n")
+    write_atomic(
+        manifest,
+        json.dumps(
+            {"kind": "study", "version": dpaudit.__version__, "options": dict(options)},
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n",
+    )
 
 
 def _default_runner() -> tuple[Runner, Callable[[Mapping[str, Any]], Any]]:
@@ -109,8 +125,9 @@ def _read_back(directory: Path) -> AuditResult:
     return load_result(directory)
 
 
-def read_finished(plan: Sequence[StudyAudit], out_dir: Path | str
-                  ) -> tuple[StudyOutcome, ...]:
+def read_finished(
+    plan: Sequence[StudyAudit], out_dir: Path | str
+) -> tuple[StudyOutcome, ...]:
     """The audits of ``plan`` already finished under ``out_dir`` (read back), for a
     report that covers the whole study after runs of parts of it (``--only``)."""
     root = Path(out_dir)
@@ -122,8 +139,11 @@ def read_finished(plan: Sequence[StudyAudit], out_dir: Path | str
                 result = _read_back(directory)
             except InvalidParameterError:
                 continue  # a broken folder: the next run of that audit replaces it
-            out.append(StudyOutcome(audit=audit, directory=directory, result=result,
-                                    state="done"))
+            out.append(
+                StudyOutcome(
+                    audit=audit, directory=directory, result=result, state="done"
+                )
+            )
     return tuple(out)
 
 
@@ -133,32 +153,54 @@ def _write_report(directory: Path, result: AuditResult) -> None:
     write_atomic(directory / "report.html", render_html([result]))
 
 
-def _run_one(audit: StudyAudit, directory: Path, *, resume: bool, force: bool,
-             progress: bool, runner: Runner,
-             make_config: Callable[[Mapping[str, Any]], Any]) -> StudyOutcome:
+def _run_one(
+    audit: StudyAudit,
+    directory: Path,
+    *,
+    resume: bool,
+    force: bool,
+    progress: bool,
+    runner: Runner,
+    make_config: Callable[[Mapping[str, Any]], Any],
+) -> StudyOutcome:
     started = time.perf_counter()
     state = "ran"
     try:
         if resume and (directory / RESULT_FILE).is_file():
-            return StudyOutcome(audit=audit, directory=directory,
-                                result=_read_back(directory), state="done")
+            return StudyOutcome(
+                audit=audit,
+                directory=directory,
+                result=_read_back(directory),
+                state="done",
+            )
         config = make_config(dict(audit.settings))
         if resume and (directory / STORE_FILE).is_file():
             state = "resumed"
             result = runner(config, out_dir=directory, resume=True, progress=progress)
         else:
-            result = runner(config, out_dir=directory, force=force or resume,
-                            progress=progress)
+            result = runner(
+                config, out_dir=directory, force=force or resume, progress=progress
+            )
         from dpaudit.reports.model import attach_directory
 
         result = attach_directory(result, directory)
         _write_report(directory, result)
     except Exception as err:  # recorded; the other audits still run
-        return StudyOutcome(audit=audit, directory=directory, result=None,
-                            error=f"{type(err).__name__}: {err}",
-                            seconds=time.perf_counter() - started, state="error")
-    return StudyOutcome(audit=audit, directory=directory, result=result,
-                        seconds=time.perf_counter() - started, state=state)
+        return StudyOutcome(
+            audit=audit,
+            directory=directory,
+            result=None,
+            error=f"{type(err).__name__}: {err}",
+            seconds=time.perf_counter() - started,
+            state="error",
+        )
+    return StudyOutcome(
+        audit=audit,
+        directory=directory,
+        result=result,
+        seconds=time.perf_counter() - started,
+        state=state,
+    )
 
 
 def _log_line(i: int, n: int, outcome: StudyOutcome) -> str:
@@ -168,16 +210,25 @@ def _log_line(i: int, n: int, outcome: StudyOutcome) -> str:
     text = head + f"{outcome.result.verdict.value} {power_text(outcome.result)}"
     if outcome.state == "done":
         return text + " (finished earlier; read back)"
-    return text + f" in {outcome.seconds:.1f} s" + (
-        " (resumed)" if outcome.state == "resumed" else "")
+    return (
+        text
+        + f" in {outcome.seconds:.1f} s"
+        + (" (resumed)" if outcome.state == "resumed" else "")
+    )
 
 
-def run_study(plan: Sequence[StudyAudit], *, out_dir: Path | str,
-              options: Mapping[str, Any], resume: bool = False, force: bool = False,
-              progress: bool = False, log: Callable[[str], None] | None = None,
-              runner: Runner | None = None,
-              make_config: Callable[[Mapping[str, Any]], Any] | None = None
-              ) -> StudyRun:
+def run_study(
+    plan: Sequence[StudyAudit],
+    *,
+    out_dir: Path | str,
+    options: Mapping[str, Any],
+    resume: bool = False,
+    force: bool = False,
+    progress: bool = False,
+    log: Callable[[str], None] | None = None,
+    runner: Runner | None = None,
+    make_config: Callable[[Mapping[str, Any]], Any] | None = None,
+) -> StudyRun:
     """Runs (or resumes) the audits of ``plan`` under ``out_dir``.
 
     Every audit's configuration is built first, so a bad setting stops the study
@@ -215,12 +266,25 @@ def run_study(plan: Sequence[StudyAudit], *, out_dir: Path | str,
     outcomes = []
     for i, audit in enumerate(plan, start=1):
         if log is not None:
-            log(f"[{i}/{len(plan)}] {audit.name}: {audit.experiment}, "
-                f"{audit.settings.get('rounds')} rounds per world ...")
-        outcome = _run_one(audit, root / audit.name, resume=resume, force=force,
-                           progress=progress, runner=runner, make_config=make_config)
+            log(
+                f"[{i}/{len(plan)}] {audit.name}: {audit.experiment}, "
+                f"{audit.settings.get('rounds')} rounds per world ..."
+            )
+        outcome = _run_one(
+            audit,
+            root / audit.name,
+            resume=resume,
+            force=force,
+            progress=progress,
+            runner=runner,
+            make_config=make_config,
+        )
         outcomes.append(outcome)
         if log is not None:
             log(_log_line(i, len(plan), outcome))
-    return StudyRun(outcomes=tuple(outcomes), out_dir=root, options=dict(options),
-                    wall_seconds=time.perf_counter() - started)
+    return StudyRun(
+        outcomes=tuple(outcomes),
+        out_dir=root,
+        options=dict(options),
+        wall_seconds=time.perf_counter() - started,
+    )

@@ -76,7 +76,10 @@ def _check_conversion(conversion: str) -> Conversion:
 
 
 def epsilon_per_order(
-    rdp: ArrayLike, *, delta: float, orders: ArrayLike = RDP_ORDERS,
+    rdp: ArrayLike,
+    *,
+    delta: float,
+    orders: ArrayLike = RDP_ORDERS,
     conversion: Conversion = "improved",
 ) -> FloatArray:
     """The epsilon each order gives for an RDP curve (before the minimum over orders).
@@ -112,7 +115,10 @@ def epsilon_per_order(
 
 
 def epsilon_from_rdp(
-    rdp: ArrayLike, *, delta: float, orders: ArrayLike = RDP_ORDERS,
+    rdp: ArrayLike,
+    *,
+    delta: float,
+    orders: ArrayLike = RDP_ORDERS,
     conversion: Conversion = "improved",
 ) -> FloatArray:
     """An ``(epsilon, delta)``-DP guarantee from an RDP curve: the minimum over the last
@@ -134,7 +140,10 @@ def epsilon_from_rdp(
 
 
 def optimal_order(
-    rdp: ArrayLike, *, delta: float, orders: ArrayLike = RDP_ORDERS,
+    rdp: ArrayLike,
+    *,
+    delta: float,
+    orders: ArrayLike = RDP_ORDERS,
     conversion: Conversion = "improved",
 ) -> FloatArray:
     """The order at which :func:`epsilon_from_rdp` attains its minimum.
@@ -176,7 +185,8 @@ def moments_offset(
     kind = _check_conversion(conversion)
     if not (isinstance(num_orders, int) and num_orders >= 1):
         raise InvalidParameterError(
-            f"`num_orders` must be an integer >= 1. Got {num_orders!r}.")
+            f"`num_orders` must be an integer >= 1. Got {num_orders!r}."
+        )
     d = np.asarray(delta, dtype=np.float64)
     if not np.all((d > 0) & (d < 1)):
         raise InvalidParameterError(f"`delta` must be in (0, 1). Got {delta!r}.")
@@ -184,8 +194,9 @@ def moments_offset(
     ls = np.arange(1, num_orders + 1, dtype=np.float64)
     if kind == "classic":
         return np.broadcast_to(log_inv_delta, (*d.shape, num_orders)).copy()
-    return np.asarray(log_inv_delta - np.log1p(ls) + ls * np.log(ls / (ls + 1.0)),
-                      dtype=np.float64)
+    return np.asarray(
+        log_inv_delta - np.log1p(ls) + ls * np.log(ls / (ls + 1.0)), dtype=np.float64
+    )
 
 
 def epsilon_from_moments(

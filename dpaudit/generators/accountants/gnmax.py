@@ -46,10 +46,16 @@ FloatArray = NDArray[np.float64]
 # check passes is Papernot et al.'s accounting; for one fixed order it is an RDP
 # filter (Feldman and Zrnic 2021). All functions below are pure: float64, no RNG.
 
+
 def _check_sigma(name: str, value: float) -> float:
-    if not (isinstance(value, int | float | np.floating) and math.isfinite(value)
-            and value > 0):
-        raise InvalidParameterError(f"`{name}` must be a positive number. Got {value!r}.")
+    if not (
+        isinstance(value, int | float | np.floating)
+        and math.isfinite(value)
+        and value > 0
+    ):
+        raise InvalidParameterError(
+            f"`{name}` must be a positive number. Got {value!r}."
+        )
     return float(value)
 
 
@@ -66,8 +72,9 @@ def threshold_rdp(orders: ArrayLike = RDP_ORDERS, *, sigma1: float) -> FloatArra
     return _orders(orders) / (2.0 * _check_sigma("sigma1", sigma1) ** 2)
 
 
-def gnmax_rdp_data_independent(orders: ArrayLike = RDP_ORDERS, *,
-                               sigma2: float) -> FloatArray:
+def gnmax_rdp_data_independent(
+    orders: ArrayLike = RDP_ORDERS, *, sigma2: float
+) -> FloatArray:
     """Data-independent RDP of one GNMax answer: ``a / sigma2^2``.
 
     Papernot et al. 2018, Prop. 8 (a Gaussian mechanism on a histogram with L2
@@ -80,7 +87,11 @@ def gnmax_rdp_data_independent(orders: ArrayLike = RDP_ORDERS, *,
 
 
 def confident_gnmax_rdp_data_independent(
-    num_queries: ArrayLike, num_answered: ArrayLike, *, sigma1: float, sigma2: float,
+    num_queries: ArrayLike,
+    num_answered: ArrayLike,
+    *,
+    sigma1: float,
+    sigma2: float,
     orders: ArrayLike = RDP_ORDERS,
 ) -> FloatArray:
     """Composed data-independent RDP of ``num_queries`` threshold checks, of which
@@ -100,8 +111,9 @@ def confident_gnmax_rdp_data_independent(
             "`num_answered` must be in [0, num_queries]. "
             f"Got {num_answered!r} of {num_queries!r}."
         )
-    return (queries * threshold_rdp(orders, sigma1=sigma1)
-            + answered * gnmax_rdp_data_independent(orders, sigma2=sigma2))
+    return queries * threshold_rdp(
+        orders, sigma1=sigma1
+    ) + answered * gnmax_rdp_data_independent(orders, sigma2=sigma2)
 
 
 def gnmax_log_error_bound(
@@ -204,7 +216,9 @@ def gnmax_rdp_data_dependent(
     a = _orders(orders)
     lq = np.asarray(log_q, dtype=np.float64)[..., None]
     if np.any(lq > 0) or np.any(np.isnan(lq)):
-        raise InvalidParameterError(f"`log_q` must be <= 0 (a log-probability). Got {log_q!r}.")
+        raise InvalidParameterError(
+            f"`log_q` must be <= 0 (a log-probability). Got {log_q!r}."
+        )
     variance = sigma2**2
     independent = np.broadcast_to(a / variance, (*lq.shape[:-1], a.size))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -216,16 +230,22 @@ def gnmax_rdp_data_dependent(
             & (mu2 > 1.0)
             & (a < mu1)
             & (-lq > eps2)
-            & (lq <= (mu2 - 1.0) * eps2
-               - mu2 * (np.log(mu1 / (mu1 - 1.0)) + np.log(mu2 / (mu2 - 1.0))))
+            & (
+                lq
+                <= (mu2 - 1.0) * eps2
+                - mu2 * (np.log(mu1 / (mu1 - 1.0)) + np.log(mu2 / (mu2 - 1.0)))
+            )
         )
         log_1mq = _log1mexp(lq)
         log_a = log_1mq - _log1mexp((lq + eps2) * (1.0 - 1.0 / mu2))
         log_b = eps1 - lq / (mu1 - 1.0)
         log_sum = np.logaddexp(log_1mq + (a - 1.0) * log_a, lq + (a - 1.0) * log_b)
         dependent = log_sum / (a - 1.0)
-    out = np.where(applicable & np.isfinite(dependent),
-                   np.minimum(independent, dependent), independent)
+    out = np.where(
+        applicable & np.isfinite(dependent),
+        np.minimum(independent, dependent),
+        independent,
+    )
     # q = 0: the output is fixed, so the answer costs nothing.
     out = np.where(np.isneginf(lq), 0.0, out)
     return np.maximum(out, 0.0)
@@ -250,9 +270,14 @@ def compress_vote_histograms(
     """
     c = np.asarray(counts, dtype=np.int64)
     if c.ndim != 2:
-        raise InvalidParameterError(f"`counts` must be 2-D [n, classes]. Got shape {c.shape}.")
-    w = (np.ones(c.shape[0], dtype=np.int64) if weights is None
-         else np.asarray(weights, dtype=np.int64))
+        raise InvalidParameterError(
+            f"`counts` must be 2-D [n, classes]. Got shape {c.shape}."
+        )
+    w = (
+        np.ones(c.shape[0], dtype=np.int64)
+        if weights is None
+        else np.asarray(weights, dtype=np.int64)
+    )
     if c.shape[0] == 0:
         return np.zeros((0, c.shape[1]), dtype=np.int64), np.zeros(0, dtype=np.int64)
     rows = -np.sort(-c, axis=1)
@@ -302,8 +327,10 @@ class ConfidentGnmaxLedger:
             raise InvalidParameterError(
                 f"`num_queries` must be an integer >= 0. Got {self.num_queries!r}."
             )
-        if not (isinstance(self.num_answered, int)
-                and 0 <= self.num_answered <= self.num_queries):
+        if not (
+            isinstance(self.num_answered, int)
+            and 0 <= self.num_answered <= self.num_queries
+        ):
             raise InvalidParameterError(
                 f"`num_answered` must be an integer in [0, {self.num_queries}]. "
                 f"Got {self.num_answered!r}."
@@ -347,13 +374,17 @@ class ConfidentGnmaxLedger:
             num_classes=int(obj["num_classes"]),
             num_queries=int(obj["num_queries"]),
             num_answered=int(obj["num_answered"]),
-            top_counts=tuple(tuple(int(c) for c in row) for row in obj.get("top_counts", [])),
+            top_counts=tuple(
+                tuple(int(c) for c in row) for row in obj.get("top_counts", [])
+            ),
             multiplicity=tuple(int(m) for m in obj.get("multiplicity", [])),
         )
 
 
 def confident_gnmax_rdp(
-    ledger: ConfidentGnmaxLedger, *, data_dependent: bool = False,
+    ledger: ConfidentGnmaxLedger,
+    *,
+    data_dependent: bool = False,
     orders: ArrayLike = RDP_ORDERS,
 ) -> FloatArray:
     """Composed RDP of a Confident-GNMax ledger at each order.
@@ -376,7 +407,8 @@ def confident_gnmax_rdp(
     threshold = ledger.num_queries * threshold_rdp(a, sigma1=ledger.sigma1)
     if not data_dependent:
         return threshold + ledger.num_answered * gnmax_rdp_data_independent(
-            a, sigma2=ledger.sigma2)
+            a, sigma2=ledger.sigma2
+        )
     if not ledger.has_histograms:
         raise UnsupportedEventError(
             "the data-dependent Confident-GNMax bound needs the vote histograms of the "
@@ -392,18 +424,21 @@ def confident_gnmax_rdp(
     for m in np.unique(lengths):
         pick = np.flatnonzero(lengths == m)
         rows = np.array([ledger.top_counts[i] for i in pick], dtype=np.float64)
-        log_q = gnmax_log_error_bound(rows, sigma2=ledger.sigma2,
-                                      num_classes=ledger.num_classes)
+        log_q = gnmax_log_error_bound(
+            rows, sigma2=ledger.sigma2, num_classes=ledger.num_classes
+        )
         rdp = gnmax_rdp_data_dependent(log_q, sigma2=ledger.sigma2, orders=a)
         total = total + mult[pick] @ rdp
     return threshold + total
 
 
-
-
 def confident_gnmax_epsilon(
-    ledger: ConfidentGnmaxLedger, *, delta: float, data_dependent: bool = False,
-    orders: ArrayLike = RDP_ORDERS, conversion: Conversion = "improved",
+    ledger: ConfidentGnmaxLedger,
+    *,
+    delta: float,
+    data_dependent: bool = False,
+    orders: ArrayLike = RDP_ORDERS,
+    conversion: Conversion = "improved",
 ) -> float:
     """Epsilon of a Confident-GNMax ledger at ``delta`` (0 when nothing was asked).
 
@@ -420,12 +455,19 @@ def confident_gnmax_epsilon(
     if ledger.num_queries == 0:
         return 0.0
     rdp = confident_gnmax_rdp(ledger, data_dependent=data_dependent, orders=orders)
-    return float(epsilon_from_rdp(rdp, delta=delta, orders=orders, conversion=conversion))
+    return float(
+        epsilon_from_rdp(rdp, delta=delta, orders=orders, conversion=conversion)
+    )
 
 
 def calibrate_confident_gnmax_sigmas(
-    *, epsilon: float, delta: float, num_queries: int, ratio: float = 2.5,
-    orders: ArrayLike = RDP_ORDERS, conversion: Conversion = "improved",
+    *,
+    epsilon: float,
+    delta: float,
+    num_queries: int,
+    ratio: float = 2.5,
+    orders: ArrayLike = RDP_ORDERS,
+    conversion: Conversion = "improved",
 ) -> tuple[float, float]:
     """The smallest ``(sigma1, sigma2) = (ratio * s, s)`` whose data-independent epsilon
     for ``num_queries`` Confident-GNMax queries, all answered, is ``epsilon``.
@@ -448,24 +490,35 @@ def calibrate_confident_gnmax_sigmas(
     from scipy.optimize import brentq
 
     if not (math.isfinite(epsilon) and epsilon > 0):
-        raise InvalidParameterError(f"`epsilon` must be a positive number. Got {epsilon!r}.")
+        raise InvalidParameterError(
+            f"`epsilon` must be a positive number. Got {epsilon!r}."
+        )
     if not (isinstance(num_queries, int) and num_queries >= 1):
         raise InvalidParameterError(
-            f"`num_queries` must be a positive integer. Got {num_queries!r}.")
+            f"`num_queries` must be a positive integer. Got {num_queries!r}."
+        )
     if not (math.isfinite(ratio) and ratio > 0):
-        raise InvalidParameterError(f"`ratio` must be a positive number. Got {ratio!r}.")
+        raise InvalidParameterError(
+            f"`ratio` must be a positive number. Got {ratio!r}."
+        )
 
     def gap(log_sigma: float) -> float:
         s = math.exp(log_sigma)
         rdp = confident_gnmax_rdp_data_independent(
-            num_queries, num_queries, sigma1=ratio * s, sigma2=s, orders=orders)
-        return float(epsilon_from_rdp(rdp, delta=delta, orders=orders,
-                                      conversion=conversion)) - epsilon
+            num_queries, num_queries, sigma1=ratio * s, sigma2=s, orders=orders
+        )
+        return (
+            float(
+                epsilon_from_rdp(rdp, delta=delta, orders=orders, conversion=conversion)
+            )
+            - epsilon
+        )
 
     lo, hi = math.log(1e-6), math.log(1e12)
     if gap(hi) > 0:
         raise InvalidParameterError(
             f"No noise scale reaches `epsilon`={epsilon!r} at `delta`={delta!r} with the "
-            "orders given: raise epsilon or delta.")
+            "orders given: raise epsilon or delta."
+        )
     s2 = math.exp(brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12))
     return ratio * s2, s2

@@ -66,9 +66,13 @@ class MomentsAccountantSpec:
 
     def __post_init__(self) -> None:
         if not (self.lam > 0 and math.isfinite(self.lam)):
-            raise InvalidParameterError(f"`lam` must be a positive number. Got {self.lam!r}.")
+            raise InvalidParameterError(
+                f"`lam` must be a positive number. Got {self.lam!r}."
+            )
         if not (isinstance(self.orders, int) and self.orders >= 1):
-            raise InvalidParameterError(f"`orders` must be an integer >= 1. Got {self.orders!r}.")
+            raise InvalidParameterError(
+                f"`orders` must be an integer >= 1. Got {self.orders!r}."
+            )
 
 
 def error_bound(gap: ArrayLike, *, lam: float) -> FloatArray:
@@ -142,7 +146,10 @@ def moments_from_gap_counts(
 
 
 def pate_gan_epsilon(
-    gap_counts: ArrayLike, spec: MomentsAccountantSpec, *, delta: float,
+    gap_counts: ArrayLike,
+    spec: MomentsAccountantSpec,
+    *,
+    delta: float,
     conversion: Conversion = "classic",
 ) -> FloatArray:
     """Epsilon of a PATE-GAN ledger (a histogram of vote gaps).
@@ -156,12 +163,14 @@ def pate_gan_epsilon(
     >>> round(float(pate_gan_epsilon([0, 0, 0, 0, 0, 0], spec, delta=1e-5)), 6)
     0.115129
     """
-    return epsilon_from_moments(moments_from_gap_counts(gap_counts, spec), delta=delta,
-                                conversion=conversion)
+    return epsilon_from_moments(
+        moments_from_gap_counts(gap_counts, spec), delta=delta, conversion=conversion
+    )
 
 
-def max_queries_data_independent(*, lam: float, orders: int, epsilon: float,
-                                 delta: float) -> int:
+def max_queries_data_independent(
+    *, lam: float, orders: int, epsilon: float, delta: float
+) -> int:
     """The largest number of queries whose data-independent epsilon stays <= epsilon."""
     di = data_independent_increment(lam=lam, orders=orders)
     ls = np.arange(1, orders + 1, dtype=np.float64)
@@ -174,4 +183,3 @@ def ledger_summary(gap_counts: ArrayLike) -> dict[str, Any]:
     """JSON form of a gap-count ledger."""
     counts = np.asarray(gap_counts, dtype=np.int64)
     return {"gap_counts": counts.tolist(), "queries": int(counts.sum())}
-

@@ -37,8 +37,9 @@ def dp_accounting_epsilon(rdp: ArrayLike, *, delta: float, orders: ArrayLike) ->
     a = _orders(orders)
     r = np.asarray(rdp, dtype=np.float64)
     require(r.shape == a.shape, "rdp", f"a 1-D array of {a.size} values", r.shape)
-    eps, _ = rdp_privacy_accountant.compute_epsilon(a.tolist(), r.tolist(),
-                                                    _check_delta(delta))
+    eps, _ = rdp_privacy_accountant.compute_epsilon(
+        a.tolist(), r.tolist(), _check_delta(delta)
+    )
     return float(eps)
 
 
@@ -47,23 +48,40 @@ def confident_gnmax_dp_event(
 ) -> dp_accounting.DpEvent:
     """The data-independent Confident-GNMax ledger as a dp-accounting event:
     ``num_queries`` threshold checks and ``num_answered`` GNMax answers."""
-    require(isinstance(num_queries, int) and num_queries >= 0, "num_queries",
-            "an integer >= 0", num_queries)
-    require(isinstance(num_answered, int) and 0 <= num_answered <= num_queries,
-            "num_answered", f"an integer in [0, {num_queries}]", num_answered)
+    require(
+        isinstance(num_queries, int) and num_queries >= 0,
+        "num_queries",
+        "an integer >= 0",
+        num_queries,
+    )
+    require(
+        isinstance(num_answered, int) and 0 <= num_answered <= num_queries,
+        "num_answered",
+        f"an integer in [0, {num_queries}]",
+        num_answered,
+    )
     require(math.isfinite(sigma1) and sigma1 > 0, "sigma1", "a positive number", sigma1)
     require(math.isfinite(sigma2) and sigma2 > 0, "sigma2", "a positive number", sigma2)
-    return dp_accounting.ComposedDpEvent([
-        dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma1),
-                                          num_queries),
-        dp_accounting.SelfComposedDpEvent(
-            dp_accounting.GaussianDpEvent(sigma2 / math.sqrt(2.0)), num_answered),
-    ])
+    return dp_accounting.ComposedDpEvent(
+        [
+            dp_accounting.SelfComposedDpEvent(
+                dp_accounting.GaussianDpEvent(sigma1), num_queries
+            ),
+            dp_accounting.SelfComposedDpEvent(
+                dp_accounting.GaussianDpEvent(sigma2 / math.sqrt(2.0)), num_answered
+            ),
+        ]
+    )
 
 
 def confident_gnmax_epsilon_dp_accounting(
-    num_queries: int, num_answered: int, *, sigma1: float, sigma2: float,
-    delta: float, orders: Sequence[float] | None = None,
+    num_queries: int,
+    num_answered: int,
+    *,
+    sigma1: float,
+    sigma2: float,
+    delta: float,
+    orders: Sequence[float] | None = None,
 ) -> tuple[float, float]:
     """``(epsilon, optimal order)`` of the data-independent ledger by dp-accounting's
     ``RdpAccountant`` (its default orders unless ``orders`` is given).
@@ -74,7 +92,10 @@ def confident_gnmax_epsilon_dp_accounting(
     (0.9901, 18.0)
     """
     accountant = rdp_privacy_accountant.RdpAccountant(orders)
-    accountant.compose(confident_gnmax_dp_event(num_queries, num_answered,
-                                                sigma1=sigma1, sigma2=sigma2))
+    accountant.compose(
+        confident_gnmax_dp_event(
+            num_queries, num_answered, sigma1=sigma1, sigma2=sigma2
+        )
+    )
     eps, order = accountant.get_epsilon_and_optimal_order(_check_delta(delta))
     return float(eps), float(order)

@@ -22,9 +22,13 @@ def accepts_epsilon(cls: type) -> bool:
         parameters = inspect.signature(cls).parameters
     except (TypeError, ValueError):
         return True
-    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()) or (
-        "epsilon" in parameters and parameters["epsilon"].kind in (
-            inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+    return any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    ) or (
+        "epsilon" in parameters
+        and parameters["epsilon"].kind
+        in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    )
 
 
 def accepts_public_seed(method: Callable[..., Any]) -> bool:
@@ -36,13 +40,17 @@ def accepts_public_seed(method: Callable[..., Any]) -> bool:
         return False
     parameter = parameters.get(PUBLIC_SEED)
     return parameter is not None and parameter.kind in (
-        inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
 
 
 def supports_public_seed(cls: type) -> bool:
     """Whether the plug-in class opts in to public randomness: both its ``fit`` and its
     ``sample`` accept ``public_seed``."""
-    return all(accepts_public_seed(getattr(cls, method)) for method in ("fit", "sample"))
+    return all(
+        accepts_public_seed(getattr(cls, method)) for method in ("fit", "sample")
+    )
 
 
 def contract_problem(cls: Any, name: str) -> str | None:
@@ -50,13 +58,19 @@ def contract_problem(cls: Any, name: str) -> str | None:
     ``__init__`` accepts ``epsilon`` and ``delta``, with callable ``fit`` and
     ``sample``."""
     if not isinstance(cls, type):
-        return (f"generator {name!r} is a {type(cls).__name__}, not a class; name the "
-                "plug-in's class (see docs/plugins.md).")
+        return (
+            f"generator {name!r} is a {type(cls).__name__}, not a class; name the "
+            "plug-in's class (see docs/plugins.md)."
+        )
     if not accepts_epsilon(cls):
-        return (f"generator {name!r} breaks the plug-in contract: its `__init__` must "
-                "accept the keyword arguments `epsilon` and `delta` (see docs/plugins.md).")
+        return (
+            f"generator {name!r} breaks the plug-in contract: its `__init__` must "
+            "accept the keyword arguments `epsilon` and `delta` (see docs/plugins.md)."
+        )
     missing = [m for m in ("fit", "sample") if not callable(getattr(cls, m, None))]
     if missing:
-        return (f"generator {name!r} breaks the plug-in contract: missing method(s) "
-                f"{missing} (see docs/plugins.md).")
+        return (
+            f"generator {name!r} breaks the plug-in contract: missing method(s) "
+            f"{missing} (see docs/plugins.md)."
+        )
     return None

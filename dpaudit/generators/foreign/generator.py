@@ -52,13 +52,16 @@ def _raise(reply: dict[str, Any], name: str) -> None:
     else:
         return
     if reply.get("traceback"):
-        err.add_note("The plug-in's traceback (in its worker process):\n"
-                     + str(reply["traceback"]))
+        err.add_note(
+            "The plug-in's traceback (in its worker process):\n"
+            + str(reply["traceback"])
+        )
     raise err
 
 
-def describe(plugin: str, name: str, options: WorkerOptions, *,
-             entry_point: bool = False) -> dict[str, Any]:
+def describe(
+    plugin: str, name: str, options: WorkerOptions, *, entry_point: bool = False
+) -> dict[str, Any]:
     """What the worker found importing ``plugin``: ``{"public_seed": bool}``
     (cached per worker settings and plug-in).
 
@@ -72,9 +75,17 @@ def describe(plugin: str, name: str, options: WorkerOptions, *,
         found = _DESCRIPTIONS.get(key)
     if found is None:
         worker = worker_for_thread(options)
-        found, _ = worker.request({"op": "describe", "plugin": plugin, "name": name,
-                                   "entry_point": entry_point},
-                                  what="importing its module", name=name, options=options)
+        found, _ = worker.request(
+            {
+                "op": "describe",
+                "plugin": plugin,
+                "name": name,
+                "entry_point": entry_point,
+            },
+            what="importing its module",
+            name=name,
+            options=options,
+        )
         with _DESCRIBE_LOCK:
             _DESCRIPTIONS[key] = found
     _raise(found, name)
@@ -95,15 +106,23 @@ class ForeignGenerator:
             its options); JSON-able.
     """
 
-    def __init__(self, plugin: str, name: str, *, worker: WorkerOptions | None = None,
-                 entry_point: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        plugin: str,
+        name: str,
+        *,
+        worker: WorkerOptions | None = None,
+        entry_point: bool = False,
+        **kwargs: Any,
+    ) -> None:
         for key, value in kwargs.items():
             try:
                 json.dumps(value, allow_nan=False)
             except (TypeError, ValueError) as err:
                 raise InvalidParameterError(
                     f"`--option {key}` of generator {name!r} must be a JSON value "
-                    f"(number, string, boolean, list or table). Got {value!r}.") from err
+                    f"(number, string, boolean, list or table). Got {value!r}."
+                ) from err
         self.plugin, self.name, self.kwargs = plugin, name, kwargs
         self.options = worker or WorkerOptions()
         # The worker imports the plug-in and checks the contract now (once per
@@ -116,13 +135,25 @@ class ForeignGenerator:
         ``public_seed`` (read by the worker; the class is never imported here)."""
         return bool(describe(self.plugin, self.name, self.options)["public_seed"])
 
-    def _request(self, worker: Worker, header: dict[str, Any], blobs: list[bytes],
-                 what: str) -> tuple[dict[str, Any], list[bytes]]:
-        return worker.request({**header, "plugin": self.plugin, "name": self.name},
-                              blobs, what=what, name=self.name, options=self.options)
+    def _request(
+        self, worker: Worker, header: dict[str, Any], blobs: list[bytes], what: str
+    ) -> tuple[dict[str, Any], list[bytes]]:
+        return worker.request(
+            {**header, "plugin": self.plugin, "name": self.name},
+            blobs,
+            what=what,
+            name=self.name,
+            options=self.options,
+        )
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
-            public_rng: Rngs | None = None) -> Self:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: Domain,
+        rng: Rngs,
+        public_rng: Rngs | None = None,
+    ) -> Self:
         """Constructs and fits the plug-in in this thread's worker; reads and checks
         its ``privacy_claim``.
 
@@ -136,9 +167,13 @@ class ForeignGenerator:
         data_id = frame_id(spec, blobs)
         model = next(worker.models)
         header: dict[str, Any] = {
-            "op": "fit", "kwargs": self.kwargs, "domain": domain.to_json(),
-            "seeds": plugin_seeds(public, rng, public_rng), "model": model,
-            "data": data_id}
+            "op": "fit",
+            "kwargs": self.kwargs,
+            "domain": domain.to_json(),
+            "seeds": plugin_seeds(public, rng, public_rng),
+            "model": model,
+            "data": data_id,
+        }
         if data_id in worker.data_ids:
             blobs = []
         else:
@@ -154,19 +189,23 @@ class ForeignGenerator:
             raise PluginError(
                 f"generator {self.name!r} breaks the plug-in contract: after fit, "
                 "`privacy_claim` must be a dict with 'epsilon', 'delta' and "
-                f"'accountant'. Got {reply['claim_type']}.")
+                f"'accountant'. Got {reply['claim_type']}."
+            )
         if "claim_error" in reply:
             raise PluginError(
                 f"generator {self.name!r} breaks the plug-in contract: "
                 f"`privacy_claim[{reply['claim_error']}]` must be a JSON value under a "
                 "string key (number, string, boolean, null, list or dict of them). Got a "
-                f"{reply['claim_value_type']}.")
+                f"{reply['claim_value_type']}."
+            )
         self.columns_ = list(data.columns)
         self.domain_ = domain
         self.claim_ = check_claim(reply["claim"], self.name)
         return self
 
-    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+    ) -> pd.DataFrame:
         """``n`` rows from the fitted plug-in, checked
         (:func:`~dpaudit.generators.plugins.check_release`).
 
@@ -179,15 +218,20 @@ class ForeignGenerator:
             raise NotFittedError("call `fit` first.")
         if not hasattr(self, "worker_"):
             raise NotFittedError("the model was forgotten (`forget`); fit again.")
-        header = {"op": "sample", "model": self.model_, "n": int(n),
-                  "seeds": plugin_seeds(self.supports_public_randomness, rng, public_rng)}
+        header = {
+            "op": "sample",
+            "model": self.model_,
+            "n": int(n),
+            "seeds": plugin_seeds(self.supports_public_randomness, rng, public_rng),
+        }
         reply, blobs = self._request(self.worker_, header, [], "sample")
         _raise(reply, self.name)
         if "release_type" in reply:
             raise PluginError(
                 f"generator {self.name!r} breaks the plug-in contract: `sample` must "
                 f"return a DataFrame with columns {self.columns_}. Got "
-                f"{reply['release_type']}.")
+                f"{reply['release_type']}."
+            )
         out = wire.decode_frame(reply["frame"], blobs)
         return check_release(out, self.name, columns=self.columns_, domain=self.domain_)
 

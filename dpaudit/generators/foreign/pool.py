@@ -63,14 +63,16 @@ class WorkerGone(Exception):
 
 # -------------------------------------------------------------------- spawning
 
+
 class _Spawner:
     """Starts every worker from one long-lived thread: ``PR_SET_PDEATHSIG`` fires when
     the *thread* that created a process ends, so workers created by short-lived
     joblib threads would die with them."""
 
     def __init__(self) -> None:
-        self.requests: queue.Queue[tuple[list[str], dict[str, Any], Future[Any]]] = \
+        self.requests: queue.Queue[tuple[list[str], dict[str, Any], Future[Any]]] = (
             queue.Queue()
+        )
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
 
@@ -85,8 +87,9 @@ class _Spawner:
     def popen(self, args: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
         with self.lock:
             if self.thread is None or not self.thread.is_alive():
-                self.thread = threading.Thread(target=self._loop, daemon=True,
-                                               name="dpaudit-foreign-spawner")
+                self.thread = threading.Thread(
+                    target=self._loop, daemon=True, name="dpaudit-foreign-spawner"
+                )
                 self.thread.start()
         future: Future[Any] = Future()
         self.requests.put((args, kwargs, future))
@@ -134,22 +137,30 @@ def check_python(python: str) -> None:
             problem = "is not an executable file"
         else:
             try:
-                done = subprocess.run([python, "-c", "import numpy, pandas"],
-                                      capture_output=True, text=True, timeout=120,
-                                      check=False, stdin=subprocess.DEVNULL)
+                done = subprocess.run(
+                    [python, "-c", "import numpy, pandas"],
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    check=False,
+                    stdin=subprocess.DEVNULL,
+                )
             except (OSError, subprocess.TimeoutExpired) as err:
                 problem = f"cannot be run ({type(err).__name__}: {err})"
             else:
                 if done.returncode != 0:
                     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
-                    last = lines[-1].strip() if lines else f"exit code {done.returncode}"
+                    last = (
+                        lines[-1].strip() if lines else f"exit code {done.returncode}"
+                    )
                     problem = f"cannot import numpy and pandas ({last})"
         _CHECKED[python] = problem
     problem = _CHECKED[python]
     if problem is not None:
         raise InvalidParameterError(
             f"`--python` {python!r} {problem}; name an interpreter with numpy and "
-            "pandas installed (and the generator's library).")
+            "pandas installed (and the generator's library)."
+        )
 
 
 _USER_PATHS: dict[tuple[str, ...], str] = {}
@@ -166,9 +177,17 @@ def user_paths() -> str:
     if found is None:
         import site
 
-        installed = {os.path.realpath(p) for p in (
-            sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(),
-            site.getusersitepackages()) if p}
+        installed = {
+            os.path.realpath(p)
+            for p in (
+                sys.prefix,
+                sys.base_prefix,
+                sys.exec_prefix,
+                *site.getsitepackages(),
+                site.getusersitepackages(),
+            )
+            if p
+        }
         folders = []
         for entry in current:
             path = os.path.realpath(entry or os.getcwd())
@@ -183,11 +202,16 @@ def user_paths() -> str:
 
 def worker_key(options: WorkerOptions) -> WorkerKey:
     """Workers are shared by the settings their process depends on."""
-    return (options.python or sys.executable, os.environ.get("PYTHONPATH", ""),
-            os.getcwd(), user_paths())
+    return (
+        options.python or sys.executable,
+        os.environ.get("PYTHONPATH", ""),
+        os.getcwd(),
+        user_paths(),
+    )
 
 
 # ---------------------------------------------------------------------- workers
+
 
 class Worker:
     """One worker process and its pipes; requests are serialised by a lock."""
@@ -203,22 +227,34 @@ class Worker:
         self.models = itertools.count()
         self.stopped = False
         log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - kept open for the worker
-            prefix="dpaudit-worker-", suffix=".log", delete=False)
+            prefix="dpaudit-worker-", suffix=".log", delete=False
+        )
         self.log_path = Path(log.name)
-        env = {**os.environ, "DPAUDIT_WORKER_PATH": _worker_path(),
-               "DPAUDIT_WORKER_PARENT": str(os.getpid()), "DPAUDIT_WORKER_SYSPATH": paths}
+        env = {
+            **os.environ,
+            "DPAUDIT_WORKER_PATH": _worker_path(),
+            "DPAUDIT_WORKER_PARENT": str(os.getpid()),
+            "DPAUDIT_WORKER_SYSPATH": paths,
+        }
         env.setdefault("OMP_NUM_THREADS", "1")  # one core per worker, like --jobs
         if pythonpath:
             env["PYTHONPATH"] = pythonpath
         try:
             self.process = _SPAWNER.popen(
-                [python, str(WORKER_SCRIPT)], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=log, env=env, cwd=cwd,
-                start_new_session=True, close_fds=True)
+                [python, str(WORKER_SCRIPT)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                close_fds=True,
+            )
         except OSError as err:
             log.close()
             raise InvalidParameterError(
-                f"`--python` {python!r} cannot start the foreign worker ({err}).") from err
+                f"`--python` {python!r} cannot start the foreign worker ({err})."
+            ) from err
         finally:
             log.close()
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -229,7 +265,8 @@ class Worker:
         except WorkerGone as err:
             raise InvalidParameterError(
                 f"the foreign worker did not start under {python!r} "
-                f"({self._exit_text()}{self._last_output()}).") from err
+                f"({self._exit_text()}{self._last_output()})."
+            ) from err
 
     @property
     def pid(self) -> int:
@@ -287,14 +324,18 @@ class Worker:
 
     def _last_output(self) -> str:
         try:
-            lines = [ln.strip() for ln in self.log_path.read_text(
-                errors="replace").splitlines() if ln.strip()]
+            lines = [
+                ln.strip()
+                for ln in self.log_path.read_text(errors="replace").splitlines()
+                if ln.strip()
+            ]
         except OSError:
             return ""
         return f"; its last output: {lines[-1][:200]!r}" if lines else ""
 
-    def _wait(self, *, deadline: float | None, memory: float | None
-              ) -> tuple[dict[str, Any], list[bytes]]:
+    def _wait(
+        self, *, deadline: float | None, memory: float | None
+    ) -> tuple[dict[str, Any], list[bytes]]:
         """The next reply; raises :class:`WorkerGone` on a closed pipe,
         ``TimeoutError`` past ``deadline`` and ``MemoryError`` above ``memory`` MiB."""
         assert self.process.stdout is not None
@@ -325,9 +366,15 @@ class Worker:
             elif memory is not None and self.rss_mib() > memory:
                 raise MemoryError
 
-    def request(self, header: dict[str, Any], blobs: list[bytes] | tuple[bytes, ...] = (),
-                *, what: str, name: str, options: WorkerOptions
-                ) -> tuple[dict[str, Any], list[bytes]]:
+    def request(
+        self,
+        header: dict[str, Any],
+        blobs: list[bytes] | tuple[bytes, ...] = (),
+        *,
+        what: str,
+        name: str,
+        options: WorkerOptions,
+    ) -> tuple[dict[str, Any], list[bytes]]:
         """Sends one request and returns the reply.
 
         Raises:
@@ -338,8 +385,10 @@ class Worker:
         with self.lock:
             _refuse_while_stopping(name)
             if not self.alive:
-                raise PluginError(f"generator {name!r}: its worker process is gone "
-                                  f"({self._exit_text()}); the model it held is lost.")
+                raise PluginError(
+                    f"generator {name!r}: its worker process is gone "
+                    f"({self._exit_text()}); the model it held is lost."
+                )
             drops, self.drops = self.drops, []
             message = wire.pack({**header, "drop": drops}, blobs)
             timeout = options.fit_timeout
@@ -358,7 +407,8 @@ class Worker:
                     f"generator {name!r}: {label} did not finish within "
                     f"--fit-timeout {timeout:g} s; its worker was stopped. Raise "
                     "--fit-timeout (key fit_timeout) if it needs longer, or fix the "
-                    "plug-in.") from None
+                    "plug-in."
+                ) from None
             except MemoryError:
                 used = self.rss_mib()
                 self.kill()
@@ -366,15 +416,17 @@ class Worker:
                     f"generator {name!r}: {label} used more than --max-memory "
                     f"{options.memory_limit_mib()} MiB ({used:.0f} MiB resident); its "
                     "worker was stopped. Raise --max-memory (key max_memory) if it "
-                    "needs more, or fix the plug-in.") from None
+                    "needs more, or fix the plug-in."
+                ) from None
             except WorkerGone:
                 stopped = self.stopped
                 text = self._exit_text()
                 last = self._last_output()
                 self.kill()
                 if stopped:
-                    raise PluginError(f"generator {name!r}: its worker was stopped "
-                                      f"during {label}.") from None
+                    raise PluginError(
+                        f"generator {name!r}: its worker was stopped during {label}."
+                    ) from None
                 raise PluginError(
                     f"generator {name!r}: {label} ended its worker process "
                     f"({text}: os._exit, a crash or a kill){last}. Fix the plug-in."
@@ -471,8 +523,9 @@ def stopping() -> Iterator[None]:
 
 def _refuse_while_stopping(name: str) -> None:
     if _STOPPING.is_set():
-        raise PluginError(f"generator {name!r}: the run is stopping; no new worker "
-                          "is started.")
+        raise PluginError(
+            f"generator {name!r}: the run is stopping; no new worker is started."
+        )
 
 
 def live_worker_pids() -> list[int]:
@@ -482,8 +535,9 @@ def live_worker_pids() -> list[int]:
 
 def frame_id(header: dict[str, Any], blobs: list[bytes]) -> str:
     """A content hash of an encoded table (a worker caches tables by it)."""
-    digest = hashlib.blake2b(json.dumps(header, sort_keys=True, default=str).encode(),
-                             digest_size=16)
+    digest = hashlib.blake2b(
+        json.dumps(header, sort_keys=True, default=str).encode(), digest_size=16
+    )
     for blob in blobs:
         digest.update(blob)
     return digest.hexdigest()

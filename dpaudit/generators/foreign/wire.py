@@ -25,13 +25,17 @@ NUMERIC_KINDS = "biuf"
 
 def pack(header: dict[str, Any], blobs: list[bytes] | tuple[bytes, ...] = ()) -> bytes:
     """One message: length, JSON header (with the blobs' lengths) and the blobs."""
-    text = json.dumps({**header, "blobs": [len(b) for b in blobs]},
-                      default=str).encode()
+    text = json.dumps(
+        {**header, "blobs": [len(b) for b in blobs]}, default=str
+    ).encode()
     return b"".join([LENGTH.pack(len(text)), text, *blobs])
 
 
-def write_message(stream: BinaryIO, header: dict[str, Any],
-                  blobs: list[bytes] | tuple[bytes, ...] = ()) -> None:
+def write_message(
+    stream: BinaryIO,
+    header: dict[str, Any],
+    blobs: list[bytes] | tuple[bytes, ...] = (),
+) -> None:
     """Writes one message to ``stream`` and flushes it."""
     stream.write(pack(header, blobs))
     stream.flush()
@@ -78,21 +82,24 @@ class MessageBuffer:
         start = LENGTH.size + length
         if len(self.data) < start:
             return None
-        header = json.loads(bytes(self.data[LENGTH.size:start]))
+        header = json.loads(bytes(self.data[LENGTH.size : start]))
         sizes = [int(n) for n in header.get("blobs", [])]
         if len(self.data) < start + sum(sizes):
             return None
         blobs, at = [], start
         for size in sizes:
-            blobs.append(bytes(self.data[at:at + size]))
+            blobs.append(bytes(self.data[at : at + size]))
             at += size
         del self.data[:at]
         return header, blobs
 
 
 def _name(value: Any) -> Any:
-    return value if isinstance(value, str | int | float | bool) or value is None \
+    return (
+        value
+        if isinstance(value, str | int | float | bool) or value is None
         else str(value)
+    )
 
 
 def _plain(value: Any) -> Any:
@@ -103,15 +110,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def encode_frame(frame: pd.DataFrame, *, first_blob: int = 0
-                 ) -> tuple[dict[str, Any], list[bytes]]:
+def encode_frame(
+    frame: pd.DataFrame, *, first_blob: int = 0
+) -> tuple[dict[str, Any], list[bytes]]:
     """``frame`` as a JSON-able description and its blobs (numbered from
     ``first_blob`` within the message)."""
     columns: list[dict[str, Any]] = []
     blobs: list[bytes] = []
     for i in range(frame.shape[1]):
         series = frame.iloc[:, i]
-        entry: dict[str, Any] = {"name": _name(frame.columns[i]), "dtype": str(series.dtype)}
+        entry: dict[str, Any] = {
+            "name": _name(frame.columns[i]),
+            "dtype": str(series.dtype),
+        }
         values = series.to_numpy()
         if values.dtype.kind in NUMERIC_KINDS:
             entry["numpy"] = values.dtype.str
@@ -128,8 +139,9 @@ def decode_frame(spec: dict[str, Any], blobs: list[bytes]) -> pd.DataFrame:
     data: dict[int, Any] = {}
     for i, column in enumerate(spec["columns"]):
         if "numpy" in column:
-            data[i] = np.frombuffer(blobs[column["blob"]], dtype=np.dtype(column["numpy"])
-                                    ).copy()
+            data[i] = np.frombuffer(
+                blobs[column["blob"]], dtype=np.dtype(column["numpy"])
+            ).copy()
         else:
             series = pd.Series(column["values"], dtype=object)
             if column["dtype"] in ("category", "string", "str"):

@@ -22,12 +22,14 @@ import sys
 # The script's own folder is not a place to import plug-ins from: the working
 # directory is (as for ``python -m dpaudit``), then PYTHONPATH, then ``dpaudit``.
 if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(
-        os.path.abspath(__file__)):
+    os.path.abspath(__file__)
+):
     sys.path[0] = os.getcwd()
 # The parent's own folders (not its installation's): plug-ins importable there are
 # importable here.
-for _folder in reversed(__import__("json").loads(
-        os.environ.get("DPAUDIT_WORKER_SYSPATH") or "[]")):
+for _folder in reversed(
+    __import__("json").loads(os.environ.get("DPAUDIT_WORKER_SYSPATH") or "[]")
+):
     if _folder not in sys.path:
         sys.path.insert(1, _folder)
 _ROOT = os.environ.get("DPAUDIT_WORKER_PATH")
@@ -110,8 +112,9 @@ class Worker:
         self.models: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ import
-    def load(self, plugin: str, name: str, *, entry_point: bool = False
-             ) -> tuple[Any, dict[str, Any] | None]:
+    def load(
+        self, plugin: str, name: str, *, entry_point: bool = False
+    ) -> tuple[Any, dict[str, Any] | None]:
         if plugin in self.classes:
             return self.classes[plugin], None
         cls, failed = self._load(plugin, name)
@@ -120,32 +123,42 @@ class Worker:
             failed["message"] = (
                 f"generator {name!r}: its entry point {plugin!r} cannot be loaded "
                 f"({cause.rstrip('.')}). Reinstall the package that provides it, or fix "
-                "its entry point.")
+                "its entry point."
+            )
         return cls, failed
 
     def _load(self, plugin: str, name: str) -> tuple[Any, dict[str, Any] | None]:
         module_name, _, attr = plugin.partition(":")
         if not module_name or not attr:
-            return None, {"message": f"generator {name!r}: a plug-in is named "
-                                     "package.module:Class."}
+            return None, {
+                "message": f"generator {name!r}: a plug-in is named "
+                "package.module:Class."
+            }
         try:
             module = importlib.import_module(module_name)
         except (ImportError, ValueError) as err:
-            return None, {"message": f"generator {name!r}: cannot import module "
-                                     f"{module_name!r} ({err}). Install it or add it "
-                                     "to PYTHONPATH."}
+            return None, {
+                "message": f"generator {name!r}: cannot import module "
+                f"{module_name!r} ({err}). Install it or add it "
+                "to PYTHONPATH."
+            }
         except BaseException as err:
             reply = _failure("module", err)
             did = reply["error"].replace("its `module` ", "", 1)
-            return None, {"message": f"generator {name!r}: importing its module "
-                                     f"{module_name!r} {did}", **reply}
+            return None, {
+                "message": f"generator {name!r}: importing its module "
+                f"{module_name!r} {did}",
+                **reply,
+            }
         obj: Any = module
         try:
             for part in attr.split("."):
                 obj = getattr(obj, part)
         except AttributeError:
-            return None, {"message": f"generator {name!r}: module {module_name!r} has "
-                                     f"no {attr!r}."}
+            return None, {
+                "message": f"generator {name!r}: module {module_name!r} has "
+                f"no {attr!r}."
+            }
         problem = contract_problem(obj, name)
         if problem is not None:
             return None, {"message": problem}
@@ -153,8 +166,11 @@ class Worker:
         return obj, None
 
     def describe(self, header: dict[str, Any]) -> dict[str, Any]:
-        cls, failed = self.load(header["plugin"], header["name"],
-                                entry_point=bool(header.get("entry_point")))
+        cls, failed = self.load(
+            header["plugin"],
+            header["name"],
+            entry_point=bool(header.get("entry_point")),
+        )
         if failed is not None:
             return failed
         return {"public_seed": supports_public_seed(cls)}
@@ -192,7 +208,10 @@ class Worker:
             except (TypeError, ValueError):
                 ok = False
             if not ok:
-                return {"claim_error": repr(key), "claim_value_type": type(value).__name__}
+                return {
+                    "claim_error": repr(key),
+                    "claim_value_type": type(value).__name__,
+                }
         return {"claim": {str(k): v for k, v in claim.items()}}
 
     def sample(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
@@ -210,8 +229,9 @@ class Worker:
         spec, blobs = wire.encode_frame(out)
         return {"frame": spec}, blobs
 
-    def handle(self, header: dict[str, Any], blobs: list[bytes]
-               ) -> tuple[dict[str, Any], list[bytes]]:
+    def handle(
+        self, header: dict[str, Any], blobs: list[bytes]
+    ) -> tuple[dict[str, Any], list[bytes]]:
         for model in header.get("drop", ()):
             self.models.pop(int(model), None)
         op = header.get("op")
@@ -222,8 +242,11 @@ class Worker:
         if op == "sample":
             return self.sample(header)
         if op == "ping":
-            return {"pid": os.getpid(), "python": sys.version.split()[0],
-                    "modules": sorted(sys.modules)}, []
+            return {
+                "pid": os.getpid(),
+                "python": sys.version.split()[0],
+                "modules": sorted(sys.modules),
+            }, []
         return {"message": f"unknown request {op!r}"}, []
 
 

@@ -38,8 +38,9 @@ NOT_SANITISED_NOTE = (
 )
 
 
-def merge_rows(rows: list[NDArray[np.int64]], mult: list[NDArray[np.int64]]
-               ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def merge_rows(
+    rows: list[NDArray[np.int64]], mult: list[NDArray[np.int64]]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Distinct ``(model, sorted histogram)`` rows with summed multiplicities."""
     stacked = np.concatenate(rows)
     weights = np.concatenate(mult)
@@ -97,9 +98,11 @@ class Spending:
     def _eps(self, q: NDArray[np.int64], a: NDArray[np.int64]) -> NDArray[np.float64]:
         cfg = self.config
         rdp = accountants.confident_gnmax_rdp_data_independent(
-            q, a, sigma1=cfg.sigma1, sigma2=cfg.sigma2, orders=self.orders)
+            q, a, sigma1=cfg.sigma1, sigma2=cfg.sigma2, orders=self.orders
+        )
         eps: NDArray[np.float64] = accountants.epsilon_from_rdp(
-            rdp, delta=cfg.delta, orders=self.orders)
+            rdp, delta=cfg.delta, orders=self.orders
+        )
         return eps
 
     def admit(self) -> bool:
@@ -117,8 +120,9 @@ class Spending:
             self.active &= worst <= self.config.epsilon
         return bool(self.active.any())
 
-    def charge(self, answered: NDArray[np.bool_], counts: NDArray[np.float32] | None
-               ) -> bool:
+    def charge(
+        self, answered: NDArray[np.bool_], counts: NDArray[np.float32] | None
+    ) -> bool:
         """Records a batch's answers ``[m, queries]`` (and, when the data-dependent
         bound is traced, its clean vote histograms ``[m, queries, bins]``); returns
         whether any model is still active."""
@@ -133,31 +137,39 @@ class Spending:
             rows = np.rint(counts[pick]).astype(np.int64)
             if rows.shape[0]:
                 log_q = accountants.gnmax_log_error_bound(
-                    rows, sigma2=cfg.sigma2, num_classes=cfg.bins)
+                    rows, sigma2=cfg.sigma2, num_classes=cfg.bins
+                )
                 per_query = accountants.gnmax_rdp_data_dependent(
-                    log_q, sigma2=cfg.sigma2, orders=self.orders)
+                    log_q, sigma2=cfg.sigma2, orders=self.orders
+                )
                 np.add.at(batch_dd, owners, per_query)
             new_queries = self.num_queries + self.per_iteration
             new_dd_rdp = new_queries[:, None] * self.thr_rdp + self.dd_gnmax + batch_dd
-            eps_dd_new = accountants.epsilon_from_rdp(new_dd_rdp, delta=cfg.delta,
-                                                      orders=self.orders)
+            eps_dd_new = accountants.epsilon_from_rdp(
+                new_dd_rdp, delta=cfg.delta, orders=self.orders
+            )
             self.dd_trace.append(eps_dd_new)
             if cfg.unsanitised_data_dependent:
                 # DEFECT unsanitised_data_dependent: the stopping rule (and the
                 # claim) use the data-dependent epsilon, itself a function of the data.
                 self.active &= eps_dd_new <= cfg.epsilon
         count = answered.sum(axis=1).astype(np.int64)
-        self._pending = _Pending(self.num_answered + count, count, batch_dd, rows, owners)
+        self._pending = _Pending(
+            self.num_answered + count, count, batch_dd, rows, owners
+        )
         return bool(self.active.any())
 
     def commit(self) -> None:
         """The charged batch counts for every model still active."""
         p, active = self._pending, self.active
         assert p is not None
-        self.num_queries = np.where(active, self.num_queries + self.per_iteration,
-                                    self.num_queries)
+        self.num_queries = np.where(
+            active, self.num_queries + self.per_iteration, self.num_queries
+        )
         self.num_answered = np.where(active, p.new_answered, self.num_answered)
-        self.dd_gnmax = np.where(active[:, None], self.dd_gnmax + p.batch_dd, self.dd_gnmax)
+        self.dd_gnmax = np.where(
+            active[:, None], self.dd_gnmax + p.batch_dd, self.dd_gnmax
+        )
         self.iterations += active
         self.eps_trace.append(self._eps(self.num_queries, self.num_answered))
         self.answered_trace.append(p.answered_count)
@@ -172,39 +184,60 @@ class Spending:
                 self.ledger_rows, self.ledger_mult = [merged[0]], [merged[1]]
         self._pending = None
 
-    def claims(self, *, records_seen: Sequence[Sequence[int]] | None = None
-               ) -> tuple[list[PrivacyClaim], list[int]]:
+    def claims(
+        self, *, records_seen: Sequence[Sequence[int]] | None = None
+    ) -> tuple[list[PrivacyClaim], list[int]]:
         """Every model's claim, and the models that never trained (budget below one
         batch). ``records_seen[i]``: model ``i``'s rows per teacher, traced when
         given."""
         cfg = self.config
         stopped_by_cap = self.active & (self.iterations >= cfg.max_iterations)
         merged_rows, merged_mult = (
-            merge_rows(self.ledger_rows, self.ledger_mult) if self.ledger_rows
-            else (np.zeros((0, cfg.bins + 1), np.int64), np.zeros(0, np.int64)))
+            merge_rows(self.ledger_rows, self.ledger_mult)
+            if self.ledger_rows
+            else (np.zeros((0, cfg.bins + 1), np.int64), np.zeros(0, np.int64))
+        )
         claims, untrained = [], []
         for i in range(self.m):
             mine = merged_rows[:, 0] == i
             ledger = accountants.ConfidentGnmaxLedger(
-                sigma1=float(cfg.sigma1), sigma2=float(cfg.sigma2), num_classes=cfg.bins,
+                sigma1=float(cfg.sigma1),
+                sigma2=float(cfg.sigma2),
+                num_classes=cfg.bins,
                 num_queries=int(self.num_queries[i]),
                 num_answered=int(self.num_answered[i]),
-                top_counts=(tuple(map(tuple, merged_rows[mine, 1:].tolist()))
-                            if cfg.traces_data_dependent else ()),
-                multiplicity=(tuple(merged_mult[mine].tolist())
-                              if cfg.traces_data_dependent else ()),
+                top_counts=(
+                    tuple(map(tuple, merged_rows[mine, 1:].tolist()))
+                    if cfg.traces_data_dependent
+                    else ()
+                ),
+                multiplicity=(
+                    tuple(merged_mult[mine].tolist())
+                    if cfg.traces_data_dependent
+                    else ()
+                ),
             )
-            claim = self._claim(i, ledger, stop_reason="max_iterations"
-                                if stopped_by_cap[i] else "budget",
-                                records_seen=None if records_seen is None
-                                else [int(c) for c in records_seen[i]])
+            claim = self._claim(
+                i,
+                ledger,
+                stop_reason="max_iterations" if stopped_by_cap[i] else "budget",
+                records_seen=None
+                if records_seen is None
+                else [int(c) for c in records_seen[i]],
+            )
             claims.append(claim)
             if self.iterations[i] == 0 and not stopped_by_cap[i]:
                 untrained.append(i)
         return claims, untrained
 
-    def _claim(self, i: int, ledger: accountants.ConfidentGnmaxLedger, *,
-               stop_reason: str, records_seen: list[int] | None = None) -> PrivacyClaim:
+    def _claim(
+        self,
+        i: int,
+        ledger: accountants.ConfidentGnmaxLedger,
+        *,
+        stop_reason: str,
+        records_seen: list[int] | None = None,
+    ) -> PrivacyClaim:
         cfg = self.config
         committed = [j for j, c in enumerate(self.committed_trace) if c[i]]
         trace: dict[str, Any] = {
@@ -225,17 +258,22 @@ class Spending:
         epsilon: float = eps_independent
         reference: float | None = eps_independent
         trace["reference_note"] = "data-independent RDP on the same ledger"
-        unbounded = [doc.unbounded_reason for name, doc in declared_bugs(GPateConfig).items()
-                     if doc.unbounded_reason and getattr(cfg, name)]
+        unbounded = [
+            doc.unbounded_reason
+            for name, doc in declared_bugs(GPateConfig).items()
+            if doc.unbounded_reason and getattr(cfg, name)
+        ]
         if unbounded:
             reference = None
             trace["reference_note"] = "unbounded: " + "; ".join(unbounded)
         accountant = ACCOUNTANT_NAME
         if cfg.traces_data_dependent:
             eps_dependent = accountants.confident_gnmax_epsilon(
-                ledger, delta=cfg.delta, data_dependent=True)
+                ledger, delta=cfg.delta, data_dependent=True
+            )
             trace["epsilon_data_dependent_not_sanitised"] = [
-                float(self.dd_trace[j][i]) for j in committed]
+                float(self.dd_trace[j][i]) for j in committed
+            ]
             trace["data_dependent_final_not_sanitised"] = eps_dependent
             trace["data_dependent_note"] = NOT_SANITISED_NOTE
             if cfg.unsanitised_data_dependent:
@@ -243,10 +281,16 @@ class Spending:
                 accountant = UNSANITISED_ACCOUNTANT_NAME
         if ledger.num_queries:
             rdp = accountants.confident_gnmax_rdp(ledger)
-            trace["optimal_order"] = float(accountants.optimal_order(rdp, delta=cfg.delta))
+            trace["optimal_order"] = float(
+                accountants.optimal_order(rdp, delta=cfg.delta)
+            )
         trace["ledger"] = ledger.to_json()
         return PrivacyClaim(
-            epsilon=float(epsilon), delta=float(cfg.delta), accountant=accountant,
+            epsilon=float(epsilon),
+            delta=float(cfg.delta),
+            accountant=accountant,
             epsilon_data_independent=float(eps_independent),
             reference_epsilon=None if reference is None else float(reference),
-            iterations=int(self.iterations[i]), trace=trace)
+            iterations=int(self.iterations[i]),
+            trace=trace,
+        )

@@ -83,7 +83,9 @@ def dp_grad_agg(
     midpoints = -clip + (winners.to(projected.dtype) + 0.5) * width
     answer = torch.where(answered, midpoints, torch.zeros_like(midpoints))
     gradient = torch.einsum("mbpd,mbp->mbd", projection, answer)
-    return Aggregate(gradient=gradient, answered=answered, counts=counts, winners=winners)
+    return Aggregate(
+        gradient=gradient, answered=answered, counts=counts, winners=winners
+    )
 
 
 def teacher_input_gradients(
@@ -110,5 +112,3 @@ def teacher_input_gradients(
         loss = F.softplus(-logits).sum() / b
         (grad,) = torch.autograd.grad(loss, x_rep)
     return (-grad).reshape(m, num_teachers, b, d)
-
-

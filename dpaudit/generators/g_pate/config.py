@@ -109,42 +109,57 @@ class GPateConfig:
     accountant: AccountantMode = "data_independent"
     record_trace: bool = False
     unsanitised_data_dependent: bool = bug_field(
-        kind="further", implementations="g-pate",
+        kind="further",
+        implementations="g-pate",
         description="training stops on, and the claim reports, the data-dependent RDP "
-                    "epsilon of Confident-GNMax (Papernot et al. 2018, Thm 6) without "
-                    "smooth-sensitivity sanitisation",
+        "epsilon of Confident-GNMax (Papernot et al. 2018, Thm 6) without "
+        "smooth-sensitivity sanitisation",
         consequence="the claimed epsilon is a function of the private data, not a DP "
-                    "guarantee; the data-independent epsilon actually spent exceeds the "
-                    "budget",
+        "guarantee; the data-independent epsilon actually spent exceeds the "
+        "budget",
     )
     data_bounds: bool = bug_field(
-        kind="further", implementations="g-pate",
+        kind="further",
+        implementations="g-pate",
         description="bounds and categories read from the private data "
-                    "(Domain.with_data_bounds) to scale inputs and outputs",
+        "(Domain.with_data_bounds) to scale inputs and outputs",
         consequence="a record that sets a column's extreme leaks through the released "
-                    "range",
+        "range",
         unbounded_reason="bounds read from the private data reach the release "
-                         "(data_bounds)",
+        "(data_bounds)",
     )
 
     def __post_init__(self) -> None:
         check_scalar(self.epsilon, "epsilon", min_val=0, closed="neither")
         check_scalar(self.delta, "delta", min_val=0, max_val=1, closed="neither")
-        for name in ("num_teachers", "batch_size", "projection_dim", "image_channels",
-                     "teacher_steps"):
+        for name in (
+            "num_teachers",
+            "batch_size",
+            "projection_dim",
+            "image_channels",
+            "teacher_steps",
+        ):
             check_scalar(getattr(self, name), name, kind=int, min_val=1)
         for name in ("sigma1", "sigma2", "clip", "lr"):
             check_scalar(getattr(self, name), name, min_val=0, closed="neither")
         check_scalar(self.threshold, "threshold", min_val=0, max_val=1, closed="right")
         check_scalar(self.bins, "bins", kind=int, min_val=2)
         check_scalar(self.max_iterations, "max_iterations", kind=int, min_val=0)
-        check_scalar(self.latent_dim, "latent_dim", kind=int, min_val=1, allow_none=True)
+        check_scalar(
+            self.latent_dim, "latent_dim", kind=int, min_val=1, allow_none=True
+        )
         check_choice(self.architecture, "architecture", ("mlp", "dcgan"))
-        require(self.label_column is None
-                or (isinstance(self.label_column, str) and bool(self.label_column)),
-                "label_column", "a column name or None", self.label_column)
+        require(
+            self.label_column is None
+            or (isinstance(self.label_column, str) and bool(self.label_column)),
+            "label_column",
+            "a column name or None",
+            self.label_column,
+        )
         check_choice(self.device, "device", ("auto", "cpu", "cuda"))
-        check_choice(self.accountant, "accountant", ("data_independent", "data_dependent"))
+        check_choice(
+            self.accountant, "accountant", ("data_independent", "data_dependent")
+        )
         for flag in declared_bugs(GPateConfig):
             value = getattr(self, flag)
             require(isinstance(value, bool), flag, "True or False", value)
@@ -160,8 +175,14 @@ class GPateConfig:
         return self.threshold * self.num_teachers
 
 
-def config_from_options(*, epsilon: float, delta: float, variant: str | None = None,
-                        bugs: Iterable[str] | str = (), **options: Any) -> GPateConfig:
+def config_from_options(
+    *,
+    epsilon: float,
+    delta: float,
+    variant: str | None = None,
+    bugs: Iterable[str] | str = (),
+    **options: Any,
+) -> GPateConfig:
     """A config from bug flags and plain options (CLI, TOML): the flags, then the
     options (those set to None keep their default), then the budget.
 
@@ -172,8 +193,12 @@ def config_from_options(*, epsilon: float, delta: float, variant: str | None = N
         InvalidParameterError: for a variant, an unknown flag, or an unknown option
             (the message names the valid ones).
     """
-    require(variant is None, "variant", "None for G-PATE (the variants configure "
-            "PATE-GAN; `dpaudit list variants`)", variant)
+    require(
+        variant is None,
+        "variant",
+        "None for G-PATE (the variants configure PATE-GAN; `dpaudit list variants`)",
+        variant,
+    )
     known = [f.name for f in fields(GPateConfig)]
     flags = [bugs] if isinstance(bugs, str) else list(bugs)
     declared = declared_bugs(GPateConfig)
@@ -195,8 +220,13 @@ def config_from_options(*, epsilon: float, delta: float, variant: str | None = N
 
 
 def defaults_for_rows(
-    n_rows: int, *, epsilon: float, delta: float, iterations: int = 100,
-    batch_size: int = 32, projection_dim: int = 5,
+    n_rows: int,
+    *,
+    epsilon: float,
+    delta: float,
+    iterations: int = 100,
+    batch_size: int = 32,
+    projection_dim: int = 5,
 ) -> dict[str, Any]:
     """Settings for a table too small for the published 2,100 teachers.
 
@@ -213,14 +243,24 @@ def defaults_for_rows(
     """
     k = max(2, n_rows // 125)
     s1_cal, s2_cal = accountants.calibrate_confident_gnmax_sigmas(
-        epsilon=epsilon, delta=delta, num_queries=iterations * batch_size * projection_dim,
-        ratio=1500.0 / 600.0)
-    return {"num_teachers": k, "sigma1": max(1500.0 * k / PUBLISHED_NUM_TEACHERS, s1_cal),
-            "sigma2": max(600.0 * k / PUBLISHED_NUM_TEACHERS, s2_cal)}
+        epsilon=epsilon,
+        delta=delta,
+        num_queries=iterations * batch_size * projection_dim,
+        ratio=1500.0 / 600.0,
+    )
+    return {
+        "num_teachers": k,
+        "sigma1": max(1500.0 * k / PUBLISHED_NUM_TEACHERS, s1_cal),
+        "sigma2": max(600.0 * k / PUBLISHED_NUM_TEACHERS, s2_cal),
+    }
 
 
 def with_small_table_defaults(
-    options: Mapping[str, Any], n_rows: int, *, epsilon: float, delta: float,
+    options: Mapping[str, Any],
+    n_rows: int,
+    *,
+    epsilon: float,
+    delta: float,
 ) -> dict[str, Any]:
     """``options`` completed by :func:`defaults_for_rows` when the table has fewer
     rows than the published 2,100 teachers and ``num_teachers`` is not given (the
@@ -229,10 +269,13 @@ def with_small_table_defaults(
     if "num_teachers" in out or n_rows >= PUBLISHED_NUM_TEACHERS:
         return out
     small = defaults_for_rows(
-        n_rows, epsilon=epsilon, delta=delta,
+        n_rows,
+        epsilon=epsilon,
+        delta=delta,
         iterations=int(out.get("max_iterations", 100)),
         batch_size=int(out.get("batch_size", 32)),
-        projection_dim=int(out.get("projection_dim", 5)))
+        projection_dim=int(out.get("projection_dim", 5)),
+    )
     for key, value in small.items():
         out.setdefault(key, value)
     return out

@@ -33,8 +33,12 @@ class Layout:
             return cls(domain, np.arange(d), 0, None, None)
         classes, label_slice, kind = 0, None, None
         if label is not None:
-            require(label in domain.names, "label_column",
-                    f"a column of the domain ({', '.join(domain.names)})", label)
+            require(
+                label in domain.names,
+                "label_column",
+                f"a column of the domain ({', '.join(domain.names)})",
+                label,
+            )
             col = domain[label]
             label_slice = domain.slices()[domain.names.index(label)]
             kind = col.kind
@@ -46,22 +50,42 @@ class Layout:
                 upper = 1.0 if col.upper is None else col.upper
                 classes = round(upper - lower) + 1
             else:
-                require(False, "label_column", "a binary, categorical or integer column",
-                        f"{label!r}, a {col.kind} column")
-            require(classes >= 2, "label_column", "a column with at least 2 classes in "
-                    "the domain", f"{label!r} with {classes}")
-        free = np.array([i for i in range(d)
-                         if label_slice is None or not label_slice.start <= i < label_slice.stop],
-                        dtype=np.int64)
+                require(
+                    False,
+                    "label_column",
+                    "a binary, categorical or integer column",
+                    f"{label!r}, a {col.kind} column",
+                )
+            require(
+                classes >= 2,
+                "label_column",
+                "a column with at least 2 classes in the domain",
+                f"{label!r} with {classes}",
+            )
+        free = np.array(
+            [
+                i
+                for i in range(d)
+                if label_slice is None or not label_slice.start <= i < label_slice.stop
+            ],
+            dtype=np.int64,
+        )
         if config.architecture == "mlp":
-            require(free.size > 0, "label_column", "a column besides which the 'mlp' "
-                    "architecture has another column to generate (not the only column)",
-                    label)
+            require(
+                free.size > 0,
+                "label_column",
+                "a column besides which the 'mlp' "
+                "architecture has another column to generate (not the only column)",
+                label,
+            )
             return cls(domain, free, classes, label_slice, kind)
-        require(free.size == IMAGE_SIDE * IMAGE_SIDE, "domain",
-                f"{IMAGE_SIDE * IMAGE_SIDE} pixel columns (28 x 28) besides "
-                "`label_column` for the 'dcgan' architecture (encoded coordinates)",
-                int(free.size))
+        require(
+            free.size == IMAGE_SIDE * IMAGE_SIDE,
+            "domain",
+            f"{IMAGE_SIDE * IMAGE_SIDE} pixel columns (28 x 28) besides "
+            "`label_column` for the 'dcgan' architecture (encoded coordinates)",
+            int(free.size),
+        )
         return cls(domain, free, classes, label_slice, kind)
 
     @property
@@ -71,8 +95,9 @@ class Layout:
     def signature(self) -> tuple[int, ...]:
         return (*(c.width for c in self.domain.columns), self.classes)
 
-    def split(self, encoded: NDArray[np.float32]) -> tuple[NDArray[np.float32],
-                                                           NDArray[np.float32]]:
+    def split(
+        self, encoded: NDArray[np.float32]
+    ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
         """Encoded rows -> (generated part ``[n, d]``, one-hot class ``[n, C]``)."""
         free = encoded[:, self.free]
         onehot = np.zeros((encoded.shape[0], self.classes), dtype=np.float32)
@@ -85,8 +110,9 @@ class Layout:
                 onehot[np.arange(encoded.shape[0]), cls_idx] = 1.0
         return free, onehot
 
-    def assemble(self, free: NDArray[np.floating[Any]],
-                 classes: NDArray[np.int64] | None) -> NDArray[np.float64]:
+    def assemble(
+        self, free: NDArray[np.floating[Any]], classes: NDArray[np.int64] | None
+    ) -> NDArray[np.float64]:
         """Generated part and class indices -> encoded rows."""
         if self.label_slice is None and self.width == self.domain.encoded_dim:
             # Every coordinate generated, in order (the tabular default): one cast.
@@ -104,8 +130,10 @@ class Layout:
 def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    require(name != "cuda" or torch.cuda.is_available(), "device",
-            "'auto' or 'cpu' where CUDA is not available", name)
+    require(
+        name != "cuda" or torch.cuda.is_available(),
+        "device",
+        "'auto' or 'cpu' where CUDA is not available",
+        name,
+    )
     return torch.device(name)
-
-

@@ -22,7 +22,9 @@ from dpaudit.validation import require
 
 def _check_rngs(values: Sequence[Any], name: str) -> None:
     for value in values:
-        require(isinstance(value, Rngs), name, "a dpaudit.rng.Rngs", type(value).__name__)
+        require(
+            isinstance(value, Rngs), name, "a dpaudit.rng.Rngs", type(value).__name__
+        )
 
 
 class GPate:
@@ -45,14 +47,20 @@ class GPate:
     supports_public_randomness = True
 
     def __init__(self, config: GPateConfig) -> None:
-        require(isinstance(config, GPateConfig), "config", "a GPateConfig",
-                type(config).__name__)
+        require(
+            isinstance(config, GPateConfig),
+            "config",
+            "a GPateConfig",
+            type(config).__name__,
+        )
         self.config = config
         self._fitted: Fitted | None = None
 
     def __repr__(self) -> str:
         state = "fitted" if self._fitted is not None else "not fitted"
-        return f"GPate(epsilon={self.config.epsilon}, delta={self.config.delta}, {state})"
+        return (
+            f"GPate(epsilon={self.config.epsilon}, delta={self.config.delta}, {state})"
+        )
 
     @property
     def privacy_claim_(self) -> PrivacyClaim:
@@ -70,8 +78,14 @@ class GPate:
             raise NotFittedError("this GPate is not fitted: call `fit` first.")
         return int(self.config.num_teachers)
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
-            public_rng: Rngs | None = None) -> Self:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: Domain,
+        rng: Rngs,
+        public_rng: Rngs | None = None,
+    ) -> Self:
         """Trains on ``data`` (validated against the public ``domain``).
 
         Args:
@@ -85,13 +99,22 @@ class GPate:
         Returns:
             self.
         """
-        self._fitted = self._train([data], domain=domain, rngs=[rng],
-                                   public_rngs=None if public_rng is None else [public_rng])[0]
+        self._fitted = self._train(
+            [data],
+            domain=domain,
+            rngs=[rng],
+            public_rngs=None if public_rng is None else [public_rng],
+        )[0]
         return self
 
-    def fit_many(self, datasets: Sequence[pd.DataFrame], *, domain: Domain,
-                 rngs: Sequence[Rngs], public_rngs: Sequence[Rngs] | None = None
-                 ) -> list[GPate]:
+    def fit_many(
+        self,
+        datasets: Sequence[pd.DataFrame],
+        *,
+        domain: Domain,
+        rngs: Sequence[Rngs],
+        public_rngs: Sequence[Rngs] | None = None,
+    ) -> list[GPate]:
         """Trains one independent model per dataset, as one tensor program.
 
         Model ``i`` is the model ``fit(datasets[i], rng=rngs[i],
@@ -102,27 +125,42 @@ class GPate:
             ``len(datasets)`` new fitted :class:`GPate` objects, in order.
         """
         out = []
-        for fitted in self._train(datasets, domain=domain, rngs=rngs,
-                                  public_rngs=public_rngs):
+        for fitted in self._train(
+            datasets, domain=domain, rngs=rngs, public_rngs=public_rngs
+        ):
             model = GPate(self.config)
             model._fitted = fitted
             out.append(model)
         return out
 
-    def _train(self, datasets: Sequence[pd.DataFrame], *, domain: Domain,
-               rngs: Sequence[Rngs], public_rngs: Sequence[Rngs] | None) -> list[Fitted]:
+    def _train(
+        self,
+        datasets: Sequence[pd.DataFrame],
+        *,
+        domain: Domain,
+        rngs: Sequence[Rngs],
+        public_rngs: Sequence[Rngs] | None,
+    ) -> list[Fitted]:
         cfg = self.config
         datasets, rngs = list(datasets), list(rngs)
         require(isinstance(domain, Domain), "domain", "a Domain", type(domain).__name__)
         require(bool(datasets), "datasets", "at least one table", len(datasets))
-        require(len(rngs) == len(datasets), "rngs",
-                f"one stream per dataset ({len(datasets)})", len(rngs))
+        require(
+            len(rngs) == len(datasets),
+            "rngs",
+            f"one stream per dataset ({len(datasets)})",
+            len(rngs),
+        )
         _check_rngs(rngs, "rng")
         publics: list[Rngs | None] = [None] * len(datasets)
         if public_rngs is not None:
             publics = list(public_rngs)
-            require(len(publics) == len(datasets), "public_rngs",
-                    f"one stream per dataset ({len(datasets)})", len(publics))
+            require(
+                len(publics) == len(datasets),
+                "public_rngs",
+                f"one stream per dataset ({len(datasets)})",
+                len(publics),
+            )
             _check_rngs(publics, "public_rng")
         streams = [public_and_privacy(r, p) for r, p in zip(rngs, publics)]
         device = resolve_device(cfg.device)
@@ -141,9 +179,13 @@ class GPate:
         results: list[Fitted | None] = [None] * len(datasets)
         untrained = 0
         for members in groups.values():
-            trainer = Trainer(cfg, [layouts[i] for i in members],
-                              [encoded[i] for i in members], [streams[i] for i in members],
-                              device)
+            trainer = Trainer(
+                cfg,
+                [layouts[i] for i in members],
+                [encoded[i] for i in members],
+                [streams[i] for i in members],
+                device,
+            )
             fitted, never = trainer.run()
             untrained += len(never)
             for i, model in zip(members, fitted):
@@ -154,10 +196,15 @@ class GPate:
                 f"G-PATE: for {untrained} of {len(datasets)} model(s) the budget "
                 f"epsilon={cfg.epsilon} does not cover one batch of queries; they were "
                 "not trained. Raise `epsilon`, the sigmas, or lower `batch_size` or "
-                "`projection_dim`.", DpauditWarning, stacklevel=3)
+                "`projection_dim`.",
+                DpauditWarning,
+                stacklevel=3,
+            )
         return [r for r in results if r is not None]
 
-    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+    ) -> pd.DataFrame:
         """``n`` synthetic rows in the original columns, dtypes and units.
 
         The release's sampling (latents, classes) is public randomness: it comes from
@@ -170,9 +217,15 @@ class GPate:
             NotFittedError: before ``fit``.
         """
         if self._fitted is None:
-            raise NotFittedError("this GPate is not fitted: call `fit` before `sample`.")
-        require(isinstance(n, int | np.integer) and not isinstance(n, bool) and n >= 0,
-                "n", "an integer >= 0", n)
+            raise NotFittedError(
+                "this GPate is not fitted: call `fit` before `sample`."
+            )
+        require(
+            isinstance(n, int | np.integer) and not isinstance(n, bool) and n >= 0,
+            "n",
+            "an integer >= 0",
+            n,
+        )
         _check_rngs([rng], "rng")
         if public_rng is not None:
             _check_rngs([public_rng], "public_rng")
@@ -182,8 +235,13 @@ class GPate:
         return layout.domain.decode(layout.assemble(rows.free, rows.classes))
 
     @staticmethod
-    def sample_many(models: Sequence[GPate], n: int, *, rngs: Sequence[Rngs],
-                    public_rngs: Sequence[Rngs] | None = None) -> pd.DataFrame:
+    def sample_many(
+        models: Sequence[GPate],
+        n: int,
+        *,
+        rngs: Sequence[Rngs],
+        public_rngs: Sequence[Rngs] | None = None,
+    ) -> pd.DataFrame:
         """The releases of several fitted models, drawn in one generator pass and
         decoded as one table.
 
@@ -206,25 +264,40 @@ class GPate:
         _check_rngs(rngs, "rngs")
         if public_rngs is not None:
             _check_rngs(public_rngs, "public_rngs")
-        require(isinstance(n, int | np.integer) and not isinstance(n, bool) and n >= 0,
-                "n", "an integer >= 0", n)
+        require(
+            isinstance(n, int | np.integer) and not isinstance(n, bool) and n >= 0,
+            "n",
+            "an integer >= 0",
+            n,
+        )
         fitted: list[Fitted] = []
         for model in models:
-            require(isinstance(model, GPate), "models", "GPate models", type(model).__name__)
+            require(
+                isinstance(model, GPate), "models", "GPate models", type(model).__name__
+            )
             if model._fitted is None:
-                raise NotFittedError("this GPate is not fitted: call `fit` before `sample`.")
+                raise NotFittedError(
+                    "this GPate is not fitted: call `fit` before `sample`."
+                )
             fitted.append(model._fitted)
-        publics = [public_and_privacy(r, None if public_rngs is None else public_rngs[i])[0]
-                   for i, r in enumerate(rngs)]
+        publics = [
+            public_and_privacy(r, None if public_rngs is None else public_rngs[i])[0]
+            for i, r in enumerate(rngs)
+        ]
         encoded = encoded_releases(fitted, int(n), publics)
         # Consecutive models of one domain (all of them, but with the data_bounds
         # defect) are decoded together.
         frames, start = [], 0
         for stop in range(1, len(fitted) + 1):
-            if stop == len(fitted) or fitted[stop].layout.domain != fitted[start].layout.domain:
+            if (
+                stop == len(fitted)
+                or fitted[stop].layout.domain != fitted[start].layout.domain
+            ):
                 layout = fitted[start].layout
                 rows = stack(encoded[start:stop])
-                frames.append(layout.domain.decode(layout.assemble(rows.free, rows.classes)))
+                frames.append(
+                    layout.domain.decode(layout.assemble(rows.free, rows.classes))
+                )
                 start = stop
         if len(frames) == 1:
             return frames[0]

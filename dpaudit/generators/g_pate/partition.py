@@ -39,8 +39,9 @@ from torch import Tensor
 from dpaudit.rng import Rngs
 
 
-def assign_teachers(n: int, k: int, *, rng: Rngs) -> tuple[NDArray[np.int64],
-                                                          NDArray[np.float64]]:
+def assign_teachers(
+    n: int, k: int, *, rng: Rngs
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Each record's teacher and its order key, from ``rng`` (a public stream).
 
     Draws come from a fresh NumPy generator seeded with ``rng``'s seed sequence, two
@@ -60,8 +61,9 @@ def assign_teachers(n: int, k: int, *, rng: Rngs) -> tuple[NDArray[np.int64],
     return teacher, u[:, 1]
 
 
-def teacher_table(teacher: NDArray[np.int64], key: NDArray[np.float64], k: int,
-                  width: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def teacher_table(
+    teacher: NDArray[np.int64], key: NDArray[np.float64], k: int, width: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Every teacher's rows, in key order, as a padded table.
 
     Returns:
@@ -76,8 +78,12 @@ def teacher_table(teacher: NDArray[np.int64], key: NDArray[np.float64], k: int,
     return order[pos].astype(np.int64), sizes
 
 
-def partition_rows(assignments: Sequence[tuple[NDArray[np.int64], NDArray[np.float64]]],
-                   k: int, stride: int, device: torch.device) -> tuple[Tensor, Tensor]:
+def partition_rows(
+    assignments: Sequence[tuple[NDArray[np.int64], NDArray[np.float64]]],
+    k: int,
+    stride: int,
+    device: torch.device,
+) -> tuple[Tensor, Tensor]:
     """Row indices (into the stacked, padded data of ``M`` models) of every
     teacher's partition: model ``m``'s rows sit at ``m * stride ..``.
 
@@ -90,5 +96,7 @@ def partition_rows(assignments: Sequence[tuple[NDArray[np.int64], NDArray[np.flo
         rows, size = teacher_table(teacher, key, k, width)
         tables.append(rows + m * stride)
         sizes.append(size)
-    return (torch.from_numpy(np.concatenate(tables)).to(device),
-            torch.from_numpy(np.concatenate(sizes)).to(device))
+    return (
+        torch.from_numpy(np.concatenate(tables)).to(device),
+        torch.from_numpy(np.concatenate(sizes)).to(device),
+    )

@@ -68,16 +68,18 @@ def _draw(fitted: Fitted, n: int, public: Rngs) -> tuple[Tensor, Tensor | None]:
     return z[0], (u * layout.classes).long().clamp_(max=layout.classes - 1)[0]
 
 
-def encoded_releases(fitted: Sequence[Fitted], n: int,
-                     publics: Sequence[Rngs]) -> list[Encoded]:
+def encoded_releases(
+    fitted: Sequence[Fitted], n: int, publics: Sequence[Rngs]
+) -> list[Encoded]:
     """Each model's ``n`` released rows (before decoding), model ``i`` drawn from
     ``publics[i]``, in order; models of one architecture run as one ensemble.
 
     Returns:
         One :class:`Encoded` per model (views into one array per ensemble).
     """
-    draws: dict[tuple[object, ...], tuple[Tensor, Tensor | None,
-                                          NDArray[np.int64] | None]] = {}
+    draws: dict[
+        tuple[object, ...], tuple[Tensor, Tensor | None, NDArray[np.int64] | None]
+    ] = {}
     z_of: list[Tensor] = []
     cls_of: list[Tensor | None] = []
     cls_np: list[NDArray[np.int64] | None] = []
@@ -99,27 +101,37 @@ def encoded_releases(fitted: Sequence[Fitted], n: int,
     for members in groups.values():
         lead = fitted[members[0]]
         if isinstance(lead.generator, _MlpGenerators):
-            per_pass = max(1, PASS_FLOATS // (max(1, min(n, SAMPLE_CHUNK))
-                                              * row_floats(lead.generator)))
+            per_pass = max(
+                1,
+                PASS_FLOATS
+                // (max(1, min(n, SAMPLE_CHUNK)) * row_floats(lead.generator)),
+            )
         else:
             # A grouped convolution's result depends on its number of groups in the
             # last bits: convolutional generators run model by model.
             per_pass = 1
         for start in range(0, len(members), per_pass):
-            part = members[start:start + per_pass]
-            ensemble = (fitted[part[0]].generator if len(part) == 1 else select_members(
-                lead.ensemble, [fitted[i].member for i in part], lead.members))
+            part = members[start : start + per_pass]
+            ensemble = (
+                fitted[part[0]].generator
+                if len(part) == 1
+                else select_members(
+                    lead.ensemble, [fitted[i].member for i in part], lead.members
+                )
+            )
             z = torch.stack([z_of[i] for i in part])
             classes = [c for i in part if (c := cls_of[i]) is not None]
-            free = _forward(lead.layout, ensemble, z,
-                            torch.stack(classes) if classes else None)
+            free = _forward(
+                lead.layout, ensemble, z, torch.stack(classes) if classes else None
+            )
             for j, i in enumerate(part):
                 out[i] = Encoded(free[j], cls_np[i])
     return [e for e in out if e is not None]
 
 
-def _forward(layout: Layout, ensemble: nn.Module, z: Tensor,
-             classes: Tensor | None) -> NDArray[np.float32]:
+def _forward(
+    layout: Layout, ensemble: nn.Module, z: Tensor, classes: Tensor | None
+) -> NDArray[np.float32]:
     """The generated coordinates ``[G, n, width]`` of the ``G`` members of
     ``ensemble`` on the latents ``z[G, n, latent]`` and classes ``[G, n]``."""
     members, n, device = z.shape[0], z.shape[1], z.device
@@ -127,8 +139,11 @@ def _forward(layout: Layout, ensemble: nn.Module, z: Tensor,
     with torch.no_grad():
         for start in range(0, n, SAMPLE_CHUNK):
             stop = min(start + SAMPLE_CHUNK, n)
-            cond = (torch.zeros(members, stop - start, 0, device=device) if classes is None
-                    else F.one_hot(classes[:, start:stop], layout.classes).float())
+            cond = (
+                torch.zeros(members, stop - start, 0, device=device)
+                if classes is None
+                else F.one_hot(classes[:, start:stop], layout.classes).float()
+            )
             piece = _generate(ensemble, z[:, start:stop].contiguous(), cond)
             result[:, start:stop] = piece.cpu().numpy()
     return result
@@ -166,9 +181,12 @@ def mlp_forward(generators: _MlpGenerators, z: Tensor, cond: Tensor) -> Tensor:
     with a one-unit layer, equal to it up to rounding.
     """
     spec = generators.net.spec
-    require(not spec.layer_norm and not spec.residual and spec.dropout == 0.0,
-            "generators", "plain MLP generators (no layer norm, residual or dropout)",
-            spec)
+    require(
+        not spec.layer_norm and not spec.residual and spec.dropout == 0.0,
+        "generators",
+        "plain MLP generators (no layer norm, residual or dropout)",
+        spec,
+    )
     x = torch.cat([z, cond], dim=-1) if generators.classes else z
     h = aligned_copy(x)
     layers = list(generators.net.layers)
@@ -182,16 +200,22 @@ def mlp_forward(generators: _MlpGenerators, z: Tensor, cond: Tensor) -> Tensor:
             pre = aligned_empty(h, width=weight.shape[2])
             torch.baddbmm(bias, h, aligned_weights(weight), out=pre)
         last = i == len(layers) - 1
-        h = activate_members(pre, spec.out_activation if last else spec.activation,
-                             slope=spec.slope)
+        h = activate_members(
+            pre, spec.out_activation if last else spec.activation, slope=spec.slope
+        )
     return h
 
 
 def stack(encoded: Sequence[Encoded]) -> Encoded:
     """The outputs of several models (of one layout), one after the other."""
     require(bool(encoded), "encoded", "at least one release", len(encoded))
-    free = (encoded[0].free if len(encoded) == 1
-            else np.concatenate([e.free for e in encoded]))
+    free = (
+        encoded[0].free
+        if len(encoded) == 1
+        else np.concatenate([e.free for e in encoded])
+    )
     parts = [e.classes for e in encoded if e.classes is not None]
-    classes = None if not parts else parts[0] if len(parts) == 1 else np.concatenate(parts)
+    classes = (
+        None if not parts else parts[0] if len(parts) == 1 else np.concatenate(parts)
+    )
     return Encoded(free, classes)

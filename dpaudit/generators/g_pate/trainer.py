@@ -45,7 +45,7 @@ from dpaudit.generators.g_pate.networks import (
     make_teachers,
 )
 from dpaudit.generators.g_pate.partition import assign_teachers, partition_rows
-from dpaudit.generators.nets import (
+from dpaudit.generators.optim import (
     MaskedStep,
     make_optimizer,
     member_losses,
@@ -82,7 +82,9 @@ class NoisePlan:
         privacy = ((b, p), (b, p, config.bins))
         uniforms = (s + 1) * b if layout.classes else 0
         total = sum(math.prod(sh) for sh in (*public, *privacy)) + uniforms
-        return cls(public, privacy, uniforms, int(min(32, max(1, NOISE_BUDGET // total))))
+        return cls(
+            public, privacy, uniforms, int(min(32, max(1, NOISE_BUDGET // total)))
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +121,14 @@ class Fitted:
 class _Chunked:
     """Per-model draws of one kind, a chunk of iterations ahead."""
 
-    def __init__(self, gens: Sequence[torch.Generator], shapes: Sequence[tuple[int, ...]],
-                 uniforms: int, chunk: int, device: torch.device) -> None:
+    def __init__(
+        self,
+        gens: Sequence[torch.Generator],
+        shapes: Sequence[tuple[int, ...]],
+        uniforms: int,
+        chunk: int,
+        device: torch.device,
+    ) -> None:
         self.gens, self.shapes, self.uniforms = gens, tuple(shapes), uniforms
         self.sizes = [math.prod(s) for s in self.shapes]
         self.chunk, self.device = chunk, device
@@ -131,19 +139,33 @@ class _Chunked:
         offset = iteration % self.chunk
         if offset == 0 or self._normals is None:
             # The only loop over models, outside the step: each model's own stream.
-            self._normals = torch.stack([
-                torch.randn(self.chunk, sum(self.sizes), generator=g, device=self.device)
-                for g in self.gens])
+            self._normals = torch.stack(
+                [
+                    torch.randn(
+                        self.chunk, sum(self.sizes), generator=g, device=self.device
+                    )
+                    for g in self.gens
+                ]
+            )
             if self.uniforms:
-                self._uniforms = torch.stack([
-                    torch.rand(self.chunk, self.uniforms, generator=g, device=self.device)
-                    for g in self.gens])
+                self._uniforms = torch.stack(
+                    [
+                        torch.rand(
+                            self.chunk, self.uniforms, generator=g, device=self.device
+                        )
+                        for g in self.gens
+                    ]
+                )
         m = len(self.gens)
         flat = self._normals[:, offset]
         # Contiguous per-iteration tensors (views into the chunk would be strided).
-        parts = [piece.reshape(m, *shape).contiguous() for piece, shape in
-                 zip(torch.split(flat, self.sizes, dim=1), self.shapes)]
-        uniforms = None if self._uniforms is None else self._uniforms[:, offset].contiguous()
+        parts = [
+            piece.reshape(m, *shape).contiguous()
+            for piece, shape in zip(torch.split(flat, self.sizes, dim=1), self.shapes)
+        ]
+        uniforms = (
+            None if self._uniforms is None else self._uniforms[:, offset].contiguous()
+        )
         return parts, uniforms
 
 
@@ -158,9 +180,14 @@ class Trainer:
         device: where the tensors live.
     """
 
-    def __init__(self, config: GPateConfig, layouts: Sequence[Layout],
-                 encoded: Sequence[NDArray[np.float32]],
-                 streams: Sequence[tuple[Rngs, Rngs]], device: torch.device) -> None:
+    def __init__(
+        self,
+        config: GPateConfig,
+        layouts: Sequence[Layout],
+        encoded: Sequence[NDArray[np.float32]],
+        streams: Sequence[tuple[Rngs, Rngs]],
+        device: torch.device,
+    ) -> None:
         self.config, self.layouts, self.device = config, layouts, device
         self.m, self.k = len(layouts), config.num_teachers
         layout = layouts[0]
@@ -170,10 +197,20 @@ class Trainer:
         self._init_networks([init for init, _, _ in publics])
         self._stack_data(encoded, [assign for _, assign, _ in publics])
         plan = NoisePlan.build(config, layout, self.latent)
-        self.public_draws = _Chunked([train.torch(device) for _, _, train in publics],
-                                     plan.public_shapes, plan.uniforms, plan.chunk, device)
-        self.privacy_draws = _Chunked([privacy.torch(device) for _, privacy in streams],
-                                      plan.privacy_shapes, 0, plan.chunk, device)
+        self.public_draws = _Chunked(
+            [train.torch(device) for _, _, train in publics],
+            plan.public_shapes,
+            plan.uniforms,
+            plan.chunk,
+            device,
+        )
+        self.privacy_draws = _Chunked(
+            [privacy.torch(device) for _, privacy in streams],
+            plan.privacy_shapes,
+            0,
+            plan.chunk,
+            device,
+        )
         self.teacher_updates = 0
 
     # ------------------------------------------------------------------ setup
@@ -184,29 +221,48 @@ class Trainer:
         teachers, generators = [], []
         for init in inits:
             g = init.torch(device)
-            teachers.append(make_teachers(cfg, layout, self.k, generator=g, device=device))
-            generators.append(make_generators(cfg, layout, 1, generator=g, device=device))
+            teachers.append(
+                make_teachers(cfg, layout, self.k, generator=g, device=device)
+            )
+            generators.append(
+                make_generators(cfg, layout, 1, generator=g, device=device)
+            )
         self.templates = generators
         self.teachers = concat_members(teachers)
         self.generators = concat_members(generators)
         betas = (0.5, 0.999)
-        self.teacher_step = MaskedStep(self.teachers, make_optimizer(
-            self.teachers.parameters(), name="adam", lr=cfg.lr, betas=betas))
-        self.generator_step = MaskedStep(self.generators, make_optimizer(
-            self.generators.parameters(), name="adam", lr=cfg.lr, betas=betas))
+        self.teacher_step = MaskedStep(
+            self.teachers,
+            make_optimizer(
+                self.teachers.parameters(), name="adam", lr=cfg.lr, betas=betas
+            ),
+        )
+        self.generator_step = MaskedStep(
+            self.generators,
+            make_optimizer(
+                self.generators.parameters(), name="adam", lr=cfg.lr, betas=betas
+            ),
+        )
 
-    def _stack_data(self, encoded: Sequence[NDArray[np.float32]],
-                    assigns: Sequence[Rngs]) -> None:
+    def _stack_data(
+        self, encoded: Sequence[NDArray[np.float32]], assigns: Sequence[Rngs]
+    ) -> None:
         """The models' rows in one padded table, and every teacher's partition."""
         sizes = [x.shape[0] for x in encoded]
         stride = max(sizes)
         table = np.zeros((self.m * stride, self.d + self.classes), dtype=np.float32)
         for i, (lay, x) in enumerate(zip(self.layouts, encoded)):
             free, onehot = lay.split(x)
-            table[i * stride:i * stride + x.shape[0]] = np.concatenate([free, onehot], 1)
+            table[i * stride : i * stride + x.shape[0]] = np.concatenate(
+                [free, onehot], 1
+            )
         self.table = torch.from_numpy(table).to(self.device)
-        self.assignments = [assign_teachers(n, self.k, rng=r) for n, r in zip(sizes, assigns)]
-        self.rows, part_sizes = partition_rows(self.assignments, self.k, stride, self.device)
+        self.assignments = [
+            assign_teachers(n, self.k, rng=r) for n, r in zip(sizes, assigns)
+        ]
+        self.rows, part_sizes = partition_rows(
+            self.assignments, self.k, stride, self.device
+        )
         self.has_rows = (part_sizes > 0).to(torch.float32)
         self.part_sizes = part_sizes.clamp(min=1)
 
@@ -220,7 +276,7 @@ class Trainer:
     def _onehot(self, uniforms: Tensor | None, start: int, count: int) -> Tensor:
         if not self.classes or uniforms is None:
             return torch.zeros(self.m, count, 0, device=self.device)
-        cls_idx = (uniforms[:, start:start + count] * self.classes).long()
+        cls_idx = (uniforms[:, start : start + count] * self.classes).long()
         cls_idx = cls_idx.clamp_(max=self.classes - 1)
         return F.one_hot(cls_idx, self.classes).to(torch.float32)
 
@@ -230,10 +286,15 @@ class Trainer:
         generator's rows (fake), non-private."""
         b = self.config.batch_size
         for s in range(self.config.teacher_steps):
-            self._teacher_update(draws.z_teacher[:, s],
-                                 self._onehot(draws.uniforms, s * b, b), active_teachers)
+            self._teacher_update(
+                draws.z_teacher[:, s],
+                self._onehot(draws.uniforms, s * b, b),
+                active_teachers,
+            )
 
-    def _teacher_update(self, z: Tensor, cond_fake: Tensor, active_teachers: Tensor) -> None:
+    def _teacher_update(
+        self, z: Tensor, cond_fake: Tensor, active_teachers: Tensor
+    ) -> None:
         b, k = self.config.batch_size, self.k
         with torch.no_grad():
             fake = self.generators(z, cond_fake)
@@ -242,13 +303,14 @@ class Trainer:
         index = self.rows.gather(1, pos[None, :] % self.part_sizes[:, None])
         real = self.table[index]  # [M * k, B, d + C]
         batch = torch.cat([real, fake], dim=1)
-        x, cond = batch[..., :self.d], batch[..., self.d:]
+        x, cond = batch[..., : self.d], batch[..., self.d :]
 
         def losses() -> Tensor:
             logits = self.teachers(x, cond)
             # A teacher without rows learns from generated rows only.
-            return (member_losses(F.softplus(-logits[:, :b])) * self.has_rows
-                    + member_losses(F.softplus(logits[:, b:])))
+            return member_losses(
+                F.softplus(-logits[:, :b])
+            ) * self.has_rows + member_losses(F.softplus(logits[:, b:]))
 
         train_step(self.teacher_step, losses, active_teachers)
         self.teacher_updates += 1
@@ -259,11 +321,20 @@ class Trainer:
         b, p = cfg.batch_size, cfg.projection_dim
         cond = self._onehot(draws.uniforms, cfg.teacher_steps * b, b)
         x = self.generators(draws.z_generator, cond)
-        grads = teacher_input_gradients(self.teachers, x.detach(), cond, num_teachers=self.k)
+        grads = teacher_input_gradients(
+            self.teachers, x.detach(), cond, num_teachers=self.k
+        )
         agg = dp_grad_agg(
-            grads, draws.projection / math.sqrt(p), clip=cfg.clip, bins=cfg.bins,
-            threshold=cfg.threshold_count, sigma1=cfg.sigma1, sigma2=cfg.sigma2,
-            threshold_noise=draws.threshold_noise, vote_noise=draws.vote_noise)
+            grads,
+            draws.projection / math.sqrt(p),
+            clip=cfg.clip,
+            bins=cfg.bins,
+            threshold=cfg.threshold_count,
+            sigma1=cfg.sigma1,
+            sigma2=cfg.sigma2,
+            threshold_noise=draws.threshold_noise,
+            vote_noise=draws.vote_noise,
+        )
         return x, agg
 
     def generator_phase(self, x: Tensor, agg: Aggregate, mask: Tensor) -> None:
@@ -291,17 +362,28 @@ class Trainer:
             if not spend.admit():
                 break
             draws = self.draws(t)
-            self.teacher_phase(draws, self._mask(spend.active).repeat_interleave(self.k))
+            self.teacher_phase(
+                draws, self._mask(spend.active).repeat_interleave(self.k)
+            )
             x, agg = self.aggregate_phase(draws)
             answered = agg.answered.reshape(self.m, -1).cpu().numpy()
-            counts = (agg.counts.reshape(self.m, -1, cfg.bins).cpu().numpy()
-                      if cfg.traces_data_dependent else None)
+            counts = (
+                agg.counts.reshape(self.m, -1, cfg.bins).cpu().numpy()
+                if cfg.traces_data_dependent
+                else None
+            )
             if not spend.charge(answered, counts):
                 break
             self.generator_phase(x, agg, self._mask(spend.active))
             spend.commit()
-        seen = ([np.bincount(teacher, minlength=self.k).tolist()
-                 for teacher, _ in self.assignments] if cfg.record_trace else None)
+        seen = (
+            [
+                np.bincount(teacher, minlength=self.k).tolist()
+                for teacher, _ in self.assignments
+            ]
+            if cfg.record_trace
+            else None
+        )
         claims, untrained = spend.claims(records_seen=seen)
         self.generators.eval()
         for param in self.generators.parameters():
@@ -311,6 +393,16 @@ class Trainer:
             template = self.templates[i]
             load_member(template, self.generators, i, self.m)
             template.eval()
-            results.append(Fitted(template, self.layouts[i], self.latent, claim, self.device,
-                                  self.generators, i, self.m))
+            results.append(
+                Fitted(
+                    template,
+                    self.layouts[i],
+                    self.latent,
+                    claim,
+                    self.device,
+                    self.generators,
+                    i,
+                    self.m,
+                )
+            )
         return results, untrained

@@ -31,7 +31,18 @@ from dpaudit.generators.pate_gan.config import (
 from dpaudit.generators.pate_gan.model import PateGan, config_from_options
 from dpaudit.generators.pate_gan.teachers import fit_logistic_regression
 
-__all__ = ["BUG_FIELDS", "UNBOUNDED", "PateGan", "PateGanConfig", "audit_num_teachers",
-           "config_from_options", "default_num_teachers", "fit_logistic_regression",
-           "gaussian_label_sigma", "reference_epsilon", "resolve_device",
-           "rule_num_teachers", "widths"]
+__all__ = [
+    "BUG_FIELDS",
+    "UNBOUNDED",
+    "PateGan",
+    "PateGanConfig",
+    "audit_num_teachers",
+    "config_from_options",
+    "default_num_teachers",
+    "fit_logistic_regression",
+    "gaussian_label_sigma",
+    "reference_epsilon",
+    "resolve_device",
+    "rule_num_teachers",
+    "widths",
+]

@@ -23,8 +23,10 @@ from dpaudit.generators.pate_gan.config import PateGanConfig
 # Defects after which no accountant over the teachers' queries bounds the leak: the
 # data reach the released model by a path no noise covers.
 UNBOUNDED: dict[str, str] = {
-    name: doc.unbounded_reason for name, doc in declared_bugs(PateGanConfig).items()
-    if doc.unbounded_reason is not None}
+    name: doc.unbounded_reason
+    for name, doc in declared_bugs(PateGanConfig).items()
+    if doc.unbounded_reason is not None
+}
 
 
 def non_private_event(flag: str) -> tuple[str, str]:
@@ -64,16 +66,23 @@ def vote_sensitivity(cfg: PateGanConfig, k: int) -> tuple[int, str]:
     sensitivity-1 argument needs an assignment that never moves another record
     (docs/soundness.md).
     """
-    if cfg.partition_last_only or cfg.shared_sampling or (
-            cfg.repartition_every_iteration and not cfg.lr_teachers_refit):
+    if (
+        cfg.partition_last_only
+        or cfg.shared_sampling
+        or (cfg.repartition_every_iteration and not cfg.lr_teachers_refit)
+    ):
         return k, "teachers share records: vote sensitivity k"
     if cfg.balanced_partition:
-        return k, ("balanced partition: one record shifts the slice bounds and can "
-                   "change up to k teachers' data: vote sensitivity k")
+        return k, (
+            "balanced partition: one record shifts the slice bounds and can "
+            "change up to k teachers' data: vote sensitivity k"
+        )
     return 1, ""
 
 
-def query_spec(lam: float, *, sensitivity: int, single_draw: bool) -> tuple[float, bool]:
+def query_spec(
+    lam: float, *, sensitivity: int, single_draw: bool
+) -> tuple[float, bool]:
     """The ``lambda`` at which PATE-GAN's moments formula charges one vote query, and
     whether its data-dependent term is valid.
 
@@ -99,9 +108,13 @@ def query_spec(lam: float, *, sensitivity: int, single_draw: bool) -> tuple[floa
     return sensitivity * lam, sensitivity == 1
 
 
-def reference_epsilon(cfg: PateGanConfig, k: int, gap_counts: np.ndarray, *,
-                      non_private: Mapping[str, str] | None = None,
-                      ) -> tuple[np.ndarray | None, str]:
+def reference_epsilon(
+    cfg: PateGanConfig,
+    k: int,
+    gap_counts: np.ndarray,
+    *,
+    non_private: Mapping[str, str] | None = None,
+) -> tuple[np.ndarray | None, str]:
     """What a correct accountant charges for the events a (buggy) run recorded.
 
     ``gap_counts`` is the vote ledger, including queries the implementation did not
@@ -115,8 +128,11 @@ def reference_epsilon(cfg: PateGanConfig, k: int, gap_counts: np.ndarray, *,
     data-dependent bound only for ``s = 1`` and two draws (docs/soundness.md, "The
     reference epsilon of a vote").
     """
-    events = (dict(non_private) if non_private is not None else
-              {flag: why for flag, why in UNBOUNDED.items() if getattr(cfg, flag)})
+    events = (
+        dict(non_private)
+        if non_private is not None
+        else {flag: why for flag, why in UNBOUNDED.items() if getattr(cfg, flag)}
+    )
     for flag, why in events.items():
         return None, f"unbounded: {why} ({flag})"
     lam = cfg.lam
@@ -128,14 +144,18 @@ def reference_epsilon(cfg: PateGanConfig, k: int, gap_counts: np.ndarray, *,
     sensitivity, why = vote_sensitivity(cfg, k)
     if sensitivity > 1:
         notes.append(why)
-    spec_lam, data_dependent = query_spec(lam, sensitivity=sensitivity,
-                                          single_draw=cfg.single_noise_vote)
+    spec_lam, data_dependent = query_spec(
+        lam, sensitivity=sensitivity, single_draw=cfg.single_noise_vote
+    )
     if cfg.single_noise_vote:
         # The data-dependent q assumes independent noise on both counts.
-        notes.append(f"single noise draw: pure {sensitivity} x lambda-DP per query, "
-                     "data-independent bound")
-    spec = acc.MomentsAccountantSpec(lam=spec_lam, orders=cfg.orders,
-                                     data_dependent=data_dependent)
+        notes.append(
+            f"single noise draw: pure {sensitivity} x lambda-DP per query, "
+            "data-independent bound"
+        )
+    spec = acc.MomentsAccountantSpec(
+        lam=spec_lam, orders=cfg.orders, data_dependent=data_dependent
+    )
     # dpaudit's own, correct accountant: the improved conversion (docs/formulas.md).
     eps = acc.pate_gan_epsilon(gap_counts, spec, delta=cfg.delta, conversion="improved")
     return eps, "; ".join(notes) or "correct moments accountant on the same ledger"

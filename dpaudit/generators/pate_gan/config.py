@@ -139,181 +139,276 @@ class PateGanConfig:
     partition_order: Literal["permutation", "rows"] = "permutation"
     # --- defects (docs/bugs.md); every one False in the correct reference
     single_discriminator: bool = bug_field(
-        kind="privacy", implementations="original turing",
+        kind="privacy",
+        implementations="original turing",
         description="no teachers and no student: one discriminator sees all the data and "
-                    "the generator trains directly against it (WGAN-GP loss)",
+        "the generator trains directly against it (WGAN-GP loss)",
         consequence="no privacy mechanism at all: the generator's gradients come from "
-                    "the raw data",
-        unbounded_reason="one discriminator sees all the data: no privacy mechanism")
+        "the raw data",
+        unbounded_reason="one discriminator sees all the data: no privacy mechanism",
+    )
     no_accountant: bool = bug_field(
-        kind="privacy", implementations="original turing",
+        kind="privacy",
+        implementations="original turing",
         description="trains a fixed number of iterations; epsilon only sets a noise "
-                    "scale; nothing is tracked",
-        consequence="the claimed epsilon is nominal: nothing bounds what training spends")
+        "scale; nothing is tracked",
+        consequence="the claimed epsilon is nominal: nothing bounds what training spends",
+    )
     gaussian_label_noise: bool = bug_field(
-        kind="privacy", implementations="original turing",
+        kind="privacy",
+        implementations="original turing",
         description="Gaussian noise on the discriminator's own real/fake training labels, "
-                    "thresholded at 0.5 (each label flipped with probability "
-                    "Phi(-0.5/sigma)), sigma = sqrt(2 ln(1.25 X))/epsilon with a wrong X "
-                    "(original: 10 XOR 5 = 15, sigma = 2.421/epsilon; turing: "
-                    "1.25 * 10**delta, sigma = 0.668/epsilon)",
+        "thresholded at 0.5 (each label flipped with probability "
+        "Phi(-0.5/sigma)), sigma = sqrt(2 ln(1.25 X))/epsilon with a wrong X "
+        "(original: 10 XOR 5 = 15, sigma = 2.421/epsilon; turing: "
+        "1.25 * 10**delta, sigma = 0.668/epsilon)",
         consequence="label noise does not bound the influence of a record: no DP guarantee",
-        unbounded_reason="label noise does not bound a record's influence")
+        unbounded_reason="label noise does not bound a record's influence",
+    )
     partition_last_only: bool = bug_field(
-        kind="privacy", implementations="updated",
+        kind="privacy",
+        implementations="updated",
         description="an index bug makes every teacher train on the last partition",
         consequence="the claim's partition argument fails: all teachers see the same "
-                    "records, one record changes every vote")
+        "records, one record changes every vote",
+    )
     repartition_every_iteration: bool = bug_field(
-        kind="privacy", implementations="synthcity",
+        kind="privacy",
+        implementations="synthcity",
         description="a fresh random partition is drawn every iteration",
         consequence="over training every teacher sees every record: one record can "
-                    "change all votes")
+        "change all votes",
+    )
     shared_sampling: bool = bug_field(
-        kind="privacy", implementations="original turing",
+        kind="privacy",
+        implementations="original turing",
         description="each teacher step samples its batch from all rows",
-        consequence="no disjoint partitions: every teacher sees every record")
+        consequence="no disjoint partitions: every teacher sees every record",
+    )
     accountant_index_bug: bool = bug_field(
-        kind="privacy", implementations="synthcity",
+        kind="privacy",
+        implementations="synthcity",
         description="exp(2*lambda*l + 1) where exp(2*lambda*(l+1)) is meant in the "
-                    "moments update",
+        "moments update",
         consequence="underestimates epsilon when lambda > 0.5: training spends more than "
-                    "it claims")
+        "it claims",
+    )
     accountant_missing_log: bool = bug_field(
-        kind="privacy", implementations="borealis smartnoise",
+        kind="privacy",
+        implementations="borealis smartnoise",
         description="the data-dependent moment term is used without its log, then "
-                    "clamped to the data-independent bound",
+        "clamped to the data-independent bound",
         consequence="overestimates epsilon (stops early: a utility loss, not a leak by "
-                    "itself)")
+        "itself)",
+    )
     data_bounds: bool = bug_field(
-        kind="privacy", implementations="original updated synthcity borealis",
+        kind="privacy",
+        implementations="original updated synthcity borealis",
         description="min/max fitted on the private data and used to scale inputs and "
-                    "outputs",
+        "outputs",
         consequence="a record that sets a column's extreme leaks through the released "
-                    "range",
-        unbounded_reason="the released range is read from the private data")
+        "range",
+        unbounded_reason="the released range is read from the private data",
+    )
     private_categories: bool = bug_field(
-        kind="further", implementations="smartnoise synthcity",
+        kind="further",
+        implementations="smartnoise synthcity",
         description="each binary, categorical and integer (ordinal) column's value set "
-                    "is learned from the private data (smartnoise: LabelTransformer + "
-                    "OneHotEncoder under categorical/ordinal hints; synthcity: its "
-                    "one-hot encoder of discrete columns), so the release can only hold "
-                    "values the private data hold",
+        "is learned from the private data (smartnoise: LabelTransformer + "
+        "OneHotEncoder under categorical/ordinal hints; synthcity: its "
+        "one-hot encoder of discrete columns), so the release can only hold "
+        "values the private data hold",
         consequence="a record with a value no other record has is released only when it "
-                    "is in the data: its presence shows in the release's support",
-        unbounded_reason="the released value sets are read from the private data")
+        "is in the data: its presence shows in the release's support",
+        unbounded_reason="the released value sets are read from the private data",
+    )
     lr_teachers_refit: bool = bug_field(
-        kind="other", implementations="updated synthcity",
+        kind="other",
+        implementations="updated synthcity",
         description="teachers are logistic regressions re-created and refitted from "
-                    "scratch every iteration on real plus generated rows",
+        "scratch every iteration on real plus generated rows",
         consequence="teachers forget the generator's history; votes are "
-                    "near-deterministic")
+        "near-deterministic",
+    )
     output_not_rescaled: bool = bug_field(
-        kind="other", implementations="updated borealis",
+        kind="other",
+        implementations="updated borealis",
         description="synthetic data is returned in the model's [0, 1] space, not in "
-                    "original units",
-        consequence="released data has the wrong units (a utility bug)")
+        "original units",
+        consequence="released data has the wrong units (a utility bug)",
+    )
     integer_floor: bool = bug_field(
-        kind="other", implementations="turing",
+        kind="other",
+        implementations="turing",
         description="integer columns are truncated (astype(int)) instead of rounded",
-        consequence="integer values are biased downwards (a utility bug)")
+        consequence="integer values are biased downwards (a utility bug)",
+    )
     laplace_scale_inverted: bool = bug_field(
-        kind="further", implementations="updated",
+        kind="further",
+        implementations="updated",
         description="votes get Lap(lambda) noise while the accountant assumes "
-                    "Lap(1/lambda)",
+        "Lap(1/lambda)",
         consequence="at small lambda the vote is effectively noiseless while the "
-                    "accountant charges for scale 1/lambda")
+        "accountant charges for scale 1/lambda",
+    )
     single_noise_vote: bool = bug_field(
-        kind="further", implementations="updated synthcity borealis smartnoise",
+        kind="further",
+        implementations="updated synthcity borealis smartnoise",
         description="one Laplace draw added to the 'real' count and compared with k/2",
         consequence="the data-dependent q no longer bounds the error rate: the "
-                    "data-dependent claim is invalid (the data-independent bound still "
-                    "holds)")
+        "data-dependent claim is invalid (the data-independent bound still "
+        "holds)",
+    )
     skip_unaccounted_queries: bool = bug_field(
-        kind="further", implementations="synthcity",
+        kind="further",
+        implementations="synthcity",
         description="when at least half the noisy labels of a batch say 'real', the batch "
-                    "is not charged to the accountant and the student trains on it with "
-                    "every label 'fake'",
+        "is not charged to the accountant and the student trains on it with "
+        "every label 'fake'",
         consequence="the decision to drop is itself a function of the votes and is not "
-                    "accounted")
+        "accounted",
+    )
     student_sees_real_data: bool = bug_field(
-        kind="further", implementations="synthcity",
+        kind="further",
+        implementations="synthcity",
         description="the student discriminator is also trained on real rows",
         consequence="the student, and the generator behind it, see the data with no "
-                    "noise at all",
-        unbounded_reason="the student trains on real rows with no noise")
+        "noise at all",
+        unbounded_reason="the student trains on real rows with no noise",
+    )
     delta_override: bool = bug_field(
-        kind="further", implementations="synthcity",
+        kind="further",
+        implementations="synthcity",
         description="the delta passed in is ignored and 1/(n sqrt(n)) used (0.125 for "
-                    "n = 4)",
-        consequence="the claim is for a far larger delta than asked")
+        "n = 4)",
+        consequence="the claim is for a far larger delta than asked",
+    )
     real_category_frequencies: bool = bug_field(
-        kind="further", implementations="synthcity",
+        kind="further",
+        implementations="synthcity",
         description="generation draws conditional category vectors from the real data's "
-                    "frequencies",
+        "frequencies",
         consequence="category frequencies of the private data are released without noise",
-        unbounded_reason="exact category frequencies are released")
+        unbounded_reason="exact category frequencies are released",
+    )
     latent_mismatch: bool = bug_field(
-        kind="further", implementations="borealis smartnoise",
+        kind="further",
+        implementations="borealis smartnoise",
         description="trained on U(0,1) latent noise, sampled from N(0,1)",
-        consequence="samples come from outside the training distribution (a utility bug)")
+        consequence="samples come from outside the training distribution (a utility bug)",
+    )
     label_distribution_given: bool = bug_field(
-        kind="further", implementations="original",
+        kind="further",
+        implementations="original",
         description="the real label distribution is passed to the generator and used at "
-                    "sampling",
+        "sampling",
         consequence="the private label frequencies are released without noise",
-        unbounded_reason="the exact label distribution is released")
+        unbounded_reason="the exact label distribution is released",
+    )
     budget_overshoot: bool = bug_field(
-        kind="further", implementations="updated synthcity borealis smartnoise",
+        kind="further",
+        implementations="updated synthcity borealis smartnoise",
         description="the budget is checked once per outer iteration, so the last "
-                    "iteration can exceed epsilon",
-        consequence="the final claim can exceed the budget asked for")
+        "iteration can exceed epsilon",
+        consequence="the final claim can exceed the budget asked for",
+    )
     balanced_partition: bool = bug_field(
-        kind="further", implementations="updated synthcity borealis smartnoise",
+        kind="further",
+        implementations="updated synthcity borealis smartnoise",
         description="teachers get balanced contiguous slices of the rows (array_split or "
-                    "int(i*n/k) bounds, of the rows in data order or of a permutation) "
-                    "instead of an independent assignment of each record",
+        "int(i*n/k) bounds, of the rows in data order or of a permutation) "
+        "instead of an independent assignment of each record",
         consequence="adding one record shifts the slice bounds: with n = qk + r rows, "
-                    "other teachers' data change too with probability (n-q)/(n+1) "
-                    "(0.80 on Cervical Cancer with 5 teachers), up to k of them, so one "
-                    "record can move up to k votes while the accountant charges "
-                    "sensitivity 1 (sound only averaged over a fresh permutation, not "
-                    "for a fixed one)")
+        "other teachers' data change too with probability (n-q)/(n+1) "
+        "(0.80 on Cervical Cancer with 5 teachers), up to k of them, so one "
+        "record can move up to k votes while the accountant charges "
+        "sensitivity 1 (sound only averaged over a fresh permutation, not "
+        "for a fixed one)",
+    )
 
     def __post_init__(self) -> None:
-        require(self.epsilon > 0 and math.isfinite(self.epsilon), "epsilon", "> 0",
-                self.epsilon)
+        require(
+            self.epsilon > 0 and math.isfinite(self.epsilon),
+            "epsilon",
+            "> 0",
+            self.epsilon,
+        )
         require(0 < self.delta < 1, "delta", "in (0, 1)", self.delta)
-        require(self.num_teachers is None or self.num_teachers >= 1, "num_teachers",
-                ">= 1", self.num_teachers)
+        require(
+            self.num_teachers is None or self.num_teachers >= 1,
+            "num_teachers",
+            ">= 1",
+            self.num_teachers,
+        )
         require(self.lam > 0 and math.isfinite(self.lam), "lam", "> 0", self.lam)
-        for name in ("orders", "batch_size", "teacher_steps", "student_steps",
-                     "generator_steps", "max_iterations"):
+        for name in (
+            "orders",
+            "batch_size",
+            "teacher_steps",
+            "student_steps",
+            "generator_steps",
+            "max_iterations",
+        ):
             value = getattr(self, name)
-            require(isinstance(value, int) and value >= 1, name, "an integer >= 1", value)
-        require(self.fixed_iterations is None or self.fixed_iterations >= 1,
-                "fixed_iterations", ">= 1", self.fixed_iterations)
+            require(
+                isinstance(value, int) and value >= 1, name, "an integer >= 1", value
+            )
+        require(
+            self.fixed_iterations is None or self.fixed_iterations >= 1,
+            "fixed_iterations",
+            ">= 1",
+            self.fixed_iterations,
+        )
         require(self.lr > 0, "lr", "> 0", self.lr)
-        require(0 <= self.student_dropout < 1, "student_dropout", "in [0, 1)",
-                self.student_dropout)
-        check_choice(self.moments_conversion, "moments_conversion",
-                     ("auto", "classic", "improved"))
+        require(
+            0 <= self.student_dropout < 1,
+            "student_dropout",
+            "in [0, 1)",
+            self.student_dropout,
+        )
+        check_choice(
+            self.moments_conversion,
+            "moments_conversion",
+            ("auto", "classic", "improved"),
+        )
         check_choice(self.teacher_rule, "teacher_rule", ("study", "smartnoise"))
         check_choice(self.student_loss, "student_loss", ("bce", "wasserstein"))
         check_choice(self.teacher_rows, "teacher_rows", ("batch", "partition"))
         check_choice(self.small_table, "small_table", ("refuse", "study"))
         check_choice(self.partition_order, "partition_order", ("permutation", "rows"))
-        require(self.device in ("auto", "cpu", "cuda"), "device", "auto, cpu or cuda",
-                self.device)
-        require(self.latent_distribution in ("uniform", "uniform_pm1", "normal"),
-                "latent_distribution", "uniform, uniform_pm1 or normal",
-                self.latent_distribution)
-        require(self.optimizer in ("adam", "rmsprop"), "optimizer", "adam or rmsprop",
-                self.optimizer)
-        require(isinstance(self.min_width, int) and not isinstance(self.min_width, bool)
-                and self.min_width >= 1, "min_width", "an integer >= 1", self.min_width)
-        for name in ("latent_dim", "generator_hidden", "student_hidden", "teacher_hidden",
-                     "discriminator_hidden"):
+        require(
+            self.device in ("auto", "cpu", "cuda"),
+            "device",
+            "auto, cpu or cuda",
+            self.device,
+        )
+        require(
+            self.latent_distribution in ("uniform", "uniform_pm1", "normal"),
+            "latent_distribution",
+            "uniform, uniform_pm1 or normal",
+            self.latent_distribution,
+        )
+        require(
+            self.optimizer in ("adam", "rmsprop"),
+            "optimizer",
+            "adam or rmsprop",
+            self.optimizer,
+        )
+        require(
+            isinstance(self.min_width, int)
+            and not isinstance(self.min_width, bool)
+            and self.min_width >= 1,
+            "min_width",
+            "an integer >= 1",
+            self.min_width,
+        )
+        for name in (
+            "latent_dim",
+            "generator_hidden",
+            "student_hidden",
+            "teacher_hidden",
+            "discriminator_hidden",
+        ):
             widths(getattr(self, name), d=2, z=2, name=name)
         if self.device == "cuda" and not torch.cuda.is_available():
             raise InvalidParameterError(
@@ -348,8 +443,9 @@ BUG_FIELDS: tuple[str, ...] = tuple(declared_bugs(PateGanConfig))
 _WIDTH = re.compile(r"^(\d*)([dz]?)(?:/(\d+))?$")
 
 
-def widths(expr: str | int, *, d: int, z: int, name: str = "widths",
-           floor: int = 1) -> tuple[int, ...]:
+def widths(
+    expr: str | int, *, d: int, z: int, name: str = "widths", floor: int = 1
+) -> tuple[int, ...]:
     """Parses a layer-width expression such as ``"d,d/2,d"`` or ``"2d/3,d/3"``; each
     width is at least ``floor``.
 
@@ -384,8 +480,9 @@ SMARTNOISE_MIN_ROWS = 1000
 """smartnoise-synth 1.0.8 trains ``int(n / 1000)`` teachers: none below 1,000 rows."""
 
 
-def rule_num_teachers(n_rows: int, *, teacher_rule: str = "study",
-                      small_table: str = "refuse") -> int:
+def rule_num_teachers(
+    n_rows: int, *, teacher_rule: str = "study", small_table: str = "refuse"
+) -> int:
     """``k`` for ``n_rows`` rows under ``teacher_rule`` (see :class:`PateGanConfig`).
 
     >>> rule_num_teachers(2000, teacher_rule="smartnoise")
@@ -407,7 +504,8 @@ def rule_num_teachers(n_rows: int, *, teacher_rule: str = "study",
         f"`data` must have at least {SMARTNOISE_MIN_ROWS:,} rows for smartnoise's teacher "
         f"rule int(n / 1000) (the real code fails below). Got {n_rows} rows. Use a "
         "larger table, or --option small_table=study for the audit study's "
-        "small-table modification.")
+        "small-table modification."
+    )
 
 
 def small_table_batch_size(cfg: PateGanConfig, *, n_rows: int, k: int) -> int:
@@ -418,8 +516,11 @@ def small_table_batch_size(cfg: PateGanConfig, *, n_rows: int, k: int) -> int:
     ...                        small_table="study"), n_rows=4, k=2)
     2
     """
-    if (cfg.teacher_rule == "smartnoise" and cfg.small_table == "study"
-            and n_rows < SMARTNOISE_MIN_ROWS):
+    if (
+        cfg.teacher_rule == "smartnoise"
+        and cfg.small_table == "study"
+        and n_rows < SMARTNOISE_MIN_ROWS
+    ):
         return max(1, min(cfg.batch_size, n_rows // k))
     return cfg.batch_size
 
@@ -436,8 +537,11 @@ def audit_num_teachers(n_rows: int, options: Mapping[str, Any]) -> int:
     if variant:
         chosen.update(get_variant(str(variant)).overrides)
     chosen.update({k: v for k, v in options.items() if v is not None})
-    return rule_num_teachers(n_rows, teacher_rule=str(chosen.get("teacher_rule", "study")),
-                             small_table=str(chosen.get("small_table", "refuse")))
+    return rule_num_teachers(
+        n_rows,
+        teacher_rule=str(chosen.get("teacher_rule", "study")),
+        small_table=str(chosen.get("small_table", "refuse")),
+    )
 
 
 def gaussian_label_sigma(epsilon: float, *, delta: float, form: str) -> float:

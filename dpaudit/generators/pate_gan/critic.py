@@ -16,7 +16,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from dpaudit.generators.nets import BatchedLinear, BatchedMLP, train_step
+from dpaudit.generators.nets import BatchedLinear, BatchedMLP
+from dpaudit.generators.optim import train_step
 from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.state import TrainerState
 
@@ -27,9 +28,15 @@ def is_relu_critic(net: BatchedMLP) -> bool:
     """Whether ``net`` is a ReLU MLP with one linear output unit and nothing else
     (no layer norm, residual or dropout): the critic :func:`wgan_gp_grad_` handles."""
     spec = net.spec
-    return (len(spec.hidden) >= 1 and spec.n_out == 1 and spec.activation == "relu"
-            and spec.out_activation == "linear" and not spec.layer_norm
-            and not spec.residual and spec.dropout == 0)
+    return (
+        len(spec.hidden) >= 1
+        and spec.n_out == 1
+        and spec.activation == "relu"
+        and spec.out_activation == "linear"
+        and not spec.layer_norm
+        and not spec.residual
+        and spec.dropout == 0
+    )
 
 
 def _layers(net: BatchedMLP) -> list[BatchedLinear]:
@@ -49,9 +56,17 @@ def _forward(layers: list[BatchedLinear], x: Tensor) -> list[Tensor]:
 
 
 @torch.no_grad()
-def wgan_gp_grad_(net: BatchedMLP, *, real: Tensor, fake: Tensor, inter: Tensor,
-                  w_real: Tensor, w_fake: Tensor, penalty: float, weight: Tensor
-                  ) -> None:
+def wgan_gp_grad_(
+    net: BatchedMLP,
+    *,
+    real: Tensor,
+    fake: Tensor,
+    inter: Tensor,
+    w_real: Tensor,
+    w_fake: Tensor,
+    penalty: float,
+    weight: Tensor,
+) -> None:
     """Sets the ``.grad`` of a :func:`is_relu_critic` ensemble's parameters to the
     gradient of ``sum_e weight[e] * L_e`` with the WGAN-GP critic loss
 
@@ -85,8 +100,10 @@ def wgan_gp_grad_(net: BatchedMLP, *, real: Tensor, fake: Tensor, inter: Tensor,
     b_real, b_fake = real.shape[1], fake.shape[1]
     x = torch.cat([real, fake], dim=1)
     acts = [x, *_forward(hidden, x)]
-    dout = torch.cat([w_real.expand(e, b_real, 1) / -b_real,
-                      w_fake.expand(e, b_fake, 1) / b_fake], dim=1).mul_(scale)
+    dout = torch.cat(
+        [w_real.expand(e, b_real, 1) / -b_real, w_fake.expand(e, b_fake, 1) / b_fake],
+        dim=1,
+    ).mul_(scale)
     grads: dict[int, Tensor] = {}
     grads[id(last.weight)] = torch.bmm(acts[-1].transpose(1, 2), dout)
     grads[id(last.bias)] = dout.sum(dim=1, keepdim=True)
@@ -96,18 +113,25 @@ def wgan_gp_grad_(net: BatchedMLP, *, real: Tensor, fake: Tensor, inter: Tensor,
         grads[id(layer.weight)] = torch.bmm(acts[i].transpose(1, 2), delta)
         grads[id(layer.bias)] = delta.sum(dim=1, keepdim=True)
         if i > 0:
-            delta = _relu_grad(torch.bmm(delta, layer.weight.transpose(1, 2)), acts[i], 0.0)
+            delta = _relu_grad(
+                torch.bmm(delta, layer.weight.transpose(1, 2)), acts[i], 0.0
+            )
     # The gradient penalty at the interpolated rows.
     rows = inter.shape[1]
     hs = _forward(hidden, inter)
     a = [_relu_grad(last.weight.transpose(1, 2).expand(e, rows, -1), hs[-1], 0.0)]
     for i in range(len(hidden) - 1, 0, -1):  # a_i from a_{i+1}, W_{i+1} = hidden[i]
-        a.insert(0, _relu_grad(torch.bmm(a[0], hidden[i].weight.transpose(1, 2)),
-                               hs[i - 1], 0.0))
+        a.insert(
+            0,
+            _relu_grad(
+                torch.bmm(a[0], hidden[i].weight.transpose(1, 2)), hs[i - 1], 0.0
+            ),
+        )
     g = torch.bmm(a[0], hidden[0].weight.transpose(1, 2))  # [E, B, n_in]
     norm = g.norm(dim=2, keepdim=True)
-    coef = torch.where(norm > 0, (norm - 1.0) * (2.0 * penalty / rows) / norm,
-                       torch.zeros_like(norm)).mul_(scale)
+    coef = torch.where(
+        norm > 0, (norm - 1.0) * (2.0 * penalty / rows) / norm, torch.zeros_like(norm)
+    ).mul_(scale)
     u = g * coef
     grads[id(hidden[0].weight)].add_(torch.bmm(u.transpose(1, 2), a[0]))
     da = torch.bmm(u, hidden[0].weight)
@@ -152,23 +176,49 @@ def critic_iteration(s: TrainerState) -> None:
         mix = s.public.rand((b, 1))
         if manual:
             s.critic_step.optimizer.zero_grad(set_to_none=True)
-            wgan_gp_grad_(s.critic, real=real, fake=fake, inter=mix * real + (1 - mix) * fake,
-                          w_real=w_real, w_fake=w_fake, penalty=penalty,
-                          weight=s.active.to(real.dtype))
+            wgan_gp_grad_(
+                s.critic,
+                real=real,
+                fake=fake,
+                inter=mix * real + (1 - mix) * fake,
+                w_real=w_real,
+                w_fake=w_fake,
+                penalty=penalty,
+                weight=s.active.to(real.dtype),
+            )
             s.critic_step.step(s.active)
             continue
 
-        def loss(real: Tensor = real, fake: Tensor = fake, mix: Tensor = mix,
-                 w_real: Tensor = w_real, w_fake: Tensor = w_fake) -> Tensor:
-            return wgan_gp_loss(s.critic, real=real, fake=fake,
-                                inter=mix * real + (1 - mix) * fake, w_real=w_real,
-                                w_fake=w_fake, penalty=penalty)
+        def loss(
+            real: Tensor = real,
+            fake: Tensor = fake,
+            mix: Tensor = mix,
+            w_real: Tensor = w_real,
+            w_fake: Tensor = w_fake,
+        ) -> Tensor:
+            return wgan_gp_loss(
+                s.critic,
+                real=real,
+                fake=fake,
+                inter=mix * real + (1 - mix) * fake,
+                w_real=w_real,
+                w_fake=w_fake,
+                penalty=penalty,
+            )
 
         train_step(s.critic_step, loss, s.active)
 
 
-def wgan_gp_loss(net: BatchedMLP, *, real: Tensor, fake: Tensor, inter: Tensor,
-                 w_real: Tensor, w_fake: Tensor, penalty: float) -> Tensor:
+def wgan_gp_loss(
+    net: BatchedMLP,
+    *,
+    real: Tensor,
+    fake: Tensor,
+    inter: Tensor,
+    w_real: Tensor,
+    w_fake: Tensor,
+    penalty: float,
+) -> Tensor:
     """Each member's WGAN-GP critic loss (autograd; :func:`wgan_gp_grad_` writes its
     gradient out for ReLU critics)."""
     inter = inter.detach().requires_grad_(True)

@@ -67,17 +67,32 @@ class PateGan:
         base = config or PateGanConfig()
         self.config = replace(base, **options) if options else base
 
-    def fit(self, data: pd.DataFrame, *, domain: Domain, rng: Rngs,
-            public_rng: Rngs | None = None) -> Self:
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: Domain,
+        rng: Rngs,
+        public_rng: Rngs | None = None,
+    ) -> Self:
         """Trains one model on ``data`` (never mutated) with the public ``domain``."""
-        (model,) = self.fit_many([data], domain=domain, rngs=[rng],
-                                 public_rngs=None if public_rng is None else [public_rng])
+        (model,) = self.fit_many(
+            [data],
+            domain=domain,
+            rngs=[rng],
+            public_rngs=None if public_rng is None else [public_rng],
+        )
         self.__dict__.update(model.__dict__)
         return self
 
-    def fit_many(self, datasets: Sequence[pd.DataFrame], *, domain: Domain,
-                 rngs: Sequence[Rngs],
-                 public_rngs: Sequence[Rngs] | None = None) -> list[PateGan]:
+    def fit_many(
+        self,
+        datasets: Sequence[pd.DataFrame],
+        *,
+        domain: Domain,
+        rngs: Sequence[Rngs],
+        public_rngs: Sequence[Rngs] | None = None,
+    ) -> list[PateGan]:
         """Trains ``len(datasets)`` independent models as one tensor program.
 
         Model ``m`` trains on ``datasets[m]`` with the streams ``rngs[m]`` (privacy)
@@ -99,8 +114,9 @@ class PateGan:
         n_min = min(len(d) for d in datasets)
         # An explicit num_teachers is the caller's modification (smartnoise has no such
         # parameter); else the rule, which refuses what the real code cannot train.
-        k = cfg.num_teachers or rule_num_teachers(n_min, teacher_rule=cfg.teacher_rule,
-                                                  small_table=cfg.small_table)
+        k = cfg.num_teachers or rule_num_teachers(
+            n_min, teacher_rule=cfg.teacher_rule, small_table=cfg.small_table
+        )
         batch_size = small_table_batch_size(cfg, n_rows=n_min, k=k)
         if batch_size != cfg.batch_size:
             # The study's smartnoise on a small table: batches of at most n // k rows.
@@ -110,8 +126,14 @@ class PateGan:
             if id(frame) not in checked:
                 domain.validate(frame, name=f"datasets[{i}]", min_rows=k)
                 checked.add(id(frame))
-        fitted = Trainer(cfg, domain, k, list(datasets), list(rngs),
-                         None if public_rngs is None else list(public_rngs)).run()
+        fitted = Trainer(
+            cfg,
+            domain,
+            k,
+            list(datasets),
+            list(rngs),
+            None if public_rngs is None else list(public_rngs),
+        ).run()
         models = []
         for f in fitted:
             model = PateGan(self.config)
@@ -130,7 +152,9 @@ class PateGan:
             models.append(model)
         return models
 
-    def sample(self, n: int, *, rng: Rngs, public_rng: Rngs | None = None) -> pd.DataFrame:
+    def sample(
+        self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+    ) -> pd.DataFrame:
         """Releases ``n`` synthetic rows with the original columns, dtypes and units.
 
         Every draw of the release (latents, category draws) comes from the public
@@ -142,12 +166,21 @@ class PateGan:
         with torch.no_grad():
             z = latent(streams, int(n), self.latent_dim_, self._latent_distribution())
             # The release pass of sample_many, on a batch of one: the same bits.
-            out = release_forward(_ensemble(self), [_member_index(self)], z)[0].cpu().numpy()
+            out = (
+                release_forward(_ensemble(self), [_member_index(self)], z)[0]
+                .cpu()
+                .numpy()
+            )
         return self._finish(out, [self], [public], int(n))
 
     @staticmethod
-    def sample_many(models: Sequence[PateGan], n: int, *, rngs: Sequence[Rngs],
-                    public_rngs: Sequence[Rngs] | None = None) -> pd.DataFrame:
+    def sample_many(
+        models: Sequence[PateGan],
+        n: int,
+        *,
+        rngs: Sequence[Rngs],
+        public_rngs: Sequence[Rngs] | None = None,
+    ) -> pd.DataFrame:
         """The releases of several fitted models, drawn in one generator pass.
 
         Model ``m`` releases what ``models[m].sample(n, rng=rngs[m],
@@ -171,13 +204,23 @@ class PateGan:
         check_release_streams(models, rngs, public_rngs, kind="PateGan")
         first = models[0]
         for model in models:
-            require(isinstance(model, PateGan), "models", "PateGan models",
-                    type(model).__name__)
+            require(
+                isinstance(model, PateGan),
+                "models",
+                "PateGan models",
+                type(model).__name__,
+            )
             model._check_sample(n)
-            require(model.config == first.config, "models", "models of one configuration",
-                    "models that differ")
-        publics = [public_and_privacy(r, None if public_rngs is None else public_rngs[i])[0]
-                   for i, r in enumerate(rngs)]
+            require(
+                model.config == first.config,
+                "models",
+                "models of one configuration",
+                "models that differ",
+            )
+        publics = [
+            public_and_privacy(r, None if public_rngs is None else public_rngs[i])[0]
+            for i, r in enumerate(rngs)
+        ]
         n = int(n)
         outs: list[NDArray[np.float32]] = [np.empty(0, dtype=np.float32)] * len(models)
         # Members of one batched ensemble run as one forward pass.
@@ -187,8 +230,9 @@ class PateGan:
         with torch.no_grad():
             for members in groups.values():
                 lead = models[members[0]]
-                streams = ModelStreams.from_rngs([publics[i] for i in members],
-                                                 device=lead.device_)
+                streams = ModelStreams.from_rngs(
+                    [publics[i] for i in members], device=lead.device_
+                )
                 z = latent(streams, n, lead.latent_dim_, lead._latent_distribution())
                 index = [_member_index(models[i]) for i in members]
                 out = release_forward(_ensemble(lead), index, z).cpu().numpy()
@@ -198,10 +242,17 @@ class PateGan:
         # defect) are decoded together.
         frames, start = [], 0
         for stop in range(1, len(models) + 1):
-            if stop == len(models) or not _same(models[stop].domain_, models[start].domain_):
-                frames.append(models[start]._finish(
-                    np.concatenate(outs[start:stop]), models[start:stop],
-                    publics[start:stop], n))
+            if stop == len(models) or not _same(
+                models[stop].domain_, models[start].domain_
+            ):
+                frames.append(
+                    models[start]._finish(
+                        np.concatenate(outs[start:stop]),
+                        models[start:stop],
+                        publics[start:stop],
+                        n,
+                    )
+                )
                 start = stop
         return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
@@ -209,7 +260,9 @@ class PateGan:
         if not hasattr(self, "generator_"):
             raise NotFittedError("this PateGan is not fitted yet: call `fit` first.")
         if not (isinstance(n, int | np.integer) and n >= 0):
-            raise InvalidParameterError(f"`n` must be a non-negative integer. Got {n!r}.")
+            raise InvalidParameterError(
+                f"`n` must be a non-negative integer. Got {n!r}."
+            )
 
     def _latent_distribution(self) -> str:
         if self.config.latent_mismatch:
@@ -217,31 +270,62 @@ class PateGan:
             return "normal"
         return self.config.latent_distribution
 
-    def _finish(self, out: NDArray[np.float32], models: Sequence[PateGan],
-                publics: Sequence[Rngs], n: int) -> pd.DataFrame:
+    def _finish(
+        self,
+        out: NDArray[np.float32],
+        models: Sequence[PateGan],
+        publics: Sequence[Rngs],
+        n: int,
+    ) -> pd.DataFrame:
         """Decodes the generator's outputs of ``models`` (``n`` rows each, stacked,
         with their public streams) into one table, then applies the release-time
         variants (model ``self``'s configuration and domain)."""
         cfg, domain = self.config, self.domain_
         if cfg.private_categories:
             # Each model's release restricted to the values its private data hold.
-            out = np.concatenate([
-                restrict_encoded(out[j * n:(j + 1) * n], domain, model.value_sets_)
-                for j, model in enumerate(models)]) if models else out
+            out = (
+                np.concatenate(
+                    [
+                        restrict_encoded(
+                            out[j * n : (j + 1) * n], domain, model.value_sets_
+                        )
+                        for j, model in enumerate(models)
+                    ]
+                )
+                if models
+                else out
+            )
         if cfg.output_not_rescaled:
             # Released in the model's [0, 1] space, not in original units.
             frame = pd.DataFrame(
-                {col.name: out[:, sl].argmax(axis=1) if col.kind == "categorical"
-                 else out[:, sl.start] for col, sl in zip(domain.columns, domain.slices())},
-                columns=domain.names)
+                {
+                    col.name: out[:, sl].argmax(axis=1)
+                    if col.kind == "categorical"
+                    else out[:, sl.start]
+                    for col, sl in zip(domain.columns, domain.slices())
+                },
+                columns=domain.names,
+            )
         else:
-            rounding: Literal["round", "floor"] = "floor" if cfg.integer_floor else "round"
+            rounding: Literal["round", "floor"] = (
+                "floor" if cfg.integer_floor else "round"
+            )
             frame = domain.decode(out, integer_rounding=rounding)
             if cfg.private_categories:
-                frame = pd.concat([
-                    snap_integers(frame.iloc[j * n:(j + 1) * n].copy(), domain,
-                                  model.value_sets_)
-                    for j, model in enumerate(models)]) if models else frame
+                frame = (
+                    pd.concat(
+                        [
+                            snap_integers(
+                                frame.iloc[j * n : (j + 1) * n].copy(),
+                                domain,
+                                model.value_sets_,
+                            )
+                            for j, model in enumerate(models)
+                        ]
+                    )
+                    if models
+                    else frame
+                )
         draws: list[tuple[str, bool]] = []  # (column, from the label frequencies)
         if cfg.real_category_frequencies:
             # Discrete columns drawn from the private data's exact frequencies.
@@ -257,8 +341,11 @@ class PateGan:
             for model, public in zip(models, publics):
                 gen = np.random.default_rng(public.seed_sequence)
                 for j, (name, label) in enumerate(draws):
-                    values, probs = (model.label_frequencies_ if label
-                                     else model.category_frequencies_[name])
+                    values, probs = (
+                        model.label_frequencies_
+                        if label
+                        else model.category_frequencies_[name]
+                    )
                     parts[j].append(gen.choice(values, size=n, p=probs))
             for (name, _), drawn in zip(draws, parts):
                 frame[name] = np.concatenate(drawn)
@@ -300,10 +387,23 @@ class _Member(torch.nn.Module):
         return out
 
 
-def config_from_options(*, epsilon: float, delta: float, variant: str | None = None,
-                        bugs: Sequence[str] = (), **options: Any) -> PateGanConfig:
+def config_from_options(
+    *,
+    epsilon: float,
+    delta: float,
+    variant: str | None = None,
+    bugs: Sequence[str] = (),
+    **options: Any,
+) -> PateGanConfig:
     """A config from a variant name, extra bug flags and plain options (CLI/TOML)."""
     config: PateGanConfig = build_config(
-        PateGanConfig, generator="pategan", label="PATE-GAN", epsilon=epsilon,
-        delta=delta, variant=variant, bugs=bugs, **options)
+        PateGanConfig,
+        generator="pategan",
+        label="PATE-GAN",
+        epsilon=epsilon,
+        delta=delta,
+        variant=variant,
+        bugs=bugs,
+        **options,
+    )
     return config

@@ -43,16 +43,20 @@ def value_sets(domain: Domain, data: pd.DataFrame) -> ValueSets:
         if col.kind == "categorical":
             present = set(pd.unique(data[col.name]).tolist())
             assert col.categories is not None
-            out[col.name] = np.asarray([c for c in col.categories if c in present],
-                                       dtype=object)
+            out[col.name] = np.asarray(
+                [c for c in col.categories if c in present], dtype=object
+            )
         elif col.kind in ("binary", "integer"):
             values = pd.to_numeric(data[col.name]).to_numpy(dtype=float)
             out[col.name] = np.unique(np.rint(values))
     return out
 
 
-def restrict_encoded(encoded: NDArray[np.floating], domain: Domain,
-                     sets: Mapping[str, NDArray[np.generic]]) -> NDArray[np.float64]:
+def restrict_encoded(
+    encoded: NDArray[np.floating],
+    domain: Domain,
+    sets: Mapping[str, NDArray[np.generic]],
+) -> NDArray[np.float64]:
     """The generator's outputs (``[n, encoded_dim]``, the model's [0, 1] space) with
     every column restricted to its private value set, before decoding.
 
@@ -77,25 +81,33 @@ def restrict_encoded(encoded: NDArray[np.floating], domain: Domain,
         elif col.kind == "integer":
             assert col.lower is not None and col.upper is not None
             span = col.upper - col.lower
-            allowed = ((values.astype(float) - col.lower) / span if span > 0
-                       else np.zeros(len(values)))
+            allowed = (
+                (values.astype(float) - col.lower) / span
+                if span > 0
+                else np.zeros(len(values))
+            )
             out[:, sl.start] = nearest(np.clip(out[:, sl.start], 0.0, 1.0), allowed)
     return out
 
 
-def snap_integers(frame: pd.DataFrame, domain: Domain,
-                  sets: Mapping[str, NDArray[np.generic]]) -> pd.DataFrame:
+def snap_integers(
+    frame: pd.DataFrame, domain: Domain, sets: Mapping[str, NDArray[np.generic]]
+) -> pd.DataFrame:
     """``frame`` (decoded) with each integer column moved to its nearest present value
     (a guard against rounding after :func:`restrict_encoded`)."""
     for col in domain.columns:
         values = sets.get(col.name)
         if col.kind == "integer" and values is not None and len(values):
-            snapped = nearest(frame[col.name].to_numpy(dtype=float), values.astype(float))
+            snapped = nearest(
+                frame[col.name].to_numpy(dtype=float), values.astype(float)
+            )
             frame[col.name] = snapped.astype(np.int64)
     return frame
 
 
-def nearest(x: NDArray[np.floating], allowed: NDArray[np.floating]) -> NDArray[np.float64]:
+def nearest(
+    x: NDArray[np.floating], allowed: NDArray[np.floating]
+) -> NDArray[np.float64]:
     """Each ``x`` moved to the nearest value of the sorted ``allowed`` (ties: the lower).
 
     >>> nearest(np.array([0.1, 0.5, 0.9]), np.array([0.0, 1.0])).tolist()

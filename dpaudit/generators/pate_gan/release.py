@@ -47,18 +47,28 @@ def release_forward(net: BatchedMLP, index: Sequence[int], z: Tensor) -> Tensor:
         ``[len(index), n, n_out]`` float32.
     """
     index = [int(i) for i in index]
-    require(len(index) == z.shape[0], "z", f"one latent block per member ({len(index)})",
-            tuple(z.shape))
-    require(all(0 <= i < net.members for i in index), "index",
-            f"members of the ensemble (0 .. {net.members - 1})", index)
+    require(
+        len(index) == z.shape[0],
+        "z",
+        f"one latent block per member ({len(index)})",
+        tuple(z.shape),
+    )
+    require(
+        all(0 <= i < net.members for i in index),
+        "index",
+        f"members of the ensemble (0 .. {net.members - 1})",
+        index,
+    )
     spec = net.spec
     widest = max(spec.n_in, spec.n_out, *spec.hidden)
     per_pass = max(1, PASS_FLOATS // max(1, z.shape[1] * widest))
     with torch.no_grad():
         if per_pass >= len(index):
             return _forward(net, index, z).clamp_(0.0, 1.0)
-        parts = [_forward(net, index[s:s + per_pass], z[s:s + per_pass])
-                 for s in range(0, len(index), per_pass)]
+        parts = [
+            _forward(net, index[s : s + per_pass], z[s : s + per_pass])
+            for s in range(0, len(index), per_pass)
+        ]
         return torch.cat(parts).clamp_(0.0, 1.0)
 
 

@@ -23,14 +23,12 @@ from dpaudit.data import Domain
 from dpaudit.generators import accountants as acc
 from dpaudit.generators.nets import (
     BatchedMLP,
-    BatchedOptimizer,
-    MaskedStep,
     MLPSpec,
     gather_rows,
     is_relu_logit,
-    make_optimizer,
     with_ones,
 )
+from dpaudit.generators.optim import BatchedOptimizer, MaskedStep, make_optimizer
 from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.config import (
     PateGanConfig,
@@ -74,17 +72,25 @@ class TrainerState:
     data1: Tensor
     lr_weights: Tensor
 
-    def __init__(self, cfg: PateGanConfig, domain: Domain, k: int,
-                 datasets: list[pd.DataFrame], rngs: list[Rngs],
-                 public_rngs: list[Rngs] | None = None) -> None:
+    def __init__(
+        self,
+        cfg: PateGanConfig,
+        domain: Domain,
+        k: int,
+        datasets: list[pd.DataFrame],
+        rngs: list[Rngs],
+        public_rngs: list[Rngs] | None = None,
+    ) -> None:
         self.cfg, self.k = cfg, k
         self.m = len(datasets)
         # Non-private events of this run (flag -> reason): data reaching the output
         # without privacy noise (claim.reference_epsilon composes them).
         self.non_private: dict[str, str] = {}
         self.device = resolve_device(cfg.device)
-        pairs = [public_and_privacy(r, None if public_rngs is None else public_rngs[i])
-                 for i, r in enumerate(rngs)]
+        pairs = [
+            public_and_privacy(r, None if public_rngs is None else public_rngs[i])
+            for i, r in enumerate(rngs)
+        ]
         self.public = ModelStreams.from_rngs([p for p, _ in pairs], device=self.device)
         self.privacy = ModelStreams.from_rngs([q for _, q in pairs], device=self.device)
         self.batch = self._encode(domain, datasets)
@@ -92,29 +98,43 @@ class TrainerState:
         self.z = widths(cfg.latent_dim, d=self.p, z=self.p, name="latent_dim")[0]
         self.fused_teachers = False
         m = self.m
-        self.sigma = (gaussian_label_sigma(cfg.epsilon, delta=cfg.delta,
-                                           form=cfg.gaussian_noise_form)
-                      if cfg.gaussian_label_noise else 0.0)
+        self.sigma = (
+            gaussian_label_sigma(
+                cfg.epsilon, delta=cfg.delta, form=cfg.gaussian_noise_form
+            )
+            if cfg.gaussian_label_noise
+            else 0.0
+        )
         if cfg.delta_override:
             # The delta passed in is ignored: 1 / (n sqrt(n)).
             n = self.batch.n_rows.to(torch.float64)
             delta_claim_t = 1.0 / (n * torch.sqrt(n))
         else:
-            delta_claim_t = torch.full((m,), cfg.delta, dtype=torch.float64, device="cpu")
+            delta_claim_t = torch.full(
+                (m,), cfg.delta, dtype=torch.float64, device="cpu"
+            )
         self.delta_claim = delta_claim_t.cpu().numpy()
         own_spec = acc.MomentsAccountantSpec(
-            lam=cfg.lam, orders=cfg.orders, index_bug=cfg.accountant_index_bug,
-            missing_log=cfg.accountant_missing_log)
-        self.own_table = torch.as_tensor(acc.increment_table(k, own_spec),
-                                         device=self.device)
+            lam=cfg.lam,
+            orders=cfg.orders,
+            index_bug=cfg.accountant_index_bug,
+            missing_log=cfg.accountant_missing_log,
+        )
+        self.own_table = torch.as_tensor(
+            acc.increment_table(k, own_spec), device=self.device
+        )
         self.gap_counts = torch.zeros(m, k + 1, dtype=torch.float64, device=self.device)
         self.all_gap_counts = torch.zeros_like(self.gap_counts)  # incl. skipped batches
         # min_l (alpha(l) + c_l) / l: c_l = log(1/delta) for the classic conversion.
         self.moments_offset = torch.as_tensor(
-            acc.moments_offset(cfg.orders, delta=self.delta_claim,
-                               conversion=cfg.conversion), device=self.device)
-        self.orders = torch.arange(1, cfg.orders + 1, dtype=torch.float64,
-                                   device=self.device)
+            acc.moments_offset(
+                cfg.orders, delta=self.delta_claim, conversion=cfg.conversion
+            ),
+            device=self.device,
+        )
+        self.orders = torch.arange(
+            1, cfg.orders + 1, dtype=torch.float64, device=self.device
+        )
         self.active = torch.ones(m, dtype=torch.bool, device=self.device)
         self.iterations = torch.zeros(m, dtype=torch.long, device=self.device)
         n_max = self.batch.data.shape[1]
@@ -148,8 +168,12 @@ class TrainerState:
         for i, frame in enumerate(datasets):
             data[i, : len(frame)] = torch.from_numpy(encoded[id(frame)][1])
         n_rows = torch.tensor([len(f) for f in datasets], device="cpu")
-        return Batch(data=data.to(self.device), n_rows=n_rows.to(self.device),
-                     domains=domains, originals=datasets)
+        return Batch(
+            data=data.to(self.device),
+            n_rows=n_rows.to(self.device),
+            domains=domains,
+            originals=datasets,
+        )
 
     def partition(self) -> tuple[Tensor, Tensor, Tensor]:
         """Each teacher's rows: ``perm[M, N]`` lists each model's rows teacher by
@@ -199,7 +223,9 @@ class TrainerState:
         m, k = self.m, self.k
         u = self.public.rand((k, n))
         nonempty = self.size > 0
-        pos = self.start[..., None] + torch.floor(u * self.size[..., None]).to(torch.long)
+        pos = self.start[..., None] + torch.floor(u * self.size[..., None]).to(
+            torch.long
+        )
         pos = pos.clamp_(max=self.batch.data.shape[1] - 1)
         rows = torch.gather(self.perm, 1, pos.reshape(m, k * n)).view(m, k, n)
         return rows, nonempty
@@ -248,41 +274,83 @@ class TrainerState:
         """The networks, initialised from each model's public stream."""
         cfg, p, z, m, k = self.cfg, self.p, self.z, self.m, self.k
         out_act: Literal["sigmoid", "linear"] = (
-            "sigmoid" if cfg.generator_output == "sigmoid" else "linear")
+            "sigmoid" if cfg.generator_output == "sigmoid" else "linear"
+        )
         init = self.public
 
         def hidden(expr: str) -> tuple[int, ...]:
             return widths(expr, d=p, z=z, floor=cfg.min_width)
 
-        self.generator = BatchedMLP(m, MLPSpec(
-            n_in=z, hidden=hidden(cfg.generator_hidden), n_out=p,
-            activation=cfg.generator_activation, out_activation=out_act,
-            residual=cfg.generator_residual, layer_norm=cfg.generator_layer_norm,
-        ), generator=init, device=self.device)
+        self.generator = BatchedMLP(
+            m,
+            MLPSpec(
+                n_in=z,
+                hidden=hidden(cfg.generator_hidden),
+                n_out=p,
+                activation=cfg.generator_activation,
+                out_activation=out_act,
+                residual=cfg.generator_residual,
+                layer_norm=cfg.generator_layer_norm,
+            ),
+            generator=init,
+            device=self.device,
+        )
 
         def opt(params: Iterator[torch.nn.Parameter]) -> BatchedOptimizer:
-            return make_optimizer(params, name=cfg.optimizer, lr=cfg.lr,
-                                  betas=(cfg.beta1, 0.999), weight_decay=cfg.weight_decay)
+            return make_optimizer(
+                params,
+                name=cfg.optimizer,
+                lr=cfg.lr,
+                betas=(cfg.beta1, 0.999),
+                weight_decay=cfg.weight_decay,
+            )
 
         self.gen_step = MaskedStep(self.generator, opt(self.generator.parameters()))
         if cfg.single_discriminator:
-            self.critic = BatchedMLP(m, MLPSpec(
-                n_in=p, hidden=hidden(cfg.discriminator_hidden), n_out=1,
-                activation="relu", out_activation="linear"),
-                generator=init, device=self.device)
+            self.critic = BatchedMLP(
+                m,
+                MLPSpec(
+                    n_in=p,
+                    hidden=hidden(cfg.discriminator_hidden),
+                    n_out=1,
+                    activation="relu",
+                    out_activation="linear",
+                ),
+                generator=init,
+                device=self.device,
+            )
             self.critic_step = MaskedStep(self.critic, opt(self.critic.parameters()))
             return
-        self.student = BatchedMLP(m, MLPSpec(
-            n_in=p, hidden=hidden(cfg.student_hidden), n_out=1,
-            activation=cfg.student_activation, out_activation="sigmoid",
-            dropout=cfg.student_dropout), generator=init, device=self.device)
+        self.student = BatchedMLP(
+            m,
+            MLPSpec(
+                n_in=p,
+                hidden=hidden(cfg.student_hidden),
+                n_out=1,
+                activation=cfg.student_activation,
+                out_activation="sigmoid",
+                dropout=cfg.student_dropout,
+            ),
+            generator=init,
+            device=self.device,
+        )
         self.student_step = MaskedStep(self.student, opt(self.student.parameters()))
         if not cfg.lr_teachers_refit:
-            self.teachers = BatchedMLP(m * k, MLPSpec(
-                n_in=p, hidden=hidden(cfg.teacher_hidden), n_out=1,
-                activation=cfg.teacher_activation, out_activation="sigmoid"),
-                generator=init, device=self.device)
-            self.teacher_step = MaskedStep(self.teachers, opt(self.teachers.parameters()))
+            self.teachers = BatchedMLP(
+                m * k,
+                MLPSpec(
+                    n_in=p,
+                    hidden=hidden(cfg.teacher_hidden),
+                    n_out=1,
+                    activation=cfg.teacher_activation,
+                    out_activation="sigmoid",
+                ),
+                generator=init,
+                device=self.device,
+            )
+            self.teacher_step = MaskedStep(
+                self.teachers, opt(self.teachers.parameters())
+            )
             # PATE-GAN's teachers (one ReLU layer, a logit) take the hand-written
             # gradient; their real rows come from a table with a ones column.
             self.fused_teachers = is_relu_logit(self.teachers)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from dpaudit.generators.nets import frozen, train_step, with_ones
+from dpaudit.generators.nets import with_ones
+from dpaudit.generators.optim import frozen, train_step
 from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.state import TrainerState
 from dpaudit.generators.pate_gan.teachers import noisy_labels, votes
@@ -32,7 +33,8 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
         # a scatter-add instead of a [M, B, k + 1] one-hot).
         gap = (2 * n1 - k).abs()
         gaps = torch.zeros(s.m, k + 1, dtype=torch.int64, device=s.device).scatter_add_(
-            1, gap, torch.ones_like(gap))
+            1, gap, torch.ones_like(gap)
+        )
         step_counts = gaps.to(torch.float64)
         use = s.active.clone()
         if uses_accountant and not cfg.budget_overshoot:
@@ -60,8 +62,9 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
             s.record(non_private_event("student_sees_real_data"))
             real = s.sample_all_rows(b)[0]
 
-        def loss(fake: Tensor = fake, labels: Tensor = labels,
-                 real: Tensor | None = real) -> Tensor:
+        def loss(
+            fake: Tensor = fake, labels: Tensor = labels, real: Tensor | None = real
+        ) -> Tensor:
             bce = torch.nn.functional.binary_cross_entropy_with_logits
             out = s.student(fake, logits=True, generator=s.public).squeeze(-1)
             if cfg.student_loss == "wasserstein":
@@ -72,8 +75,9 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
             if real is not None:
                 # The student also sees real rows, with no noise at all.
                 out_r = s.student(real, logits=True, generator=s.public).squeeze(-1)
-                total = total + bce(out_r, torch.ones_like(out_r),
-                                    reduction="none").mean(dim=1)
+                total = total + bce(
+                    out_r, torch.ones_like(out_r), reduction="none"
+                ).mean(dim=1)
             return total
 
         train_step(s.student_step, loss, use)

@@ -10,16 +10,22 @@ from dpaudit.generators.nets import (
     gather_rows,
     relu_logit_bce_grad_,
     relu_logits,
-    train_step,
     with_ones,
 )
+from dpaudit.generators.optim import train_step
 from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.state import TrainerState
 
 
-def fit_logistic_regression(x: Tensor, y: Tensor, *, c: float = 1.0,
-                            iterations: int = 30, tol: float = 1e-10,
-                            weight: Tensor | None = None) -> Tensor:
+def fit_logistic_regression(
+    x: Tensor,
+    y: Tensor,
+    *,
+    c: float = 1.0,
+    iterations: int = 30,
+    tol: float = 1e-10,
+    weight: Tensor | None = None,
+) -> Tensor:
     """L2-regularised logistic regressions, one per member, by Newton's method.
 
     Minimises ``C * sum log-loss + ||w||^2 / 2`` (intercept not penalised), the
@@ -74,11 +80,17 @@ def teacher_iteration(s: TrainerState) -> None:
         with torch.no_grad():
             fake = s.generator(s.latent(b)).repeat_interleave(k, dim=0)
         x = torch.cat([real, fake], dim=1).to(torch.float64)
-        y = torch.cat([torch.ones(m * k, b, device=dev), torch.zeros(m * k, b, device=dev)],
-                      dim=1)
+        y = torch.cat(
+            [torch.ones(m * k, b, device=dev), torch.zeros(m * k, b, device=dev)], dim=1
+        )
         # A teacher without rows uses none: its real rows become zeros labelled fake.
-        w = torch.cat([nonempty[:, None].expand(-1, b).to(x.dtype),
-                       torch.ones(m * k, b, dtype=x.dtype, device=dev)], dim=1)
+        w = torch.cat(
+            [
+                nonempty[:, None].expand(-1, b).to(x.dtype),
+                torch.ones(m * k, b, dtype=x.dtype, device=dev),
+            ],
+            dim=1,
+        )
         s.lr_weights = fit_logistic_regression(x * w[..., None], y.to(x) * w)
         return
     steps = cfg.teacher_steps
@@ -107,16 +119,22 @@ def teacher_iteration(s: TrainerState) -> None:
             y_fake = (noisy_fake > 0.5).to(noisy_fake.dtype)
         if s.fused_teachers:
             real1 = gather_rows(s.data1, idx).view(m * k, b, s.p + 1)
-            relu_logit_bce_grad_(s.teachers, [(real1, 1, y_real),
-                                              (fakes1[:, part], k, y_fake)],
-                                 active_t.to(fake.dtype),
-                                 batch_weights=[real_weight, None])
+            relu_logit_bce_grad_(
+                s.teachers,
+                [(real1, 1, y_real), (fakes1[:, part], k, y_fake)],
+                active_t.to(fake.dtype),
+                batch_weights=[real_weight, None],
+            )
             s.teacher_step.step(active_t)
             continue
         real = gather_rows(s.batch.data, idx).view(m * k, b, s.p)
 
-        def loss(real: Tensor = real, fake: Tensor = fake, y_real: Tensor | float = y_real,
-                 y_fake: Tensor | float = y_fake) -> Tensor:
+        def loss(
+            real: Tensor = real,
+            fake: Tensor = fake,
+            y_real: Tensor | float = y_real,
+            y_fake: Tensor | float = y_fake,
+        ) -> Tensor:
             bce = torch.nn.functional.binary_cross_entropy_with_logits
             out_r = s.teachers(real, logits=True).transpose(1, 2)  # [M*k, 1, b]
             out_f = s.teachers.forward_shared(fake, k, logits=True).transpose(1, 2)
@@ -140,14 +158,18 @@ def _partition_lr_teachers(s: TrainerState) -> None:
     at = (s.start[..., None] + pos).clamp_(max=s.batch.data.shape[1] - 1)
     rows = torch.gather(s.perm, 1, at.reshape(m, k * width)).view(m, k, width)
     active_t = s.active.repeat_interleave(k)
-    s.mark_seen(torch.where(inside, rows, rows[..., :1]).reshape(m * k, width),
-                active_t & (s.size > 0).reshape(m * k))
+    s.mark_seen(
+        torch.where(inside, rows, rows[..., :1]).reshape(m * k, width),
+        active_t & (s.size > 0).reshape(m * k),
+    )
     real = gather_rows(s.batch.data, rows.reshape(m, k * width)).view(m * k, width, s.p)
     with torch.no_grad():
         fake = s.generator(s.latent(width)).repeat_interleave(k, dim=0)
     x = torch.cat([real, fake], dim=1).to(torch.float64)
-    y = torch.cat([torch.ones(m * k, width, device=dev),
-                   torch.zeros(m * k, width, device=dev)], dim=1).to(x)
+    y = torch.cat(
+        [torch.ones(m * k, width, device=dev), torch.zeros(m * k, width, device=dev)],
+        dim=1,
+    ).to(x)
     keep = inside.reshape(m * k, width).to(x.dtype)
     s.lr_weights = fit_logistic_regression(x, y, weight=torch.cat([keep, keep], dim=1))
 
@@ -162,7 +184,9 @@ def votes(s: TrainerState, fake: Tensor, fake1: Tensor | None = None) -> Tensor:
             xa = with_ones(x).to(torch.float64)
             logit = torch.bmm(xa, s.lr_weights.unsqueeze(-1)).squeeze(-1)
         elif s.fused_teachers:
-            logit = relu_logits(s.teachers, with_ones(fake) if fake1 is None else fake1, k)[0]
+            logit = relu_logits(
+                s.teachers, with_ones(fake) if fake1 is None else fake1, k
+            )[0]
         else:
             logit = s.teachers.forward_shared(fake, k, logits=True)
     real = (logit > 0).reshape(s.m, k, -1)
@@ -193,11 +217,13 @@ def teacher_losses(s: TrainerState) -> tuple[list[float], list[float]]:
     with torch.no_grad():
         logit = s.teachers(data, logits=True).squeeze(-1)
     loss = torch.nn.functional.binary_cross_entropy_with_logits(
-        logit, torch.ones_like(logit), reduction="none")
+        logit, torch.ones_like(logit), reduction="none"
+    )
     ranks = torch.argsort(s.perm, dim=1)[:, None, :]  # position of each row
     own = (ranks >= s.start[..., None]) & (ranks < (s.start + s.size)[..., None])
-    valid = (torch.arange(n_max, device=s.device)[None, :]
-             < s.batch.n_rows[:, None])[:, None, :]
+    valid = (torch.arange(n_max, device=s.device)[None, :] < s.batch.n_rows[:, None])[
+        :, None, :
+    ]
     own = own.reshape(s.m * k, n_max)
     valid_t = valid.expand(-1, k, -1).reshape(s.m * k, n_max)
     own_rows = own & valid_t

@@ -62,9 +62,15 @@ def frequencies(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 class Trainer(TrainerState):
     """Runs the phases over a :class:`TrainerState` (internal)."""
 
-    def __init__(self, cfg: PateGanConfig, domain: Domain, k: int,
-                 datasets: list[pd.DataFrame], rngs: list[Rngs],
-                 public_rngs: list[Rngs] | None = None) -> None:
+    def __init__(
+        self,
+        cfg: PateGanConfig,
+        domain: Domain,
+        k: int,
+        datasets: list[pd.DataFrame],
+        rngs: list[Rngs],
+        public_rngs: list[Rngs] | None = None,
+    ) -> None:
         super().__init__(cfg, domain, k, datasets, rngs, public_rngs)
         self.trace_eps: list[list[float]] = []
         self.trace_eps_di: list[list[float]] = []
@@ -104,12 +110,18 @@ class Trainer(TrainerState):
 
     def _record(self, it: int) -> None:
         self.trace_eps.append(self.epsilon(self.gap_counts).cpu().tolist())
-        self.trace_moment1.append((self.gap_counts @ self.own_table[:, 0]).cpu().tolist())
+        self.trace_moment1.append(
+            (self.gap_counts @ self.own_table[:, 0]).cpu().tolist()
+        )
         di = acc.data_independent_increment(lam=self.cfg.lam, orders=self.cfg.orders)
         queries = self.gap_counts.sum(dim=1).cpu().numpy()
-        self.trace_eps_di.append(acc.epsilon_from_moments(
-            queries[:, None] * di[None, :], delta=self.cfg.delta,
-            conversion=self.cfg.conversion).tolist())
+        self.trace_eps_di.append(
+            acc.epsilon_from_moments(
+                queries[:, None] * di[None, :],
+                delta=self.cfg.delta,
+                conversion=self.cfg.conversion,
+            ).tolist()
+        )
         if self.cfg.single_discriminator or self.cfg.lr_teachers_refit:
             return
         own, other = teacher_losses(self)
@@ -121,9 +133,14 @@ class Trainer(TrainerState):
         eps_own = self.epsilon(self.gap_counts).cpu().numpy()
         counts = self.gap_counts.cpu().numpy()
         all_counts = self.all_gap_counts.cpu().numpy()
-        di = acc.pate_gan_epsilon(counts, acc.MomentsAccountantSpec(
-            lam=cfg.lam, orders=cfg.orders, data_dependent=False), delta=cfg.delta,
-            conversion=cfg.conversion)
+        di = acc.pate_gan_epsilon(
+            counts,
+            acc.MomentsAccountantSpec(
+                lam=cfg.lam, orders=cfg.orders, data_dependent=False
+            ),
+            delta=cfg.delta,
+            conversion=cfg.conversion,
+        )
         # The release's own events: exact frequencies of the private data.
         for flag in ("real_category_frequencies", "label_distribution_given"):
             if getattr(cfg, flag):
@@ -139,9 +156,11 @@ class Trainer(TrainerState):
             original = self.batch.originals[i]
             categories = None
             if cfg.real_category_frequencies:
-                categories = {col.name: frequencies(original[col.name])
-                              for col in domain.columns
-                              if col.kind in ("binary", "categorical")}
+                categories = {
+                    col.name: frequencies(original[col.name])
+                    for col in domain.columns
+                    if col.kind in ("binary", "categorical")
+                }
             values = value_sets(domain, original) if cfg.private_categories else None
             label = None
             if cfg.label_distribution_given:
@@ -160,12 +179,18 @@ class Trainer(TrainerState):
             }
             if cfg.record_trace:
                 trace["epsilon"] = [row[i] for row in self.trace_eps]
-                trace["epsilon_data_independent"] = [row[i] for row in self.trace_eps_di]
+                trace["epsilon_data_independent"] = [
+                    row[i] for row in self.trace_eps_di
+                ]
                 trace["moment1"] = [row[i] for row in self.trace_moment1]
                 trace["teacher_losses"] = [
-                    {"iteration": it, "own": own[i * k:(i + 1) * k],
-                     "other": other[i * k:(i + 1) * k]}
-                    for it, own, other in self.trace_losses]
+                    {
+                        "iteration": it,
+                        "own": own[i * k : (i + 1) * k],
+                        "other": other[i * k : (i + 1) * k],
+                    }
+                    for it, own, other in self.trace_losses
+                ]
             claim = PrivacyClaim(
                 epsilon=float(eps_own[i]) if accounted else cfg.epsilon,
                 delta=float(self.delta_claim[i]),
@@ -175,8 +200,18 @@ class Trainer(TrainerState):
                 iterations=int(iterations[i]),
                 trace=trace,
             )
-            out.append(Fitted(generator=self.generator, index=i, device=self.device,
-                              latent_dim=self.z, domain=domain, num_teachers=k,
-                              claim=claim, category_frequencies=categories, label=label,
-                              values=values))
+            out.append(
+                Fitted(
+                    generator=self.generator,
+                    index=i,
+                    device=self.device,
+                    latent_dim=self.z,
+                    domain=domain,
+                    num_teachers=k,
+                    claim=claim,
+                    category_frequencies=categories,
+                    label=label,
+                    values=values,
+                )
+            )
         return out
