@@ -1,12 +1,21 @@
 """The output folder of an audit: what it holds (a stored audit to continue, a
 finished one, another audit), the configuration and rankings stored there, the
-folders a run creates and what is removed after a failure."""
+folders a run creates and what is removed after a failure.
+
+dpaudit's files in ``--out`` are ``audit.sqlite`` (with ``audit.sqlite-journal`` and
+``audit.lock`` beside it), ``result.json``, ``trace/`` and the staging folder of a
+forced run (:mod:`dpaudit.audit.staging`). Nothing else in ``--out`` is read, moved or
+removed. ``trace/`` is the audit's own only when it is the folder the audit wrote: the
+store records its :func:`~dpaudit.audit.traces.trace_digest` (meta key ``trace``)
+before it appears (:func:`trace_owner`); a ``trace/`` that a new audit finds in
+``--out`` is refused at start, so it is never reported as the audit's trace, and
+``--force`` replaces only the old audit's own (:func:`check_replaceable`).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -14,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.store import ResultStore
+from dpaudit.audit.store import ResultStore, _check_foreign
+from dpaudit.audit.traces import only_trace_files, trace_digest
 from dpaudit.errors import InvalidParameterError, StoreError
 from dpaudit.generators.registry import builtin_generators
 
@@ -139,11 +149,127 @@ def run_key(config: AuditConfig) -> str:
     ).identity()
 
 
-def clear_audit(out: Path) -> None:
-    for name in (ResultStore.FILENAME, f"{ResultStore.FILENAME}-journal", RESULT):
-        (out / name).unlink(missing_ok=True)
-    if (out / TRACE).is_dir():
-        shutil.rmtree(out / TRACE)
+TRACE_KEY = "trace"
+"""Store meta key: ``{"digest": <trace_digest of the trace the audit wrote> | None}``
+(absent in a store of an older dpaudit)."""
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _foreign_trace(out: Path) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"`--out` {str(out)!r} holds a trace/ folder that this audit did not write "
+        "(or that was changed since), and a report would show it as the audit's "
+        "training trace; move it away or choose another --out."
+    )
+
+
+def trace_owner(out: Path, record: Any, *, audit_there: bool) -> bool | None:
+    """Whether ``out/trace`` is the trace of the audit stored in ``out``: ``None``
+    when there is none, ``True`` when it is the one the store records (``record``,
+    the store's :data:`TRACE_KEY` value), ``False`` otherwise.
+
+    A store of an older dpaudit records nothing (``record`` is ``None``): its trace
+    is the folder when ``audit_there`` (a store or result.json of dpaudit is in
+    ``out``) and the folder holds trace files alone."""
+    folder = out / TRACE
+    if not (folder.exists() or folder.is_symlink()):
+        return None
+    if isinstance(record, dict):
+        digest = record.get("digest")
+        if not isinstance(digest, str) or folder.is_symlink() or not folder.is_dir():
+            return False
+        try:
+            return trace_digest(folder) == digest
+        except OSError:
+            return False
+    return audit_there and only_trace_files(folder)
+
+
+def stored_trace_record(out: Path) -> Any:
+    """The store's :data:`TRACE_KEY` value, read only (``None`` when the store or the
+    key is missing or cannot be read)."""
+    path = out / ResultStore.FILENAME
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = conn.execute(
+                "SELECT value FROM meta WHERE key = ?", (TRACE_KEY,)
+            ).fetchone()
+        finally:
+            conn.close()
+        return None if row is None else json.loads(row[0])
+    except (sqlite3.Error, ValueError):
+        return None
+
+
+def check_trace(out: Path, *, continued: bool) -> None:
+    """Refuses, before anything is written, a ``trace/`` in ``out`` that an audit
+    starting there (``continued``: or continuing the store there) did not write.
+
+    A new audit refuses any ``trace/``. A continued audit refuses one when its store
+    records that it wrote none; the trace it wrote is kept as it is (a user's edit
+    of it included: dpaudit never rewrites an existing ``trace/``).
+
+    Raises:
+        InvalidParameterError: naming ``out`` and the fix.
+    """
+    folder = out / TRACE
+    if not (folder.exists() or folder.is_symlink()):
+        return
+    if not continued:
+        raise _foreign_trace(out)
+    record = stored_trace_record(out)
+    if isinstance(record, dict) and record.get("digest") is None:
+        raise _foreign_trace(out)
+
+
+def check_replaceable(out: Path) -> bool:
+    """Checks, reading only, that ``--force`` may replace what ``out`` holds: the
+    store is dpaudit's (or empty, or a damaged SQLite file: the store of a killed
+    run), ``result.json`` is a dpaudit result, and ``trace/`` is absent or the old
+    audit's own. Returns whether ``trace/`` is to be replaced with it.
+
+    Raises:
+        InvalidParameterError: a file there is not dpaudit's (nothing is touched).
+    """
+    fix = "--force replaces only dpaudit's own files: move it away or choose another --out"
+    store = out / ResultStore.FILENAME
+    if store.is_symlink() or (store.exists() and not store.is_file()):
+        raise InvalidParameterError(
+            f"{str(store)!r} is not a dpaudit store (not a regular file); {fix}."
+        )
+    if store.is_file():
+        try:
+            _check_foreign(store)
+        except StoreError as err:
+            with open(store, "rb") as handle:
+                head = handle.read(len(_SQLITE_MAGIC))
+            damaged = head == _SQLITE_MAGIC and isinstance(
+                err.__cause__, sqlite3.DatabaseError
+            )
+            if head and not damaged:
+                raise InvalidParameterError(
+                    f"{str(store)!r} is not a dpaudit store; {fix}."
+                ) from err
+    result = out / RESULT
+    if result.exists() or result.is_symlink():
+        try:
+            doc = json.loads(result.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            doc = err
+        if result.is_symlink() or not (
+            isinstance(doc, dict) and "schema_version" in doc
+        ):
+            raise InvalidParameterError(
+                f"{str(result)!r} is not a dpaudit result; {fix}."
+            )
+    audit_there = store.is_file() or result.is_file()
+    owner = trace_owner(out, stored_trace_record(out), audit_there=audit_there)
+    if owner is False:
+        raise _foreign_trace(out)
+    return owner is True
 
 
 def prepare_directory(

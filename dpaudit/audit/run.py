@@ -17,6 +17,14 @@ State rules (docs/design.md):
   continued without ``--resume``; rounds are never recomputed and the result equals
   an uninterrupted run's). A SIGKILL cannot be cleaned up after, so "leave nothing"
   alone could not be kept; "the same command continues" always can.
+* ``force=True`` never loses the audit it replaces: the new audit is written into a
+  staging folder inside ``out_dir`` and swapped in only once its first batch is
+  committed (:mod:`dpaudit.audit.staging`); a run failing or killed before that
+  leaves the old audit as it was, and a staging folder a kill left is finished by
+  the next run. dpaudit moves or removes only its own files in ``out_dir``
+  (:mod:`dpaudit.audit.outdir`): a ``trace/`` it did not write is refused at start.
+* ``out_dir`` is made absolute at the start: a generator that changes the working
+  directory does not move the audit's files.
 * A stored configuration is data: :func:`resume_config` validates it and imports no
   plug-in module and contacts no Dask scheduler that the caller did not name again.
 * Workers never outlive the run: on any exception (SIGTERM turned into one by the
@@ -51,9 +59,11 @@ from dpaudit.audit.outdir import (
     RESULT,
     RESUME_SETTINGS,
     TRACE,
+    TRACE_KEY,
     Ranking,
     Session,
-    clear_audit,
+    check_replaceable,
+    check_trace,
     discard_empty_store,
     load_stored,
     make_directory,
@@ -67,6 +77,7 @@ from dpaudit.audit.result import AuditResult, Timing
 from dpaudit.audit.rounds import trace_round, train_batch
 from dpaudit.audit.selection import progress_bar, resolve_public_seed, resolve_target
 from dpaudit.audit.setup import AuditSetup, build_setup, cached_round_rngs
+from dpaudit.audit.staging import new_staging, recover, swap_in
 from dpaudit.audit.store import ResultStore, StoreLock
 from dpaudit.audit.traces import write_trace
 from dpaudit.errors import InvalidParameterError
@@ -136,19 +147,68 @@ def _backend(config: AuditConfig) -> Iterator[None]:
         raise
 
 
-def _train_all(
-    setup: AuditSetup, store: ResultStore, out: Path, *, progress: bool
-) -> int:
+class _Output:
+    """Where a run writes its audit, and its open store.
+
+    Normally ``out`` itself. A forced run replacing an audit (``staging``) writes
+    into its staging folder until its first batch is committed, then swaps it in
+    (:func:`~dpaudit.audit.staging.swap_in`) and goes on in ``out``.
+    """
+
+    def __init__(self, out: Path, *, staging: Path | None, replace_trace: bool):
+        self.out = out
+        self.staging = staging
+        self.replace_trace = replace_trace
+        self.store = ResultStore(self.folder)
+
+    @property
+    def folder(self) -> Path:
+        return self.staging if self.staging is not None else self.out
+
+    def write_trace(self, trace: dict[str, Any]) -> None:
+        """Writes the audit's trace into ``trace/`` (absent: checked at start), its
+        digest recorded in the store before the folder appears."""
+
+        def record(digest: str) -> None:
+            self.store.set_meta(TRACE_KEY, {"digest": digest})
+
+        write_trace(
+            self.folder / TRACE,
+            trace["claim"],
+            num_teachers=trace["num_teachers"],
+            record=record,
+        )
+
+    def commit(self, rows: list[dict[str, Any]]) -> None:
+        self.store.commit_batch(rows)
+        for row in rows:
+            if "trace" in row:
+                self.write_trace(row["trace"])
+        self.settle()
+
+    def settle(self) -> None:
+        """Swaps a staged audit in (after its first batch: see the class)."""
+        if self.staging is not None:
+            self.store.close()  # closed: its journal must not stay behind
+            swap_in(self.staging, self.out, replace_trace=self.replace_trace)
+            self.staging = None
+            self.store = ResultStore(self.out)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _train_all(setup: AuditSetup, output: _Output, *, progress: bool) -> int:
     """Trains every round not yet stored; returns how many rounds it trained.
 
     The batch holding :func:`trace_round` trains that round with the trace switch
-    on, and its trace is written to ``out/trace`` here (unless one is there: a
+    on, and its trace is written to ``trace/`` here (unless one is there: a
     resumed audit keeps the trace it wrote)."""
     import joblib
 
     config = setup.config
     execution = plan_for_setup(setup)  # jobs and batch size for this device
-    done = store.done_rounds()
+    done = output.store.done_rounds()
     n = setup.plan.n_rounds
     batches = [
         list(range(s, min(s + execution.batch_size, n)))
@@ -157,7 +217,7 @@ def _train_all(
     todo = [b for b in batches if not set(b) <= done]
     config_json = json.dumps(config.to_json(), sort_keys=True)
     traced = trace_round(setup)
-    if traced is not None and (out / TRACE / "trace.json").is_file():
+    if traced is not None and os.path.lexists(output.folder / TRACE):
         traced = None
     if todo and config.backend == "threading":
         cached_round_rngs(config_json)  # built once here, not by every thread at once
@@ -173,14 +233,7 @@ def _train_all(
         return train_batch(config_json, batch, trace=traced)
 
     def commit(rows: list[dict[str, Any]]) -> None:
-        store.commit_batch(rows)
-        for row in rows:
-            if "trace" in row:
-                write_trace(
-                    out / TRACE,
-                    row["trace"]["claim"],
-                    num_teachers=row["trace"]["num_teachers"],
-                )
+        output.commit(rows)
         bar.update(len(rows))
 
     try:
@@ -254,7 +307,7 @@ def _run_threads(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _write_training_trace(setup: AuditSetup, out: Path) -> None:
+def _write_training_trace(setup: AuditSetup, output: _Output) -> None:
     """The training trace of :func:`trace_round`'s model (records seen per teacher,
     teacher losses, epsilon over iterations), for the report, where the generator
     records traces (the registry says which).
@@ -266,13 +319,11 @@ def _write_training_trace(setup: AuditSetup, out: Path) -> None:
     stored round's model. Nothing is recomputed in the store.
     """
     traced = trace_round(setup)
-    if traced is None:
+    if traced is None or os.path.lexists(output.folder / TRACE):
         return
     config_json = json.dumps(setup.config.to_json(), sort_keys=True)
     (row,) = train_batch(config_json, [traced], trace=traced)
-    write_trace(
-        out / TRACE, row["trace"]["claim"], num_teachers=row["trace"]["num_teachers"]
-    )
+    output.write_trace(row["trace"])
 
 
 def run_audit(
@@ -296,18 +347,26 @@ def run_audit(
     stored configuration then names the chosen row, so a continued audit trains the
     same target without selecting again.
 
+    ``force=True`` replaces the audit ``out_dir`` holds, once the new one has stored
+    its first batch (until then the old one is untouched, and kept if the run
+    fails); it replaces only dpaudit's own files there.
+
     Raises:
         InvalidParameterError: bad input, before anything is written; or ``out_dir``
-            holds another audit (pass ``force=True`` to overwrite it).
+            holds another audit (pass ``force=True`` to replace it), a ``trace/``
+            this audit did not write, or (with ``force``) a file that is not
+            dpaudit's where its files go.
         StoreError: another run holds ``out_dir``, or its store is corrupt.
     """
-    out = Path(out_dir)
+    # Absolute from the start: code that changes the working directory during the
+    # run (a generator's library, a plug-in run in this process) moves nothing.
+    out = Path(os.path.abspath(out_dir))
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(
-            f"`--out` {str(out)!r} exists and is not a directory."
+            f"`--out` {str(out_dir)!r} exists and is not a directory."
         )
     if resume and not out.is_dir():
-        raise InvalidParameterError(f"--resume: {str(out)!r} does not exist.")
+        raise InvalidParameterError(f"--resume: {str(out_dir)!r} does not exist.")
     session = Session(created=make_directory(out))
     lock = StoreLock(out)
     try:
@@ -317,10 +376,12 @@ def run_audit(
         raise
     try:
         try:
+            recover(out)  # a staging folder a killed --force run left
             return _run_locked(
                 config, out, session, resume=resume, force=force, progress=progress
             )
         except BaseException:
+            recover(out)  # this run's staging: removed, or its swap finished
             discard_empty_store(out, session)
             raise
     finally:
@@ -342,8 +403,12 @@ def _run_locked(
     overwrite = force and not resume
     selection: Ranking | None = None
     continued = False
-    if not overwrite:
+    replace_trace = False
+    if overwrite:
+        replace_trace = check_replaceable(out)
+    else:
         config, selection, continued = prepare_directory(out, config, resume=resume)
+        check_trace(out, continued=continued)
     config, ranking = resolve_target(config, progress=progress)
     selection = ranking if ranking is not None else selection
     config, public_ranking = resolve_public_seed(config, progress=progress)
@@ -353,39 +418,45 @@ def _run_locked(
     setup = build_setup(
         config, target_selection=selection, public_selection=public_ranking
     )
-    if overwrite:
-        clear_audit(out)  # only now: bad input never costs the audit it would replace
-    session.fresh_store = not continued
-    with ResultStore(out) as store:
+    # Only now is anything written: bad input never costs the audit it would
+    # replace, and a forced run replaces it only once its first batch is stored.
+    staging = new_staging(out) if overwrite else None
+    session.fresh_store = not continued and not overwrite
+    output = _Output(out, staging=staging, replace_trace=replace_trace)
+    try:
+        store = output.store
         stored_before = store.count_rounds() if continued else 0
         timing = stored_timing(store, out) if continued else {}
         store.set_meta("config", config.to_json())
         store.set_meta("identity", config.identity())
         store.set_meta("version", dpaudit.__version__)
+        if not continued:
+            store.set_meta(TRACE_KEY, {"digest": None})
         if selection is not None:
             store.set_meta("target_selection", [[r, a] for r, a in selection])
         if public_ranking is not None:
             store.set_meta("public_selection", [[c, a] for c, a in public_ranking])
-        trained_rounds = _train_all(setup, store, out, progress=progress)
+        trained_rounds = _train_all(setup, output, progress=progress)
+        output.settle()  # no-op: a new audit has a batch, committed and swapped in
         trained = time.perf_counter() - started
         with progress_bar(
             "analysis (attacks)", len(setup.attacks), unit="attack", enabled=progress
         ) as bar:
-            result = analyse(setup, store, on_attack=lambda name: bar.update(1))
-    if not (out / TRACE / "trace.json").is_file():
-        _write_training_trace(setup, out)
-    if trained_rounds or ranking is not None or chose_public or not timing:
-        # This session trained: its time is added. A session that only analysed a
-        # finished audit again keeps the audit's timing.
-        timing = {
-            "train_seconds": timing.get("train_seconds", 0.0) + trained,
-            "total_seconds": timing.get("total_seconds", 0.0)
-            + time.perf_counter()
-            - started,
-            "sessions": timing.get("sessions", 0.0) + 1,
-        }
-    with ResultStore(out) as store:
-        store.set_meta("timing", timing)
+            result = analyse(setup, output.store, on_attack=lambda name: bar.update(1))
+        _write_training_trace(setup, output)
+        if trained_rounds or ranking is not None or chose_public or not timing:
+            # This session trained: its time is added. A session that only
+            # analysed a finished audit again keeps the audit's timing.
+            timing = {
+                "train_seconds": timing.get("train_seconds", 0.0) + trained,
+                "total_seconds": timing.get("total_seconds", 0.0)
+                + time.perf_counter()
+                - started,
+                "sessions": timing.get("sessions", 0.0) + 1,
+            }
+        output.store.set_meta("timing", timing)
+    finally:
+        output.close()
     typed = replace(
         result,
         source=out / RESULT,

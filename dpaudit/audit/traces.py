@@ -6,20 +6,57 @@ epsilon_data_independent, moment1) and ``trace.json`` (the claim with its trace)
 The folder is written to a temporary sibling and renamed, so nothing half-written is
 left behind; it gets the permissions of a folder made by ``mkdir`` (0777 less the
 umask), like its files, so other users can read a shared audit.
+
+Ownership: :func:`trace_digest` identifies a written folder (its file names and
+bytes); an audit records the digest of the trace it wrote in its store before the
+folder appears (``record``), so a ``trace/`` that the audit did not write is never
+taken for its own (dpaudit/audit/outdir.py). An existing folder is replaced only when
+it holds trace files alone: dpaudit never deletes a folder it could not have written.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import secrets
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from dpaudit.errors import InvalidParameterError
+
+TRACE_FILES = ("records_seen.csv", "losses.csv", "epsilon.csv", "trace.json")
+"""The files of a trace folder: all that :func:`write_trace` writes."""
+
+
+def trace_digest(folder: Path) -> str:
+    """SHA-256 over the entries of ``folder`` (names, and the bytes of files, in name
+    order; a sub-folder or any other entry counts by its name and kind), so any
+    file added, removed or changed gives another digest."""
+    digest = hashlib.sha256()
+    for entry in sorted(Path(folder).iterdir(), key=lambda p: p.name):
+        digest.update(entry.name.encode("utf-8", "surrogateescape") + b"\0")
+        if entry.is_file() and not entry.is_symlink():
+            digest.update(b"f" + entry.read_bytes() + b"\0")
+        else:
+            digest.update(b"o\0")
+    return digest.hexdigest()
+
+
+def only_trace_files(folder: Path) -> bool:
+    """Whether ``folder`` is a folder holding nothing but trace files (of
+    :data:`TRACE_FILES`, regular files), ``trace.json`` among them: a folder that
+    :func:`write_trace` could have written."""
+    folder = Path(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    entries = list(folder.iterdir())
+    return (folder / "trace.json").is_file() and all(
+        p.name in TRACE_FILES and p.is_file() and not p.is_symlink() for p in entries
+    )
 
 
 def _fresh_sibling(out: Path) -> Path:
@@ -35,12 +72,31 @@ def _fresh_sibling(out: Path) -> Path:
 
 
 def write_trace(
-    out: Path, claim: Mapping[str, Any], *, num_teachers: int, model: int = 0
+    out: Path,
+    claim: Mapping[str, Any],
+    *,
+    num_teachers: int,
+    model: int = 0,
+    record: Callable[[str], None] | None = None,
 ) -> None:
-    """Writes the trace of one fitted model's claim (``PrivacyClaim.to_json()``)."""
+    """Writes the trace of one fitted model's claim (``PrivacyClaim.to_json()``).
+
+    ``record`` is called with the folder's :func:`trace_digest` once it is complete
+    and before it appears at ``out``. An existing ``out`` is replaced only when it
+    holds trace files alone (:func:`only_trace_files`).
+
+    Raises:
+        InvalidParameterError: ``out`` is a file, or a folder holding anything but a
+            trace (nothing is written).
+    """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(f"`--out` {str(out)!r} exists and is not a folder.")
+    if out.exists() and any(out.iterdir()) and not only_trace_files(out):
+        raise InvalidParameterError(
+            f"`--out` {str(out)!r} holds files that are not a trace; dpaudit replaces "
+            "only a trace folder it wrote: choose another --out."
+        )
     trace = claim.get("trace", {})
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = _fresh_sibling(out)
@@ -72,6 +128,8 @@ def write_trace(
             for i, values in enumerate(zip(eps, di, m1)):
                 w.writerow([i, *values])
         (tmp / "trace.json").write_text(json.dumps(dict(claim), indent=2) + "\n")
+        if record is not None:
+            record(trace_digest(tmp))
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)
