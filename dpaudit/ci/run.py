@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -327,7 +328,9 @@ def run_check(
 
         runner = runner or run_audit
         make_config = make_config or AuditConfig.from_mapping
-    root = Path(out_dir)
+    # Absolute now: a generator changing the working directory during a run must
+    # not move the audit directories, their reports or the comparison report.
+    root = Path(os.path.abspath(out_dir))
     configs = _configs(policy, make_config, validate)
     resumes = check_outputs(
         root,

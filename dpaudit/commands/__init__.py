@@ -38,7 +38,7 @@ from dpaudit.validation import check_scalar, require
 EXIT_ERROR = EXIT_BAD_INPUT
 """Bad input (exit 2); the name predates :data:`EXIT_FAILED`."""
 EXIT_TERMINATED = 143
-"""``dpaudit audit`` stopped by SIGTERM (128 + 15)."""
+"""``dpaudit audit`` or ``check`` stopped by SIGTERM (128 + 15)."""
 
 EXIT_CODES_HELP = f"""\
 exit codes (every command):
@@ -51,7 +51,7 @@ exit codes (every command):
        unexpected error (rerun with --debug and report it)
   {EXIT_INCONCLUSIVE}    `check`: an audit is INCONCLUSIVE (too weak to refute its claim: give
        it more rounds), and no VIOLATION, bad input or failed run
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); `audit` also {EXIT_TERMINATED} on SIGTERM
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); `audit` and `check` {EXIT_TERMINATED} on SIGTERM
 `audit` and `study` exit 0 whatever the verdicts (VIOLATION, CONSISTENT or
 INCONCLUSIVE: the verdict is their output, printed and in result.json); `check` turns
 verdicts into exit codes: with several outcomes 1 first, then 2, 3, 4, and 0 only if

@@ -7,13 +7,15 @@ and ``--resume`` is a key, with the same meaning. :func:`print_result` is the on
 place that prints a result.
 
 Signals: Ctrl-C (SIGINT) exits 130 and SIGTERM 143 (128 + the signal), each with one
-line saying how to continue; the audit's workers are stopped with it.
+line saying how to continue; the audit's workers are stopped with it
+(:func:`terminate_as_exception`, which ``dpaudit check`` uses too).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import tomllib
@@ -223,7 +225,14 @@ AUDIT_KEYS: tuple[Key, ...] = (
     ),
     Key("seed", "the root seed (default 0)", kind="int"),
     Key("out", f"output folder (default ./{DEFAULT_OUT})", field=None),
-    Key("force", "overwrite an existing audit in --out", kind="bool", field=None),
+    Key(
+        "force",
+        "replace the audit in --out, once the new one has stored its first batch "
+        "(the old one is kept if the new run fails before); only dpaudit's own "
+        "files there are replaced",
+        kind="bool",
+        field=None,
+    ),
     Key(
         "quiet",
         "no progress on stderr (alias --no-progress; progress shows only on a "
@@ -453,12 +462,12 @@ def _resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _terminate_as_exception() -> Iterator[None]:
-    """Within: SIGTERM raises :class:`_Terminated` in the main thread, so the run
+def terminate_as_exception() -> Iterator[None]:
+    """Within: SIGTERM raises :class:`Terminated` in the main thread, so the run
     unwinds (its workers are stopped, the lock released) instead of dying."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise _Terminated
+        raise Terminated
 
     try:
         previous: Callable[..., Any] | int | None = signal.signal(
@@ -473,14 +482,19 @@ def _terminate_as_exception() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-class _Terminated(BaseException):
+class Terminated(BaseException):
     """SIGTERM, raised in the main thread."""
 
 
-def _stopped(out: Path, why: str, code: int) -> int:
+def _stopped(out: Path, where: Path, why: str, code: int, *, force: bool) -> int:
+    """The one line of a stopped run: what ``out`` (absolute: ``where``) holds now."""
     from dpaudit.audit.store import ResultStore
 
-    if (out / ResultStore.FILENAME).exists():
+    if force and (where / "result.json").exists():
+        # The swap moves result.json aside first: the old audit was not replaced.
+        hint = f"the audit in {out} is unchanged (--force replaces it only once the "
+        hint += "new audit has stored its first batch)"
+    elif (where / ResultStore.FILENAME).exists():
         hint = f"continue it with: dpaudit audit --resume {out}"
     else:
         hint = "no round was finished, nothing was written"
@@ -509,21 +523,25 @@ def run(args: argparse.Namespace) -> int:
             )
         out = Path(out_text)
         config = AuditConfig.from_mapping(config_mapping(args))
+    where = Path(os.path.abspath(out))  # the working directory may change meanwhile
+    force = bool(values.get("force")) and not args.resume
     try:
-        with _terminate_as_exception():
+        with terminate_as_exception():
             result = run_audit(
                 config,
-                out_dir=out,
+                out_dir=where,
                 resume=bool(args.resume),
-                force=bool(values.get("force")),
+                force=force,
                 progress=not quiet,
             )
     except KeyboardInterrupt:
         shutdown_workers()
-        return _stopped(out, "interrupted", EXIT_INTERRUPTED)
-    except _Terminated:
+        return _stopped(out, where, "interrupted", EXIT_INTERRUPTED, force=force)
+    except Terminated:
         shutdown_workers()
-        return _stopped(out, "terminated (SIGTERM)", EXIT_TERMINATED)
+        return _stopped(
+            out, where, "terminated (SIGTERM)", EXIT_TERMINATED, force=force
+        )
     if result.timing.resumed:
         before = result.timing.rounds_stored_before
         print(f"resumed {out}: {before} rounds were already stored")

@@ -12,17 +12,20 @@ Exit codes (the epilog of ``--help``, :data:`dpaudit.commands.EXIT_CODES_HELP`):
 any audit is a VIOLATION, whatever the others did; else 2 bad input (a bad policy
 before anything runs, or an audit stopped on bad input such as a plug-in that breaks
 its contract), 3 a run that failed otherwise, 4 an INCONCLUSIVE audit; 0 when every
-audit is CONSISTENT. The last line says the same, the VIOLATIONs first.
+audit is CONSISTENT. The last line says the same, the VIOLATIONs first. Ctrl-C exits
+130 and SIGTERM 143, each with one line; the running audit stops as ``dpaudit audit``
+does (its store continues with ``--resume``) and no JUnit file or summary is written.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from dpaudit.commands import EXIT_CODES_HELP, HelpFormatter
+from dpaudit.commands import EXIT_CODES_HELP, EXIT_TERMINATED, HelpFormatter
 from dpaudit.errors import exit_code_for
 
 __all__ = ["add_parser", "run"]
@@ -127,6 +130,30 @@ def run(args: argparse.Namespace) -> int:
     """
     # Imported here, not at the top: `dpaudit --help` builds this parser, and the
     # audit machinery (torch, pandas, scipy) is needed only to run a check.
+    from dpaudit.commands.audit import Terminated, terminate_as_exception
+
+    try:
+        with terminate_as_exception():
+            return _run(args)
+    except Terminated:
+        from dpaudit.audit.run import shutdown_workers
+
+        shutdown_workers()
+        print(
+            "dpaudit: terminated (SIGTERM); no JUnit file or summary was written; "
+            f"continue the unfinished audits with --resume (they are in {args.out})",
+            file=sys.stderr,
+        )
+        return EXIT_TERMINATED
+
+
+def _absolute(path: Path | str | None) -> Path | None:
+    """``path`` made absolute now: a generator changing the working directory during
+    the run must not move the outputs."""
+    return None if path is None else Path(os.path.abspath(path))
+
+
+def _run(args: argparse.Namespace) -> int:
     from dpaudit.ci import (
         exit_code_of,
         load_policy,
@@ -139,11 +166,13 @@ def run(args: argparse.Namespace) -> int:
     policy = load_policy(args.policy)
     junit = getattr(args, "junit", None)
     summary = summary_path(getattr(args, "summary", None))
+    junit_at = _absolute(junit) if junit else None
+    summary_at = _absolute(summary)
     files: list[tuple[str, Path, bool]] = []
-    if junit:
-        files.append(("--junit", Path(junit), False))
-    if summary is not None:
-        files.append(("--summary", Path(summary), True))
+    if junit_at is not None:
+        files.append(("--junit", junit_at, False))
+    if summary_at is not None:
+        files.append(("--summary", summary_at, True))
     print(
         f"dpaudit check: {len(policy.audits)} audit(s) from {policy.source}; "
         f"alpha {policy.alpha:g} overall, {policy.audit_alpha:g} per audit "
@@ -152,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     )
     report = run_check(
         policy,
-        out_dir=args.out,
+        out_dir=Path(os.path.abspath(args.out)),
         progress=not getattr(args, "quiet", False)
         and (bool(getattr(args, "progress", False)) or sys.stderr.isatty()),
         log=lambda line: print(line, flush=True),
@@ -162,11 +191,11 @@ def run(args: argparse.Namespace) -> int:
     )
     code = report.exit_code
     try:
-        if junit:
-            write_junit(report, junit)
+        if junit_at is not None:
+            write_junit(report, junit_at)
             print(f"dpaudit check: JUnit XML written to {junit}")
-        if summary is not None:
-            write_summary(report, summary)
+        if summary_at is not None:
+            write_summary(report, summary_at)
             print(f"dpaudit check: summary appended to {summary}")
     except OSError as err:  # checked before the run; the disk may still fail
         print(

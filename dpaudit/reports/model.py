@@ -364,7 +364,10 @@ def find_unfinished(parent: Path | str) -> list[Unfinished]:
             ),
         )
         for p in sorted(parent.rglob(STORE_FILE))
-        if p.is_file() and not (p.parent / RESULT_FILE).is_file()
+        if p.is_file()
+        and not (p.parent / RESULT_FILE).is_file()
+        # Hidden folders are no audits (a forced run's staging folder, inside one).
+        and not any(part.startswith(".") for part in p.relative_to(parent).parts[:-1])
     ]
 
 

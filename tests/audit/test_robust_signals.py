@@ -1,7 +1,7 @@
 """No worker survives its parent: SIGTERM, SIGINT and SIGKILL of a ``dpaudit audit
 --jobs 2`` process, then every process it started must be gone within 5 s of the
 signal, also when the plug-in hangs in ``fit``. SIGTERM and SIGINT print one line with
-the resume hint and exit 143 and 130.
+the resume hint and exit 143 and 130; SIGTERM of ``dpaudit check`` too (143, one line).
 
 The plug-in runs in foreign worker processes under the default backend (threads): no
 loky, no semaphores for its resource tracker to report after the signal. The waits for
@@ -162,3 +162,45 @@ def test_no_worker_survives_its_parent(tmp_path: Path, signum: int, hang: bool) 
     assert f"dpaudit audit --resume {out}" in lines[0]
     assert not (out / "audit.lock").exists()
     assert not (out / "result.json").exists()
+
+
+@pytest.mark.slow
+def test_sigterm_during_check_is_one_line_and_exit_143(tmp_path: Path) -> None:
+    """SIGTERM while ``dpaudit check`` runs an audit (its plug-in in ``fit``): exit
+    143, one line, no traceback, no JUnit file and no half-written file."""
+    (tmp_path / "slow.py").write_text(SLOW)
+    (tmp_path / "hang").write_text("")
+    (tmp_path / "p.toml").write_text(
+        '[[audit]]\nname = "a"\ngenerator = "slow:Slow"\nrounds = 5\njobs = 1\n'
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "dpaudit", "check", "--policy", "p.toml"),
+            *("--out", "co", "--junit", "j.xml", "--quiet"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.time() + 180
+        store = tmp_path / "co" / "a" / "audit.sqlite"
+        while time.time() < deadline and proc.poll() is None and not store.exists():
+            time.sleep(0.1)
+        time.sleep(1.0)  # the plug-in is in fit
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=120)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 143, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "terminated (SIGTERM)" in lines[0], err
+    assert not (tmp_path / "j.xml").exists()
+    assert not list(tmp_path.rglob("*.tmp")) and not list(tmp_path.rglob("audit.lock"))
