@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -222,12 +223,14 @@ def test_a_kill_at_any_step_of_the_swap_leaves_one_audit(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
 def test_a_forced_run_killed_in_fit_keeps_the_old_audit(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, signum: int
 ) -> None:
-    """SIGKILL of ``dpaudit audit --force`` while its plug-in is in ``fit`` (the new
-    store staged, no batch yet): the old audit is byte-identical and still reports,
-    and the next forced run clears the staging folder the kill left."""
+    """SIGKILL (or SIGTERM) of ``dpaudit audit --force`` while its plug-in is in
+    ``fit`` (the new store staged, no batch yet): the old audit is byte-identical
+    and still reports, and the next forced run clears the staging folder a SIGKILL
+    left (SIGTERM: the run removes it itself and says the audit is unchanged)."""
     (tmp_path / "sleepy.py").write_text(SLEEPY)
     out = tmp_path / "a"
     run_audit(rr(), out_dir=out)
@@ -238,7 +241,8 @@ def test_a_forced_run_killed_in_fit_keeps_the_old_audit(
         [sys.executable, "-m", "dpaudit", "audit", *argv, "--force", "--out", str(out)],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.time() + 180
@@ -248,13 +252,22 @@ def test_a_forced_run_killed_in_fit_keeps_the_old_audit(
             time.sleep(0.1)
         time.sleep(1.0)  # in fit, for good
         assert proc.poll() is None
-        proc.kill()
-        proc.wait(timeout=60)
+        proc.send_signal(signum)
+        code = proc.wait(timeout=120)
+        err = proc.stderr.read() if proc.stderr else ""
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert any(p.name.startswith(staging.STAGING_PREFIX) for p in out.iterdir())
+    staged = [p for p in out.iterdir() if p.name.startswith(staging.STAGING_PREFIX)]
+    if signum == signal.SIGKILL:
+        assert staged and code == -signal.SIGKILL
+    else:
+        assert code == 143 and not staged and not (out / "audit.lock").exists()
+        assert err.strip().splitlines() == [
+            f"dpaudit: terminated (SIGTERM); the audit in {out} is unchanged (--force "
+            "replaces it only once the new audit has stored its first batch)"
+        ]
     kept = {
         k: v
         for k, v in snapshot(out).items()

@@ -496,6 +496,17 @@ def test_audit_trace_is_its_first_member_round_and_kept_on_resume(
     ) == _without_wall(traced)
     for doc in (again, third):
         assert (doc["eps_emp"], doc["auc"]) == (first["eps_emp"], first["auc"])
+    # The store records the trace it wrote; --force replaces that trace (its own)
+    # with the new audit's.
+    from dpaudit.audit.traces import trace_digest
+
+    with ResultStore(out) as store:
+        assert store.get_meta("trace") == {"digest": trace_digest(out / "trace")}
+    run_audit(replace(config, seed=1), out_dir=out, force=True)
+    replaced = json.loads((out / "trace" / "trace.json").read_text())
+    assert _without_wall(replaced) != _without_wall(traced)
+    with ResultStore(out) as store:
+        assert store.get_meta("trace") == {"digest": trace_digest(out / "trace")}
 
 
 def test_threads_processes_and_one_process_give_one_result(tmp_path: Path) -> None:
