@@ -425,3 +425,41 @@ def test_a_relative_out_survives_a_changed_working_directory(
     assert (home / "co" / "one" / "report.html").is_file()
     assert (home / "j.xml").is_file()
     assert sorted(p.name for p in elsewhere.iterdir()) == []
+
+
+CHDIR = """
+import os
+
+
+class Gen:
+    def __init__(self, *, epsilon, delta):
+        self.epsilon, self.delta = epsilon, delta
+
+    def fit(self, data, *, domain, seed):
+        os.chdir(os.environ["ELSEWHERE"])
+        self.data = data
+        self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
+                              "accountant": "none"}
+        return self
+
+    def sample(self, n, *, seed):
+        return self.data.sample(n, replace=True, random_state=seed % 2**32
+                                ).reset_index(drop=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_plugin_changing_directory_in_fit_keeps_a_relative_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+    (tmp_path / "chdirgen.py").write_text(CHDIR)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(REPO)]))
+    monkeypatch.setenv("ELSEWHERE", str(elsewhere))
+    monkeypatch.chdir(home)
+    argv = ["--generator", "chdirgen:Gen", "--rounds", "5", "--attack", "querybased"]
+    assert main(["audit", *argv, "--jobs", "1", "--quiet", "--out", "rel"]) == 0
+    assert (home / "rel" / "result.json").is_file()
+    assert list(elsewhere.iterdir()) == []
