@@ -14,7 +14,8 @@ before anything runs, or an audit stopped on bad input such as a plug-in that br
 its contract), 3 a run that failed otherwise, 4 an INCONCLUSIVE audit; 0 when every
 audit is CONSISTENT. The last line says the same, the VIOLATIONs first. Ctrl-C exits
 130 and SIGTERM 143, each with one line; the running audit stops as ``dpaudit audit``
-does (its store continues with ``--resume``) and no JUnit file or summary is written.
+does (its store continues with ``--resume``). The JUnit file and the summary are
+written only once every audit has run.
 """
 
 from __future__ import annotations
@@ -140,8 +141,8 @@ def run(args: argparse.Namespace) -> int:
 
         shutdown_workers()
         print(
-            "dpaudit: terminated (SIGTERM); no JUnit file or summary was written; "
-            f"continue the unfinished audits with --resume (they are in {args.out})",
+            f"dpaudit: terminated (SIGTERM); the audits that ran are in {args.out}: "
+            "continue the unfinished ones with --resume",
             file=sys.stderr,
         )
         return EXIT_TERMINATED

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dpaudit.audit.traces import write_trace
+from dpaudit.audit.traces import only_trace_files, write_trace
 from dpaudit.commands import EXIT_OK, budget
 from dpaudit.commands.fit import fit_one
 from dpaudit.generators.registry import trace_options
@@ -27,6 +27,12 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     require(
         not out.exists() or out.is_dir(), "--out", "a folder (not a file)", str(out)
+    )
+    require(
+        not out.exists() or not any(out.iterdir()) or only_trace_files(out),
+        "--out",
+        "a new or empty folder, or a trace folder (dpaudit replaces only a trace)",
+        str(out),
     )
     extra = trace_options(args.generator, iterations=args.iterations)
     dataset, generator, seconds = fit_one(args, extra=extra)

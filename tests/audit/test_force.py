@@ -385,6 +385,9 @@ def test_write_trace_replaces_only_a_trace_folder(tmp_path: Path) -> None:
     with pytest.raises(InvalidParameterError, match="not a trace"):
         write_trace(folder, {"epsilon": 1.0, "trace": {}}, num_teachers=0)
     assert [p.name for p in folder.iterdir()] == ["thesis.tex"]
+    # `dpaudit trace --out` refuses it before training, with one line.
+    assert main(["trace", "--iterations", "1", "--out", str(folder)]) == 2
+    assert [p.name for p in folder.iterdir()] == ["thesis.tex"]
     other = tmp_path / "u"
     write_trace(other, {"epsilon": 1.0, "trace": {}}, num_teachers=0)
     write_trace(other, {"epsilon": 2.0, "trace": {}}, num_teachers=0)  # its own
