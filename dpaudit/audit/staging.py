@@ -67,8 +67,12 @@ def new_staging(out: Path) -> Path:
 
 
 def remove_staging(staging: Path) -> None:
-    """Removes a staging folder and everything in it (all of it dpaudit's)."""
+    """Removes a staging folder and everything in it (all of it dpaudit's). The swap
+    marker goes first: a removal stopped half-way leaves a folder that the next
+    :func:`recover` removes, never one it would roll forward."""
     if _STAGING.fullmatch(staging.name) and staging.is_dir():
+        with contextlib.suppress(OSError):
+            (staging / _SWAP).unlink()
         shutil.rmtree(staging, ignore_errors=True)
 
 
