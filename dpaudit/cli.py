@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
 import traceback
@@ -37,6 +38,7 @@ from dpaudit.commands import (
 from dpaudit.datasets.names import DATASET_NAMES
 from dpaudit.errors import AuditError, exit_code_for, is_out_of_memory
 from dpaudit.generators.registry import DEFAULT_GENERATOR
+from dpaudit.reports.escape import printable
 
 DEVICES = ("auto", "cpu", "cuda")
 PLUGGED_COMMANDS = ("utility", "report", "check", "study")
@@ -232,6 +234,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # usage errors (one line, exit 2), --help, --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
     debug = bool(getattr(args, "debug", False))
+    for stream in (sys.stdout, sys.stderr):
+        # A lone surrogate (a JSON "\ud800" in a name, a path that is not UTF-8)
+        # is printed as that escape instead of failing the command at its last line.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     if (
         hasattr(args, "quiet")
         and not sys.stderr.isatty()
@@ -259,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:
         if debug:
             traceback.print_exc()
-        print(f"dpaudit: error: {_message(err)}", file=sys.stderr)
+        print(f"dpaudit: error: {printable(_message(err))}", file=sys.stderr)
         return exit_code_for(err)
 
 

@@ -38,11 +38,12 @@ from dpaudit.audit.setup import (
     attack_options,
     audit_generator_options,
     build_setup,
+    load_audit_data,
     release_rows,
 )
 from dpaudit.audit.streams import Streams
 from dpaudit.audit.thresholds import roc_auc
-from dpaudit.data import Domain, load_dataset
+from dpaudit.data import Dataset, Domain
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import generator_factory
 from dpaudit.rng import Rngs
@@ -228,19 +229,16 @@ def select_target(data: pd.DataFrame, *, domain: Domain, config: AuditConfig) ->
 
 
 def resolve_target(
-    config: AuditConfig, *, progress: bool = False
+    config: AuditConfig, *, progress: bool = False, dataset: Dataset | None = None
 ) -> tuple[AuditConfig, Ranking | None]:
     """``config`` with ``target = "auto"`` replaced by the selected row, and the
     ranking that chose it (``None`` when there was nothing to select); ``progress``
-    shows the selection's progress (:func:`rank_targets`)."""
+    shows the selection's progress (:func:`rank_targets`); ``dataset`` is
+    ``config``'s data where the caller has loaded it (:func:`load_audit_data`)."""
     if config.target != "auto" or config.target_record is not None:
         return config, None
-    dataset = load_dataset(
-        config.dataset,
-        domain=config.domain,
-        data_dir=config.data_dir,
-        rows=config.dataset_rows,
-    )
+    if dataset is None:
+        dataset = load_audit_data(config)
     ranking = tuple(
         rank_targets(
             dataset.train, domain=dataset.domain, config=config, progress=progress
@@ -250,7 +248,7 @@ def resolve_target(
 
 
 def rank_public_seeds(
-    config: AuditConfig, *, progress: bool = False
+    config: AuditConfig, *, progress: bool = False, dataset: Dataset | None = None
 ) -> list[tuple[int, float]]:
     """Ranks the public randomness candidates ``0 .. public_candidates - 1`` of
     ``config`` (target resolved) by how well its attacks separate the worlds.
@@ -269,7 +267,7 @@ def rank_public_seeds(
         is the largest over the audit's attacks); empty where the audit is not
         ``fixed_public`` (the generator does not declare public randomness).
     """
-    base = build_setup(dataclasses.replace(config, public_seed=0))
+    base = build_setup(dataclasses.replace(config, public_seed=0), dataset=dataset)
     if base.randomness != "fixed_public":
         return []
     streams = Streams(config.seed)
@@ -325,7 +323,7 @@ def rank_public_seeds(
 
 
 def resolve_public_seed(
-    config: AuditConfig, *, progress: bool = False
+    config: AuditConfig, *, progress: bool = False, dataset: Dataset | None = None
 ) -> tuple[AuditConfig, Ranking | None]:
     """``config`` with ``public_seed = "auto"`` replaced by the chosen candidate, and
     the ranking that chose it (``None`` when there was nothing to choose: the
@@ -333,7 +331,7 @@ def resolve_public_seed(
     ``progress`` shows the selection's progress (:func:`rank_public_seeds`)."""
     if config.public_seed != "auto":
         return config, None
-    ranking = tuple(rank_public_seeds(config, progress=progress))
+    ranking = tuple(rank_public_seeds(config, progress=progress, dataset=dataset))
     if not ranking:
         return dataclasses.replace(config, public_seed=0), None
     return dataclasses.replace(config, public_seed=ranking[0][0]), ranking

@@ -126,6 +126,17 @@ def audit_generator_options(
     )
 
 
+def load_audit_data(config: AuditConfig) -> Dataset:
+    """``config``'s dataset and domain, loaded and cast (once per audit: the
+    selection phases and :func:`build_setup` take it as an argument)."""
+    return load_dataset(
+        config.dataset,
+        domain=config.domain,
+        data_dir=config.data_dir,
+        rows=config.dataset_rows,
+    )
+
+
 def release_rows(config: AuditConfig, *, n_rows: int, worst_case: bool) -> int:
     """Rows released per round: the configured number, else 100 on the worst case
     and ``|D|`` otherwise (equal in both worlds)."""
@@ -137,6 +148,7 @@ def build_setup(
     *,
     target_selection: tuple[tuple[int, float], ...] | None = None,
     public_selection: tuple[tuple[int, float], ...] | None = None,
+    dataset: Dataset | None = None,
 ) -> AuditSetup:
     """Loads the data, takes the target and fixes every derived setting.
 
@@ -147,6 +159,8 @@ def build_setup(
             result.
         public_selection: the ranking that chose ``config.public_seed``, recorded in
             the result.
+        dataset: ``config``'s dataset, already loaded (:func:`load_audit_data`): an
+            audit loads and casts its data once and hands it to each phase.
 
     Raises:
         InvalidParameterError: on bad input, before anything is written.
@@ -162,12 +176,8 @@ def build_setup(
             "resolves 'auto' with dpaudit.audit.selection.resolve_public_seed). Got "
             "'auto'."
         )
-    dataset = load_dataset(
-        config.dataset,
-        domain=config.domain,
-        data_dir=config.data_dir,
-        rows=config.dataset_rows,
-    )
+    if dataset is None:
+        dataset = load_audit_data(config)
     domain = dataset.domain
     target_index: int | None = None
     if config.target_record is not None:

@@ -35,7 +35,8 @@ from dpaudit.errors import (
     InvalidParameterError,
     exit_code_for,
 )
-from dpaudit.reports.text import approximate_note, attainable, fmt_eps, fmt_number
+from dpaudit.reports.numbers import fmt_eps, fmt_number
+from dpaudit.reports.wording import approximate_note, attainable
 
 __all__ = [
     "CheckOutcome",

@@ -20,16 +20,9 @@ from dpaudit.ci.run import PRECEDENCE, CheckOutcome, CheckReport, power_text
 from dpaudit.errors import EXIT_BAD_INPUT
 from dpaudit.reports.junit import JunitCase, case_from_result, render_junit
 from dpaudit.reports.markdown import md_escape, md_table
-from dpaudit.reports.text import (
-    DATA_NOTICE,
-    attainable,
-    explain,
-    fmt_alpha,
-    fmt_eps,
-    fmt_number,
-    fmt_percent,
-    randomness_text,
-)
+from dpaudit.reports.meaning import DATA_NOTICE, explain
+from dpaudit.reports.numbers import fmt_alpha, fmt_eps, fmt_number, fmt_percent
+from dpaudit.reports.wording import attainable, randomness_text
 
 __all__ = [
     "junit_text",

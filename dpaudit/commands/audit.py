@@ -552,6 +552,6 @@ def run(args: argparse.Namespace) -> int:
 
 def print_result(result: AuditResult) -> None:
     """Prints an audit result for a terminal (colour only on a terminal)."""
-    from dpaudit.reports.text import render_terminal
+    from dpaudit.reports.terminal import render_terminal
 
     print(render_terminal(result, color=sys.stdout.isatty()))

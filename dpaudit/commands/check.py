@@ -163,6 +163,7 @@ def _run(args: argparse.Namespace) -> int:
         write_junit,
         write_summary,
     )
+    from dpaudit.reports.escape import printable
 
     policy = load_policy(args.policy)
     junit = getattr(args, "junit", None)
@@ -185,7 +186,7 @@ def _run(args: argparse.Namespace) -> int:
         out_dir=Path(os.path.abspath(args.out)),
         progress=not getattr(args, "quiet", False)
         and (bool(getattr(args, "progress", False)) or sys.stderr.isatty()),
-        log=lambda line: print(line, flush=True),
+        log=lambda line: print(printable(line), flush=True),
         force=bool(getattr(args, "force", False)),
         resume=bool(getattr(args, "resume", False)),
         files=files,

@@ -28,6 +28,7 @@ from dpaudit.data import Dataset, load_dataset
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import get_spec
 from dpaudit.io import write_atomic
+from dpaudit.reports.escape import printable
 from dpaudit.rng import Rngs
 from dpaudit.validation import check_scalar, require
 
@@ -136,7 +137,7 @@ def _print_summary(
 ) -> None:
     di = claim.epsilon_data_independent
     print(
-        f"claimed epsilon: {claim.epsilon:.4f} ({claim.accountant}), delta "
+        f"claimed epsilon: {claim.epsilon:.4f} ({printable(claim.accountant)}), delta "
         f"{claim.delta:g}",
         file=file,
     )
@@ -148,7 +149,7 @@ def _print_summary(
         print(
             f"reference epsilon (correct accountant): "
             f"{'unbounded' if ref is None else f'{ref:.4f}'}"
-            f"  [{claim.trace.get('reference_note', '')}]",
+            f"  [{printable(claim.trace.get('reference_note', ''))}]",
             file=file,
         )
     epsilon, _ = budget(args)

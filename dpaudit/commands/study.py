@@ -169,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
         write_study_report,
     )
     from dpaudit.ci.study.report import fmt_wall
+    from dpaudit.reports.escape import printable
 
     started = time.perf_counter()
     quick = bool(args.quick)
@@ -207,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         resume=bool(args.resume),
         force=bool(args.force),
         progress=not args.quiet,
-        log=lambda line: print(line, flush=True),
+        log=lambda line: print(printable(line), flush=True),
     )
     study = _merge(plan, ran, resume=bool(args.resume))
     study = StudyRun(

@@ -188,6 +188,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     options = spec.calibrated(
         options, n_rows=len(dataset.train), epsilon=args.epsilon, delta=args.delta
     )
+    from dpaudit.reports.escape import printable
     from dpaudit.utility.runner import run_utility  # lazily: scikit-learn, pandas
 
     result = run_utility(
@@ -204,7 +205,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         n_jobs=args.jobs,
         progress=args.progress,
     )
-    stream.write(format_table(result))
+    stream.write(printable(format_table(result), keep="\n"))
     if args.out is not None:
         json_path, csv_path = result.write(args.out)
         stream.write(f"wrote {json_path} and {csv_path}\n")

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         load_result,
         load_results,
     )
-    from dpaudit.reports.text import render_terminal
+    from dpaudit.reports.terminal import render_terminal
 
 __all__ = [
     "DEFAULT_FILENAMES",
@@ -74,7 +74,7 @@ _LAZY: Mapping[str, str] = MappingProxyType(
         "JunitCase": "junit",
         "case_from_result": "junit",
         "render_junit": "junit",
-        "render_terminal": "text",
+        "render_terminal": "terminal",
         "write_atomic": "io",
     }
 )

@@ -2,7 +2,9 @@
 
 Templates are package files (``dpaudit/reports/templates/*.html.j2``) rendered by a
 Jinja2 environment with autoescaping on, so every string from a result (column names,
-target values, generator names, configuration) is escaped. Figures are inline SVG made
+target values, generator names, configuration) is escaped, and with every value
+passed through :func:`~dpaudit.reports.escape.printable`, so control characters
+and lone surrogates in them are shown as escapes. Figures are inline SVG made
 by :mod:`dpaudit.reports.plots`; the page has no scripts and loads nothing from the
 network.
 """
@@ -19,7 +21,10 @@ from markupsafe import Markup
 
 import dpaudit.reports.plots as plots
 from dpaudit import __version__
+from dpaudit.audit.result import LOW_FPRS
 from dpaudit.audit.serial import to_json
+from dpaudit.reports.escape import printable
+from dpaudit.reports.meaning import DATA_NOTICE, explain, headline, power_rows
 from dpaudit.reports.model import (
     AttackResult,
     AuditResult,
@@ -28,32 +33,29 @@ from dpaudit.reports.model import (
     path_from,
     relative_path,
 )
-from dpaudit.reports.text import (
-    COMPARISON_COLUMNS,
-    DATA_NOTICE,
-    Table,
-    explain,
-    flatten,
-    headline,
-    power_rows,
-    rounds_text,
-    utility_tables,
-)
-from dpaudit.reports.traceview import TRACE_SOURCE, trace_view, variant_text
-from dpaudit.reports.wording import (
-    LOW_FPRS,
-    attack_set_text,
-    attainable,
-    claim_extra_rows,
-    confidence_text,
+from dpaudit.reports.numbers import (
     fmt_alpha,
     fmt_eps,
     fmt_number,
     fmt_percent,
-    fmt_reference,
     fmt_value,
+)
+from dpaudit.reports.tables import (
+    COMPARISON_COLUMNS,
+    Table,
+    flatten,
+    utility_tables,
+)
+from dpaudit.reports.traceview import TRACE_SOURCE, trace_view, variant_text
+from dpaudit.reports.wording import (
+    attack_set_text,
+    attainable,
+    claim_extra_rows,
+    confidence_text,
+    fmt_reference,
     level_text,
     resolution_text,
+    rounds_text,
     test_size,
     tpr_cell,
     warning_lines,
@@ -64,6 +66,14 @@ __all__ = ["render_comparison_html", "render_html", "render_result_html"]
 REPORT_FILE = "report.html"
 
 
+def _finalize(value: Any) -> Any:
+    # Every {{ value }} before autoescaping: autoescaping handles < > & but passes
+    # control characters and lone surrogates, which printable() shows as escapes.
+    if isinstance(value, Markup):
+        return Markup(printable(value, keep="\n\t"))
+    return printable(value)
+
+
 @cache
 def _environment() -> Environment:
     return Environment(
@@ -72,7 +82,15 @@ def _environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_finalize,
     )
+
+
+def _page(template: str, context: dict[str, Any]) -> str:
+    # The whole page, the figures' SVG included, holds no control character but
+    # the line breaks and tabs of its own layout.
+    page = _environment().get_template(template).render(**context)
+    return printable(page, keep="\n\t")
 
 
 def _svg(text: str | None) -> Markup | None:
@@ -247,7 +265,7 @@ def render_result_html(result: AuditResult) -> str:
         "option_rows": flatten(result.generator_options or {}),
         "test_size": test_size(result),
     }
-    return _environment().get_template("report.html.j2").render(**context)
+    return _page("report.html.j2", context)
 
 
 def comparison_rows(
@@ -347,7 +365,7 @@ def render_comparison_html(
         "headers": (*COMPARISON_COLUMNS, "directory"),
         "rows": rows,
     }
-    return _environment().get_template("comparison.html.j2").render(**context)
+    return _page("comparison.html.j2", context)
 
 
 def render_html(

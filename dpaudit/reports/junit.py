@@ -9,12 +9,13 @@ randomness) as ``name: value`` lines of its ``<system-out>`` (the Jenkins xunit
 schema, like most JUnit consumers, allows ``<properties>`` only on a
 ``<testsuite>``, never inside a ``<testcase>``). Test-case names are unique within
 a suite (:func:`unique_names`). Built with :mod:`xml.etree.ElementTree`, which
-escapes every string; characters XML 1.0 cannot hold are dropped.
+escapes markup; control characters (which XML 1.0 mostly cannot hold at all), bidi
+overrides and lone surrogates are shown as escapes
+(:func:`~dpaudit.reports.escape.printable`).
 """
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,19 +23,14 @@ from pathlib import Path
 from typing import Literal
 
 from dpaudit.audit.result import Verdict
+from dpaudit.reports.escape import printable
 from dpaudit.reports.formats import DEFAULT_FILENAMES
+from dpaudit.reports.meaning import explain, power_rows
 from dpaudit.reports.model import AuditResult, Unfinished, path_from
-from dpaudit.reports.text import (
+from dpaudit.reports.numbers import fmt_alpha, fmt_eps, fmt_number, fmt_percent
+from dpaudit.reports.wording import (
     approximate_note,
     attainable,
-    explain,
-    fmt_alpha,
-    fmt_eps,
-    fmt_number,
-    fmt_percent,
-    power_rows,
-)
-from dpaudit.reports.wording import (
     confidence_text,
     overall_confidence,
     per_attack_confidence,
@@ -45,11 +41,11 @@ __all__ = ["JunitCase", "case_from_result", "render_junit", "unique_names"]
 
 CaseStatus = Literal["passed", "failure", "error"]
 
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
 
 def _clean(text: object) -> str:
-    return _XML_INVALID.sub("", str(text))
+    # Line breaks and tabs are the only controls kept: XML holds them, and the
+    # details and system-out are multi-line text.
+    return printable(text, keep="\n\t")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,8 +1,9 @@
 """The Markdown summary, fit for ``$GITHUB_STEP_SUMMARY`` and pull-request comments.
 
 The same content as the HTML report's summary, without figures. Every string from a
-result is escaped: Markdown punctuation is backslash-escaped and ``<``, ``>`` and
-``&`` become entities, because GitHub renders raw HTML inside Markdown.
+result is escaped: Markdown punctuation is backslash-escaped, ``<``, ``>`` and ``&``
+become entities, because GitHub renders raw HTML inside Markdown, and control
+characters are shown as escapes (:func:`~dpaudit.reports.escape.printable`).
 """
 
 from __future__ import annotations
@@ -12,30 +13,27 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dpaudit import __version__
+from dpaudit.audit.result import LOW_FPRS
+from dpaudit.reports.escape import printable
+from dpaudit.reports.meaning import DATA_NOTICE, explain, headline, power_rows
 from dpaudit.reports.model import AuditResult, Unfinished, audit_name
-from dpaudit.reports.text import (
-    COMPARISON_COLUMNS,
-    DATA_NOTICE,
-    explain,
-    headline,
-    power_rows,
-    rounds_text,
-    utility_tables,
-)
-from dpaudit.reports.traceview import variant_text
-from dpaudit.reports.wording import (
-    LOW_FPRS,
-    attack_set_text,
-    attainable,
-    claim_extra_rows,
-    confidence_text,
+from dpaudit.reports.numbers import (
     fmt_alpha,
     fmt_eps,
     fmt_number,
     fmt_percent,
-    fmt_reference,
     fmt_value,
+)
+from dpaudit.reports.tables import COMPARISON_COLUMNS, utility_tables
+from dpaudit.reports.traceview import variant_text
+from dpaudit.reports.wording import (
+    attack_set_text,
+    attainable,
+    claim_extra_rows,
+    confidence_text,
+    fmt_reference,
     resolution_text,
+    rounds_text,
     test_size,
     tpr_cell,
     warning_lines,
@@ -47,15 +45,17 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def md_escape(text: object) -> str:
-    """Escapes ``text`` for Markdown (also inside table cells), on one line.
+    """Escapes ``text`` for Markdown (also inside table cells), on one line: line
+    breaks become spaces, other control characters escapes.
 
     Example:
         >>> md_escape("<script>|x_y")
         '&lt;script&gt;\\\\|x\\\\_y'
     """
-    s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = printable(text, keep="\n")
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
-    return " ".join(s.splitlines())
+    return " ".join(s.split("\n"))
 
 
 def _row(cells: Sequence[object]) -> str:
@@ -233,7 +233,9 @@ def render_markdown(
                 "",
             ]
     lines += [f"_{md_escape(DATA_NOTICE)} dpaudit {__version__}._", ""]
-    return "\n".join(lines)
+    # Some cells are numbers and names this module writes itself; the whole text is
+    # checked too, so no control character of a result passes unescaped.
+    return printable("\n".join(lines), keep="\n")
 
 
 def _comparison_table(

@@ -20,12 +20,11 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 
 from dpaudit.audit.result import LOW_FPRS
+from dpaudit.reports.escape import printable
 from dpaudit.reports.model import AttackResult, AuditResult, Trace
+from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_percent
 from dpaudit.reports.wording import (
     attainable,
-    fmt_eps,
-    fmt_number,
-    fmt_percent,
     overall_confidence,
     per_attack_confidence,
 )
@@ -58,8 +57,10 @@ _RC: Any = {  # matplotlib types rc keys as Literal; these are valid keys
 
 
 def _label(text: object, limit: int = 40) -> str:
-    """User text made safe for matplotlib: no mathtext, bounded length."""
-    s = str(text).replace("\n", " ")
+    """User text made safe for matplotlib: control characters and lone surrogates
+    as escapes (:func:`~dpaudit.reports.escape.printable`; matplotlib cannot draw
+    a surrogate), no mathtext, bounded length."""
+    s = printable(text)
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     return s.replace("$", r"\$")

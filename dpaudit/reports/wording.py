@@ -1,75 +1,41 @@
-"""The vocabulary every report shares: numbers as text and the statements of level.
+"""The statements every report shares: levels, test sizes, rounds, randomness.
 
-One place says how an epsilon, a percentage or an alpha is written, and how the
-audit's two confidence levels are named (:func:`confidence_text`): the **overall**
-level holds for the reported (largest) bound, the **per-attack** level for each
-attack's own bound (``overall alpha / number of attacks``, Bonferroni). HTML,
-Markdown, terminal text, JUnit and the figures all state levels through this module,
-so no two renderings of one result can give different confidences. Everything here
+One place says how the audit's two confidence levels are named
+(:func:`confidence_text`): the **overall** level holds for the reported (largest)
+bound, the **per-attack** level for each attack's own bound (``overall alpha /
+number of attacks``, Bonferroni). HTML, Markdown, terminal text, JUnit and the
+figures all state levels, sizes and the game's settings through this module (and
+numbers through :mod:`dpaudit.reports.numbers`), so no two renderings of one result
+can give different confidences. Everything here
 restates the result; nothing is estimated.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Mapping
 from typing import Any
 
-from dpaudit.audit.result import LOW_FPRS
+from dpaudit.audit.result import Verdict
 from dpaudit.reports.model import AttackResult, AuditResult
+from dpaudit.reports.numbers import fmt_alpha, fmt_number, fmt_percent, fmt_value
 
 __all__ = [
-    "LOW_FPRS",
+    "approximate_note",
     "attack_set_text",
     "attainable",
     "claim_extra_rows",
     "confidence_text",
-    "fmt_alpha",
-    "fmt_eps",
-    "fmt_number",
-    "fmt_percent",
     "fmt_reference",
-    "fmt_value",
     "level_text",
     "overall_confidence",
     "per_attack_confidence",
+    "randomness_text",
     "resolution_text",
+    "rounds_text",
     "test_size",
     "tpr_cell",
     "warning_lines",
 ]
-
-
-def fmt_eps(value: float | None) -> str:
-    """An epsilon with two decimals; an em dash when missing."""
-    if value is None or math.isnan(value):
-        return "—"
-    if math.isinf(value):
-        return "∞"
-    return f"{value:.2f}"
-
-
-def fmt_number(value: float | None, digits: int = 3) -> str:
-    """A number with ``digits`` significant digits; an em dash when missing."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    return f"{value:.{digits}g}"
-
-
-def fmt_percent(value: float) -> str:
-    """``0.95`` -> ``95%`` (one decimal only when needed: ``97.5%``)."""
-    pct = 100.0 * value
-    return f"{pct:.0f}%" if abs(pct - round(pct)) < 1e-9 else f"{pct:.3g}%"
-
-
-def fmt_alpha(value: float | None) -> str:
-    """An alpha or delta, as ``%g``."""
-    return "—" if value is None else f"{value:g}"
 
 
 def fmt_reference(result: Any) -> str:
@@ -79,29 +45,6 @@ def fmt_reference(result: Any) -> str:
         return fmt_number(result.eps_reference)
     note = result.claim.reference_note or ""
     return "unbounded" if note.startswith("unbounded") else "—"
-
-
-def fmt_value(value: Any) -> str:
-    """Any JSON value as short text (strings bare, the rest as JSON)."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return fmt_number(value, 6)
-    if isinstance(value, Mapping):
-        value = dict(value)
-    if isinstance(value, tuple):
-        value = list(value)
-    return json.dumps(_plain(value), sort_keys=False, default=str)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def overall_confidence(result: AuditResult) -> float:
@@ -245,3 +188,45 @@ def claim_extra_rows(result: AuditResult) -> list[tuple[str, str]]:
             text += f", … ({distinct} distinct, {len(values)} shown)"
         rows.append((str(key), text + over))
     return rows
+
+
+def rounds_text(result: AuditResult) -> str:
+    """``2000 rounds (1000 per world): train 800, validation 400, test 800``."""
+    r = result.rounds
+    per_world = f" ({r.per_world} per world)" if r.per_world is not None else ""
+    return (
+        f"{r.total} rounds{per_world}: train {r.train}, validation {r.validation}, "
+        f"test {r.test}"
+    )
+
+
+def approximate_note(result: AuditResult) -> str | None:
+    """``approximate (Jeffreys)`` for a VIOLATION found with an interval of inexact
+    coverage; ``None`` otherwise."""
+    if not (result.approximate and result.verdict == Verdict.VIOLATION):
+        return None
+    method = result.estimator.method
+    name = "Jeffreys" if "jeffreys" in method.lower() else method
+    return f"approximate ({name})"
+
+
+def randomness_text(result: AuditResult) -> str:
+    """The game's randomness mode in words."""
+    if result.randomness == "fixed_public":
+        text = (
+            "fixed public randomness (everything but the privacy noise held equal "
+            "in every round and both worlds)"
+        )
+        chosen = result.public_seed
+        if result.public_selection:
+            best = result.public_selection[0]
+            text += (
+                f"; public candidate {chosen} of {len(result.public_selection)}, "
+                f"chosen on selection rounds (pool AUC {best.auc:.3f})"
+            )
+        elif chosen:
+            text += f"; public candidate {chosen}"
+        return text
+    if result.randomness == "independent":
+        return "independent (every round draws all its randomness afresh)"
+    return "not recorded"

@@ -10,36 +10,12 @@ stay out of the test process) and reads back JSON.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-ENV = "DPAUDIT_SMARTNOISE_PYTHON"
-
-
-def _interpreter() -> str | None:
-    if importlib.util.find_spec("snsynth") is not None:
-        return sys.executable
-    named = os.environ.get(ENV)
-    return named if named and Path(named).exists() else None
-
-
-PYTHON = _interpreter()
-pytestmark = [
-    pytest.mark.skipif(
-        PYTHON is None,
-        reason=f"smartnoise-synth is not importable here "
-        f"and {ENV} names no interpreter that has it",
-    ),
-    pytest.mark.slow,
-]
+pytestmark = pytest.mark.slow
 
 SCRIPT = r"""
 import json, sys
@@ -88,24 +64,10 @@ json.dump(result, sys.stdout)
 """
 
 
-def _run(case: str) -> dict[str, Any]:
-    assert PYTHON is not None
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [PYTHON, "-c", SCRIPT, case],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
-def test_pategan_claim_release_and_same_seed_same_release() -> None:
-    result = _run("pategan")
+def test_pategan_claim_release_and_same_seed_same_release(
+    run_smartnoise: Callable[..., Any],
+) -> None:
+    result = run_smartnoise(SCRIPT, "pategan")
     first, again = result["first"], result["again"]
     claim = first["claim"]
     for key in (
@@ -131,8 +93,10 @@ def test_pategan_claim_release_and_same_seed_same_release() -> None:
     assert "at least 1,000 rows" in result["small"]
 
 
-def test_public_preprocessing_encodes_the_domain_library_the_data() -> None:
-    result = _run("categories")
+def test_public_preprocessing_encodes_the_domain_library_the_data(
+    run_smartnoise: Callable[..., Any],
+) -> None:
+    result = run_smartnoise(SCRIPT, "categories")
     # Public: the encoder knows category "z" although no record has it.
     assert result["public"]["cardinality"] == [3, 2]
     # Library: it learned the categories from the private records.

@@ -9,36 +9,12 @@ adapter runs in a subprocess of that interpreter; results come back as JSON.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-ENV = "DPAUDIT_SYNTHCITY_PYTHON"
-
-
-def _interpreter() -> str | None:
-    if importlib.util.find_spec("synthcity") is not None:
-        return sys.executable
-    named = os.environ.get(ENV)
-    return named if named and Path(named).exists() else None
-
-
-PYTHON = _interpreter()
-pytestmark = [
-    pytest.mark.skipif(
-        PYTHON is None,
-        reason=f"synthcity is not importable here and "
-        f"{ENV} names no interpreter that has it",
-    ),
-    pytest.mark.slow,
-]
+pytestmark = pytest.mark.slow
 
 SCRIPT = r"""
 import json, sys
@@ -61,24 +37,10 @@ json.dump(runs, sys.stdout)
 """
 
 
-def _run() -> list[dict[str, Any]]:
-    assert PYTHON is not None
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [PYTHON, "-c", SCRIPT],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    runs: list[dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
-    return runs
-
-
-def test_claim_release_and_same_seed_same_release() -> None:
-    first, again = _run()
+def test_claim_release_and_same_seed_same_release(
+    run_synthcity: Callable[..., Any],
+) -> None:
+    first, again = run_synthcity(SCRIPT)
     claim = first["claim"]
     for key in (
         "epsilon",

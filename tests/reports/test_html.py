@@ -8,8 +8,8 @@ from pathlib import Path
 
 from dpaudit import __version__
 from dpaudit.reports import load_result, load_results, render_html
+from dpaudit.reports.meaning import DATA_NOTICE
 from dpaudit.reports.model import result_from_mapping
-from dpaudit.reports.text import DATA_NOTICE
 
 
 def visible_text(html: str) -> str:

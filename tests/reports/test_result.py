@@ -25,7 +25,7 @@ from dpaudit.audit.serial import json_fields
 from dpaudit.errors import InvalidParameterError
 from dpaudit.reports import load_result, render, render_html
 from dpaudit.reports.schema import load_schema, schema_errors
-from dpaudit.reports.text import render_terminal
+from dpaudit.reports.terminal import render_terminal
 
 from .conftest import v1_result  # noqa: TID252 (this folder's fixtures)
 

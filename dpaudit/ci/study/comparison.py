@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from dpaudit.audit.result import AuditResult, Verdict
 from dpaudit.ci.study.plan import STUDY_ROUNDS, StudyAudit
 from dpaudit.generators.registry import REAL_DATA_ITERATIONS, WORST_CASE_ITERATIONS
-from dpaudit.reports.text import attainable, fmt_eps, fmt_number
+from dpaudit.reports.numbers import fmt_eps, fmt_number
+from dpaudit.reports.wording import attainable
 
 __all__ = ["SAME_WITHIN", "STUDY_MAXIMUM", "Comparison", "compare"]
 

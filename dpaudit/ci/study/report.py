@@ -21,7 +21,7 @@ from dpaudit.ci.study.run import StudyOutcome, StudyRun
 from dpaudit.reports import render, write_atomic
 from dpaudit.reports.jsonreport import finite
 from dpaudit.reports.markdown import md_escape, md_table
-from dpaudit.reports.text import fmt_eps, fmt_number
+from dpaudit.reports.numbers import fmt_eps, fmt_number
 
 __all__ = [
     "FILES",
