@@ -76,7 +76,12 @@ from dpaudit.audit.outdir import (
 from dpaudit.audit.result import AuditResult, Timing
 from dpaudit.audit.rounds import trace_round, train_batch
 from dpaudit.audit.selection import progress_bar, resolve_public_seed, resolve_target
-from dpaudit.audit.setup import AuditSetup, build_setup, cached_round_rngs
+from dpaudit.audit.setup import (
+    AuditSetup,
+    build_setup,
+    cached_round_rngs,
+    load_audit_data,
+)
 from dpaudit.audit.staging import new_staging, recover, swap_in
 from dpaudit.audit.store import ResultStore, StoreLock
 from dpaudit.audit.traces import write_trace
@@ -409,14 +414,20 @@ def _run_locked(
     else:
         config, selection, continued = prepare_directory(out, config, resume=resume)
         check_trace(out, continued=continued)
-    config, ranking = resolve_target(config, progress=progress)
+    dataset = load_audit_data(config)  # once: the selections and the setup share it
+    config, ranking = resolve_target(config, progress=progress, dataset=dataset)
     selection = ranking if ranking is not None else selection
-    config, public_ranking = resolve_public_seed(config, progress=progress)
+    config, public_ranking = resolve_public_seed(
+        config, progress=progress, dataset=dataset
+    )
     chose_public = public_ranking is not None  # this session trained its pools
     if public_ranking is None and continued:
         public_ranking = stored_public_selection(out)
     setup = build_setup(
-        config, target_selection=selection, public_selection=public_ranking
+        config,
+        target_selection=selection,
+        public_selection=public_ranking,
+        dataset=dataset,
     )
     # Only now is anything written: bad input never costs the audit it would
     # replace, and a forced run replaces it only once its first batch is stored.
