@@ -30,7 +30,17 @@ from dpaudit.generators.registry import builtin_generators
 
 RESULT = "result.json"
 TRACE = "trace"
-RESUME_SETTINGS = ("jobs", "backend", "scheduler", "device", "batch_size")
+RESUME_SETTINGS = (
+    "jobs",
+    "backend",
+    "scheduler",
+    "device",
+    "batch_size",
+    "fit_timeout",
+    "max_memory",
+)
+"""Run settings: where and how an audit runs, not what it computes (no part of
+:meth:`AuditConfig.identity`), so a continued audit may change them."""
 
 
 Ranking = tuple[tuple[int, float], ...]

@@ -289,7 +289,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="continue the audit stored in DIR (killed, failed, or "
         "finished: analysed again); only --jobs, --backend, "
-        "--scheduler, --device, --batch-size and --quiet may be "
+        "--scheduler, --device, --batch-size, --fit-timeout, "
+        "--max-memory and --quiet may be "
         "given with it, and --generator to name a plug-in again",
     )
 

@@ -202,12 +202,21 @@ def test_resume_refuses_conflicting_flags_naming_them(capsys, tmp_path: Path) ->
         "1",
         "--batch-size",
         "7",
+        "--fit-timeout",
+        "60",
+        "--max-memory",
+        "4096",
         "--generator",
         "randomized-response",
         "--quiet",
     )
     assert code == 0, err
     assert "resumed" in text
+    after = json.loads((out / "result.json").read_text())
+    assert (
+        after["config"]["fit_timeout"] == 60 and after["config"]["max_memory"] == 4096
+    )
+    assert after["eps_emp"] == json.loads(before)["eps_emp"]
     code, _, err = cli(capsys, "audit", "--resume", str(out), "--generator", "copy")
     assert code == 2 and "not the stored audit's generator" in err
 
