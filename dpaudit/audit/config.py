@@ -8,11 +8,12 @@ import importlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
+from dpaudit.audit import serial
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.validation import check_scalar, require
@@ -409,15 +410,21 @@ class AuditConfig:
         return cls(**values)
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["bugs"] = list(self.bugs)
-        out["split"] = list(self.split)
-        out["generator_options"] = dict(self.generator_options)
-        out["attack_options"] = dict(self.attack_options)
-        out["target_record"] = (
-            None if self.target_record is None else dict(self.target_record)
-        )
+        """The JSON form (``config`` of ``result.json``, the store's ``config``),
+        derived from the fields by :mod:`dpaudit.audit.serial`."""
+        out: dict[str, Any] = serial.to_json(self)
         return out
+
+    @classmethod
+    def from_json(cls, doc: Any, where: str = "config") -> AuditConfig:
+        """Reads a recorded config (:meth:`to_json`), validated as on construction.
+
+        Keys a config does not have are ignored; missing keys take their defaults.
+
+        Raises:
+            InvalidParameterError: A value of the wrong type or out of range.
+        """
+        return serial.from_json(cls, doc, where)
 
     def identity(self) -> str:
         """A hash of everything that changes the result (not jobs/backend/device)."""

@@ -30,6 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
+from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.estimators import AttackCounts
 from dpaudit.audit.serial import (
     freeze,
@@ -418,8 +419,8 @@ class AuditResult:
         verdict_reason: one sentence saying why this verdict.
         warnings: what weakens the audit without invalidating it.
         claim: the privacy claim, summarised over the rounds.
-        config: every audit setting, as recorded (the audit's
-            :meth:`~dpaudit.audit.config.AuditConfig.to_json`).
+        config: every audit setting, as recorded: the audit's
+            :class:`~dpaudit.audit.config.AuditConfig`.
         timing: wall-clock time of the audit.
         extra: keys of the document this class does not know (kept and written back).
         source: where the result was read from (not written).
@@ -457,7 +458,7 @@ class AuditResult:
     synthetic_rows: int | None = None
     warnings: tuple[AuditWarning, ...] = ()
     claim: Claim = field(default_factory=Claim)
-    config: Mapping[str, Any]
+    config: AuditConfig
     generator_options: Mapping[str, Any] | None = None
     seed: int
     rounds: Rounds
@@ -486,16 +487,15 @@ class AuditResult:
         return text
 
     @property
-    def public_seed(self) -> Any:
+    def public_seed(self) -> int | str:
         """The public randomness the audit held fixed, as recorded in its config
         (``0``: the root seed's public stream)."""
-        return self.config.get("public_seed", 0)
+        return self.config.public_seed
 
     @property
-    def attack_option(self) -> str | None:
+    def attack_option(self) -> str:
         """The ``attack`` setting as given (``default``, ``all`` or one name)."""
-        value = self.config.get("attack")
-        return None if value is None else str(value)
+        return self.config.attack
 
     @property
     def raw(self) -> Mapping[str, Any]:
