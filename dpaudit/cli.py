@@ -36,9 +36,9 @@ from dpaudit.commands import (
 )
 from dpaudit.datasets.names import DATASET_NAMES
 from dpaudit.errors import AuditError, exit_code_for, is_out_of_memory
+from dpaudit.generators.names import DEVICES
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 
-DEVICES = ("auto", "cpu", "cuda")
 PLUGGED_COMMANDS = ("utility", "report", "check", "study")
 """Commands whose module registers its own parser (``add_parser``)."""
 

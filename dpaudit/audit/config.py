@@ -9,17 +9,17 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any
 
 from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.audit import serial
+from dpaudit.audit.names import BACKENDS, RANDOMNESS_MODES, Backend, Randomness
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
+from dpaudit.generators.names import DEVICES, Device
+from dpaudit.generators.registry import DEFAULT_GENERATOR
 from dpaudit.validation import check_scalar, require
-
-Backend = Literal["loky", "threading", "dask"]
-Randomness = Literal["fixed_public", "independent"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -85,7 +85,7 @@ class AuditConfig:
             it needs numpy, pandas and the generator's library only.
     """
 
-    generator: str = "pategan"
+    generator: str = DEFAULT_GENERATOR
     variant: str | None = None
     bugs: tuple[str, ...] = ()
     dataset: str = "worst-case-continuous"
@@ -103,7 +103,7 @@ class AuditConfig:
     jobs: int = -1
     backend: Backend = "threading"
     scheduler: str | None = None
-    device: str = "auto"
+    device: Device = "auto"
     seed: int = 0
     alpha: float = 0.05
     estimator: est.EstimatorMethod = "clopper_pearson"
@@ -184,9 +184,9 @@ class AuditConfig:
             self.jobs,
         )
         need(
-            self.backend in ("loky", "threading", "dask"),
+            self.backend in BACKENDS,
             "backend",
-            "loky, threading or dask",
+            _choices(BACKENDS),
             self.backend,
         )
         need(
@@ -196,9 +196,9 @@ class AuditConfig:
             self.scheduler,
         )
         need(
-            self.device in ("auto", "cpu", "cuda"),
+            self.device in DEVICES,
             "device",
-            "auto, cpu or cuda",
+            _choices(DEVICES),
             self.device,
         )
         need(
@@ -233,9 +233,9 @@ class AuditConfig:
             self.selection_rounds,
         )
         need(
-            self.randomness in ("fixed_public", "independent"),
+            self.randomness in RANDOMNESS_MODES,
             "randomness",
-            "fixed_public or independent",
+            _choices(RANDOMNESS_MODES),
             self.randomness,
         )
         need(
@@ -452,6 +452,11 @@ class AuditConfig:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[
             :16
         ]
+
+
+def _choices(names: tuple[str, ...]) -> str:
+    """``a, b or c``."""
+    return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _is_int(value: Any) -> bool:

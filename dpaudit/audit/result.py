@@ -28,10 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.estimators import AttackCounts
+from dpaudit.audit.names import RESULT_FILE, Randomness
 from dpaudit.audit.serial import (
     freeze,
     from_json,
@@ -73,8 +74,6 @@ SCHEMA_VERSION = 2
 #: The versions :meth:`AuditResult.from_json` reads (see the module docstring).
 READABLE_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)
 
-Randomness = Literal["fixed_public", "independent"]
-RANDOMNESS_MODES: tuple[str, ...] = get_args(Randomness)
 
 #: The false-positive rates at which membership inference is conventionally read
 #: (LiRA and after): the analysis records TPR at 0.1% and 1% FPR per attack.
@@ -533,7 +532,7 @@ class AuditResult:
         where = "result" if source is None else str(source)
         try:
             data = doc if isinstance(doc, Mapping) else {}
-            require(isinstance(doc, Mapping), "result.json", "a JSON object", doc)
+            require(isinstance(doc, Mapping), RESULT_FILE, "a JSON object", doc)
             version = data.get("schema_version")
             require(
                 version is not None,
@@ -551,7 +550,7 @@ class AuditResult:
             missing = [k for k in _REQUIRED if k not in data]
             require(
                 not missing,
-                "result.json",
+                RESULT_FILE,
                 f"a document with every required key (missing: {', '.join(missing)})",
                 sorted(data)[:8],
             )

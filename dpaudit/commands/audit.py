@@ -23,8 +23,10 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from dpaudit.audit.names import BACKENDS, RANDOMNESS_MODES
 from dpaudit.commands import EXIT_OK, parse_option
 from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.names import DEVICES
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 
 if TYPE_CHECKING:
@@ -162,7 +164,7 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "worlds, fresh privacy noise per round, where the generator declares "
         "its proof holds for any fixed public stream (docs/soundness.md); "
         "independent: every draw fresh per round",
-        choices=("fixed_public", "independent"),
+        choices=RANDOMNESS_MODES,
     ),
     Key(
         "public_seed",
@@ -194,10 +196,10 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "backend",
         "joblib backend (default threading; loky: worker processes); dask "
         "runs on --scheduler",
-        choices=("loky", "threading", "dask"),
+        choices=BACKENDS,
     ),
     Key("scheduler", "Dask scheduler address (with --backend dask)"),
-    Key("device", "auto (default), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    Key("device", "auto (default), cpu or cuda", choices=DEVICES),
     Key(
         "fit_timeout",
         "plug-ins and adapters: seconds one fit, sample or import may "

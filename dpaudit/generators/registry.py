@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.generators.entry_points import plugin_entry_points
+from dpaudit.generators.names import DEVICES
 from dpaudit.validation import check_choice, check_scalar, require
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 DEFAULT_GENERATOR = "pategan"
 """The generator of a command or audit that names none."""
-DEVICES = ("auto", "cpu", "cuda")
 WORST_CASE_ITERATIONS = 100
 """The study's iteration cap of an audit on the worst-case dataset."""
 REAL_DATA_ITERATIONS = 1000
