@@ -41,6 +41,7 @@ from dpaudit.audit.serial import (
     thaw,
     to_json,
 )
+from dpaudit.audit.traces import Trace, TrainingFacts
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_choice, require
 
@@ -62,6 +63,7 @@ __all__ = [
     "TargetCandidate",
     "Timing",
     "Trace",
+    "TrainingFacts",
     "Verdict",
     "freeze",
     "json_keys",
@@ -354,34 +356,6 @@ class Timing:
     sessions: int | None = None
     resumed: bool | None = None
     rounds_stored_before: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Trace:
-    """Training traces of one model, read from an audit directory's ``trace/``.
-
-    Each table is a tuple of rows (column -> number or string), or ``None`` when its
-    file is absent. Not part of ``result.json``.
-
-    Attributes:
-        records_seen: rows ``model, teacher, records_seen``.
-        losses: rows ``iteration, teacher, loss_own, loss_other``.
-        epsilon: rows ``iteration, epsilon, epsilon_data_independent``.
-        details: the content of ``trace.json``, if any.
-    """
-
-    records_seen: tuple[Mapping[str, Any], ...] | None = None
-    losses: tuple[Mapping[str, Any], ...] | None = None
-    epsilon: tuple[Mapping[str, Any], ...] | None = None
-    details: Mapping[str, Any] | None = None
-
-    @property
-    def empty(self) -> bool:
-        """Whether no trace file was found."""
-        return all(
-            x is None
-            for x in (self.records_seen, self.losses, self.epsilon, self.details)
-        )
 
 
 _REQUIRED = (
