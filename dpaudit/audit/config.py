@@ -11,15 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
+from dpaudit.attacks.names import DEFAULT
 from dpaudit.audit import estimators as est
 from dpaudit.audit import serial
-from dpaudit.audit.names import BACKENDS, RANDOMNESS_MODES, Backend, Randomness
+from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
+from dpaudit.audit.names import Backend, Randomness
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
-from dpaudit.generators.names import DEVICES, Device
+from dpaudit.generators.names import Device
 from dpaudit.generators.registry import DEFAULT_GENERATOR
-from dpaudit.validation import check_scalar, require
+from dpaudit.validation import require
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -136,22 +137,16 @@ class AuditConfig:
                 "a non-empty string or unset",
                 value,
             )
+        # The declared constraints (dpaudit.audit.constraints); a NumPy number is
+        # stored as the Python number it equals, so the JSON and identity match.
+        for key, constraint in AUDIT_CONSTRAINTS.items():
+            object.__setattr__(self, key, constraint.check(getattr(self, key), key))
         need(
             all(isinstance(b, str) for b in self.bugs),
             "bugs",
             "a list of bug flag names (strings)",
             list(self.bugs),
         )
-        need(
-            isinstance(self.rounds, int)
-            and not isinstance(self.rounds, bool)
-            and self.rounds >= 5,
-            "rounds",
-            "an integer >= 5",
-            self.rounds,
-        )
-        check_scalar(self.epsilon, "epsilon", min_val=0, closed="neither")
-        check_scalar(self.delta, "delta", min_val=0, max_val=1, closed="left")
         need(
             len(self.split) == 3
             and all(
@@ -165,29 +160,10 @@ class AuditConfig:
             self.split,
         )
         need(
-            self.synthetic_rows is None
-            or (_is_int(self.synthetic_rows) and self.synthetic_rows >= 1),
-            "synthetic_rows",
-            "an integer >= 1",
-            self.synthetic_rows,
-        )
-        need(
-            _is_int(self.batch_size) and self.batch_size >= 1,
-            "batch_size",
-            "an integer >= 1",
-            self.batch_size,
-        )
-        need(
             _is_int(self.jobs) and (self.jobs >= 1 or self.jobs == -1),
             "jobs",
             "an integer >= 1 (or -1 for all cores)",
             self.jobs,
-        )
-        need(
-            self.backend in BACKENDS,
-            "backend",
-            _choices(BACKENDS),
-            self.backend,
         )
         need(
             self.backend != "dask" or bool(self.scheduler),
@@ -196,47 +172,10 @@ class AuditConfig:
             self.scheduler,
         )
         need(
-            self.device in DEVICES,
-            "device",
-            _choices(DEVICES),
-            self.device,
-        )
-        need(
-            _is_int(self.seed) and self.seed >= 0,
-            "seed",
-            "a non-negative integer",
-            self.seed,
-        )
-        check_scalar(self.alpha, "alpha", min_val=0, max_val=0.5, closed="neither")
-        need(
             self.estimator in ("clopper_pearson", "jeffreys"),
             "estimator",
             "clopper_pearson or jeffreys",
             self.estimator,
-        )
-        need(
-            self.attack in (*ATTACK_NAMES, *SET_NAMES),
-            "attack",
-            f"one of {', '.join((*ATTACK_NAMES, *SET_NAMES))}",
-            self.attack,
-        )
-        need(
-            _is_int(self.candidates) and self.candidates >= 1,
-            "candidates",
-            "an integer >= 1",
-            self.candidates,
-        )
-        need(
-            _is_int(self.selection_rounds) and self.selection_rounds >= 5,
-            "selection_rounds",
-            "an integer >= 5",
-            self.selection_rounds,
-        )
-        need(
-            self.randomness in RANDOMNESS_MODES,
-            "randomness",
-            _choices(RANDOMNESS_MODES),
-            self.randomness,
         )
         need(
             self.public_seed == "auto"
@@ -244,12 +183,6 @@ class AuditConfig:
             "public_seed",
             "a candidate index >= 0 or 'auto'",
             self.public_seed,
-        )
-        need(
-            _is_int(self.public_candidates) and self.public_candidates >= 2,
-            "public_candidates",
-            "an integer >= 2",
-            self.public_candidates,
         )
         need(
             self.public_seed == 0 or self.randomness == "fixed_public",
@@ -300,29 +233,6 @@ class AuditConfig:
                 value,
             )
         check_generator_options(self.generator, self.generator_options)
-        need(
-            self.dataset_rows is None
-            or (_is_int(self.dataset_rows) and self.dataset_rows >= 2),
-            "dataset_rows",
-            "an integer >= 2 (N - 1 copies of the base record plus the target)",
-            self.dataset_rows,
-        )
-        need(
-            isinstance(self.fit_timeout, (int, float))
-            and not isinstance(self.fit_timeout, bool)
-            and math.isfinite(self.fit_timeout)
-            and self.fit_timeout > 0,
-            "fit_timeout",
-            "a number of seconds > 0",
-            self.fit_timeout,
-        )
-        need(
-            self.max_memory is None
-            or (_is_int(self.max_memory) and self.max_memory >= 1),
-            "max_memory",
-            "a number of MiB >= 1",
-            self.max_memory,
-        )
         need(
             self.python is None or (isinstance(self.python, str) and bool(self.python)),
             "python",
@@ -452,11 +362,6 @@ class AuditConfig:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[
             :16
         ]
-
-
-def _choices(names: tuple[str, ...]) -> str:
-    """``a, b or c``."""
-    return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _is_int(value: Any) -> bool:
