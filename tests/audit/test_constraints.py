@@ -74,11 +74,7 @@ def test_interval_wording() -> None:
 
 def test_cli_help_is_derived_from_the_table() -> None:
     parser = build_parser()
-    sub = next(
-        a
-        for a in parser._actions
-        if isinstance(a.choices, dict)
-    ).choices["fit"]
+    sub = next(a for a in parser._actions if isinstance(a.choices, dict)).choices["fit"]
     text = sub.format_help()
     assert AUDIT_CONSTRAINTS["epsilon"].describe() in text
     assert AUDIT_CONSTRAINTS["delta"].describe() in " ".join(text.split())
