@@ -7,7 +7,9 @@ import hashlib
 import importlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -21,6 +23,21 @@ from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOption
 from dpaudit.generators.names import Device
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 from dpaudit.validation import require
+
+_RECORDED: ContextVar[bool] = ContextVar("dpaudit_recorded_config", default=False)
+"""Set while :meth:`AuditConfig.from_json` reads a recorded config."""
+
+
+@contextmanager
+def reading_recorded() -> Iterator[None]:
+    """Within it, configs are recorded ones being read back (a result's): their
+    generator options, checked when the audit ran, are not checked again, so that
+    reading a result does not import the generator (torch)."""
+    token = _RECORDED.set(True)
+    try:
+        yield
+    finally:
+        _RECORDED.reset(token)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -232,7 +249,8 @@ class AuditConfig:
                 "a table of option = value",
                 value,
             )
-        check_generator_options(self.generator, self.generator_options)
+        if not _RECORDED.get():
+            check_generator_options(self.generator, self.generator_options)
         need(
             self.python is None or (isinstance(self.python, str) and bool(self.python)),
             "python",
@@ -330,11 +348,16 @@ class AuditConfig:
         """Reads a recorded config (:meth:`to_json`), validated as on construction.
 
         Keys a config does not have are ignored; missing keys take their defaults.
+        The generator options' types are not checked again (that would import the
+        generator).
 
         Raises:
             InvalidParameterError: A value of the wrong type or out of range.
         """
-        return serial.from_json(cls, doc, where)
+        # A recorded config's generator options were checked when the audit ran:
+        # reading a result does not import the generator (torch) to check them again.
+        with reading_recorded():
+            return serial.from_json(cls, doc, where)
 
     def identity(self) -> str:
         """A hash of everything that changes the result (not jobs/backend/device)."""

@@ -30,7 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config import AuditConfig, reading_recorded
 from dpaudit.audit.estimators import AttackCounts
 from dpaudit.audit.names import RESULT_FILE, Randomness
 from dpaudit.audit.serial import (
@@ -529,12 +529,13 @@ class AuditResult:
                 sorted(data)[:8],
             )
             known = json_keys(cls) | {"schema_version"}
-            return from_json(
-                cls,
-                data,
-                "",
-                extra=freeze({k: v for k, v in data.items() if k not in known}),
-                source=None if source is None else Path(source),
-            )
+            with reading_recorded():
+                return from_json(
+                    cls,
+                    data,
+                    "",
+                    extra=freeze({k: v for k, v in data.items() if k not in known}),
+                    source=None if source is None else Path(source),
+                )
         except InvalidParameterError as err:
             raise InvalidParameterError(f"{where}: {err}") from err

@@ -78,3 +78,29 @@ def test_cli_help_is_derived_from_the_table() -> None:
     text = sub.format_help()
     assert AUDIT_CONSTRAINTS["epsilon"].describe() in text
     assert AUDIT_CONSTRAINTS["delta"].describe() in " ".join(text.split())
+
+
+def test_reading_a_recorded_config_imports_no_generator(tmp_path) -> None:
+    """A result's config is read back typed and validated, but its generator options
+    (checked when the audit ran) are not checked again: reading a PATE-GAN result
+    does not import torch."""
+    import json
+    import subprocess
+    import sys
+
+    doc = AuditConfig(generator="pategan", generator_options={"lam": 0.01}).to_json()
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    code = (
+        "import json, sys\n"
+        "from dpaudit.audit.config import AuditConfig\n"
+        f"c = AuditConfig.from_json(json.load(open({str(path)!r})))\n"
+        "print(dict(c.generator_options), 'torch' in sys.modules)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.split() == ["{'lam':", "0.01}", "False"]
+    # Built (not read), the same options are checked against the generator's config.
+    with pytest.raises(InvalidParameterError, match="--option lam"):
+        AuditConfig(generator="pategan", generator_options={"lam": "x"})
