@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 import dpaudit
 from dpaudit.allocator import keep_freed_memory
+from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
 from dpaudit.commands import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,
@@ -37,10 +38,10 @@ from dpaudit.commands import (
 )
 from dpaudit.datasets.names import DATASET_NAMES
 from dpaudit.errors import AuditError, exit_code_for, is_out_of_memory
+from dpaudit.generators.names import DEVICES
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 from dpaudit.reports.escape import printable
 
-DEVICES = ("auto", "cpu", "cuda")
 PLUGGED_COMMANDS = ("utility", "report", "check", "study")
 """Commands whose module registers its own parser (``add_parser``)."""
 
@@ -92,13 +93,15 @@ def _generator_args(p: argparse.ArgumentParser) -> None:
         "--epsilon",
         type=float,
         default=None,
-        help=f"privacy budget, > 0 (default {DEFAULT_EPSILON:g})",
+        help=f"privacy budget, {AUDIT_CONSTRAINTS['epsilon'].describe()} "
+        f"(default {DEFAULT_EPSILON:g})",
     )
     p.add_argument(
         "--delta",
         type=float,
         default=None,
-        help=f"delta, in [0, 1) as for `dpaudit audit`; a generator may need "
+        help=f"delta, {AUDIT_CONSTRAINTS['delta'].describe()} as for `dpaudit audit`; "
+        "a generator may need "
         f"> 0 (PATE-GAN's accountant does) (default {DEFAULT_DELTA:g})",
     )
     p.add_argument(

@@ -460,7 +460,7 @@ def analyse(
             explicit=config.synthetic_rows is not None,
         ),
         claim=claim,
-        config=freeze(config.to_json()),
+        config=config,
         generator_options=freeze(
             {k: _plain(v) for k, v in setup.generator_options.items()}
         ),

@@ -7,18 +7,37 @@ import hashlib
 import importlib
 import json
 import math
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, fields
+from typing import Any
 
-from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
+from dpaudit.attacks.names import DEFAULT
 from dpaudit.audit import estimators as est
+from dpaudit.audit import serial
+from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
+from dpaudit.audit.names import Backend, Randomness
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
-from dpaudit.validation import check_scalar, require
+from dpaudit.generators.names import Device
+from dpaudit.generators.registry import DEFAULT_GENERATOR
+from dpaudit.validation import require
 
-Backend = Literal["loky", "threading", "dask"]
-Randomness = Literal["fixed_public", "independent"]
+_RECORDED: ContextVar[bool] = ContextVar("dpaudit_recorded_config", default=False)
+"""Set while :meth:`AuditConfig.from_json` reads a recorded config."""
+
+
+@contextmanager
+def reading_recorded() -> Iterator[None]:
+    """Within it, configs are recorded ones being read back (a result's): their
+    generator options, checked when the audit ran, are not checked again, so that
+    reading a result does not import the generator (torch)."""
+    token = _RECORDED.set(True)
+    try:
+        yield
+    finally:
+        _RECORDED.reset(token)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -84,7 +103,7 @@ class AuditConfig:
             it needs numpy, pandas and the generator's library only.
     """
 
-    generator: str = "pategan"
+    generator: str = DEFAULT_GENERATOR
     variant: str | None = None
     bugs: tuple[str, ...] = ()
     dataset: str = "worst-case-continuous"
@@ -102,7 +121,7 @@ class AuditConfig:
     jobs: int = -1
     backend: Backend = "threading"
     scheduler: str | None = None
-    device: str = "auto"
+    device: Device = "auto"
     seed: int = 0
     alpha: float = 0.05
     estimator: est.EstimatorMethod = "clopper_pearson"
@@ -135,22 +154,16 @@ class AuditConfig:
                 "a non-empty string or unset",
                 value,
             )
+        # The declared constraints (dpaudit.audit.constraints); a NumPy number is
+        # stored as the Python number it equals, so the JSON and identity match.
+        for key, constraint in AUDIT_CONSTRAINTS.items():
+            object.__setattr__(self, key, constraint.check(getattr(self, key), key))
         need(
             all(isinstance(b, str) for b in self.bugs),
             "bugs",
             "a list of bug flag names (strings)",
             list(self.bugs),
         )
-        need(
-            isinstance(self.rounds, int)
-            and not isinstance(self.rounds, bool)
-            and self.rounds >= 5,
-            "rounds",
-            "an integer >= 5",
-            self.rounds,
-        )
-        check_scalar(self.epsilon, "epsilon", min_val=0, closed="neither")
-        check_scalar(self.delta, "delta", min_val=0, max_val=1, closed="left")
         need(
             len(self.split) == 3
             and all(
@@ -164,29 +177,10 @@ class AuditConfig:
             self.split,
         )
         need(
-            self.synthetic_rows is None
-            or (_is_int(self.synthetic_rows) and self.synthetic_rows >= 1),
-            "synthetic_rows",
-            "an integer >= 1",
-            self.synthetic_rows,
-        )
-        need(
-            _is_int(self.batch_size) and self.batch_size >= 1,
-            "batch_size",
-            "an integer >= 1",
-            self.batch_size,
-        )
-        need(
             _is_int(self.jobs) and (self.jobs >= 1 or self.jobs == -1),
             "jobs",
             "an integer >= 1 (or -1 for all cores)",
             self.jobs,
-        )
-        need(
-            self.backend in ("loky", "threading", "dask"),
-            "backend",
-            "loky, threading or dask",
-            self.backend,
         )
         need(
             self.backend != "dask" or bool(self.scheduler),
@@ -195,47 +189,10 @@ class AuditConfig:
             self.scheduler,
         )
         need(
-            self.device in ("auto", "cpu", "cuda"),
-            "device",
-            "auto, cpu or cuda",
-            self.device,
-        )
-        need(
-            _is_int(self.seed) and self.seed >= 0,
-            "seed",
-            "a non-negative integer",
-            self.seed,
-        )
-        check_scalar(self.alpha, "alpha", min_val=0, max_val=0.5, closed="neither")
-        need(
             self.estimator in ("clopper_pearson", "jeffreys"),
             "estimator",
             "clopper_pearson or jeffreys",
             self.estimator,
-        )
-        need(
-            self.attack in (*ATTACK_NAMES, *SET_NAMES),
-            "attack",
-            f"one of {', '.join((*ATTACK_NAMES, *SET_NAMES))}",
-            self.attack,
-        )
-        need(
-            _is_int(self.candidates) and self.candidates >= 1,
-            "candidates",
-            "an integer >= 1",
-            self.candidates,
-        )
-        need(
-            _is_int(self.selection_rounds) and self.selection_rounds >= 5,
-            "selection_rounds",
-            "an integer >= 5",
-            self.selection_rounds,
-        )
-        need(
-            self.randomness in ("fixed_public", "independent"),
-            "randomness",
-            "fixed_public or independent",
-            self.randomness,
         )
         need(
             self.public_seed == "auto"
@@ -243,12 +200,6 @@ class AuditConfig:
             "public_seed",
             "a candidate index >= 0 or 'auto'",
             self.public_seed,
-        )
-        need(
-            _is_int(self.public_candidates) and self.public_candidates >= 2,
-            "public_candidates",
-            "an integer >= 2",
-            self.public_candidates,
         )
         need(
             self.public_seed == 0 or self.randomness == "fixed_public",
@@ -298,30 +249,8 @@ class AuditConfig:
                 "a table of option = value",
                 value,
             )
-        check_generator_options(self.generator, self.generator_options)
-        need(
-            self.dataset_rows is None
-            or (_is_int(self.dataset_rows) and self.dataset_rows >= 2),
-            "dataset_rows",
-            "an integer >= 2 (N - 1 copies of the base record plus the target)",
-            self.dataset_rows,
-        )
-        need(
-            isinstance(self.fit_timeout, (int, float))
-            and not isinstance(self.fit_timeout, bool)
-            and math.isfinite(self.fit_timeout)
-            and self.fit_timeout > 0,
-            "fit_timeout",
-            "a number of seconds > 0",
-            self.fit_timeout,
-        )
-        need(
-            self.max_memory is None
-            or (_is_int(self.max_memory) and self.max_memory >= 1),
-            "max_memory",
-            "a number of MiB >= 1",
-            self.max_memory,
-        )
+        if not _RECORDED.get():
+            check_generator_options(self.generator, self.generator_options)
         need(
             self.python is None or (isinstance(self.python, str) and bool(self.python)),
             "python",
@@ -409,15 +338,26 @@ class AuditConfig:
         return cls(**values)
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["bugs"] = list(self.bugs)
-        out["split"] = list(self.split)
-        out["generator_options"] = dict(self.generator_options)
-        out["attack_options"] = dict(self.attack_options)
-        out["target_record"] = (
-            None if self.target_record is None else dict(self.target_record)
-        )
+        """The JSON form (``config`` of ``result.json``, the store's ``config``),
+        derived from the fields by :mod:`dpaudit.audit.serial`."""
+        out: dict[str, Any] = serial.to_json(self)
         return out
+
+    @classmethod
+    def from_json(cls, doc: Any, where: str = "config") -> AuditConfig:
+        """Reads a recorded config (:meth:`to_json`), validated as on construction.
+
+        Keys a config does not have are ignored; missing keys take their defaults.
+        The generator options' types are not checked again (that would import the
+        generator).
+
+        Raises:
+            InvalidParameterError: A value of the wrong type or out of range.
+        """
+        # A recorded config's generator options were checked when the audit ran:
+        # reading a result does not import the generator (torch) to check them again.
+        with reading_recorded():
+            return serial.from_json(cls, doc, where)
 
     def identity(self) -> str:
         """A hash of everything that changes the result (not jobs/backend/device)."""

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.names import RESULT_FILE
 from dpaudit.audit.store import ResultStore, _check_foreign
 from dpaudit.audit.traces import only_trace_files, trace_digest
 from dpaudit.errors import InvalidParameterError, StoreError
 from dpaudit.generators.registry import builtin_generators
 
-RESULT = "result.json"
+RESULT = RESULT_FILE
 TRACE = "trace"
 RESUME_SETTINGS = (
     "jobs",

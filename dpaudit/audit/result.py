@@ -28,9 +28,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
+from dpaudit.audit.config import AuditConfig, reading_recorded
 from dpaudit.audit.estimators import AttackCounts
+from dpaudit.audit.names import RESULT_FILE, Randomness
 from dpaudit.audit.serial import (
     freeze,
     from_json,
@@ -39,6 +41,7 @@ from dpaudit.audit.serial import (
     thaw,
     to_json,
 )
+from dpaudit.audit.traces import Trace, TrainingFacts
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_choice, require
 
@@ -60,6 +63,7 @@ __all__ = [
     "TargetCandidate",
     "Timing",
     "Trace",
+    "TrainingFacts",
     "Verdict",
     "freeze",
     "json_keys",
@@ -72,8 +76,6 @@ SCHEMA_VERSION = 2
 #: The versions :meth:`AuditResult.from_json` reads (see the module docstring).
 READABLE_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)
 
-Randomness = Literal["fixed_public", "independent"]
-RANDOMNESS_MODES: tuple[str, ...] = get_args(Randomness)
 
 #: The false-positive rates at which membership inference is conventionally read
 #: (LiRA and after): the analysis records TPR at 0.1% and 1% FPR per attack.
@@ -356,34 +358,6 @@ class Timing:
     rounds_stored_before: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Trace:
-    """Training traces of one model, read from an audit directory's ``trace/``.
-
-    Each table is a tuple of rows (column -> number or string), or ``None`` when its
-    file is absent. Not part of ``result.json``.
-
-    Attributes:
-        records_seen: rows ``model, teacher, records_seen``.
-        losses: rows ``iteration, teacher, loss_own, loss_other``.
-        epsilon: rows ``iteration, epsilon, epsilon_data_independent``.
-        details: the content of ``trace.json``, if any.
-    """
-
-    records_seen: tuple[Mapping[str, Any], ...] | None = None
-    losses: tuple[Mapping[str, Any], ...] | None = None
-    epsilon: tuple[Mapping[str, Any], ...] | None = None
-    details: Mapping[str, Any] | None = None
-
-    @property
-    def empty(self) -> bool:
-        """Whether no trace file was found."""
-        return all(
-            x is None
-            for x in (self.records_seen, self.losses, self.epsilon, self.details)
-        )
-
-
 _REQUIRED = (
     "version",
     "verdict",
@@ -418,8 +392,8 @@ class AuditResult:
         verdict_reason: one sentence saying why this verdict.
         warnings: what weakens the audit without invalidating it.
         claim: the privacy claim, summarised over the rounds.
-        config: every audit setting, as recorded (the audit's
-            :meth:`~dpaudit.audit.config.AuditConfig.to_json`).
+        config: every audit setting, as recorded: the audit's
+            :class:`~dpaudit.audit.config.AuditConfig`.
         timing: wall-clock time of the audit.
         extra: keys of the document this class does not know (kept and written back).
         source: where the result was read from (not written).
@@ -457,7 +431,7 @@ class AuditResult:
     synthetic_rows: int | None = None
     warnings: tuple[AuditWarning, ...] = ()
     claim: Claim = field(default_factory=Claim)
-    config: Mapping[str, Any]
+    config: AuditConfig
     generator_options: Mapping[str, Any] | None = None
     seed: int
     rounds: Rounds
@@ -486,16 +460,15 @@ class AuditResult:
         return text
 
     @property
-    def public_seed(self) -> Any:
+    def public_seed(self) -> int | str:
         """The public randomness the audit held fixed, as recorded in its config
         (``0``: the root seed's public stream)."""
-        return self.config.get("public_seed", 0)
+        return self.config.public_seed
 
     @property
-    def attack_option(self) -> str | None:
+    def attack_option(self) -> str:
         """The ``attack`` setting as given (``default``, ``all`` or one name)."""
-        value = self.config.get("attack")
-        return None if value is None else str(value)
+        return self.config.attack
 
     @property
     def raw(self) -> Mapping[str, Any]:
@@ -533,7 +506,7 @@ class AuditResult:
         where = "result" if source is None else str(source)
         try:
             data = doc if isinstance(doc, Mapping) else {}
-            require(isinstance(doc, Mapping), "result.json", "a JSON object", doc)
+            require(isinstance(doc, Mapping), RESULT_FILE, "a JSON object", doc)
             version = data.get("schema_version")
             require(
                 version is not None,
@@ -551,17 +524,18 @@ class AuditResult:
             missing = [k for k in _REQUIRED if k not in data]
             require(
                 not missing,
-                "result.json",
+                RESULT_FILE,
                 f"a document with every required key (missing: {', '.join(missing)})",
                 sorted(data)[:8],
             )
             known = json_keys(cls) | {"schema_version"}
-            return from_json(
-                cls,
-                data,
-                "",
-                extra=freeze({k: v for k, v in data.items() if k not in known}),
-                source=None if source is None else Path(source),
-            )
+            with reading_recorded():
+                return from_json(
+                    cls,
+                    data,
+                    "",
+                    extra=freeze({k: v for k, v in data.items() if k not in known}),
+                    source=None if source is None else Path(source),
+                )
         except InvalidParameterError as err:
             raise InvalidParameterError(f"{where}: {err}") from err

@@ -14,7 +14,8 @@ from dpaudit.audit.analysis import (
     analyse_attack,
     summarise_claims,
 )
-from dpaudit.audit.config import AuditConfig, Backend, Randomness
+from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.names import Backend, Randomness
 from dpaudit.audit.result import SCHEMA_VERSION, AuditResult, Verdict
 from dpaudit.audit.rounds import compact_claim, train_batch
 from dpaudit.audit.run import run_audit

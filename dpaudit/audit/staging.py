@@ -36,6 +36,7 @@ import secrets
 import shutil
 from pathlib import Path
 
+from dpaudit.audit.names import RESULT_FILE
 from dpaudit.audit.store import ResultStore
 
 __all__ = ["STAGING_PREFIX", "new_staging", "recover", "remove_staging", "swap_in"]
@@ -44,7 +45,7 @@ STAGING_PREFIX = ".dpaudit-new-"
 """The name of a staging folder inside ``--out``: this prefix and 12 hex digits."""
 _STAGING = re.compile(re.escape(STAGING_PREFIX) + r"[0-9a-f]{12}")
 _SWAP = "swap"
-_RESULT = "result.json"
+_RESULT = RESULT_FILE
 _TRACE = "trace"
 _JOURNAL = f"{ResultStore.FILENAME}-journal"
 #: What the swap moves aside: (name in --out, name in the staging folder).

@@ -1,11 +1,13 @@
-"""Writing a training trace (the audit study's Figures 2 to 4) as CSV and JSON.
+"""A training trace: writing it (the audit study's Figures 2 to 4) as CSV and JSON.
 
 Files: ``records_seen.csv`` (model, teacher, records_seen), ``losses.csv``
 (iteration, teacher, loss_own, loss_other), ``epsilon.csv`` (iteration, epsilon,
 epsilon_data_independent, moment1) and ``trace.json`` (the claim with its trace).
 The folder is written to a temporary sibling and renamed, so nothing half-written is
 left behind; it gets the permissions of a folder made by ``mkdir`` (0777 less the
-umask), like its files, so other users can read a shared audit.
+umask), like its files, so other users can read a shared audit. Reading it back:
+:class:`Trace` (the tables and ``trace.json``) and :class:`TrainingFacts` (what the
+traced claim states about training, as typed values).
 
 Ownership: :func:`trace_digest` identifies a written folder (its file names and
 bytes); an audit records the digest of the trace it wrote in its store before the
@@ -23,6 +25,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +139,80 @@ def write_trace(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrainingFacts:
+    """What a claim states about how training ran, as typed values (what a report
+    may show depends on them, never on a generator's flag names).
+
+    Attributes:
+        teachers: the teachers training had (``0``: none, a single discriminator on
+            all the data); ``None``: not stated (a generator without teachers' votes,
+            or a claim written before this was recorded).
+        accounted: whether an accountant computed epsilon from the queries training
+            made (``False``: the claim is the nominal epsilon, or no query was
+            made); ``None``: not stated.
+        non_private_events: the non-private events training had (each the name of
+            the defect that caused it: its catalogue entry says why).
+        accountant: the name of the accountant the claim comes from, if stated.
+    """
+
+    teachers: int | None = None
+    accounted: bool | None = None
+    non_private_events: tuple[str, ...] = ()
+    accountant: str | None = None
+
+    @classmethod
+    def from_claim(cls, claim: Mapping[str, Any] | None) -> TrainingFacts:
+        """The facts a generator's claim (``trace.json``, a stored claim) states in
+        its trace: ``teachers``, ``accounted`` and ``non_private_events``; a ledger
+        of no queries is not accounted."""
+        inner = (claim or {}).get("trace")
+        trace: Mapping[str, Any] = inner if isinstance(inner, Mapping) else {}
+        teachers = trace.get("teachers")
+        accounted = trace.get("accounted")
+        ledger = trace.get("ledger")
+        if isinstance(ledger, Mapping) and ledger.get("queries") == 0:
+            accounted = False
+        events = trace.get("non_private_events") or ()
+        name = (claim or {}).get("accountant")
+        return cls(
+            accountant=None if name is None else str(name),
+            teachers=teachers if isinstance(teachers, int) else None,
+            accounted=accounted if isinstance(accounted, bool) else None,
+            non_private_events=tuple(str(e) for e in events),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Trace:
+    """Training traces of one model, read from an audit directory's ``trace/``.
+
+    Each table is a tuple of rows (column -> number or string), or ``None`` when its
+    file is absent. Not part of ``result.json``.
+
+    Attributes:
+        records_seen: rows ``model, teacher, records_seen``.
+        losses: rows ``iteration, teacher, loss_own, loss_other``.
+        epsilon: rows ``iteration, epsilon, epsilon_data_independent``.
+        details: the content of ``trace.json``, if any.
+    """
+
+    records_seen: tuple[Mapping[str, Any], ...] | None = None
+    losses: tuple[Mapping[str, Any], ...] | None = None
+    epsilon: tuple[Mapping[str, Any], ...] | None = None
+    details: Mapping[str, Any] | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Whether no trace file was found."""
+        return all(
+            x is None
+            for x in (self.records_seen, self.losses, self.epsilon, self.details)
+        )
+
+    @property
+    def facts(self) -> TrainingFacts:
+        """What the traced model's claim (``trace.json``) states about its training."""
+        return TrainingFacts.from_claim(self.details)

@@ -46,6 +46,7 @@ from typing import Any
 
 from dpaudit.audit.config import AuditConfig
 from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.names import PATE_GAN
 from dpaudit.validation import check_choice, check_scalar
 
 __all__ = [
@@ -101,7 +102,7 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
             name="quick",
             settings=MappingProxyType({"rounds": 200}),
             generator_options=MappingProxyType(
-                {"pategan": MappingProxyType({"max_iterations": 50})}
+                {PATE_GAN: MappingProxyType({"max_iterations": 50})}
             ),
             description=(
                 "200 rounds per world (80 train, 40 validation, 80 test) instead of "

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.names import RESULT_FILE
 from dpaudit.audit.setup import build_setup
 from dpaudit.audit.store import ResultStore
 from dpaudit.errors import AuditError, InvalidParameterError
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 #: What an audit directory holds once an audit started (or finished) there.
-RESULT_FILES = (ResultStore.FILENAME, "result.json")
+RESULT_FILES = (ResultStore.FILENAME, RESULT_FILE)
 
 State = Literal["empty", "same", "different", "finished"]
 
@@ -120,7 +121,7 @@ def existing_state(directory: Path, config: Any) -> State:
     """What an audit directory holds: nothing, this audit unfinished (``same``),
     a different audit, or a finished one."""
     store = directory / ResultStore.FILENAME
-    if (directory / "result.json").exists() and not store.exists():
+    if (directory / RESULT_FILE).exists() and not store.exists():
         return "finished"
     if not store.exists():
         return "empty"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from dpaudit.audit.names import RESULT_FILE
 from dpaudit.audit.result import AuditResult, Verdict
 from dpaudit.ci.policy import Policy
 from dpaudit.ci.preflight import check_outputs, preflight_audit
@@ -53,8 +54,6 @@ Status = Literal["CONSISTENT", "VIOLATION", "INCONCLUSIVE", "ERROR"]
 #: from an older runner, the ``result.json`` dict).
 Runner = Callable[..., "AuditResult | Mapping[str, Any]"]
 ConfigFactory = Callable[[Mapping[str, Any]], Any]
-
-RESULT_FILE = "result.json"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -25,8 +25,10 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from dpaudit.audit.names import BACKENDS, RANDOMNESS_MODES, RESULT_FILE
 from dpaudit.commands import EXIT_OK, parse_option
 from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.names import DEVICES
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 
 if TYPE_CHECKING:
@@ -164,7 +166,7 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "worlds, fresh privacy noise per round, where the generator declares "
         "its proof holds for any fixed public stream (docs/soundness.md); "
         "independent: every draw fresh per round",
-        choices=("fixed_public", "independent"),
+        choices=RANDOMNESS_MODES,
     ),
     Key(
         "public_seed",
@@ -196,10 +198,10 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "backend",
         "joblib backend (default threading; loky: worker processes); dask "
         "runs on --scheduler",
-        choices=("loky", "threading", "dask"),
+        choices=BACKENDS,
     ),
     Key("scheduler", "Dask scheduler address (with --backend dask)"),
-    Key("device", "auto (default), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    Key("device", "auto (default), cpu or cuda", choices=DEVICES),
     Key(
         "fit_timeout",
         "plug-ins and adapters: seconds one fit, sample or import may "
@@ -491,7 +493,7 @@ def _stopped(out: Path, where: Path, why: str, code: int, *, force: bool) -> int
     """The one line of a stopped run: what ``out`` (absolute: ``where``) holds now."""
     from dpaudit.audit.store import ResultStore
 
-    if force and (where / "result.json").exists():
+    if force and (where / RESULT_FILE).exists():
         # The swap moves result.json aside first: the old audit was not replaced.
         hint = f"the audit in {out} is unchanged (--force replaces it only once the "
         hint += "new audit has stored its first batch)"

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dpaudit.audit.names import RESULT_FILE
 from dpaudit.errors import InvalidParameterError
 from dpaudit.reports import DEFAULT_FILENAMES, FORMATS, render
 
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.reports.model import find_unfinished, load_results
 
     base = directory if directory.is_dir() else directory.parent
-    compare = directory.is_dir() and not (directory / "result.json").is_file()
+    compare = directory.is_dir() and not (directory / RESULT_FILE).is_file()
     # Interrupted or failed audits (a store, no result.json) are shown as such.
     unfinished = find_unfinished(directory) if compare else []
     try:

@@ -20,8 +20,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dpaudit.audit.names import RANDOMNESS_MODES
 from dpaudit.ci.study.plan import QUICK, SETTINGS, STUDY_ROUNDS, SUBJECTS
 from dpaudit.commands import EXIT_FAILED, EXIT_OK
+from dpaudit.generators.names import DEVICES
 
 if TYPE_CHECKING:
     from dpaudit.ci.study.run import StudyRun
@@ -91,10 +93,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         help="rounds trained together (default: the audit's)",
     )
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
+    p.add_argument("--device", choices=DEVICES, default=None)
     p.add_argument(
         "--randomness",
-        choices=("fixed_public", "independent"),
+        choices=RANDOMNESS_MODES,
         default=None,
         help="fixed_public (default) or independent (docs/soundness.md)",
     )

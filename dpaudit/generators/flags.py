@@ -4,8 +4,15 @@ A generator's config declares its defects (:mod:`dpaudit.generators.catalogue`);
 *variant* is a reviewed implementation written as configuration of the reference (a
 set of flags plus that implementation's architecture and defaults). This module holds
 the variant registry and builds configs from variant names, flags and options. It
-imports no generator: generators register their config class and variants here, and
-:mod:`dpaudit.generators.bugs` (above the generators) lists the catalogue.
+imports no generator: generators register their variants here (each checked against
+the config class it configures), the registry's spec table
+(:mod:`dpaudit.generators.registry`) names each generator's config class, and
+:mod:`dpaudit.generators.bugs` (above the generators) lists the catalogue from it.
+
+A variant's flags are written once, in the catalogue: each flag's
+``implementations`` names the reviewed implementations that have it, and
+:func:`implementation_flags` reads a variant's set from there (less the flags a
+variant leaves out on purpose, each with its reason).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from typing import Any
 
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.catalogue import BugKind, declared_bugs
+
+_NONE: Mapping[str, str] = MappingProxyType({})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -66,18 +75,6 @@ class Variant:
     overrides: Mapping[str, Any] = field(default_factory=dict)
     rationale: str = ""
 
-    def with_flags(self, extra: Iterable[str]) -> Variant:
-        """The variant with more flags switched on (``--bug FLAG``)."""
-        extra = tuple(extra)
-        check_flags(extra, generator=self.generator)
-        return Variant(
-            name=self.name,
-            generator=self.generator,
-            flags=self.flags | frozenset(extra),
-            overrides=self.overrides,
-            rationale=self.rationale,
-        )
-
     def config_overrides(self) -> dict[str, Any]:
         """Config field -> value: the architecture plus ``True`` for every flag."""
         out = dict(self.overrides)
@@ -85,20 +82,12 @@ class Variant:
         return out
 
 
-_CONFIGS: dict[str, type[Any]] = {}
 _VARIANTS: dict[str, Variant] = {}
 
 
-def register_config(generator: str, config_cls: type[Any]) -> None:
-    """Declares ``config_cls`` as ``generator``'s config: its ``bug_field`` fields are
-    that generator's flags."""
-    _CONFIGS[generator] = config_cls
-
-
-def flags_of(generator: str, config_cls: type[Any] | None = None) -> list[BugFlag]:
+def flags_of(generator: str, config_cls: type[Any]) -> list[BugFlag]:
     """``generator``'s flags: the ``bug_field`` declarations of its config class."""
-    cls = config_cls if config_cls is not None else _CONFIGS.get(generator)
-    declared = declared_bugs(cls) if cls is not None else {}
+    declared = declared_bugs(config_cls)
     return [
         BugFlag(
             name=name,
@@ -113,11 +102,43 @@ def flags_of(generator: str, config_cls: type[Any] | None = None) -> list[BugFla
     ]
 
 
-def register_variant(variant: Variant) -> Variant:
-    """Adds ``variant`` to the registry. Raises on a duplicate name or unknown flag."""
+def implementation_flags(
+    config_cls: type[Any], implementation: str, *, omit: Mapping[str, str] = _NONE
+) -> frozenset[str]:
+    """The flags of ``config_cls`` whose ``implementations`` name ``implementation``,
+    less ``omit`` (flag -> why the variant leaves it out).
+
+    Raises:
+        InvalidParameterError: ``omit`` names a flag the implementation does not have,
+            or the implementation has no flag (a misspelt name).
+    """
+    declared = declared_bugs(config_cls)
+    have = frozenset(
+        n for n, d in declared.items() if implementation in d.implementations
+    )
+    if not have:
+        raise InvalidParameterError(
+            f"no flag of {config_cls.__name__} names the implementation "
+            f"{implementation!r} in its `implementations`."
+        )
+    stray = sorted(set(omit) - have)
+    if stray:
+        raise InvalidParameterError(
+            f"`omit` must name flags of {implementation!r}. Got {stray}."
+        )
+    return have - frozenset(omit)
+
+
+def register_variant(variant: Variant, *, config_cls: type[Any]) -> Variant:
+    """Adds ``variant`` (a variant of ``config_cls``) to the registry.
+
+    Raises:
+        InvalidParameterError: A duplicate name, or a flag ``config_cls`` does not
+            declare.
+    """
     if variant.name in _VARIANTS:
         raise InvalidParameterError(f"variant {variant.name!r} is already registered.")
-    check_flags(variant.flags, generator=variant.generator)
+    check_flags(variant.flags, generator=variant.generator, config_cls=config_cls)
     _VARIANTS[variant.name] = variant
     return variant
 
@@ -137,10 +158,9 @@ def get_variant(name: str) -> Variant:
         ) from None
 
 
-def check_flags(
-    names: Iterable[str], *, generator: str, config_cls: type[Any] | None = None
-) -> None:
-    """Raises :class:`InvalidParameterError` naming any flag unknown for ``generator``."""
+def check_flags(names: Iterable[str], *, generator: str, config_cls: type[Any]) -> None:
+    """Raises :class:`InvalidParameterError` naming any flag ``generator``'s config
+    class ``config_cls`` does not declare."""
     known = {b.name for b in flags_of(generator, config_cls)}
     unknown = [n for n in names if n not in known]
     if unknown:

@@ -23,15 +23,16 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.generators.entry_points import plugin_entry_points
+from dpaudit.generators.flags import flags_of, variants
+from dpaudit.generators.names import DEVICES, G_PATE, PATE_GAN
 from dpaudit.validation import check_choice, check_scalar, require
 
 if TYPE_CHECKING:
     from dpaudit.generators.base import GeneratorFactory
     from dpaudit.generators.foreign.options import WorkerOptions
 
-DEFAULT_GENERATOR = "pategan"
+DEFAULT_GENERATOR = PATE_GAN
 """The generator of a command or audit that names none."""
-DEVICES = ("auto", "cpu", "cuda")
 WORST_CASE_ITERATIONS = 100
 """The study's iteration cap of an audit on the worst-case dataset."""
 REAL_DATA_ITERATIONS = 1000
@@ -91,6 +92,10 @@ class GeneratorSpec:
         config_builder: ``"module:attr"`` of ``f(*, epsilon, delta, variant, bugs,
             **options) -> config`` when ``factory`` is constructed from a config; a
             generator with a config builder takes ``variant`` and ``bugs``.
+        config_class: ``"module:Class"`` of that config (with a config builder): its
+            ``bug_field`` declarations are the generator's bug flags, and importing
+            it registers the generator's variants. The one table from generator to
+            config class.
         devices: the ``device`` option's values; () when it has none.
         trace_switch: the option that makes training record its trace (None: the
             generator records none; ``dpaudit trace`` refuses it).
@@ -107,6 +112,7 @@ class GeneratorSpec:
     label: str
     factory: str
     config_builder: str | None = None
+    config_class: str | None = None
     devices: tuple[str, ...] = ()
     trace_switch: str | None = None
     trace_iterations: tuple[str, ...] = ()
@@ -123,6 +129,14 @@ class GeneratorSpec:
 
             return plugins.load_plugin_class(self.factory)
         cls: type = _load(self.factory)
+        return cls
+
+    def load_config_class(self) -> type | None:
+        """The config class (importing it registers the generator's variants), or
+        None for a generator without one."""
+        if self.config_class is None:
+            return None
+        cls: type = _load(self.config_class)
         return cls
 
     @property
@@ -154,20 +168,17 @@ class GeneratorSpec:
     @property
     def variants(self) -> tuple[str, ...]:
         """The variants (reviewed implementations) of this generator."""
-        if not self.configurable:
+        if self.load_config_class() is None:
             return ()
-        from dpaudit.generators.bugs import variants
-
         return tuple(n for n, v in variants().items() if v.generator == self.name)
 
     @property
     def bug_flags(self) -> tuple[str, ...]:
         """The bug flags of this generator's config."""
-        if not self.configurable:
+        cls = self.load_config_class()
+        if cls is None:
             return ()
-        from dpaudit.generators.bugs import bugs
-
-        return tuple(b.name for b in bugs() if b.generator == self.name)
+        return tuple(b.name for b in flags_of(self.name, cls))
 
     @property
     def records_trace(self) -> bool:
@@ -257,11 +268,12 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
         spec.name: spec
         for spec in (
             GeneratorSpec(
-                name="pategan",
+                name=PATE_GAN,
                 label="PATE-GAN",
                 description="PATE-GAN (Jordon et al. 2019), batched; variants via --variant",
                 factory="dpaudit.generators.pate_gan:PateGan",
                 config_builder="dpaudit.generators.pate_gan:config_from_options",
+                config_class="dpaudit.generators.pate_gan.config:PateGanConfig",
                 devices=DEVICES,
                 trace_switch="record_trace",
                 trace_iterations=("max_iterations", "fixed_iterations"),
@@ -277,12 +289,13 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
                 ),
             ),
             GeneratorSpec(
-                name="gpate",
+                name=G_PATE,
                 label="G-PATE",
                 description="G-PATE (Long et al. 2021): teacher-gradient aggregation with "
                 "Confident-GNMax and an RDP accountant",
                 factory="dpaudit.generators.g_pate:GPate",
                 config_builder="dpaudit.generators.g_pate:config_from_options",
+                config_class="dpaudit.generators.g_pate.config:GPateConfig",
                 devices=DEVICES,
                 trace_switch="record_trace",
                 trace_iterations=("max_iterations",),

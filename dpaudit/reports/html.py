@@ -261,7 +261,7 @@ def render_result_html(result: AuditResult) -> str:
             if k != "extra" and not k.startswith("extra.")
         ],
         "extra_rows": claim_extra_rows(result),
-        "config_rows": flatten(result.config),
+        "config_rows": flatten(result.config.to_json()),
         "option_rows": flatten(result.generator_options or {}),
         "test_size": test_size(result),
     }

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from dpaudit.audit.names import RESULT_FILE
 from dpaudit.audit.result import (
     READABLE_SCHEMA_VERSIONS,
     AttackResult,
@@ -62,7 +63,6 @@ __all__ = [
     "thaw",
 ]
 
-RESULT_FILE = "result.json"
 STORE_FILE = "audit.sqlite"
 UTILITY_FILE = "utility.json"
 TRACE_DIR = "trace"

@@ -3,17 +3,17 @@
 Reports show only what applies to the audited generator: a variant without teachers
 (PATE-GAN's ``original`` trains one discriminator on all the data) has no records
 seen per teacher nor teacher losses, and a generator without a privacy accountant
-(its claim is the nominal epsilon) has no epsilon curve to plot. A plug-in is never
+(its claim is the nominal epsilon) has no epsilon curve to plot. Both are read from
+the claim's typed facts, never from a generator's flag names. A plug-in is never
 called a "reference" implementation: only a built-in generator with reviewed
 variants has one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from dpaudit.audit.result import TrainingFacts
 from dpaudit.generators.registry import builtin_generators
 from dpaudit.reports.model import AuditResult
 
@@ -27,9 +27,6 @@ TRACE_SOURCE = (
     "one of the audit's rounds like any other, and the traces themselves take no "
     "part in the verdict."
 )
-
-_TEACHERLESS = frozenset({"single_discriminator"})
-_NO_ACCOUNTANT = frozenset({"no_accountant"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -47,34 +44,19 @@ class TraceView:
     notes: tuple[str, ...]
 
 
-def _inner(details: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    if not details:
-        return {}
-    inner = details.get("trace")
-    return inner if isinstance(inner, Mapping) else {}
-
-
 def trace_view(result: AuditResult) -> TraceView:
     """Which training-trace figures apply to ``result``'s generator.
 
-    The trace's ``trace.json`` (the traced model's claim) says which non-private
-    events training had and which accountant made the claim; the result's bug flags
-    are consulted too.
+    The traced model's claim (``trace.json``) states, as typed values
+    (:class:`~dpaudit.audit.result.TrainingFacts`), how many teachers training had and
+    whether an accountant computed its epsilon; a claim that does not say (an older
+    audit, a plug-in) shows every figure its trace has.
     """
     trace = result.trace
-    details = trace.details if trace is not None else None
-    inner = _inner(details)
-    events = {str(e) for e in inner.get("non_private_events", []) or []}
-    flags = events | {str(b) for b in result.bugs}
-    accountant_name = str(
-        (details or {}).get("accountant") or result.claim.accountant or ""
-    )
-    teachers = not (flags & _TEACHERLESS)
-    ledger = inner.get("ledger")
-    no_queries = isinstance(ledger, Mapping) and ledger.get("queries") == 0
-    accountant = not (
-        flags & _NO_ACCOUNTANT or accountant_name.startswith("none") or no_queries
-    )
+    facts = trace.facts if trace is not None else TrainingFacts()
+    accountant_name = facts.accountant or result.claim.accountant or ""
+    teachers = facts.teachers != 0
+    accountant = facts.accounted is not False
     notes = []
     if not teachers:
         notes.append(

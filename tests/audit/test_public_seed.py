@@ -120,7 +120,7 @@ def test_auto_finds_the_public_randomness_that_leaks(tmp_path: Path) -> None:
     chosen = run_audit(
         AuditConfig(**common, public_seed="auto"), out_dir=tmp_path / "auto"
     )
-    assert chosen.config["public_seed"] == 7
+    assert chosen.config.public_seed == 7
     ranking = chosen.public_selection or ()
     assert len(ranking) == 8 and ranking[0] == PublicCandidate(candidate=7, auc=1.0)
     assert all(r.auc < 1.0 for r in ranking[1:])
@@ -133,7 +133,7 @@ def test_auto_finds_the_public_randomness_that_leaks(tmp_path: Path) -> None:
         out_dir=tmp_path / "auto",
         resume=True,
     )
-    assert again.config["public_seed"] == 7
+    assert again.config.public_seed == 7
     assert again.public_selection == chosen.public_selection
     assert again.eps_emp == chosen.eps_emp
     stored = json.loads((tmp_path / "auto" / "result.json").read_text())
@@ -155,7 +155,7 @@ def test_auto_keeps_candidate_zero_without_public_randomness(tmp_path: Path) -> 
     )
     result = run_audit(config, out_dir=tmp_path / "copy")
     assert result.randomness == "independent"
-    assert result.config["public_seed"] == 0
+    assert result.config.public_seed == 0
     assert result.public_selection is None
 
 

@@ -18,6 +18,9 @@ from dpaudit.errors import InvalidParameterError
 from dpaudit.generators import accountants as acc
 from dpaudit.generators import bugs as catalogue
 from dpaudit.generators import pate_gan as pg
+from dpaudit.generators.catalogue import declared_bugs
+from dpaudit.generators.flags import implementation_flags
+from dpaudit.generators.names import PATE_GAN_VARIANTS
 from dpaudit.generators.pate_gan import PateGan, PateGanConfig, config_from_options
 from dpaudit.generators.pate_gan import model as pg_model
 from dpaudit.generators.pate_gan import state as pg_state
@@ -30,7 +33,7 @@ from dpaudit.worst_case.datasets import (
     worst_case_target,
 )
 
-VARIANTS = ("original", "updated", "synthcity", "turing", "borealis", "smartnoise")
+VARIANTS = PATE_GAN_VARIANTS
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +89,33 @@ def test_catalogue_matches_bugs_md() -> None:
 
 def test_registry_refuses_duplicates() -> None:
     with pytest.raises(InvalidParameterError, match="already registered"):
-        catalogue.register_variant(catalogue.get_variant("updated"))
+        catalogue.register_variant(
+            catalogue.get_variant("updated"), config_cls=PateGanConfig
+        )
     with pytest.raises(InvalidParameterError, match="unknown bug flag"):
         config_from_options(epsilon=1, delta=1e-5, bugs=["no_such_flag"])
+
+
+def test_variant_flags_are_read_from_the_catalogue() -> None:
+    """A variant's flags are written once, in each flag's ``implementations``: the
+    registered variants are the study's six, each has exactly the flags naming it
+    (smartnoise less private_categories, left out on purpose), and every
+    implementation a PATE-GAN flag names is a variant (no misspelt name)."""
+    assert tuple(catalogue.variants()) == PATE_GAN_VARIANTS
+    declared = declared_bugs(PateGanConfig)
+    for name, variant in catalogue.variants().items():
+        naming = {f for f, doc in declared.items() if name in doc.implementations}
+        omitted = {"private_categories"} if name == "smartnoise" else set()
+        assert set(variant.flags) == naming - omitted, name
+    named = {i for doc in declared.values() for i in doc.implementations}
+    assert named == set(PATE_GAN_VARIANTS)
+
+
+def test_implementation_flags_refuses_unknown_names() -> None:
+    with pytest.raises(InvalidParameterError, match="names the implementation"):
+        implementation_flags(PateGanConfig, "synthicty")
+    with pytest.raises(InvalidParameterError, match="`omit` must name flags"):
+        implementation_flags(PateGanConfig, "turing", omit={"data_bounds": "why"})
 
 
 def test_flags_compose_over_variant() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from dpaudit.audit.result import TrainingFacts
 from dpaudit.generators.bugs import variants
 from dpaudit.generators.pate_gan import UNBOUNDED, PateGan, config_from_options
 from dpaudit.rng import Rngs
@@ -57,4 +58,9 @@ def test_recorded_events_match_the_declared_flags(worst, variant) -> None:
     cfg = config_from_options(epsilon=1.0, delta=1e-5, variant=variant)
     declared = sorted(flag for flag in UNBOUNDED if getattr(cfg, flag))
     assert claim.trace["non_private_events"] == declared
+    # The typed facts a report reads (TrainingFacts), stated by the generator.
+    facts = TrainingFacts.from_claim(claim.to_json())
+    assert facts.teachers == (0 if cfg.single_discriminator else 2)
+    assert facts.accounted == (not (cfg.no_accountant or cfg.single_discriminator))
+    assert facts.non_private_events == tuple(declared)
     assert (claim.reference_epsilon is None) == bool(declared)

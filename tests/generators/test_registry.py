@@ -157,3 +157,26 @@ def test_bad_input() -> None:
         "max_iterations": 3,
         "fixed_iterations": 3,
     }
+
+
+def test_one_table_names_each_config_class() -> None:
+    """The spec table is the one map from generator to config class: a generator
+    built from a config names its class, the builder makes an instance of it, and
+    the catalogue's flags and variants are those of the classes it names (G-PATE's
+    included)."""
+    configurable = {
+        name: spec
+        for name, spec in registry.builtin_generators().items()
+        if spec.configurable
+    }
+    assert set(configurable) == {"pategan", "gpate"}
+    for name, spec in configurable.items():
+        cls = spec.load_config_class()
+        assert cls is not None, name
+        built = registry._load(spec.config_builder)(epsilon=1.0, delta=1e-5)
+        assert isinstance(built, cls), name
+        assert spec.bug_flags == tuple(b.name for b in bugs(name)), name
+        assert spec.bug_flags, name
+    for name, spec in registry.builtin_generators().items():
+        assert (spec.config_class is None) == (not spec.configurable), name
+    assert {v.generator for v in variants().values()} == {"pategan"}

@@ -23,6 +23,8 @@ TEACHERLESS_CLAIM = {
         "records_seen": [4, 4],
         "ledger": {"gap_counts": [0, 0, 0], "queries": 0},
         "non_private_events": ["data_bounds", "single_discriminator"],
+        "teachers": 0,
+        "accounted": False,
     },
 }
 

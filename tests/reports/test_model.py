@@ -39,8 +39,10 @@ def test_result_is_frozen(audit_dir: Path) -> None:
     result = load_result(audit_dir)
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.verdict = "CONSISTENT"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.config.rounds = 5  # type: ignore[misc]
     with pytest.raises(TypeError):
-        result.config["rounds"] = 5  # type: ignore[index]
+        result.config.generator_options["lam"] = 5  # type: ignore[index]
     with pytest.raises(TypeError):
         result.raw["verdict"] = "CONSISTENT"  # type: ignore[index]
 

@@ -58,6 +58,17 @@ def _records(hint: Any) -> list[type]:
     return [r for arg in typing.get_args(hint) for r in _records(arg)]
 
 
+def _literal_choices(hint: Any) -> list[Any] | None:
+    """The values a ``Literal`` (optionally ``| None``) allows, ``None`` last."""
+    if typing.get_origin(hint) is typing.Literal:
+        return list(typing.get_args(hint))
+    args = typing.get_args(hint)
+    if type(None) in args and len(args) == 2:
+        inner = _literal_choices(next(a for a in args if a is not type(None)))
+        return None if inner is None else [*inner, None]
+    return None
+
+
 def _check_record(
     cls: type, node: dict[str, Any], schema: dict[str, Any], where: str
 ) -> int:
@@ -68,6 +79,12 @@ def _check_record(
     hints = typing.get_type_hints(cls)
     checked = 1
     for f, path in json_fields(cls):
+        choices = _literal_choices(hints[f.name])
+        if choices is not None and len(path) == 1:
+            # An enumeration is declared once (a Literal); the schema restates it.
+            assert node["properties"][path[0]].get("enum") == choices, (
+                f"{where}.{path[0]}"
+            )
         for record in _records(hints[f.name]):
             sub = _resolve(node["properties"][path[0]], schema)
             checked += _check_record(record, sub, schema, f"{where}.{path[0]}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from dpaudit.generators.names import G_PATE, PATE_GAN, PATE_GAN_VARIANTS
 from dpaudit.validation import require
 
 __all__ = [
@@ -33,19 +34,12 @@ __all__ = [
     "study_plan",
 ]
 
-VARIANTS: tuple[str, ...] = (
-    "original",
-    "updated",
-    "synthcity",
-    "turing",
-    "borealis",
-    "smartnoise",
-)
+VARIANTS: tuple[str, ...] = PATE_GAN_VARIANTS
 """The six implementations the study reviewed (dpaudit variants of ``pategan``)."""
 SMALL_TABLE_STUDY: frozenset[str] = frozenset({"smartnoise"})
 """Variants that refuse tables under 1,000 rows unless told to run the study's
 small-table modification (``small_table="study"``)."""
-SUBJECTS: tuple[str, ...] = ("reference", *VARIANTS, "gpate")
+SUBJECTS: tuple[str, ...] = ("reference", *VARIANTS, G_PATE)
 """What the study command audits: dpaudit's reference PATE-GAN, the variants, G-PATE."""
 SETTINGS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
@@ -149,10 +143,10 @@ def _settings(
     common: Mapping[str, Any],
 ) -> dict[str, Any]:
     out: dict[str, Any] = {**SETTINGS[setting], **common}
-    if subject == "gpate":
-        out["generator"] = "gpate"
+    if subject == G_PATE:
+        out["generator"] = G_PATE
     else:
-        out["generator"] = "pategan"
+        out["generator"] = PATE_GAN
         if subject != "reference":
             out["variant"] = subject
     if subject in SMALL_TABLE_STUDY:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import dpaudit
+from dpaudit.audit.names import RESULT_FILE
 from dpaudit.audit.result import AuditResult
 from dpaudit.ci.run import power_text
 from dpaudit.ci.study.plan import StudyAudit
@@ -34,7 +35,6 @@ __all__ = [
 
 MANIFEST = "study.json"
 """The file in the study's folder recording its options."""
-RESULT_FILE = "result.json"
 STORE_FILE = "audit.sqlite"
 #: ``run_audit(config, *, out_dir, resume, force, progress) -> AuditResult``.
 Runner = Callable[..., AuditResult]

@@ -285,6 +285,9 @@ class Spending:
                 accountants.optimal_order(rdp, delta=cfg.delta)
             )
         trace["ledger"] = ledger.to_json()
+        # Typed facts a report reads (dpaudit.audit.result.TrainingFacts).
+        trace["teachers"] = int(cfg.num_teachers)
+        trace["accounted"] = bool(ledger.num_queries)
         return PrivacyClaim(
             epsilon=float(epsilon),
             delta=float(cfg.delta),

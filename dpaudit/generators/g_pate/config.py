@@ -16,11 +16,11 @@ from typing import Any, Literal
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators import accountants
 from dpaudit.generators.catalogue import bug_field, declared_bugs
+from dpaudit.generators.names import DEVICES, Device
 from dpaudit.validation import check_choice, check_scalar, require
 
 Architecture = Literal["mlp", "dcgan"]
 AccountantMode = Literal["data_independent", "data_dependent"]
-DeviceName = Literal["auto", "cpu", "cuda"]
 
 IMAGE_SIDE = 28
 """Images of the ``dcgan`` architecture are ``IMAGE_SIDE x IMAGE_SIDE``, one channel."""
@@ -105,7 +105,7 @@ class GPateConfig:
     image_channels: int = 32
     label_column: str | None = None
     teacher_steps: int = 1
-    device: DeviceName = "auto"
+    device: Device = "auto"
     accountant: AccountantMode = "data_independent"
     record_trace: bool = False
     unsanitised_data_dependent: bool = bug_field(
@@ -156,7 +156,7 @@ class GPateConfig:
             "a column name or None",
             self.label_column,
         )
-        check_choice(self.device, "device", ("auto", "cpu", "cuda"))
+        check_choice(self.device, "device", DEVICES)
         check_choice(
             self.accountant, "accountant", ("data_independent", "data_dependent")
         )

@@ -19,9 +19,9 @@ import torch
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.catalogue import bug_field, declared_bugs
 from dpaudit.generators.flags import get_variant
+from dpaudit.generators.names import DEVICES, Device
 from dpaudit.validation import check_choice, require
 
-Device = Literal["auto", "cpu", "cuda"]
 LatentDistribution = Literal["uniform", "uniform_pm1", "normal"]
 
 
@@ -376,12 +376,7 @@ class PateGanConfig:
         check_choice(self.teacher_rows, "teacher_rows", ("batch", "partition"))
         check_choice(self.small_table, "small_table", ("refuse", "study"))
         check_choice(self.partition_order, "partition_order", ("permutation", "rows"))
-        require(
-            self.device in ("auto", "cpu", "cuda"),
-            "device",
-            "auto, cpu or cuda",
-            self.device,
-        )
+        check_choice(self.device, "device", DEVICES)
         require(
             self.latent_distribution in ("uniform", "uniform_pm1", "normal"),
             "latent_distribution",

@@ -20,6 +20,7 @@ from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError, NotFittedError
 from dpaudit.generators.base import PrivacyClaim, check_release_streams
 from dpaudit.generators.flags import build_config
+from dpaudit.generators.names import PATE_GAN
 from dpaudit.generators.nets import BatchedMLP
 from dpaudit.generators.pate_gan.config import (
     PateGanConfig,
@@ -398,7 +399,7 @@ def config_from_options(
     """A config from a variant name, extra bug flags and plain options (CLI/TOML)."""
     config: PateGanConfig = build_config(
         PateGanConfig,
-        generator="pategan",
+        generator=PATE_GAN,
         label="PATE-GAN",
         epsilon=epsilon,
         delta=delta,

@@ -176,6 +176,9 @@ class Trainer(TrainerState):
                 "wall_seconds": seconds / self.m,
                 "reference_note": note,
                 "non_private_events": sorted(self.non_private),
+                # Typed facts a report reads (dpaudit.audit.result.TrainingFacts).
+                "teachers": 0 if cfg.single_discriminator else k,
+                "accounted": accounted,
             }
             if cfg.record_trace:
                 trace["epsilon"] = [row[i] for row in self.trace_eps]
