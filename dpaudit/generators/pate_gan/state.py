@@ -30,6 +30,7 @@ from dpaudit.generators.nets import (
 )
 from dpaudit.generators.optim import BatchedOptimizer, MaskedStep, make_optimizer
 from dpaudit.generators.pate_gan.claim import non_private_event
+from dpaudit.generators.pate_gan.seen import SeenRows, seen_mode
 from dpaudit.generators.pate_gan.config import (
     PateGanConfig,
     gaussian_label_sigma,
@@ -137,9 +138,19 @@ class TrainerState:
         )
         self.active = torch.ones(m, dtype=torch.bool, device=self.device)
         self.iterations = torch.zeros(m, dtype=torch.long, device=self.device)
-        n_max = self.batch.data.shape[1]
-        self.seen = torch.zeros(m * k, n_max, dtype=torch.bool, device=self.device)
         self.perm, self.start, self.size = self.partition()
+        # Rows seen per teacher, linear in the rows (not a teachers x rows matrix).
+        self.seen = SeenRows(
+            self.perm,
+            self.start,
+            self.size,
+            mode=seen_mode(
+                single_discriminator=cfg.single_discriminator,
+                shared_sampling=cfg.shared_sampling,
+                repartition_every_iteration=cfg.repartition_every_iteration,
+                partition_last_only=cfg.partition_last_only,
+            ),
+        )
 
     # ----------------------------------------------------------------- data
     def _encode(self, domain: Domain, datasets: list[pd.DataFrame]) -> Batch:
@@ -260,9 +271,7 @@ class TrainerState:
 
     def mark_seen(self, idx: Tensor, active_t: Tensor) -> None:
         """Records the rows ``idx[M*k, n]`` as seen by the active teachers."""
-        hit = torch.zeros_like(self.seen)
-        hit.scatter_(1, idx, True)
-        self.seen |= hit & active_t[:, None]
+        self.seen.mark(idx, active_t)
 
     def epsilon(self, gap_counts: Tensor) -> Tensor:
         """The implementation's own accountant on a ledger of vote gaps: ``[M]``."""
