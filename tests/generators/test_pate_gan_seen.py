@@ -33,7 +33,7 @@ def cervical():
     return load_cervical_cancer()
 
 
-@pytest.fixture()
+@pytest.fixture
 def old_way(monkeypatch):
     """Records, per trainer, the former ``[M * k, n_max]`` matrix of rows seen."""
     states: list[pg_state.TrainerState] = []

@@ -30,7 +30,6 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-
 Mode = Literal["disjoint", "region", "identical", "rows"]
 
 

@@ -30,13 +30,13 @@ from dpaudit.generators.nets import (
 )
 from dpaudit.generators.optim import BatchedOptimizer, MaskedStep, make_optimizer
 from dpaudit.generators.pate_gan.claim import non_private_event
-from dpaudit.generators.pate_gan.seen import SeenRows, seen_mode
 from dpaudit.generators.pate_gan.config import (
     PateGanConfig,
     gaussian_label_sigma,
     resolve_device,
     widths,
 )
+from dpaudit.generators.pate_gan.seen import SeenRows, seen_mode
 from dpaudit.rng import ModelStreams, Rngs, public_and_privacy
 
 
