@@ -203,6 +203,7 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
     from dpaudit.audit.setup import audit_generator_options, release_rows
     from dpaudit.data import load_dataset
     from dpaudit.datasets.names import WORST_CASE_NAMES
+    from dpaudit.generators.foreign.generator import ForeignGenerator
     from dpaudit.generators.registry import generator_factory
 
     worst_case = config.dataset in WORST_CASE_NAMES
@@ -231,14 +232,12 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
     steps = int(steps) if isinstance(steps, int) and steps > 0 else 1
     released = release_rows(config, n_rows=n_rows, worst_case=worst_case)
     batched = callable(getattr(type(generator), "fit_many", None))
-    foreign = cfg is None
+    foreign = isinstance(generator, ForeignGenerator)
     device = resolve_device(config.device)
     n_rounds = 2 * int(config.rounds)
     if config.target == "auto":
         n_rounds = max(n_rounds, 2 * int(config.selection_rounds))
-    execution = plan_execution(
-        config, n_rounds=n_rounds, device="cpu", batched=batched
-    )
+    execution = plan_execution(config, n_rounds=n_rounds, device="cpu", batched=batched)
     workers = cpu_cores() if execution.jobs == -1 else max(1, execution.jobs)
     if config.backend == "dask":
         workers = 1  # the workers are elsewhere; this process holds one batch
