@@ -106,3 +106,37 @@ def test_ledger_is_linear_in_the_rows() -> None:
     ledger.mark(idx, torch.ones(k, dtype=torch.bool))
     assert ledger.counts().tolist() == [[3] * k]
     assert ledger.union().tolist() == [3 * k]
+
+
+def test_teacher_losses_in_row_chunks_equal_one_pass(cervical, monkeypatch) -> None:
+    """The trace's teacher losses, evaluated a few rows at a time (bounded memory),
+    equal the single pass over all rows to float32 rounding."""
+    from dpaudit.generators.pate_gan import teachers
+
+    cfg = config_from_options(
+        epsilon=1e9,
+        delta=1e-5,
+        device="cpu",
+        num_teachers=4,
+        max_iterations=2,
+        fixed_iterations=2,
+        record_trace=True,
+    )
+    tables = [cervical.train.iloc[:120], cervical.train.iloc[120:210]]
+
+    def losses(chunk: int) -> list[dict[str, object]]:
+        monkeypatch.setattr(teachers, "LOSS_CHUNK", chunk)
+        models = PateGan(cfg).fit_many(
+            tables,
+            domain=cervical.domain,
+            rngs=[Rngs.from_seed(s) for s in (5, 6)],
+        )
+        return [m.privacy_claim_.trace["teacher_losses"] for m in models]
+
+    one_pass, chunked = losses(2**30), losses(8 * 7)  # 7 rows a chunk
+    assert len(one_pass[0]) == 2
+    for a, b in zip(one_pass, chunked):
+        for x, y in zip(a, b):
+            assert x["iteration"] == y["iteration"]
+            assert x["own"] == pytest.approx(y["own"], rel=1e-5)
+            assert x["other"] == pytest.approx(y["other"], rel=1e-5)

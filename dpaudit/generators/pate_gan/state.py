@@ -216,7 +216,10 @@ class TrainerState:
             teacher = torch.floor(u * k).to(torch.long).clamp_(max=k - 1)
             teacher = torch.where(pad, k, teacher)
             perm = torch.argsort(teacher * n_max + index, dim=1)
-            size = torch.nn.functional.one_hot(teacher, k + 1)[..., :k].sum(dim=1)
+            # Rows per teacher (padding counted as teacher k, dropped): a count, not
+            # a rows x teachers one-hot (quadratic in the rows).
+            size = torch.zeros(n.shape[0], k + 1, dtype=torch.long, device=self.device)
+            size = size.scatter_add_(1, teacher, torch.ones_like(teacher))[:, :k]
         start = torch.cumsum(size, dim=1) - size
         if cfg.partition_last_only:
             # An index bug: every teacher trains on the last partition.
