@@ -100,6 +100,18 @@ NORMAL = {
         "--rounds",
         "50",
     ],
+    "cervical cancer, 128 rounds, 256 models at once": [
+        "--dataset",
+        "cervical_cancer",
+        "--target",
+        "0",
+        "--rounds",
+        "128",
+        "--jobs",
+        "1",
+        "--batch-size",
+        "256",
+    ],
 }
 
 
@@ -124,6 +136,57 @@ def estimate(args: list[str], cwd: Path) -> str:
     return (out.stdout or out.stderr).strip().splitlines()[-1]
 
 
+MODEL_PEAK = """
+import json, sys
+import numpy as np, pandas as pd
+from dpaudit.audit.memory import model_bytes
+from dpaudit.data import Domain
+from dpaudit.generators.pate_gan import PateGan, config_from_options
+from dpaudit.rng import Rngs
+
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) * 1024
+
+n, m = int(sys.argv[1]), int(sys.argv[2])
+table = pd.DataFrame(np.random.default_rng(0).integers(0, 10, (n, 3)), columns=list("abc"))
+cols = [{"name": c, "kind": "integer", "lower": 0, "upper": 9} for c in "abc"]
+domain = Domain.from_json({"columns": cols})
+k = max(2, n // 125)
+cfg = config_from_options(epsilon=1e9, delta=1e-5, device="cpu", num_teachers=k,
+                          max_iterations=2, fixed_iterations=2)
+before = hwm()
+PateGan(cfg).fit_many([table] * m, domain=domain, rngs=[Rngs.from_seed(i) for i in range(m)])
+est = model_bytes(rows=n + 1, width=domain.encoded_dim, teachers=k, batch=cfg.batch_size,
+                  steps=cfg.teacher_steps, released=0)
+print(json.dumps({"k": k, "measured": (hwm() - before) / m, "estimate": est}))
+"""
+
+
+def model_peaks() -> None:
+    """One PATE-GAN model's memory in training, measured (``fit_many`` of ``M``
+    models, two iterations, the peak's growth over the loaded table divided by
+    ``M``) against :func:`~dpaudit.audit.memory.model_bytes`."""
+    print("one model in training: measured (peak growth / M) and estimated")
+    for n, m in ((20_000, 64), (100_000, 16)):
+        out = subprocess.run(
+            [sys.executable, "-c", MODEL_PEAK, str(n), str(m)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if out.returncode:
+            print(f"  n={n}: failed: {out.stderr.strip().splitlines()[-1]}")
+            continue
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        print(
+            f"  {n:>7d} rows, {row['k']:4d} teachers, M={m:3d}: measured "
+            f"{row['measured'] / 2**20:6.1f} MiB a model, estimate "
+            f"{row['estimate'] / 2**20:6.1f} MiB"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--refusals", action="store_true", help="refusals only")
@@ -145,6 +208,7 @@ def main() -> None:
             print(f"    {last}")
         if opts.refusals:
             return
+        model_peaks()
         print("normal audits: the plan's estimate and the measured peak")
         for name, args in NORMAL.items():
             out = folder / f"out-{len(name)}"

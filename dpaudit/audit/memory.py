@@ -24,11 +24,12 @@ rounds per world; estimates, not measurements):
   :mod:`dpaudit.audit.execution`; on the CPU a batch is whole training groups of
   ``TRAINING_GROUP`` rounds, so one group is the least), each
   :func:`model_bytes`: the encoded data and its copy with a ones column
-  (``2 x 4 n p``), the networks of width ``max(p, 16)`` (three of three layers and
-  ``k`` teachers of one) with gradients and two Adam moments (``16 (8 + k)(p + 1)
-  max(p, 16)``), one iteration's teacher batches (``k s b``: indices, rows and
-  activations, ``8 + 12 (p + max(p, 16))`` bytes each), the rows-seen ledger
-  (``9 n``) and the release (``3 x 4 rows x p``). A foreign generator's models live
+  (``2 x 4 n p``), the networks of width ``h = max(p, 16)`` (three of three layers
+  and ``k`` teachers of one) with gradients and two Adam moments (``16 (8 + k)(p +
+  1) h``), one iteration's teacher row indices (``8 k s b``), one teacher step's rows
+  and activations (``12 k b (p + h)``), the rows-seen ledger (``9 n``) and the
+  release (``3 x 4 rows x p``), all times ``MARGIN`` (1.5). With a trace (PATE-GAN,
+  the audit's traced round) ``TRACE_BYTES`` more. A foreign generator's models live
   in its worker processes (each bounded by ``max_memory``): only the release counts
   here. On CUDA the models are on the GPU (the execution plan sizes the batch from
   its free memory): only the data of one batch, filled on the host, counts.
@@ -36,7 +37,8 @@ rounds per world; estimates, not measurements):
   and its place in the plan) plus ``FEATURE_BYTES`` per attack (its feature vector
   in the analysis), for ``2R`` rounds and, with ``target = "auto"``, the selection
   pools (``2 x selection_rounds`` more, and as many models trained at once).
-- with ``--backend loky`` every worker process holds its own ``BASE`` and table.
+- other: with ``--backend loky`` every worker process holds its own ``BASE`` and
+  table; the traced round's ``TRACE_BYTES``.
 
 benchmarks/memory_plan.py compares the estimate with the measured peak (``VmHWM``)
 of real audits; the estimate is meant to be above it, not exact.
@@ -58,6 +60,12 @@ BASE_BYTES = 450 * MIB
 ROUND_BYTES = 4096
 #: Per round and attack: the feature vector the analysis holds (up to 1,000 floats).
 FEATURE_BYTES = 8192
+#: The margin on one model's estimate (measured PATE-GAN models: 20 MiB a model on
+#: 1e5 rows with 800 teachers against 18 MiB unmargined; benchmarks/memory_plan.py).
+MARGIN = 1.5
+#: The traced round's teacher losses (about ``LOSS_CHUNK`` rows x teachers at once,
+#: dpaudit/generators/pate_gan/teachers.py; measured 138 MiB on 1e5 rows).
+TRACE_BYTES = 192 * MIB
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -76,7 +84,7 @@ class MemoryPlan:
     table: int
     models: int
     rounds: int
-    processes: int
+    other: int
     model_bytes: int
     models_at_once: int
     least_models_at_once: int
@@ -86,7 +94,7 @@ class MemoryPlan:
 
     @property
     def total(self) -> int:
-        return self.base + self.table + self.models + self.rounds + self.processes
+        return self.base + self.table + self.models + self.rounds + self.other
 
 
 def meminfo_available(path: str = "/proc/meminfo") -> int | None:
@@ -140,13 +148,16 @@ def model_bytes(
     steps: int,
     released: int,
 ) -> int:
-    """Memory of one model in training (module docstring)."""
+    """Memory of one model in training (module docstring), with a margin of 1.5."""
     n, p, k = rows, max(1, width), max(1, teachers)
     hidden = max(p, 16)
     data = 2 * 4 * n * p
     params = 16 * (8 + k) * (p + 1) * hidden
-    teacher_batches = k * steps * batch * (8 + 12 * (p + hidden))
-    return data + params + teacher_batches + 9 * n + 3 * 4 * released * p
+    indices = 8 * k * steps * batch  # every step's rows, drawn at once
+    activations = 12 * k * batch * (p + hidden)  # one step through every teacher
+    seen = 9 * n
+    release = 3 * 4 * released * p
+    return int(MARGIN * (data + params + indices + activations + seen + release))
 
 
 def _fmt(nbytes: float) -> str:
@@ -253,12 +264,14 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
             rows=n, width=p, teachers=k, batch=b, steps=steps, released=released
         )
     extra = (workers - 1) * (BASE_BYTES + table) if config.backend == "loky" else 0
+    if not foreign and device != "cuda" and hasattr(cfg, "record_trace"):
+        extra += TRACE_BYTES
     return MemoryPlan(
         base=BASE_BYTES,
         table=table,
         models=at_once * per_model,
         rounds=_rounds_bytes(config, attacks),
-        processes=extra,
+        other=extra,
         model_bytes=per_model,
         models_at_once=at_once,
         least_models_at_once=least,
@@ -347,7 +360,7 @@ def describe(plan: MemoryPlan) -> str:
         f"estimate {_fmt(plan.total)}: base {_fmt(plan.base)}, table "
         f"{_fmt(plan.table)}, models {plan.models_at_once} x "
         f"{_fmt(plan.model_bytes)}, rounds {_fmt(plan.rounds)}"
-        + (f", processes {_fmt(plan.processes)}" if plan.processes else "")
+        + (f", other {_fmt(plan.other)}" if plan.other else "")
     )
 
 
