@@ -28,7 +28,9 @@ rounds per world; estimates, not measurements):
   and ``k`` teachers of one) with gradients and two Adam moments (``16 (8 + k)(p +
   1) h``), one iteration's teacher row indices (``8 k s b``), one teacher step's rows
   and activations (``12 k b (p + h)``), the rows-seen ledger (``9 n``) and the
-  release (``3 x 4 rows x p``), all times ``MARGIN`` (1.5). With a trace (PATE-GAN,
+  release (``3 x 4 rows x p``), all times ``MARGIN`` (1.5); ``k n`` more for the
+  two bug variants whose teachers draw from all rows (``shared_sampling``,
+  ``repartition_every_iteration``: pate_gan/seen.py). With a trace (PATE-GAN,
   the audit's traced round) ``TRACE_BYTES`` more. A foreign generator's models live
   in its worker processes (each bounded by ``max_memory``): only the release counts
   here. On CUDA the models are on the GPU (the execution plan sizes the batch from
@@ -263,6 +265,12 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
         per_model = model_bytes(
             rows=n, width=p, teachers=k, batch=b, steps=steps, released=released
         )
+        if any(
+            getattr(cfg, flag, False) is True
+            for flag in ("shared_sampling", "repartition_every_iteration")
+        ):
+            # Teachers drawing from all rows: k sets of n rows seen (pate_gan/seen.py).
+            per_model += k * n
     extra = (workers - 1) * (BASE_BYTES + table) if config.backend == "loky" else 0
     if not foreign and device != "cuda" and hasattr(cfg, "record_trace"):
         extra += TRACE_BYTES
