@@ -216,8 +216,7 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
     from dpaudit.audit.setup import audit_generator_options, release_rows
     from dpaudit.data import load_dataset
     from dpaudit.datasets.names import WORST_CASE_NAMES
-    from dpaudit.generators.foreign.generator import ForeignGenerator
-    from dpaudit.generators.registry import generator_factory
+    from dpaudit.generators.registry import generator_factory, get_spec
 
     worst_case = config.dataset in WORST_CASE_NAMES
     continuous = worst_case and config.dataset == WORST_CASE_NAMES[1]
@@ -234,8 +233,13 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
     table = 24 * n * c + 2 * 8 * n * p
     n_rows = len(dataset.train) if worst_case else max(1, len(dataset.train) - 1)
     options = audit_generator_options(config, n_rows=n_rows, worst_case=worst_case)
-    factory = generator_factory(config.generator, worker=config.worker_options())
-    generator = factory(epsilon=config.epsilon, delta=config.delta, **options)
+    # A foreign generator is not built here: that would start its worker and import
+    # the plug-in (the setup does, after this check).
+    foreign = bool(get_spec(config.generator).plugin)
+    generator: object = None
+    if not foreign:
+        factory = generator_factory(config.generator, worker=config.worker_options())
+        generator = factory(epsilon=config.epsilon, delta=config.delta, **options)
     cfg = getattr(generator, "config", None)
     k = getattr(cfg, "num_teachers", None)
     k = int(k) if isinstance(k, int) and k > 0 else max(1, n // 100)
@@ -245,7 +249,6 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
     steps = int(steps) if isinstance(steps, int) and steps > 0 else 1
     released = release_rows(config, n_rows=n_rows, worst_case=worst_case)
     batched = callable(getattr(type(generator), "fit_many", None))
-    foreign = isinstance(generator, ForeignGenerator)
     device = resolve_device(config.device)
     n_rounds = 2 * int(config.rounds)
     if config.target == "auto":
