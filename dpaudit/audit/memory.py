@@ -6,9 +6,11 @@ whose estimated peak exceeds the limit with one line naming the input that drive
 (``rounds``, the table's rows, the domain's width, ``--batch-size`` / ``--jobs``)
 and the limit.
 
-The limit: ``--max-memory`` (MiB) where given (the user's word: it may exceed what is
-free now; it also bounds every foreign worker, :mod:`dpaudit.generators.foreign`),
-else the memory free now: ``MemAvailable`` of ``/proc/meminfo``, or the cgroup's
+The limit: ``--max-memory`` (MiB) where given and the generator runs in dpaudit's
+process (the user's word: it may exceed what is free now); for a foreign generator
+``--max-memory`` bounds each of its worker processes instead
+(:mod:`dpaudit.generators.foreign`), and the plan's limit is the memory free now.
+Otherwise the memory free now: ``MemAvailable`` of ``/proc/meminfo``, or the cgroup's
 limit less its usage where that is lower. Where neither can be read (not Linux), no
 audit is refused.
 
@@ -128,9 +130,10 @@ def cgroup_available(root: str = "/sys/fs/cgroup") -> int | None:
     return None
 
 
-def memory_limit(config: AuditConfig) -> Limit | None:
-    """The limit in force for ``config`` (module docstring), or None."""
-    if config.max_memory is not None:
+def memory_limit(config: AuditConfig, *, foreign: bool = False) -> Limit | None:
+    """The limit in force for ``config`` (module docstring), or None. ``foreign``:
+    the generator runs in worker processes, which ``--max-memory`` bounds instead."""
+    if config.max_memory is not None and not foreign:
         return Limit(bytes=int(config.max_memory) * MIB, source="--max-memory")
     free = meminfo_available()
     group = cgroup_available()
@@ -298,6 +301,12 @@ def _early_refusal(config: AuditConfig, limit: Limit) -> None:
     from dpaudit.datasets.names import WORST_CASE_NAMES
 
     worst_case = config.dataset in WORST_CASE_NAMES
+    if limit.bytes < BASE_BYTES:
+        raise InvalidParameterError(
+            f"dpaudit itself needs about {_fmt(BASE_BYTES)} (Python with torch and "
+            f"pandas loaded) but {_limit_text(limit)}; raise --max-memory or free "
+            "memory."
+        )
     rounds = _rounds_bytes(config, 1)
     if BASE_BYTES + rounds > limit.bytes:
         raise InvalidParameterError(
@@ -331,7 +340,9 @@ def check_memory(config: AuditConfig) -> MemoryPlan | None:
         InvalidParameterError: one line naming the input that drives the estimate
             and the limit.
     """
-    limit = memory_limit(config)
+    from dpaudit.generators.registry import get_spec
+
+    limit = memory_limit(config, foreign=bool(get_spec(config.generator).plugin))
     if limit is None:
         return None
     _early_refusal(config, limit)

@@ -166,6 +166,9 @@ def test_the_limit_is_the_smaller_of_meminfo_and_the_cgroup(
     assert limit is not None and limit.bytes == 3 * 2**30 and "cgroup" in limit.source
     given = memory.memory_limit(AuditConfig(max_memory=100_000))
     assert given is not None and given.bytes == 100_000 * 2**20
+    # A foreign generator's --max-memory bounds each of its workers, not the plan.
+    workers = memory.memory_limit(AuditConfig(max_memory=200), foreign=True)
+    assert workers is not None and workers.bytes == 3 * 2**30
     monkeypatch.setattr(memory, "cgroup_available", lambda: None)
     # Without --max-memory a small MemAvailable refuses the default audit.
     monkeypatch.setattr(memory, "meminfo_available", lambda: 100 * 2**20)
