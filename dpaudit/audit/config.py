@@ -98,7 +98,9 @@ class AuditConfig:
         fit_timeout: seconds one call of a foreign generator (its import, ``fit``,
             ``sample``) may take before its worker is killed and the audit fails.
         max_memory: MiB of resident memory one foreign worker may use (default:
-            half of the machine's physical memory).
+            half of the machine's physical memory); for dpaudit's own generators,
+            the limit of the audit's memory plan instead (default: the memory
+            available now; dpaudit/audit/memory.py).
         python: the interpreter that runs the foreign workers (default: this one);
             it needs numpy, pandas and the generator's library only.
     """

@@ -55,6 +55,7 @@ import dpaudit
 from dpaudit.audit.analysis import analyse
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.execution import cpu_cores, plan_for_setup
+from dpaudit.audit.memory import check_memory
 from dpaudit.audit.outdir import (
     RESULT,
     RESUME_SETTINGS,
@@ -372,6 +373,7 @@ def run_audit(
         )
     if resume and not out.is_dir():
         raise InvalidParameterError(f"--resume: {str(out_dir)!r} does not exist.")
+    check_memory(config)  # the memory plan: refused before anything is written
     session = Session(created=make_directory(out))
     lock = StoreLock(out)
     try:

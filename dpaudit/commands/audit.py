@@ -212,9 +212,10 @@ AUDIT_KEYS: tuple[Key, ...] = (
     ),
     Key(
         "max_memory",
-        "plug-ins and adapters: MiB of resident memory one worker process "
-        "may use before it is stopped and the audit fails (default: half "
-        "the machine's memory)",
+        "dpaudit's own generators: the memory plan refuses an audit estimated "
+        "above it (default: the memory available now); plug-ins and adapters: "
+        "MiB of resident memory one worker process may use before it is stopped "
+        "and the audit fails (default: half the machine's memory)",
         kind="int",
         metavar="MIB",
     ),

@@ -36,6 +36,7 @@ from dpaudit.generators.pate_gan.config import (
     resolve_device,
     widths,
 )
+from dpaudit.generators.pate_gan.seen import SeenRows, seen_mode
 from dpaudit.rng import ModelStreams, Rngs, public_and_privacy
 
 
@@ -137,9 +138,19 @@ class TrainerState:
         )
         self.active = torch.ones(m, dtype=torch.bool, device=self.device)
         self.iterations = torch.zeros(m, dtype=torch.long, device=self.device)
-        n_max = self.batch.data.shape[1]
-        self.seen = torch.zeros(m * k, n_max, dtype=torch.bool, device=self.device)
         self.perm, self.start, self.size = self.partition()
+        # Rows seen per teacher, linear in the rows (not a teachers x rows matrix).
+        self.seen = SeenRows(
+            self.perm,
+            self.start,
+            self.size,
+            mode=seen_mode(
+                single_discriminator=cfg.single_discriminator,
+                shared_sampling=cfg.shared_sampling,
+                repartition_every_iteration=cfg.repartition_every_iteration,
+                partition_last_only=cfg.partition_last_only,
+            ),
+        )
 
     # ----------------------------------------------------------------- data
     def _encode(self, domain: Domain, datasets: list[pd.DataFrame]) -> Batch:
@@ -205,7 +216,10 @@ class TrainerState:
             teacher = torch.floor(u * k).to(torch.long).clamp_(max=k - 1)
             teacher = torch.where(pad, k, teacher)
             perm = torch.argsort(teacher * n_max + index, dim=1)
-            size = torch.nn.functional.one_hot(teacher, k + 1)[..., :k].sum(dim=1)
+            # Rows per teacher (padding counted as teacher k, dropped): a count, not
+            # a rows x teachers one-hot (quadratic in the rows).
+            size = torch.zeros(n.shape[0], k + 1, dtype=torch.long, device=self.device)
+            size = size.scatter_add_(1, teacher, torch.ones_like(teacher))[:, :k]
         start = torch.cumsum(size, dim=1) - size
         if cfg.partition_last_only:
             # An index bug: every teacher trains on the last partition.
@@ -260,9 +274,7 @@ class TrainerState:
 
     def mark_seen(self, idx: Tensor, active_t: Tensor) -> None:
         """Records the rows ``idx[M*k, n]`` as seen by the active teachers."""
-        hit = torch.zeros_like(self.seen)
-        hit.scatter_(1, idx, True)
-        self.seen |= hit & active_t[:, None]
+        self.seen.mark(idx, active_t)
 
     def epsilon(self, gap_counts: Tensor) -> Tensor:
         """The implementation's own accountant on a ledger of vote gaps: ``[M]``."""

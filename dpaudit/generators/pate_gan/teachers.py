@@ -210,24 +210,45 @@ def noisy_labels(s: TrainerState, n1: Tensor) -> Tensor:
     return (n1 + noise1 > n0 + noise0).to(torch.float32)
 
 
+#: Rows x teachers evaluated at once by :func:`teacher_losses` (bounds its memory).
+LOSS_CHUNK = 2**20
+
+
 def teacher_losses(s: TrainerState) -> tuple[list[float], list[float]]:
-    """Each teacher's BCE on real rows of its own partition vs all other rows."""
-    k, n_max = s.k, s.batch.data.shape[1]
-    data = s.batch.data.repeat_interleave(k, dim=0)
-    with torch.no_grad():
-        logit = s.teachers(data, logits=True).squeeze(-1)
-    loss = torch.nn.functional.binary_cross_entropy_with_logits(
-        logit, torch.ones_like(logit), reduction="none"
-    )
+    """Each teacher's BCE on real rows of its own partition vs all other rows.
+
+    Every teacher is evaluated on every row (the trace's comparison), in chunks of
+    rows so that at most about :data:`LOSS_CHUNK` rows x teachers are held at once
+    (not ``k`` copies of the table: quadratic in the rows). A table within one
+    chunk gives exactly the former single pass."""
+    m, k, n_max = s.m, s.k, s.batch.data.shape[1]
+    chunk = max(1, LOSS_CHUNK // max(1, m * k))
     ranks = torch.argsort(s.perm, dim=1)[:, None, :]  # position of each row
-    own = (ranks >= s.start[..., None]) & (ranks < (s.start + s.size)[..., None])
-    valid = (torch.arange(n_max, device=s.device)[None, :] < s.batch.n_rows[:, None])[
-        :, None, :
-    ]
-    own = own.reshape(s.m * k, n_max)
-    valid_t = valid.expand(-1, k, -1).reshape(s.m * k, n_max)
-    own_rows = own & valid_t
-    other_rows = ~own & valid_t
-    l_own = (loss * own_rows).sum(1) / own_rows.sum(1).clamp(min=1)
-    l_other = (loss * other_rows).sum(1) / other_rows.sum(1).clamp(min=1)
+    index = torch.arange(n_max, device=s.device)[None, :]
+    valid_all = (index < s.batch.n_rows[:, None])[:, None, :]
+    zero = torch.zeros(m * k, device=s.device)
+    sum_own, sum_other = zero.clone(), zero.clone()
+    n_own = torch.zeros(m * k, dtype=torch.long, device=s.device)
+    n_other = n_own.clone()
+    for lo in range(0, n_max, chunk):
+        part = slice(lo, min(lo + chunk, n_max))
+        width = part.stop - part.start
+        data = s.batch.data[:, part].repeat_interleave(k, dim=0)
+        with torch.no_grad():
+            logit = s.teachers(data, logits=True).squeeze(-1)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(
+            logit, torch.ones_like(logit), reduction="none"
+        )
+        r = ranks[..., part]
+        own = (r >= s.start[..., None]) & (r < (s.start + s.size)[..., None])
+        own = own.reshape(m * k, width)
+        valid_t = valid_all[..., part].expand(-1, k, -1).reshape(m * k, width)
+        own_rows = own & valid_t
+        other_rows = ~own & valid_t
+        sum_own += (loss * own_rows).sum(1)
+        sum_other += (loss * other_rows).sum(1)
+        n_own += own_rows.sum(1)
+        n_other += other_rows.sum(1)
+    l_own = sum_own / n_own.clamp(min=1)
+    l_other = sum_other / n_other.clamp(min=1)
     return l_own.cpu().tolist(), l_other.cpu().tolist()

@@ -146,9 +146,8 @@ class Trainer(TrainerState):
             if getattr(cfg, flag):
                 self.record(non_private_event(flag))
         ref, note = reference_epsilon(cfg, k, all_counts, non_private=self.non_private)
-        seen_rows = self.seen.reshape(self.m, k, -1)
-        seen = seen_rows.sum(dim=2).cpu().numpy()
-        unused = (self.batch.n_rows - seen_rows.any(dim=1).sum(dim=1)).cpu().numpy()
+        seen = self.seen.counts().cpu().numpy()
+        unused = (self.batch.n_rows - self.seen.union()).cpu().numpy()
         iterations = self.iterations.cpu().numpy()
         out = []
         for i in range(self.m):

@@ -1,0 +1,225 @@
+"""The memory plan (dpaudit/audit/memory.py): refusals and the estimate against the
+measured peak.
+
+Prints, for the three inputs of issue 23 (a 1e6-row table, ``rounds = 1000000000``
+in a TOML config, a domain with 10,000 categories), the time to the refusal and the
+refusing process's peak resident memory; then, for a few normal audits, the plan's
+estimate beside the audit's measured peak. Each command runs in a fresh wrapper
+process that reports its child's peak (``getrusage(RUSAGE_CHILDREN).ru_maxrss``,
+the kernel's ``VmHWM`` of the finished child).
+
+    PYTHONPATH=. python benchmarks/memory_plan.py            # everything
+    PYTHONPATH=. python benchmarks/memory_plan.py --refusals  # the refusals only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+WRAPPER = (
+    "import resource, subprocess, sys\n"
+    "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "sys.stderr.write(r.stderr[-2000:])\n"
+    "print(r.returncode, peak)\n"
+)
+
+
+def measure(args: list[str], cwd: Path) -> tuple[int, float, float, str]:
+    """``dpaudit args`` in ``cwd``: exit code, seconds, peak MiB, stderr tail."""
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", WRAPPER, sys.executable, "-m", "dpaudit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=os.environ,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    code, peak_kib = out.stdout.split()[-2:]
+    return int(code), seconds, int(peak_kib) / 1024, out.stderr.strip()
+
+
+def write_inputs(folder: Path) -> None:
+    """The three inputs of issue 23, and a small CSV table for a normal audit."""
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 10, size=(1_000_000, 3))
+    np.savetxt(
+        folder / "big.csv", values, fmt="%d", delimiter=",", header="a,b,c", comments=""
+    )
+    integer = [{"name": c, "kind": "integer", "lower": 0, "upper": 9} for c in "abc"]
+    (folder / "big.json").write_text(json.dumps({"columns": integer}))
+    categories = [f"c{i}" for i in range(10_000)]
+    rows = "".join(f"c{i},{i % 5}\n" for i in range(200))
+    (folder / "cats.csv").write_text("x,y\n" + rows)
+    columns = [
+        {"name": "x", "kind": "categorical", "categories": categories},
+        {"name": "y", "kind": "integer", "lower": 0, "upper": 4},
+    ]
+    (folder / "cats.json").write_text(json.dumps({"columns": columns}))
+    (folder / "rounds.toml").write_text("[audit]\nrounds = 1000000000\n")
+
+
+REFUSALS = {
+    "1e6-row table (PATE-GAN)": [
+        "--dataset",
+        "big.csv",
+        "--domain",
+        "big.json",
+        "--target",
+        "0",
+    ],
+    "rounds = 1e9 (TOML)": ["--config", "rounds.toml"],
+    "10,000 categories": [
+        "--dataset",
+        "cats.csv",
+        "--domain",
+        "cats.json",
+        "--target",
+        "0",
+    ],
+}
+NORMAL = {
+    "worst case, 100 rounds": ["--rounds", "100"],
+    "worst case, default (1,000 rounds)": [],
+    "cervical cancer, 50 rounds, target 0": [
+        "--dataset",
+        "cervical_cancer",
+        "--target",
+        "0",
+        "--rounds",
+        "50",
+    ],
+    "cervical cancer, 128 rounds, 256 models at once": [
+        "--dataset",
+        "cervical_cancer",
+        "--target",
+        "0",
+        "--rounds",
+        "128",
+        "--jobs",
+        "1",
+        "--batch-size",
+        "256",
+    ],
+}
+
+
+def estimate(args: list[str], cwd: Path) -> str:
+    """The plan's line for ``dpaudit audit args`` (parsed as the CLI does)."""
+    code = (
+        "import sys\n"
+        "from dpaudit.cli import build_parser\n"
+        "from dpaudit.commands.audit import config_mapping\n"
+        "from dpaudit.audit.config import AuditConfig\n"
+        "from dpaudit.audit.memory import describe, plan_memory\n"
+        "args = build_parser().parse_args(['audit', *sys.argv[1:]])\n"
+        "print(describe(plan_memory(AuditConfig.from_mapping(config_mapping(args)))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return (out.stdout or out.stderr).strip().splitlines()[-1]
+
+
+MODEL_PEAK = """
+import json, sys
+import numpy as np, pandas as pd
+from dpaudit.audit.memory import model_bytes
+from dpaudit.data import Domain
+from dpaudit.generators.pate_gan import PateGan, config_from_options
+from dpaudit.rng import Rngs
+
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) * 1024
+
+n, m = int(sys.argv[1]), int(sys.argv[2])
+table = pd.DataFrame(np.random.default_rng(0).integers(0, 10, (n, 3)), columns=list("abc"))
+cols = [{"name": c, "kind": "integer", "lower": 0, "upper": 9} for c in "abc"]
+domain = Domain.from_json({"columns": cols})
+k = max(2, n // 125)
+cfg = config_from_options(epsilon=1e9, delta=1e-5, device="cpu", num_teachers=k,
+                          max_iterations=2, fixed_iterations=2)
+before = hwm()
+PateGan(cfg).fit_many([table] * m, domain=domain, rngs=[Rngs.from_seed(i) for i in range(m)])
+est = model_bytes(rows=n + 1, width=domain.encoded_dim, teachers=k, batch=cfg.batch_size,
+                  steps=cfg.teacher_steps, released=0)
+print(json.dumps({"k": k, "measured": (hwm() - before) / m, "estimate": est}))
+"""
+
+
+def model_peaks() -> None:
+    """One PATE-GAN model's memory in training, measured (``fit_many`` of ``M``
+    models, two iterations, the peak's growth over the loaded table divided by
+    ``M``) against :func:`~dpaudit.audit.memory.model_bytes`."""
+    print("one model in training: measured (peak growth / M) and estimated")
+    for n, m in ((20_000, 64), (100_000, 16)):
+        out = subprocess.run(
+            [sys.executable, "-c", MODEL_PEAK, str(n), str(m)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if out.returncode:
+            print(f"  n={n}: failed: {out.stderr.strip().splitlines()[-1]}")
+            continue
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        print(
+            f"  {n:>7d} rows, {row['k']:4d} teachers, M={m:3d}: measured "
+            f"{row['measured'] / 2**20:6.1f} MiB a model, estimate "
+            f"{row['estimate'] / 2**20:6.1f} MiB"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--refusals", action="store_true", help="refusals only")
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        write_inputs(folder)
+        print("refusals (no --max-memory: the limit is this machine's MemAvailable)")
+        for name, args in REFUSALS.items():
+            out = folder / "out"
+            code, seconds, peak, err = measure(
+                ["audit", *args, "--out", str(out), "--quiet"], folder
+            )
+            last = err.splitlines()[-1] if err else ""
+            print(
+                f"  {name:28s} exit {code}  {seconds:5.1f} s  peak {peak:6.0f} MiB  "
+                f"lines {len(err.splitlines())}  folder created: {out.exists()}"
+            )
+            print(f"    {last}")
+        if opts.refusals:
+            return
+        model_peaks()
+        print("normal audits: the plan's estimate and the measured peak")
+        for name, args in NORMAL.items():
+            out = folder / f"out-{len(name)}"
+            full = ["audit", *args, "--out", str(out), "--quiet"]
+            line = estimate([*args, "--out", str(out)], folder)
+            code, seconds, peak, err = measure(full, folder)
+            print(f"  {name:36s} exit {code}  {seconds:6.1f} s  peak {peak:6.0f} MiB")
+            print(f"    {line}")
+            if code not in (0, 1, 3, 4, 5):
+                print(f"    {err.splitlines()[-1] if err else ''}")
+
+
+if __name__ == "__main__":
+    main()
