@@ -299,6 +299,7 @@ class AuditConfig:
                 value,
             )
         check_generator_options(self.generator, self.generator_options)
+        _check_attack_option_names(self.attack, self.attack_options)
         need(
             self.dataset_rows is None
             or (_is_int(self.dataset_rows) and self.dataset_rows >= 2),
@@ -445,6 +446,22 @@ class AuditConfig:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[
             :16
         ]
+
+
+def _check_attack_option_names(attack: str, options: Mapping[str, Any]) -> None:
+    """Refuses an attack option that no attack of ``attack`` takes: each attack is
+    given only the options it takes, so a typo would be silently ignored."""
+    from dpaudit.attacks.registry import attack_options
+
+    names = ATTACK_NAMES if attack in SET_NAMES else (attack,)
+    accepted = sorted({o for name in names for o in attack_options(name)})
+    unknown = sorted(set(options) - set(accepted))
+    require(
+        not unknown,
+        "attack_options",
+        f"options that attack {attack!r} takes ({', '.join(accepted) or 'none'})",
+        unknown,
+    )
 
 
 def _is_int(value: Any) -> bool:
