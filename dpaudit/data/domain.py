@@ -176,17 +176,20 @@ def _check_categories(name: str, categories: tuple[Any, ...]) -> None:
             "valid Unicode text (no lone surrogate such as a JSON \\ud800 escape)",
             value,
         )
-    seen: dict[str, Any] = {}
+    texts: set[str] = set()
+    values: set[Any] = set()  # hashing: 0 and 0.0 are one value
     for value in categories:
         text = str(_plain(value))
-        require(
-            text not in seen and all(value != other for other in seen.values()),
-            f"{name}.categories",
-            "distinct values (in a CSV, 0, 0.0 and '0' are the same cell); "
-            f"remove the duplicate {value!r}",
-            list(categories),
-        )
-        seen[text] = value
+        if text in texts or value in values:
+            require(
+                False,
+                f"{name}.categories",
+                "distinct values (in a CSV, 0, 0.0 and '0' are the same cell); "
+                "remove the duplicate",
+                value,
+            )
+        texts.add(text)
+        values.add(value)
 
 
 def _bound(value: Any, name: str) -> float | None:
