@@ -402,6 +402,10 @@ ARGVS: dict[str, tuple[tuple[str, ...], str]] = {
         (*FIT, "--dataset", "worst-case", "--option", "max_iterations=1e400"),
         "`--option max_iterations`",
     ),
+    "option-lone-surrogate-escape": (
+        (*TOY, "--option", 'note="\\ud800"'),
+        "`--option` must be KEY=VALUE of valid Unicode text",
+    ),
     "fit-option-nan": (
         (*FIT, "--dataset", "worst-case", "--option", "lam=NaN"),
         "`--option lam`",
