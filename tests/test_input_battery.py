@@ -406,6 +406,18 @@ ARGVS: dict[str, tuple[tuple[str, ...], str]] = {
         (*TOY, "--option", 'note="\\ud800"'),
         "`--option` must be KEY=VALUE of valid Unicode text",
     ),
+    "toy-option-unknown": (
+        (*TOY, "--option", "x=1"),
+        "`--option` must be an option 'randomized-response' takes (target)",
+    ),
+    "fit-toy-option-unknown": (
+        ("fit", "--generator", "copy", "--dataset", "worst-case", "--option", "x=1"),
+        "`--option` must be an option 'copy' takes",
+    ),
+    "target-record-nested-too-deeply": (
+        (*TOY, "--target-record", "[" * 5000 + "]" * 5000),
+        "`target_record` must be a JSON object",
+    ),
     "fit-option-nan": (
         (*FIT, "--dataset", "worst-case", "--option", "lam=NaN"),
         "`--option lam`",

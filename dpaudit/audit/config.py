@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
+import inspect
 import json
 import math
 from collections.abc import Mapping
@@ -387,7 +388,7 @@ class AuditConfig:
             text = values["target_record"]
             try:
                 values["target_record"] = json.loads(text)
-            except json.JSONDecodeError as err:
+            except (json.JSONDecodeError, RecursionError) as err:
                 raise InvalidParameterError(
                     f"`target_record` must be a JSON object, e.g. "
                     f'{{"a": 1, "b": 1}}. Got {text!r}.'
@@ -482,7 +483,21 @@ def check_generator_options(generator: str, options: Mapping[str, Any]) -> None:
     from dpaudit.generators.registry import builtin_generators
 
     spec = builtin_generators().get(generator)
-    if spec is None or spec.config_builder is None or not options:
+    if spec is None or spec.plugin or not options:
+        return
+    if spec.config_builder is None:
+        # A built-in without a config (the toy generators) takes its options as
+        # keyword arguments: an unknown one would be a TypeError deep in the run.
+        params = inspect.signature(spec.load_class()).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            takes = sorted(set(params) - {"epsilon", "delta"})
+            unknown = sorted(set(options) - set(takes))
+            require(
+                not unknown,
+                "--option",
+                f"an option {generator!r} takes ({', '.join(takes) or 'none'})",
+                unknown,
+            )
         return
     module, _, attr = spec.config_builder.partition(":")
     defaults = getattr(importlib.import_module(module), attr)(epsilon=1.0, delta=1e-5)

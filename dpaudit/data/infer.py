@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from dpaudit.data.domain import Column, Domain
+from dpaudit.data.domain import MAX_EXACT_INTEGER, Column, Domain
 from dpaudit.errors import DpauditWarning
 
 
@@ -37,7 +37,9 @@ def infer_domain(data: pd.DataFrame, *, max_categories: int = 20) -> Domain:
             uniq = np.unique(values)
             if set(uniq.tolist()) <= {0.0, 1.0}:
                 cols.append(Column(name=str(name), kind="binary"))
-            elif np.all(values == np.round(values)):
+            elif np.all(values == np.round(values)) and bool(
+                np.abs(values).max() <= MAX_EXACT_INTEGER
+            ):
                 cols.append(
                     Column(
                         name=str(name),
