@@ -418,6 +418,10 @@ ARGVS: dict[str, tuple[tuple[str, ...], str]] = {
         (*TOY, "--target-record", "[" * 5000 + "]" * 5000),
         "`target_record` must be a JSON object",
     ),
+    "scheduler-without-dask": (
+        (*TOY, "--scheduler", "tcp://x:8786"),
+        "`scheduler` must be unset unless --backend dask",
+    ),
     "fit-option-nan": (
         (*FIT, "--dataset", "worst-case", "--option", "lam=NaN"),
         "`--option lam`",
@@ -515,6 +519,17 @@ def test_huge_epsilon_is_audited(capsys, files: Path) -> None:
     overflowed into the generic handler."""
     code = main([*TOY, "--epsilon", "1e308", "--out", "out"])
     assert code == 0, capsys.readouterr().err
+
+
+def test_cuda_where_there_is_none(capsys, files: Path) -> None:
+    """--device cuda without CUDA: an AssertionError of torch reached the generic
+    handler; refused now, before anything runs."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    refused(capsys, [*TOY, "--device", "cuda", "--out", "out"], "`device` must be")
+    assert not (files / "out").exists()
 
 
 def test_torch_cpu_allocation_is_out_of_memory() -> None:

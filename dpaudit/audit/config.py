@@ -190,6 +190,12 @@ class AuditConfig:
             self.backend,
         )
         need(
+            self.scheduler is None or self.backend == "dask",
+            "scheduler",
+            "unset unless --backend dask (the other backends would ignore it)",
+            self.scheduler,
+        )
+        need(
             self.backend != "dask" or bool(self.scheduler),
             "scheduler",
             "a Dask scheduler address with --backend dask",
