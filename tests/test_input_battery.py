@@ -510,7 +510,8 @@ def test_target_auto_with_more_candidates_than_rows(capsys, files: Path) -> None
     """--target auto on the 4-row worst case with the default 64 candidates: a pool
     model could leave out every row (an IndexError reached the generic handler);
     one row always stays now."""
-    code = main([*TOY, "--target", "auto", "--candidates", "64", "--out", "out"])
+    auto = ("--target", "auto", "--candidates", "64", "--selection-rounds", "5")
+    code = main([*TOY, *auto, "--out", "out"])
     assert code == 0, capsys.readouterr().err
 
 
