@@ -41,6 +41,7 @@ from dpaudit.errors import AuditError, exit_code_for, is_out_of_memory
 from dpaudit.generators.names import DEVICES
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 from dpaudit.reports.escape import printable
+from dpaudit.validation import is_text
 
 PLUGGED_COMMANDS = ("utility", "report", "check", "study")
 """Commands whose module registers its own parser (``add_parser``)."""
@@ -232,8 +233,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     verdict codes. Ctrl-C exits 130.
     """
     parser = build_parser()
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    undecodable = next((a for a in arguments if not is_text(a)), None)
+    if undecodable is not None:
+        # A byte that is not UTF-8 (a file name from another system) arrives as a
+        # lone surrogate: it would reach result.json and break every report.
+        print(
+            f"dpaudit: error: the argument {undecodable!r} is not valid UTF-8 text; "
+            "rename the file or folder (or pass the name in UTF-8)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exit_:  # usage errors (one line, exit 2), --help, --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
     debug = bool(getattr(args, "debug", False))

@@ -98,13 +98,17 @@ def _chain(err: BaseException) -> list[BaseException]:
 
 def is_out_of_memory(err: BaseException) -> bool:
     """Whether ``err`` (or an error it was raised from) is an out-of-memory error:
-    :class:`MemoryError`, or torch's ``OutOfMemoryError`` (CPU or CUDA).
+    :class:`MemoryError`, torch's ``OutOfMemoryError`` (CPU or CUDA), or the
+    ``RuntimeError`` of torch's CPU allocator ("can't allocate memory").
 
     >>> is_out_of_memory(MemoryError()), is_out_of_memory(ValueError("x"))
     (True, False)
     """
     return any(
-        isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError"
+        isinstance(e, MemoryError)
+        or type(e).__name__ == "OutOfMemoryError"
+        # torch's CPU allocator raises a plain RuntimeError for a refused allocation
+        or (isinstance(e, RuntimeError) and "can't allocate memory" in str(e))
         for e in _chain(err)
     )
 

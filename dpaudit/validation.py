@@ -130,3 +130,20 @@ def check_choice(value: T, name: str, choices: Collection[T]) -> T:
     """
     require(value in choices, name, "one of " + ", ".join(map(str, choices)), value)
     return value
+
+
+def is_text(value: Any) -> bool:
+    """Whether ``value`` is a string that can be written as UTF-8: no lone surrogate
+    (JSON's ``"\\ud800"`` escape, or a byte that is not UTF-8 in a command-line
+    argument), which no report, CSV or terminal could write.
+
+    >>> is_text("café"), is_text("a" + chr(0xD800)), is_text(3)
+    (True, False, False)
+    """
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

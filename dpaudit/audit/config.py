@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
+import inspect
 import json
 import math
 from collections.abc import Iterator, Mapping
@@ -13,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from dpaudit.attacks.names import DEFAULT
+from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.audit import serial
 from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
@@ -185,6 +186,12 @@ class AuditConfig:
             self.jobs,
         )
         need(
+            self.scheduler is None or self.backend == "dask",
+            "scheduler",
+            "unset unless --backend dask (the other backends would ignore it)",
+            self.scheduler,
+        )
+        need(
             self.backend != "dask" or bool(self.scheduler),
             "scheduler",
             "a Dask scheduler address with --backend dask",
@@ -253,6 +260,7 @@ class AuditConfig:
             )
         if not _RECORDED.get():
             check_generator_options(self.generator, self.generator_options)
+        _check_attack_option_names(self.attack, self.attack_options)
         need(
             self.python is None or (isinstance(self.python, str) and bool(self.python)),
             "python",
@@ -317,7 +325,7 @@ class AuditConfig:
             text = values["target_record"]
             try:
                 values["target_record"] = json.loads(text)
-            except json.JSONDecodeError as err:
+            except (json.JSONDecodeError, RecursionError) as err:
                 raise InvalidParameterError(
                     f"`target_record` must be a JSON object, e.g. "
                     f'{{"a": 1, "b": 1}}. Got {text!r}.'
@@ -389,6 +397,22 @@ class AuditConfig:
         ]
 
 
+def _check_attack_option_names(attack: str, options: Mapping[str, Any]) -> None:
+    """Refuses an attack option that no attack of ``attack`` takes: each attack is
+    given only the options it takes, so a typo would be silently ignored."""
+    from dpaudit.attacks.registry import attack_options
+
+    names = ATTACK_NAMES if attack in SET_NAMES else (attack,)
+    accepted = sorted({o for name in names for o in attack_options(name)})
+    unknown = sorted(set(options) - set(accepted))
+    require(
+        not unknown,
+        "attack_options",
+        f"options that attack {attack!r} takes ({', '.join(accepted) or 'none'})",
+        unknown,
+    )
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -407,7 +431,21 @@ def check_generator_options(generator: str, options: Mapping[str, Any]) -> None:
     from dpaudit.generators.registry import builtin_generators
 
     spec = builtin_generators().get(generator)
-    if spec is None or spec.config_builder is None or not options:
+    if spec is None or spec.plugin or not options:
+        return
+    if spec.config_builder is None:
+        # A built-in without a config (the toy generators) takes its options as
+        # keyword arguments: an unknown one would be a TypeError deep in the run.
+        params = inspect.signature(spec.load_class()).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            takes = sorted(set(params) - {"epsilon", "delta"})
+            unknown = sorted(set(options) - set(takes))
+            require(
+                not unknown,
+                "--option",
+                f"an option {generator!r} takes ({', '.join(takes) or 'none'})",
+                unknown,
+            )
         return
     module, _, attr = spec.config_builder.partition(":")
     defaults = getattr(importlib.import_module(module), attr)(epsilon=1.0, delta=1e-5)

@@ -116,12 +116,20 @@ def whole_groups(rounds: int, group: int) -> int:
 
 
 def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` where CUDA is available, else ``cpu``."""
-    if device != "auto":
+    """``auto`` -> ``cuda`` where CUDA is available, else ``cpu``; ``cuda`` where
+    CUDA is not available is refused (bad input, before anything runs)."""
+    if device == "cpu":
         return device
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    available = torch.cuda.is_available()
+    require(
+        device != "cuda" or available,
+        "device",
+        "cpu or auto on this machine (CUDA is not available)",
+        device,
+    )
+    return "cuda" if available else "cpu"
 
 
 def plan_execution(

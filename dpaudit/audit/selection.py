@@ -147,8 +147,13 @@ def rank_targets(
         "an integer >= 5",
         config.selection_rounds,
     )
+    # At most every row but one: a pool model leaves out each candidate by a coin
+    # flip, and one that left out every row would train on an empty table.
     candidates = candidate_targets(
-        data, domain=domain, n=config.candidates, neighbours=neighbours
+        data,
+        domain=domain,
+        n=min(config.candidates, max(len(data) - 1, 1)),
+        neighbours=neighbours,
     )
     n_rows = len(data) - 1  # |D| of the final audit: teachers and release size
     options = audit_generator_options(config, n_rows=n_rows, worst_case=False)

@@ -71,7 +71,11 @@ _TOP_KEYS = frozenset({"alpha", "preset", "defaults", "audit"})
 POLICY_AUDIT_KEYS: tuple[str, ...] = tuple(
     sorted(({f.name for f in fields(AuditConfig)} - {"alpha"}) | {"name"})
 )
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: An audit's name names its directory: letters, digits, ``.``, ``_``, ``-``, starting
+#: with a letter or digit (never ``..``, a path separator, a control character or a
+#: trailing newline, which ``$`` would accept), at most :data:`_NAME_MAX` characters.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_NAME_MAX = 100
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -283,11 +287,16 @@ def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Polic
                 settings.get("variant") or "",
                 settings.get("attack") or "",
             ]
-            name = f"{i:02d}-" + _slug("-".join(p for p in parts if p))
-        if not isinstance(name, str) or not _NAME.match(name):
+            name = (f"{i:02d}-" + _slug("-".join(p for p in parts if p)))[:_NAME_MAX]
+        if (
+            not isinstance(name, str)
+            or len(name) > _NAME_MAX
+            or not _NAME.fullmatch(name)
+        ):
             raise _fail(
                 where,
-                "`name` must be letters, digits, '.', '_' or '-' (it names a "
+                "`name` must be letters, digits, '.', '_' or '-', starting with a "
+                f"letter or digit, at most {_NAME_MAX} characters (it names a "
                 f"directory). Got {name!r}.",
             )
         if name in names:

@@ -33,7 +33,7 @@ from dpaudit.errors import (
     EXIT_VIOLATION,
 )
 from dpaudit.generators.defaults import DEFAULT_DELTA, DEFAULT_EPSILON
-from dpaudit.validation import check_scalar, require
+from dpaudit.validation import check_scalar, is_text, require
 
 EXIT_ERROR = EXIT_BAD_INPUT
 """Bad input (exit 2); the name predates :data:`EXIT_FAILED`."""
@@ -106,8 +106,16 @@ def parse_option(text: str) -> tuple[str, Any]:
     require(bool(sep and key), "--option", "KEY=VALUE", text)
     try:
         value = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         value = raw
+    # JSON's "\ud800" escape decodes to a lone surrogate, which would reach the
+    # audit's result and break its report: refused here.
+    require(
+        is_text(json.dumps(value, ensure_ascii=False)),
+        "--option",
+        "KEY=VALUE of valid Unicode text (no lone surrogate escape such as \\ud800)",
+        text,
+    )
     return key.replace("-", "_"), value
 
 

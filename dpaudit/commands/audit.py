@@ -324,6 +324,15 @@ def load_toml(path: str) -> dict[str, Any]:
         raise InvalidParameterError(
             f"`--config` [audit] must be a table. Got {type(table).__name__} in {path!r}."
         )
+    beside = sorted(set(data) - {"audit"}) if "audit" in data else []
+    if beside:
+        # tomllib puts every key written above `[audit]` (and every other table) at
+        # the top level: read alone, they would be silently ignored.
+        raise InvalidParameterError(
+            f"`--config` key {beside[0]!r} is outside the [audit] table, where it "
+            "would be ignored; move it under [audit] (or drop the [audit] header). "
+            f"Got it in {path!r}."
+        )
     return dict(table)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from dpaudit.audit.names import RESULT_FILE
 from dpaudit.errors import InvalidParameterError
 from dpaudit.reports import DEFAULT_FILENAMES, FORMATS, render
+from dpaudit.validation import is_text
 
 __all__ = ["add_parser", "run"]
 
@@ -96,6 +97,14 @@ def run(args: argparse.Namespace) -> int:
         if not unfinished:
             raise
         results = ()
+    except (RecursionError, OverflowError) as err:
+        # A result.json edited by hand: nested too deeply for the JSON reader, or an
+        # integer beyond a float's range where the schema expects a number.
+        raise InvalidParameterError(
+            f"`DIR` {str(directory)!r} holds a result.json that is not a dpaudit "
+            f"result ({'nested too deeply' if isinstance(err, RecursionError) else err}"
+            "); restore it, or rerun the audit with `dpaudit audit --resume DIR`."
+        ) from err
     if unfinished:
         print(
             f"dpaudit report: {len(unfinished)} audit(s) without a result "
@@ -103,6 +112,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     text = render(results, fmt, base=base, compare=compare, unfinished=unfinished)
+    if not is_text(text):
+        # JSON may escape a lone surrogate ("\ud800"); no report can write one.
+        raise InvalidParameterError(
+            f"`DIR` {str(directory)!r} holds a result.json with text that is not "
+            "valid Unicode (a lone surrogate escape such as \\ud800); restore it, "
+            "or rerun the audit with `dpaudit audit --resume DIR`."
+        )
     out = getattr(args, "out", None)
     if out == "-":
         sys.stdout.write(text)

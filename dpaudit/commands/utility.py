@@ -136,6 +136,15 @@ def _load(args: argparse.Namespace) -> Dataset:
 
     dataset = load_dataset(args.dataset, domain=args.domain, data_dir=args.data_dir)
     if dataset.test is not None and dataset.label is not None:
+        # A named dataset has its own label and split: another --label would be
+        # silently ignored.
+        require(
+            args.label in (None, dataset.label),
+            "--label",
+            f"unset or {dataset.label!r} for the {args.dataset!r} dataset (its label "
+            "and split are fixed)",
+            args.label,
+        )
         return dataset
     if args.label is None:
         raise InvalidParameterError(

@@ -17,7 +17,8 @@ from dpaudit.data.datasets import (
     worst_case_dataset,
     worst_case_domain,
 )
-from dpaudit.data.domain import KINDS, Column, ColumnKind, Domain, infer_domain
+from dpaudit.data.domain import KINDS, Column, ColumnKind, Domain
+from dpaudit.data.infer import infer_domain
 from dpaudit.datasets.names import DATASET_NAMES, WORST_CASE_NAMES
 
 __all__ = [

@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpaudit.data.domain import Column, Domain, infer_domain
+from dpaudit.data.domain import Column, Domain
+from dpaudit.data.infer import infer_domain
 from dpaudit.datasets.files import read_csv_table
 from dpaudit.datasets.names import BUILTIN_FILES, DATASET_NAMES, WORST_CASE_NAMES
 from dpaudit.errors import DpauditWarning, InvalidParameterError
-from dpaudit.validation import check_scalar, require
+from dpaudit.validation import check_scalar, is_text, require
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -185,7 +186,18 @@ def load_dataset(
     metadata by declaration: the file's extremes), like the bundled one.
 
     ``rows`` (worst cases, ``--dataset-rows N``): ``D`` is ``N - 1`` base records (default 4).
+
+    A name or path that is not valid text (a file name in another encoding) is
+    refused here: it would be stored in the audit's result and break its report.
     """
+    for flag, value in (("--dataset", name_or_path), ("--domain", domain)):
+        if isinstance(value, str | os.PathLike):
+            require(
+                is_text(os.fspath(value)),
+                flag,
+                "a name or path that is valid UTF-8 text (rename the file)",
+                os.fspath(value),
+            )
     if name_or_path in WORST_CASE_NAMES:
         require(
             domain is None,

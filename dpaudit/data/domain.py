@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +26,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpaudit.errors import DataError, DpauditWarning, InvalidParameterError
-from dpaudit.validation import require
+from dpaudit.errors import DataError, InvalidParameterError
+from dpaudit.validation import is_text, require
 
 ColumnKind = Literal["continuous", "integer", "binary", "categorical"]
 KINDS: tuple[ColumnKind, ...] = ("continuous", "integer", "binary", "categorical")
+MAX_EXACT_INTEGER = 2**53
+"""The largest magnitude of an ``integer`` column's bounds: every integer up to it is
+exact in the float64 encoding (and fits the int64 columns the domain casts to)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -60,13 +62,38 @@ class Column:
             "a non-empty string (a column's name)",
             self.name,
         )
+        # Control characters are kept (the reports escape them; a name never names
+        # a file); text that cannot be written as UTF-8 is refused here, at input,
+        # not when a finished audit is reported.
+        require(
+            is_text(self.name),
+            "name",
+            "valid Unicode text (no lone surrogate such as a JSON \\ud800 escape); "
+            "rename the column",
+            self.name,
+        )
         require(
             self.kind in KINDS,
             f"{self.name}.kind",
             "one of " + ", ".join(KINDS),
             self.kind,
         )
-        if self.kind in ("continuous", "integer"):
+        numeric = self.kind in ("continuous", "integer")
+        require(
+            numeric or (self.lower is None and self.upper is None),
+            f"{self.name}.lower/upper",
+            f"unset for a {self.kind} column (only continuous and integer columns "
+            "have bounds); remove them or change the kind",
+            (self.lower, self.upper),
+        )
+        require(
+            self.kind == "categorical" or self.categories is None,
+            f"{self.name}.categories",
+            f"unset for a {self.kind} column (only categorical columns have "
+            "categories); remove them or declare the column categorical",
+            self.categories,
+        )
+        if numeric:
             require(
                 self.lower is not None and self.upper is not None,
                 f"{self.name}.lower/upper",
@@ -95,12 +122,23 @@ class Column:
                 "finite float (at most about 1.8e308)",
                 (self.lower, self.upper),
             )
+            require(
+                self.kind != "integer"
+                or max(abs(self.lower), abs(self.upper)) <= MAX_EXACT_INTEGER,
+                f"{self.name}.lower/upper",
+                "within +-2**53 for an integer column (larger integers are not "
+                "exact as floats); declare the column continuous",
+                (self.lower, self.upper),
+            )
         require(
             self.kind != "categorical" or bool(self.categories),
             f"{self.name}.categories",
             "a non-empty list (a categorical column)",
             self.categories,
         )
+        if self.kind == "categorical":
+            assert self.categories is not None
+            _check_categories(self.name, self.categories)
 
     @property
     def width(self) -> int:
@@ -121,12 +159,53 @@ class Column:
         return out
 
 
+def _check_categories(name: str, categories: tuple[Any, ...]) -> None:
+    """Refuses categories that a CSV could not tell apart or a report could not
+    write: duplicates (``0`` and ``0.0`` too), equal text (``0`` and ``"0"``: the
+    same cell in a CSV), NaN or infinite numbers, text that is not valid Unicode."""
+    for value in categories:
+        require(
+            not isinstance(value, float) or bool(np.isfinite(value)),
+            f"{name}.categories",
+            "finite numbers or strings (NaN is a missing value, not a category)",
+            value,
+        )
+        require(
+            not isinstance(value, str) or is_text(value),
+            f"{name}.categories",
+            "valid Unicode text (no lone surrogate such as a JSON \\ud800 escape)",
+            value,
+        )
+    texts: set[str] = set()
+    values: set[Any] = set()  # hashing: 0 and 0.0 are one value
+    for value in categories:
+        text = str(_plain(value))
+        if text in texts or value in values:
+            require(
+                False,
+                f"{name}.categories",
+                "distinct values (in a CSV, 0, 0.0 and '0' are the same cell); "
+                "remove the duplicate",
+                value,
+            )
+        texts.add(text)
+        values.add(value)
+
+
 def _bound(value: Any, name: str) -> float | None:
     """A domain bound as a float: a JSON number (not a string, list or boolean)."""
     ok = value is None or (
         isinstance(value, (int, float)) and not isinstance(value, bool)
     )
     require(ok, name, "a number", value)
+    if isinstance(value, int):
+        # JSON integers are unbounded; beyond a float's range they are no bound.
+        require(
+            abs(value) < 2**1024,
+            name,
+            "a number within the float range (about 1.8e308)",
+            f"an integer of {len(str(abs(value)))} digits",
+        )
     return None if value is None else float(value)
 
 
@@ -188,6 +267,14 @@ class Domain:
                 'a domain must be a JSON object {"columns": [...]}; each column has '
                 '"name", "kind" and "lower"/"upper" or "categories".'
             )
+        extra = sorted(set(obj) - {"columns"})
+        require(
+            not extra,
+            "domain",
+            'a JSON object with the one key "columns" (unknown keys would be '
+            "ignored; remove them)",
+            extra,
+        )
         cols = []
         for i, raw in enumerate(obj["columns"]):
             require(isinstance(raw, Mapping), f"columns[{i}]", "an object", raw)
@@ -238,10 +325,18 @@ class Domain:
             raise InvalidParameterError(
                 f"domain file {str(p)!r} does not exist."
             ) from err
-        except (IsADirectoryError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        except (
+            IsADirectoryError,
+            NotADirectoryError,
+            UnicodeDecodeError,
+            json.JSONDecodeError,
+            RecursionError,
+        ) as err:
             what = {
                 IsADirectoryError: "a directory",
+                NotADirectoryError: "under a file, not a folder",
                 UnicodeDecodeError: "not UTF-8 text",
+                RecursionError: "nested too deeply to be a domain",
             }.get(type(err), f"not valid JSON ({err})")
             raise InvalidParameterError(
                 f"domain file {str(p)!r} is {what}; pass a domain JSON file."
@@ -459,59 +554,3 @@ class Domain:
             else:
                 out[col.name] = series
         return pd.DataFrame(out, columns=self.names)
-
-
-def infer_domain(data: pd.DataFrame, *, max_categories: int = 20) -> Domain:
-    """Drafts a domain from ``data`` for a person to review.
-
-    The bounds are read from the data, so they are *not* private: a record that sets a
-    column's extreme leaks through them. Warns with :class:`DpauditWarning`.
-    """
-    warnings.warn(
-        "bounds inferred from the data are not private: review them and replace them "
-        "with public bounds before auditing.",
-        DpauditWarning,
-        stacklevel=2,
-    )
-    cols = []
-    for name in data.columns:
-        series = data[name]
-        if series.isna().any():
-            series = series.dropna()
-        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
-            series
-        ):
-            values = series.to_numpy(dtype=float)
-            uniq = np.unique(values)
-            if set(uniq.tolist()) <= {0.0, 1.0}:
-                cols.append(Column(name=str(name), kind="binary"))
-            elif np.all(values == np.round(values)):
-                cols.append(
-                    Column(
-                        name=str(name),
-                        kind="integer",
-                        lower=float(values.min()),
-                        upper=float(values.max()),
-                    )
-                )
-            else:
-                cols.append(
-                    Column(
-                        name=str(name),
-                        kind="continuous",
-                        lower=float(values.min()),
-                        upper=float(values.max()),
-                    )
-                )
-        else:
-            cats = sorted(set(series.tolist()), key=str)
-            if len(cats) > max_categories:
-                warnings.warn(
-                    f"column {name!r} has {len(cats)} categories; consider dropping it.",
-                    DpauditWarning,
-                    stacklevel=2,
-                )
-            cols.append(
-                Column(name=str(name), kind="categorical", categories=tuple(cats))
-            )
-    return Domain(tuple(cols))

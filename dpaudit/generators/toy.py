@@ -79,9 +79,8 @@ class RandomizedResponseGenerator:
         )
         row = pd.Series(target)[domain.names]
         member = bool((data[domain.names] == row.to_numpy()).all(axis=1).any())
-        truth = privacy.numpy.random() < math.exp(self.epsilon) / (
-            1.0 + math.exp(self.epsilon)
-        )
+        # e^eps / (1 + e^eps), written so that a huge epsilon cannot overflow.
+        truth = privacy.numpy.random() < 1.0 / (1.0 + math.exp(-self.epsilon))
         self.bit_ = member if truth else not member
         self.columns_ = domain.names
         self.dtypes_ = data.dtypes
