@@ -259,8 +259,10 @@ class AuditConfig:
                 value,
             )
         if not _RECORDED.get():
+            # Checked when the audit ran; read back, a recorded config imports no
+            # generator or attack module.
             check_generator_options(self.generator, self.generator_options)
-        _check_attack_option_names(self.attack, self.attack_options)
+            _check_attack_option_names(self.attack, self.attack_options)
         need(
             self.python is None or (isinstance(self.python, str) and bool(self.python)),
             "python",
