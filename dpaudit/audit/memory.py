@@ -309,12 +309,26 @@ def _early_refusal(config: AuditConfig, limit: Limit) -> None:
         )
     rounds = _rounds_bytes(config, 1)
     if BASE_BYTES + rounds > limit.bytes:
+        count = 2 * int(config.rounds)
+        name, value = "rounds", config.rounds
+        if config.target == "auto":
+            count += 2 * int(config.selection_rounds)
+            if config.selection_rounds > config.rounds:
+                name, value = "selection_rounds", config.selection_rounds
         raise InvalidParameterError(
-            f"`rounds` = {config.rounds} needs about {_fmt(rounds)} for the rounds "
-            f"alone ({2 * config.rounds} rounds, about {ROUND_BYTES // 1024} KiB "
+            f"`{name}` = {value} needs about {_fmt(rounds)} for the rounds "
+            f"alone ({count} rounds, about {ROUND_BYTES // 1024} KiB "
             f"each before the attacks' features) but {_limit_text(limit)}; use fewer "
-            "rounds."
+            f"{'selection rounds' if name == 'selection_rounds' else 'rounds'}."
         )
+    if config.synthetic_rows is not None:
+        # A release of one encoded column per row, three float32 copies: the least.
+        need = BASE_BYTES + 3 * 4 * int(config.synthetic_rows)
+        if need > limit.bytes:
+            raise InvalidParameterError(
+                f"`synthetic_rows` = {config.synthetic_rows} needs about {_fmt(need)} "
+                f"for one release alone but {_limit_text(limit)}; release fewer rows."
+            )
     if worst_case and config.dataset_rows is not None:
         need = BASE_BYTES + 3 * 24 * 4 * int(config.dataset_rows)
         if need > limit.bytes:

@@ -146,6 +146,35 @@ def test_rounds_are_refused_before_the_table_is_read(monkeypatch) -> None:
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"synthetic_rows": 10**12}, "`synthetic_rows` = 1000000000000"),
+        (
+            {
+                "target": "auto",
+                "dataset": "cervical_cancer",
+                "selection_rounds": 10**12,
+            },
+            "`selection_rounds` = 1000000000000",
+        ),
+    ],
+)
+def test_the_refusal_names_the_input_that_is_too_large(
+    monkeypatch, settings: dict[str, object], named: str
+) -> None:
+    """The early refusal names the setting that drives the estimate (a trillion
+    synthetic rows once blamed the domain; a trillion selection rounds, `rounds`)."""
+
+    def no_table(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the table was read")
+
+    monkeypatch.setattr(memory, "plan_memory", no_table)
+    with pytest.raises(InvalidParameterError) as err:
+        memory.check_memory(AuditConfig(max_memory=8192, **settings))  # type: ignore[arg-type]
+    assert str(err.value).startswith(named) and "\n" not in str(err.value)
+
+
 def test_the_limit_is_the_smaller_of_meminfo_and_the_cgroup(
     tmp_path: Path, monkeypatch
 ) -> None:
