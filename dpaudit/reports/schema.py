@@ -210,7 +210,7 @@ def validate(value: Any, *, source: str, definition: str | None = None) -> None:
     """
     errors = schema_errors(value, definition=definition)
     if errors:
-        shown = "; ".join(errors[:5])
+        shown = "; ".join(e.rstrip(".") for e in errors[:5])
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
         raise InvalidParameterError(
             f"{source} is not a valid dpaudit result (schema_version "
