@@ -37,22 +37,14 @@ def infer_domain(data: pd.DataFrame, *, max_categories: int = 20) -> Domain:
             uniq = np.unique(values)
             if set(uniq.tolist()) <= {0.0, 1.0}:
                 cols.append(Column(name=str(name), kind="binary"))
-            elif np.all(values == np.round(values)) and bool(
-                np.abs(values).max() <= MAX_EXACT_INTEGER
-            ):
-                cols.append(
-                    Column(
-                        name=str(name),
-                        kind="integer",
-                        lower=float(values.min()),
-                        upper=float(values.max()),
-                    )
-                )
             else:
+                whole = np.all(values == np.round(values)) and bool(
+                    np.abs(values).max() <= MAX_EXACT_INTEGER
+                )
                 cols.append(
                     Column(
                         name=str(name),
-                        kind="continuous",
+                        kind="integer" if whole else "continuous",
                         lower=float(values.min()),
                         upper=float(values.max()),
                     )
