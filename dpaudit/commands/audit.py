@@ -25,10 +25,10 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.audit.names import BACKENDS, RANDOMNESS_MODES, RESULT_FILE
+from dpaudit.audit.constraints import AUDIT_CONSTRAINTS, Choices, Interval
+from dpaudit.audit.names import RESULT_FILE
 from dpaudit.commands import EXIT_OK, parse_option
 from dpaudit.errors import InvalidParameterError
-from dpaudit.generators.names import DEVICES
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 
 if TYPE_CHECKING:
@@ -127,10 +127,9 @@ AUDIT_KEYS: tuple[Key, ...] = (
     ),
     Key(
         "attack",
-        "default (querybased, moments and fingerprint, the verdict their "
-        "best with a Bonferroni split of alpha), querybased, moments, "
-        "fingerprint, nearest, groundhog, groundhog-naive, groundhog-histogram, "
-        "groundhog-correlation, distance, all",
+        "the attack; default: the dataset's default set (e.g. querybased, "
+        "moments and fingerprint), the verdict their best with a Bonferroni "
+        "split of alpha; all: every attack",
     ),
     Key("rounds", "rounds per world (default 1000)", kind="int"),
     Key(
@@ -166,7 +165,6 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "worlds, fresh privacy noise per round, where the generator declares "
         "its proof holds for any fixed public stream (docs/soundness.md); "
         "independent: every draw fresh per round",
-        choices=RANDOMNESS_MODES,
     ),
     Key(
         "public_seed",
@@ -198,10 +196,9 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "backend",
         "joblib backend (default threading; loky: worker processes); dask "
         "runs on --scheduler",
-        choices=BACKENDS,
     ),
     Key("scheduler", "Dask scheduler address (with --backend dask)"),
-    Key("device", "auto (default), cpu or cuda", choices=DEVICES),
+    Key("device", "auto (default), cpu or cuda"),
     Key(
         "fit_timeout",
         "plug-ins and adapters: seconds one fit, sample or import may "
@@ -263,8 +260,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="audit.toml: the same keys as the flags (flags override it)",
     )
     for key in AUDIT_KEYS:
+        # The field's declared constraint (dpaudit.audit.constraints): an interval
+        # is stated in the help, choices become the flag's choices.
+        constraint = AUDIT_CONSTRAINTS.get(key.target or "")
+        text = key.help
+        if isinstance(constraint, Interval):
+            text = f"{text}; {constraint.describe()}"
         kwargs: dict[str, Any] = {
-            "help": key.help.replace("%", "%%"),
+            "help": text.replace("%", "%%"),
             "dest": key.name,
             "default": None,
         }
@@ -275,8 +278,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             kwargs["metavar"] = "KEY=VALUE" if key.kind == "options" else "NAME"
         else:
             kwargs["type"] = {"int": int, "float": float}.get(key.kind, str)
-            if key.choices:
-                kwargs["choices"] = key.choices
+            choices = constraint.values if isinstance(constraint, Choices) else None
+            if choices or key.choices:
+                kwargs["choices"] = choices or key.choices
             else:
                 kwargs["metavar"] = key.metavar or {
                     "int": "N",

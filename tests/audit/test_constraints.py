@@ -104,3 +104,29 @@ def test_reading_a_recorded_config_imports_no_generator(tmp_path) -> None:
     # Built (not read), the same options are checked against the generator's config.
     with pytest.raises(InvalidParameterError, match="--option lam"):
         AuditConfig(generator="pategan", generator_options={"lam": "x"})
+
+
+def test_the_audit_flags_take_their_choices_and_ranges_from_the_table() -> None:
+    """`dpaudit audit`'s flags are derived from AUDIT_CONSTRAINTS: a field with
+    choices offers exactly those, a field with an interval states it in its help."""
+    import argparse
+
+    from dpaudit.audit.constraints import AUDIT_CONSTRAINTS, Choices, Interval
+    from dpaudit.commands.audit import AUDIT_KEYS, add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    actions = {a.dest: a for a in parser._actions}
+    checked = 0
+    for key in AUDIT_KEYS:
+        constraint = AUDIT_CONSTRAINTS.get(key.target or "")
+        if constraint is None:
+            continue
+        action = actions[key.name]
+        if isinstance(constraint, Choices):
+            assert tuple(action.choices or ()) == constraint.values, key.name
+        if isinstance(constraint, Interval):
+            assert action.help is not None
+            assert constraint.describe() in action.help, key.name
+        checked += 1
+    assert checked >= 15
