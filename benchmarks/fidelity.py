@@ -91,9 +91,10 @@ second pair is the real code at ``preprocessor_eps`` 0.1 against the variant at 
 The ledgers agree exactly in both modes. The vote gaps differ (the real teachers split
 1-1 on 61% of the rows, the variant's agree): at lambda = 1e-3 every query is charged
 the clamped data-independent bound, so the ledger does not depend on them. The real
-release can never hold a row near (1, 1, 1): its generator ends in LayerNorm over the
-three outputs, so they cannot all be positive (all >= 0.5 after decoding), and one is
-always positive (some value >= 0.5); the variant's sigmoid output can. Neither release
+release held no row near (1, 1, 1): its generator ends in LayerNorm over the three
+outputs, which centres them on their mean (its learned shift stays near 0 after 33
+steps), so they are almost never all positive (all >= 0.5 after decoding) and almost
+always one is (some value >= 0.5); the variant's sigmoid output has no such tie. Neither release
 depends on the data. The bounds the real code estimated were [0, 1] in every round of
 both worlds: the target's 1.0 falls in the histogram bin [1, 2), whose single count
 stays far below the noise threshold.
