@@ -12,11 +12,12 @@ epsilon of each implementation's own accountant, and the release's share of
 The real plug-in runs with the options that set it to what the variant models (the
 study's copy of the code, docs/bugs.md): ``teacher_template=linear`` (the plug-in's
 default is ``xgboost``), 100 hidden units (default 500), learning rate 1e-4 (default
-1e-3), ``generator_n_iter=2`` (two epochs per PATE iteration: 20 batches of 200 rows on
-2,000 rows, each a critic step then a generator step; the variant runs 20 student and
-then 20 generator steps; the plug-in's default is 10 epochs; 1 fails in synthcity
-0.2.12, ``gan.py:622``: ``n_iter_print = generator_n_iter - 1`` is 0 and
-``(i + 1) % 0`` raises) and ``n_iter`` = 1,000 (the plug-in's default cap is 200). Which batches are
+1e-3), ``generator_n_iter=2`` (two epochs per PATE iteration, each over the 1,606 rows
+its loader keeps of 2,000: 8 batches of 200 and one of 6, each a critic step with one
+vote, then a generator step; the variant runs 16 student and then 18 generator steps,
+see ``VARIANT_STEPS``; the plug-in's default is 10 epochs; 1 fails in synthcity 0.2.12,
+``gan.py:622``: ``n_iter_print = generator_n_iter - 1`` is 0 and ``(i + 1) % 0``
+raises) and ``n_iter`` = 1,000 (the plug-in's default cap is 200). Which batches are
 charged depends on the Laplace noise of each vote, so the ledgers agree in
 distribution, not draw for draw: compare the means.
 
@@ -106,8 +107,11 @@ OPTIONS = {
 }
 
 
-#: The variant's steps per iteration set to the real plug-in's two epochs of 10 batches.
-VARIANT_STEPS = {"student_steps": 20, "generator_steps": 20}
+#: The variant's steps per iteration set to the real plug-in's two epochs: on 2,000
+#: rows its loader yields 1,606 rows per epoch (``utils/samplers.py:88-110``), 8
+#: batches of 200 and one of 6, each a vote and a generator step; the variant's votes
+#: are all of 200 rows, so it takes the 16 full batches' votes and all 18 steps.
+VARIANT_STEPS = {"student_steps": 16, "generator_steps": 18}
 
 
 def run_real(python: str, args: dict[str, Any]) -> list[dict[str, Any]]:
