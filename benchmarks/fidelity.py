@@ -346,7 +346,8 @@ def report(
         print(
             f"{'own final epsilon':28s} {r1['epsilon']:>24.7f} {v1['epsilon']:>22.7f}"
         )
-        print(f"{'reference epsilon (dpaudit)':28s} {'':>24s} {v1['reference']:>22.4f}")
+        ref = "unbounded" if v1["reference"] is None else f"{v1['reference']:.4f}"
+        print(f"{'reference epsilon (dpaudit)':28s} {'':>24s} {ref:>22s}")
         same = all(
             pick(real, w, mode)[i][key] == pick(variant, w, mode)[i][key]
             for w in (0, 1)
