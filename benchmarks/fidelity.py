@@ -52,6 +52,52 @@ in LayerNorm + leaky ReLU, the variant thresholds one sigmoid output per column
 (docs/bugs.md, the fidelity table), and at 33 generator steps neither release depends
 on the data. With column hints the real code's release holds no 1 at all without the
 target, and so does the variant with ``private_categories``: the leak is the same.
+
+The continuous worst case (``--continuous``: columns in [0, 1], 1,999 rows of 0.0 and
+(1.0, 1.0, 1.0)). The real code's own path for continuous columns
+(``continuous_columns`` hints) refuses to run without ``preprocessor_eps``; with it,
+the bounds come from snsql's ``approx_bounds`` (a Laplace-noised histogram, pure
+epsilon-DP) and the library trains on the budget left (``base.py:167-177``). So the
+second pair is the real code at ``preprocessor_eps`` 0.1 against the variant at epsilon
+0.9. Measured (``--continuous --rounds 2``, 2 cores at load 2-3)::
+
+    Ledger on the 2,000-row continuous table (world 1), real: public transformer,
+    training budget 1, delta 1e-05, round 0
+                                    real smartnoise 1.0.8   --variant smartnoise
+    teachers                                            2                      2
+    iterations                                         33                     33
+    charged queries                                10,560                 10,560
+    gap histogram                  {"0": 6478, "2": 4082}           {"2": 10560}
+    own final epsilon                           1.0074420              1.0074420
+    ledgers equal in every round and world (teachers, iterations, queries): True
+    largest difference of the final epsilon: 1.12e-08
+
+    (continuous hints, preprocessor_eps 0.1, training budget 0.9)
+    iterations                                         27                     27
+    charged queries                                 8,640                  8,640
+    own final epsilon                           0.9093648              0.9093648
+    ledgers equal in every round and world (teachers, iterations, queries): True
+    bounds the real code found (both worlds, every round): [0, 1] for each column
+
+    Release of 2,000 rows, share of (every value >= 0.5) / (any value >= 0.5)
+                                                 world 0 (no target)  world 1 (target)
+    real, public transformer                         0.0000 / 1.0000   0.0000 / 1.0000
+    variant                                          0.0455 / 0.8650   0.0455 / 0.8650
+    real, continuous hints, preprocessor_eps 0.1     0.0000 / 1.0000   0.0000 / 1.0000
+    variant, epsilon 0.9                             0.0467 / 0.8665   0.0467 / 0.8665
+
+    wall: real 35 s (incl. ~10 s import), variant 5 s
+
+The ledgers agree exactly in both modes. The vote gaps differ (the real teachers split
+1-1 on 61% of the rows, the variant's agree): at lambda = 1e-3 every query is charged
+the clamped data-independent bound, so the ledger does not depend on them. The real
+release held no row near (1, 1, 1): its generator ends in LayerNorm over the three
+outputs, which centres them on their mean (its learned shift stays near 0 after 33
+steps), so they are almost never all positive (all >= 0.5 after decoding) and almost
+always one is (some value >= 0.5); the variant's sigmoid output has no such tie. Neither release
+depends on the data. The bounds the real code estimated were [0, 1] in every round of
+both worlds: the target's 1.0 falls in the histogram bin [1, 2), whose single count
+stays far below the noise threshold.
 """
 
 from __future__ import annotations
@@ -78,7 +124,7 @@ REAL = r"""
 import json, math, sys
 import numpy as np, pandas as pd, torch
 from snsynth.pytorch.nn import pategan as sn
-from snsynth.transform import TableTransformer
+from snsynth.transform import MinMaxTransformer, TableTransformer
 
 args = json.loads(sys.argv[1])
 names = ["a", "b", "c"]
@@ -97,9 +143,10 @@ def counting(num_teachers, votes, lap_scale, l_list, device="cpu"):
 
 sn.moments_acc = counting
 results = []
+cont = args["continuous"]
 for world in (0, 1):
     rows = args["rows"] - 1 + world
-    data = pd.DataFrame(0, index=range(rows), columns=names)
+    data = pd.DataFrame(0.0 if cont else 0, index=range(rows), columns=names)
     if world:
         data.iloc[-1] = 1
     for mode in args["modes"]:
@@ -108,32 +155,41 @@ for world in (0, 1):
             torch.manual_seed(args["seed"] + r)
             record.update(calls=0, gaps={}, alphas=torch.zeros(100, dtype=torch.float64))
             model = sn.PATEGAN(epsilon=args["epsilon"], delta=args["delta"])
-            if mode == "public":
+            if mode == "public" and cont:
+                tt = TableTransformer([MinMaxTransformer(lower=0.0, upper=1.0) for _ in names])
+                tt.fit(pd.DataFrame([[0.0] * 3, [1.0] * 3], columns=names))
+                model.fit(data, transformer=tt)
+            elif mode == "public":
                 public = pd.DataFrame([[0, 0, 0], [1, 1, 1]], columns=names)
                 tt = TableTransformer.create(public, style="gan", categorical_columns=names)
                 tt.fit(public)
                 model.fit(data, transformer=tt, categorical_columns=names)
+            elif cont:
+                model.fit(data, continuous_columns=names, preprocessor_eps=args["pre_eps"])
             else:
                 model.fit(data, categorical_columns=names)
-            out = pd.DataFrame(model.sample(args["release"]), columns=names).astype(int)
+            out = pd.DataFrame(model.sample(args["release"]), columns=names).astype(float)
             ls = torch.arange(1, 101, dtype=torch.float64)
             eps = float(torch.min((record["alphas"] - math.log(args["delta"])) / ls))
+            bounds = [[float(t.fit_lower), float(t.fit_upper)]
+                      for t in model._transformer.transformers] if cont else []
             results.append({
                 "world": world, "mode": mode, "round": r, "teachers": record["teachers"],
                 "iterations": record["calls"] // model.student_iters,
                 "queries": sum(record["gaps"].values()),
                 "gaps": {str(g): c for g, c in sorted(record["gaps"].items())},
-                "epsilon": eps,
-                "target_share": float((out == 1).all(axis=1).mean()),
-                "any_one_share": float((out == 1).any(axis=1).mean()),
+                "epsilon": eps, "budget": float(model.epsilon), "bounds": bounds,
+                "target_share": float((out >= 0.5).all(axis=1).mean()),
+                "any_one_share": float((out >= 0.5).any(axis=1).mean()),
             })
 print(json.dumps(results))
 """
 
 
-def table(rows: int, world: int) -> pd.DataFrame:
+def table(rows: int, world: int, *, continuous: bool = False) -> pd.DataFrame:
     """World 0: ``rows - 1`` rows (0, 0, 0); world 1: the same plus (1, 1, 1) last."""
-    data = pd.DataFrame(0, index=range(rows - 1 + world), columns=["a", "b", "c"])
+    zero = 0.0 if continuous else 0
+    data = pd.DataFrame(zero, index=range(rows - 1 + world), columns=["a", "b", "c"])
     if world:
         data.iloc[-1] = 1
     return data
@@ -153,14 +209,26 @@ def run_real(python: str, args: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_variant(args: dict[str, Any]) -> list[dict[str, Any]]:
-    domain = worst_case_domain()
+    cont = args["continuous"]
+    domain = worst_case_domain(continuous=cont)
+    # The second mode models the real code's default preprocessing: on binary
+    # columns the category leak (``private_categories``); on continuous ones the
+    # library spends ``pre_eps`` on private bounds first and trains on the rest.
+    second: tuple[tuple[str, ...], float] = (
+        ((), args["epsilon"] - args["pre_eps"])
+        if cont
+        else (("private_categories",), args["epsilon"])
+    )
     results = []
     for world in (0, 1):
-        data = table(args["rows"], world)
-        for mode, bugs in (("public", ()), ("hints", ("private_categories",))):
+        data = table(args["rows"], world, continuous=cont)
+        for mode, (bugs, budget) in (
+            ("public", ((), args["epsilon"])),
+            ("hints", second),
+        ):
             for r in range(args["rounds"]):
                 cfg = config_from_options(
-                    epsilon=args["epsilon"],
+                    epsilon=budget,
                     delta=args["delta"],
                     variant="smartnoise",
                     bugs=bugs,
@@ -172,6 +240,7 @@ def run_variant(args: dict[str, Any]) -> list[dict[str, Any]]:
                 claim = model.privacy_claim_
                 counts = claim.trace["ledger"]["gap_counts"]
                 out = model.sample(args["release"], rng=Rngs.from_seed(10_000 + r))
+                values = out.to_numpy(dtype=float)
                 results.append(
                     {
                         "world": world,
@@ -182,9 +251,10 @@ def run_variant(args: dict[str, Any]) -> list[dict[str, Any]]:
                         "queries": claim.trace["ledger"]["queries"],
                         "gaps": {str(g): int(c) for g, c in enumerate(counts) if c},
                         "epsilon": claim.epsilon,
+                        "budget": budget,
                         "reference": claim.reference_epsilon,
-                        "target_share": float((out == 1).all(axis=1).mean()),
-                        "any_one_share": float((out == 1).any(axis=1).mean()),
+                        "target_share": float((values >= 0.5).all(axis=1).mean()),
+                        "any_one_share": float((values >= 0.5).any(axis=1).mean()),
                     }
                 )
     return results
@@ -203,6 +273,17 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--continuous",
+        action="store_true",
+        help="the continuous worst case: columns in [0, 1], 0.0 rows and (1.0, 1.0, 1.0)",
+    )
+    parser.add_argument(
+        "--preprocessor-eps",
+        type=float,
+        default=0.1,
+        help="--continuous: the budget the library's own path spends on bounds",
+    )
     ns = parser.parse_args()
     args = {
         "rows": ns.rows,
@@ -212,6 +293,8 @@ def main() -> None:
         "delta": ns.delta,
         "seed": ns.seed,
         "modes": ["public", "hints"],
+        "continuous": ns.continuous,
+        "pre_eps": ns.preprocessor_eps if ns.continuous else 0.0,
     }
     started = time.perf_counter()
     real = run_real(ns.python, args)
@@ -219,50 +302,80 @@ def main() -> None:
     started = time.perf_counter()
     variant = run_variant(args)
     variant_s = time.perf_counter() - started
+    report(ns, real, variant)
+    print(f"wall: real {real_s:.0f} s (incl. ~10 s import), variant {variant_s:.0f} s")
 
-    def pick(
-        results: list[dict[str, Any]], world: int, mode: str
-    ) -> list[dict[str, Any]]:
-        return [x for x in results if x["world"] == world and x["mode"] == mode]
 
-    r1, v1 = pick(real, 1, "public")[0], pick(variant, 1, "public")[0]
-    print(
-        f"Ledger on the {ns.rows:,}-row table (world 1), epsilon {ns.epsilon}, "
-        f"delta {ns.delta}, round 0"
-    )
-    print(f"{'':28s} {'real smartnoise 1.0.8':>24s} {'--variant smartnoise':>22s}")
-    for key, label in (
-        ("teachers", "teachers"),
-        ("iterations", "iterations"),
-        ("queries", "charged queries"),
+def pick(results: list[dict[str, Any]], world: int, mode: str) -> list[dict[str, Any]]:
+    return [x for x in results if x["world"] == world and x["mode"] == mode]
+
+
+def report(
+    ns: argparse.Namespace, real: list[dict[str, Any]], variant: list[dict[str, Any]]
+) -> None:
+    """Prints the ledgers, the release statistics and the teacher counts."""
+    if ns.continuous:
+        table_name, one = "continuous", "(every value >= 0.5) / (any value >= 0.5)"
+        second = (
+            f"real, continuous hints, preprocessor_eps {ns.preprocessor_eps}",
+            f"variant, epsilon {ns.epsilon - ns.preprocessor_eps:g}",
+        )
+    else:
+        table_name, one = "binary", "(1, 1, 1) rows / rows with any 1"
+        second = ("real, categorical hints", "variant --bug private_categories")
+    for mode, label in (
+        ("public", "public transformer"),
+        ("hints", second[0].removeprefix("real, ")),
     ):
-        print(f"{label:28s} {r1[key]:>24,} {v1[key]:>22,}")
+        r1, v1 = pick(real, 1, mode)[0], pick(variant, 1, mode)[0]
+        print(
+            f"Ledger on the {ns.rows:,}-row {table_name} table (world 1), real: {label}, "
+            f"training budget {r1['budget']:g}, delta {ns.delta}, round 0"
+        )
+        print(f"{'':28s} {'real smartnoise 1.0.8':>24s} {'--variant smartnoise':>22s}")
+        for key, name in (
+            ("teachers", "teachers"),
+            ("iterations", "iterations"),
+            ("queries", "charged queries"),
+        ):
+            print(f"{name:28s} {r1[key]:>24,} {v1[key]:>22,}")
+        print(
+            f"{'gap histogram':28s} {json.dumps(r1['gaps']):>24s} "
+            f"{json.dumps(v1['gaps']):>22s}"
+        )
+        print(
+            f"{'own final epsilon':28s} {r1['epsilon']:>24.7f} {v1['epsilon']:>22.7f}"
+        )
+        ref = "unbounded" if v1["reference"] is None else f"{v1['reference']:.4f}"
+        print(f"{'reference epsilon (dpaudit)':28s} {'':>24s} {ref:>22s}")
+        same = all(
+            pick(real, w, mode)[i][key] == pick(variant, w, mode)[i][key]
+            for w in (0, 1)
+            for i in range(ns.rounds)
+            for key in ("teachers", "iterations", "queries")
+        )
+        print(
+            "ledgers equal in every round and world (teachers, iterations, queries): "
+            f"{same}"
+        )
+        eps_gap = max(
+            abs(a["epsilon"] - b["epsilon"])
+            for w in (0, 1)
+            for a, b in zip(pick(real, w, mode), pick(variant, w, mode))
+        )
+        print(f"largest difference of the final epsilon: {eps_gap:.2e}")
+        if ns.continuous and mode == "hints":
+            bounds = {json.dumps(x["bounds"]) for x in pick(real, 1, mode)}
+            bounds |= {json.dumps(x["bounds"]) for x in pick(real, 0, mode)}
+            print(f"bounds the real code found (both worlds, every round): {bounds}")
+        print()
     print(
-        f"{'gap histogram':28s} {json.dumps(r1['gaps']):>24s} "
-        f"{json.dumps(v1['gaps']):>22s}"
+        f"Release of {ns.release:,} rows, mean over {ns.rounds} rounds: share of {one}"
     )
-    print(f"{'own final epsilon':28s} {r1['epsilon']:>24.7f} {v1['epsilon']:>22.7f}")
-    print(f"{'reference epsilon (dpaudit)':28s} {'':>24s} {v1['reference']:>22.4f}")
-    same = all(
-        pick(real, w, "public")[i][key] == pick(variant, w, "public")[i][key]
-        for w in (0, 1)
-        for i in range(ns.rounds)
-        for key in ("teachers", "iterations", "queries")
-    )
-    print(
-        f"ledgers equal in every round and world (teachers, iterations, queries): {same}"
-    )
-    eps_gap = max(abs(a["epsilon"] - b["epsilon"]) for a, b in zip(real, variant))
-    print(f"largest difference of the final epsilon: {eps_gap:.2e}")
-    print()
-    print(
-        f"Release of {ns.release:,} rows, mean over {ns.rounds} rounds: share of "
-        "(1, 1, 1) rows / rows with any 1"
-    )
-    print(f"{'':44s} {'world 0 (no target)':>22s} {'world 1 (target)':>20s}")
+    print(f"{'':52s} {'world 0 (no target)':>22s} {'world 1 (target)':>20s}")
     for mode, label_real, label_variant in (
         ("public", "real, public transformer", "variant"),
-        ("hints", "real, categorical hints", "variant --bug private_categories"),
+        ("hints", *second),
     ):
         for results, label in ((real, label_real), (variant, label_variant)):
             cells = []
@@ -272,7 +385,7 @@ def main() -> None:
                     f"{np.mean([x['target_share'] for x in got]):.4f} / "
                     f"{np.mean([x['any_one_share'] for x in got]):.4f}"
                 )
-            print(f"{label:44s} {cells[0]:>22s} {cells[1]:>20s}")
+            print(f"{label:52s} {cells[0]:>22s} {cells[1]:>20s}")
     teachers0 = (
         pick(real, 0, "public")[0]["teachers"],
         pick(variant, 0, "public")[0]["teachers"],
@@ -282,6 +395,7 @@ def main() -> None:
         f"teachers in world 0 ({ns.rows - 1:,} rows): real {teachers0[0]}, variant "
         f"{teachers0[1]} (int(n / 1000); an audit fixes k from |D| for both worlds)"
     )
+    v1 = pick(variant, 1, "public")[0]
     di = acc.pate_gan_epsilon(
         np.array([v1["queries"], 0, 0]),
         acc.MomentsAccountantSpec(lam=1e-3, orders=100, data_dependent=False),
@@ -292,7 +406,6 @@ def main() -> None:
         f"smartnoise's own moments, improved conversion: {float(di):.4f} "
         "(= the reference at k = 2, docs/soundness.md)"
     )
-    print(f"wall: real {real_s:.0f} s (incl. ~10 s import), variant {variant_s:.0f} s")
 
 
 if __name__ == "__main__":

@@ -151,6 +151,15 @@ class _Smartnoise:
             "preprocessing": self.preprocessing,
             **self._claim_extras(model),
         }
+        spent = _preprocessor_spent(model)
+        if spent > 0:
+            # The library charged its bounds to the budget and trained on the rest
+            # (base.py, `_get_train_data`): a training accountant's epsilon covers the
+            # training only, and the release is the composition of both.
+            claim = self.privacy_claim
+            claim["preprocessor_epsilon"] = spent
+            if claim.get("library_epsilon") == claim["epsilon"]:
+                claim["epsilon"] = claim["library_epsilon"] + spent
         return self
 
     def sample(
@@ -237,6 +246,15 @@ class _Smartnoise:
         # domain, and the library uses a fitted transformer as it is.
         table.fit(public_frame(domain))
         return {"transformer": table}
+
+
+def _preprocessor_spent(model: Any) -> float:
+    """The epsilon the library's transformer spent inferring bounds from the records
+    (its odometer; 0 for a transformer fitted on the public domain)."""
+    odometer = getattr(getattr(model, "_transformer", None), "odometer", None)
+    if odometer is None:
+        return 0.0
+    return float(odometer.spent[0])
 
 
 class _MomentsLedger:
