@@ -120,8 +120,10 @@ def test_public_preprocessing_encodes_the_domain_library_the_data(
         assert out["claim"]["preprocessing"] == prep
 
 
-def test_pategan_claim_adds_the_budget_spent_on_private_bounds() -> None:
-    result = _run("bounds")
+def test_pategan_claim_adds_the_budget_spent_on_private_bounds(
+    run_smartnoise: Callable[..., Any],
+) -> None:
+    result = run_smartnoise(SCRIPT, "bounds")
     claim = result["claim"]
     # The library trained on 1 - 0.25 and its own accountant stopped just past that;
     # the claim is the composition with the 0.25 spent on the bounds.
