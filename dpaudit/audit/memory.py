@@ -135,6 +135,12 @@ def memory_limit(config: AuditConfig, *, foreign: bool = False) -> Limit | None:
     the generator runs in worker processes, which ``--max-memory`` bounds instead."""
     if config.max_memory is not None and not foreign:
         return Limit(bytes=int(config.max_memory) * MIB, source="--max-memory")
+    return system_limit()
+
+
+def system_limit() -> Limit | None:
+    """The memory available now: MemAvailable, or the cgroup's limit less its usage
+    where that is lower (None where neither can be read)."""
     free = meminfo_available()
     group = cgroup_available()
     if group is not None and (free is None or group < free):
@@ -387,6 +393,34 @@ def check_memory(config: AuditConfig) -> MemoryPlan | None:
         f"{_fmt(least)} for the least batch ({plan.least_models_at_once} models) "
         f"but {_limit_text(limit)}; use a smaller table or domain, or raise "
         "--max-memory if the estimate is too high (docs/scale.md)."
+    )
+
+
+def check_fit_memory(*, rows: int, width: int, released: int) -> None:
+    """``dpaudit fit``'s plan: one model on ``rows`` rows of encoded ``width``
+    releasing ``released`` rows (:func:`model_bytes`, one teacher at the least),
+    refused above the memory available now.
+
+    Raises:
+        InvalidParameterError: naming ``--rows`` or the table, whichever dominates.
+    """
+    limit = system_limit()
+    if limit is None:
+        return
+    p = max(1, width)
+    need = BASE_BYTES + model_bytes(
+        rows=rows, width=p, teachers=1, batch=64, steps=1, released=released
+    )
+    if need <= limit.bytes:
+        return
+    if 3 * released >= 2 * rows:
+        raise InvalidParameterError(
+            f"`--rows` = {released} needs about {_fmt(need)} (encoded width {p}) but "
+            f"{_limit_text(limit)}; release fewer rows."
+        )
+    raise InvalidParameterError(
+        f"`--dataset` ({rows} rows, encoded width {p}) needs about {_fmt(need)} but "
+        f"{_limit_text(limit)}; use a smaller table or domain."
     )
 
 

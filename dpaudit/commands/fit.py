@@ -58,6 +58,15 @@ def fit_one(
     dataset = load_dataset(
         args.dataset or DEFAULT_DATASET, domain=args.domain, data_dir=args.data_dir
     )
+    # The memory plan of one fit and its release, before training (audit/memory.py).
+    from dpaudit.audit.memory import check_fit_memory
+
+    asked = getattr(args, "rows", None)
+    check_fit_memory(
+        rows=len(dataset.train),
+        width=dataset.domain.encoded_dim,
+        released=len(dataset.train) if asked is None else int(asked),
+    )
     spec = get_spec(args.generator)
     options = spec.with_choices(
         user_options,

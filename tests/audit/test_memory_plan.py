@@ -215,3 +215,27 @@ def test_the_estimate_grows_linearly_with_the_rows() -> None:
         rows=100_000, width=8, teachers=10, batch=64, steps=5, released=0
     )
     assert large < 11 * small
+
+
+def test_fit_refuses_a_release_beyond_memory_before_training(
+    monkeypatch, tmp_path: Path, capsys
+) -> None:
+    """`dpaudit fit --rows 1e12` asked torch for 12 TB after training (exit 3, out of
+    memory); the fit's plan refuses it first, naming --rows, with nothing written."""
+    from dpaudit.cli import main
+
+    monkeypatch.setattr(
+        memory, "system_limit", lambda: memory.Limit(bytes=2**33, source="a test")
+    )
+    with pytest.raises(InvalidParameterError, match="`--rows` = 1000000000000"):
+        memory.check_fit_memory(rows=4, width=3, released=10**12)
+    with pytest.raises(InvalidParameterError, match="`--dataset` \\(10000000 rows"):
+        memory.check_fit_memory(rows=10**7, width=10_000, released=10)
+    memory.check_fit_memory(rows=686, width=40, released=686)  # Cervical: fits
+    out = tmp_path / "s.csv"
+    code = main(
+        ["fit", "--dataset", "worst-case", "--rows", str(10**12), "--out", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--rows" in err, err
+    assert not out.exists()
