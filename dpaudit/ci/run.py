@@ -364,16 +364,19 @@ def run_check(
             error = f"{type(err).__name__}: {err}"
             error_exit = exit_code_for(err)
         seconds = time.perf_counter() - started
+        # Paths are shown as the user gave them (the work uses the absolute ones).
+        shown = Path(out_dir) / audit.name
         if result is not None and reports:
             try:
-                report_path = _write_report(directory, result)
+                written = _write_report(directory, result)
+                report_path = shown / written.relative_to(directory)
             except Exception as err:  # a report problem does not change the verdict
                 error = f"report not written: {type(err).__name__}: {err}"
         outcome = CheckOutcome(
             name=audit.name,
             status=status,
             settings=audit.settings,
-            out_dir=directory,
+            out_dir=shown,
             result=result,
             report_path=report_path,
             error=error,

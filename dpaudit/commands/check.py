@@ -183,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     report = run_check(
         policy,
-        out_dir=Path(os.path.abspath(args.out)),
+        out_dir=Path(args.out),  # run_check works on the absolute path, shows this
         progress=not getattr(args, "quiet", False)
         and (bool(getattr(args, "progress", False)) or sys.stderr.isatty()),
         log=lambda line: print(printable(line), flush=True),
