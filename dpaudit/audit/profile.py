@@ -27,27 +27,31 @@ every region at once (docs/soundness.md, "Testing the claim's profile").
 The *refutation ratio* of a corner against a claim is the largest of
 ``eps_lo / epsilon``, ``mu_emp / mu``, ``D_lambda / eps(lambda)`` over the stated
 orders and ``D_lambda / (rho lambda)`` over every order; the claim is refuted iff it
-exceeds 1 (:func:`judge_point`).
+exceeds 1 (:func:`judge_point`). The curves and divergences live in
+:mod:`dpaudit.audit.tradeoff` (re-exported here), the power of the test (attainable
+maximum, rounds needed, the oracle's ceiling) in :mod:`dpaudit.audit.ceiling`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpaudit.audit.estimators import (
-    EstimatorMethod,
-    _check_alpha,
-    _check_count,
-    _check_delta,
-    _check_method,
-    _eps_from_rates,
-    _rate_upper_bounds,
+from dpaudit.audit.estimators import _check_delta, _eps_from_rates
+from dpaudit.audit.tradeoff import (
+    _finite_nonneg,
+    bernoulli_renyi,
+    box_renyi,
+    eps_of_gdp,
+    gdp_delta,
+    gdp_mu_of_eps,
+    gdp_tradeoff,
+    mu_lower_bound,
 )
 from dpaudit.errors import InvalidParameterError
 
@@ -57,16 +61,12 @@ __all__ = [
     "PointTest",
     "bernoulli_renyi",
     "box_renyi",
-    "eps_ceiling",
     "eps_of_gdp",
     "gdp_delta",
     "gdp_mu_of_eps",
     "gdp_tradeoff",
     "judge_point",
-    "mu_ceiling",
     "mu_lower_bound",
-    "mu_max_attainable",
-    "profile_rounds_needed",
     "rdp_boundary",
     "refutation_ratios",
     "zcdp_ratio",
@@ -75,30 +75,6 @@ __all__ = [
 #: The orders at which zCDP claims are scanned before the scalar refinement (and the
 #: only ones used when thresholds are chosen): 1 + 10^-3 .. 1 + 10^4, log-spaced.
 ZCDP_GRID: NDArray[np.float64] = 1.0 + np.geomspace(1e-3, 1e4, 97)
-
-
-def _ndtr(x: Any) -> Any:
-    from scipy.special import ndtr
-
-    return ndtr(x)
-
-
-def _ndtri(x: Any) -> Any:
-    from scipy.special import ndtri
-
-    return ndtri(x)
-
-
-def _finite_nonneg(name: str, value: object) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float | np.integer | np.floating)
-        or not 0.0 <= float(value) < math.inf
-    ):
-        raise InvalidParameterError(
-            f"`{name}` must be a finite number >= 0. Got {value!r}."
-        )
-    return float(value)
 
 
 # ------------------------------------------------------------------------- the claim
@@ -203,207 +179,6 @@ class ClaimedProfile:
                 math.inf if e is None else e for e in (rdp.get("epsilons") or ())
             ),
         )
-
-
-# ------------------------------------------------------------------------------ GDP
-
-
-def gdp_tradeoff(x: ArrayLike, *, mu: float) -> NDArray[np.float64]:
-    """The Gaussian trade-off curve ``f_mu(x) = Phi(Phi^-1(1 - x) - mu)``: the
-    smallest FNR a mu-GDP mechanism allows at FPR ``x`` (Dong, Roth and Su 2022,
-    Eq. 2.5). ``f_0(x) = 1 - x``; the curve is symmetric (its own inverse).
-
-    >>> [round(float(v), 4) for v in gdp_tradeoff([0.0, 0.05, 0.5, 1.0], mu=1.0)]
-    [1.0, 0.7405, 0.1587, 0.0]
-    """
-    m = _finite_nonneg("mu", mu)
-    arr = np.clip(np.asarray(x, dtype=np.float64), 0.0, 1.0)
-    # Phi^-1(1 - x) = -Phi^-1(x): exact for small x, where 1 - x would round.
-    return np.asarray(_ndtr(-_ndtri(arr) - m), dtype=np.float64)
-
-
-def mu_lower_bound(fpr_upper: ArrayLike, fnr_upper: ArrayLike) -> NDArray[np.float64]:
-    """The largest mu whose mu-GDP the box ``[0, a] x [0, b]`` refutes:
-    ``max(0, Phi^-1(1 - a) - Phi^-1(b))``.
-
-    Every pair in the box has ``FNR <= b < f_mu(a) <= f_mu(FPR)`` for each smaller
-    mu, so with ``a``, ``b`` the joint Clopper-Pearson upper bounds this is
-    ``mu_emp``, a lower bound on any mu for which the mechanism is mu-GDP (at the
-    bounds' confidence). Elementwise; 0 where ``a + b >= 1``.
-
-    >>> round(float(mu_lower_bound(0.05, 0.5)), 4)
-    1.6449
-    >>> float(mu_lower_bound(0.6, 0.5))
-    0.0
-    """
-    a = np.asarray(fpr_upper, dtype=np.float64)
-    b = np.asarray(fnr_upper, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        mu = -_ndtri(a) - _ndtri(b)
-    # inf where a rate bound is 0 (and the other below 1): nothing is mu-GDP then.
-    return np.asarray(np.where(mu > 0.0, mu, 0.0), np.float64)  # NaN > 0 is False
-
-
-def gdp_delta(eps: float, *, mu: float) -> float:
-    """delta(eps) of a mu-GDP mechanism (Dong, Roth and Su 2022, Cor. 2.13):
-    ``Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``, computed in logs.
-
-    >>> round(gdp_delta(0.0, mu=1.0), 4)  # = 2 Phi(1/2) - 1
-    0.3829
-    """
-    m = _finite_nonneg("mu", mu)
-    e = float(eps)
-    if m == 0.0:
-        return 0.0
-    from scipy.special import log_ndtr
-
-    la = float(log_ndtr(-e / m + m / 2.0))
-    lb = float(log_ndtr(-e / m - m / 2.0)) + e
-    if lb >= la:
-        return 0.0
-    return float(math.exp(la) * -math.expm1(lb - la))
-
-
-def eps_of_gdp(mu: float, delta: float) -> float:
-    """The epsilon at ``delta`` of a mu-GDP mechanism: the smallest eps with
-    :func:`gdp_delta` ``(eps) <= delta`` (Cor. 2.13 inverted numerically; ``inf``
-    for ``delta == 0`` and mu > 0).
-
-    >>> round(eps_of_gdp(1.0, 1e-5), 3)
-    4.377
-    >>> eps_of_gdp(0.0, 1e-5)
-    0.0
-    """
-    m = _finite_nonneg("mu", mu)
-    d = _check_delta(delta)
-    if m == 0.0 or gdp_delta(0.0, mu=m) <= d:
-        return 0.0
-    if d == 0.0:
-        return math.inf
-    from scipy.optimize import brentq
-
-    hi = 1.0
-    while gdp_delta(hi, mu=m) > d:
-        hi *= 2.0
-    log_d = math.log(d)
-
-    def gap(e: float) -> float:
-        value = gdp_delta(e, mu=m)
-        return (math.log(value) if value > 0 else -math.inf) - log_d
-
-    return float(brentq(gap, 0.0, hi, xtol=1e-12, rtol=1e-12))
-
-
-def gdp_mu_of_eps(eps: float, delta: float) -> float:
-    """The mu of the Gaussian mechanism that is exactly (eps, delta)-DP: the mu with
-    ``gdp_delta(eps, mu) == delta`` (delta grows with mu).
-
-    >>> round(gdp_mu_of_eps(4.0, 1e-5), 3)
-    0.925
-    >>> round(eps_of_gdp(gdp_mu_of_eps(2.0, 1e-5), 1e-5), 9)
-    2.0
-    """
-    e = _finite_nonneg("eps", eps)
-    d = _check_delta(delta)
-    if d <= 0.0:
-        raise InvalidParameterError(f"`delta` must be in (0, 1). Got {delta!r}.")
-    from scipy.optimize import brentq
-
-    hi = 1.0
-    while gdp_delta(e, mu=hi) < d:
-        hi *= 2.0
-    return float(
-        brentq(lambda m: gdp_delta(e, mu=m) - d, 1e-12, hi, xtol=1e-13, rtol=1e-13)
-    )
-
-
-# ------------------------------------------------------------------------------ RDP
-
-
-def bernoulli_renyi(
-    p: ArrayLike, q: ArrayLike, order: ArrayLike
-) -> NDArray[np.float64]:
-    """Renyi divergence ``D_lambda(Bern(p) || Bern(q))`` of order lambda > 1.
-
-    ``1/(lambda - 1) log(p^lambda q^(1-lambda) + (1-p)^lambda (1-q)^(1-lambda))``,
-    summed in logs (log-sum-exp, or ``log1p`` of the sum's excess over 1 when that
-    is small, as near lambda = 1 or p = q); a term with ``p_i = 0`` contributes 0 and one with
-    ``p_i > 0 = q_i`` makes the divergence infinite. Broadcasts over its arguments.
-
-    Raises:
-        InvalidParameterError: On an order <= 1 or a probability outside [0, 1].
-
-    >>> round(float(bernoulli_renyi(0.5, 0.5, 2.0)), 12)
-    0.0
-    >>> round(float(bernoulli_renyi(0.1, 0.6, 2.0)), 6)  # log(.01/.6 + .81/.4)
-    0.713766
-    >>> float(bernoulli_renyi(0.1, 0.0, 3.0))
-    inf
-    """
-    pa, qa, lam = np.broadcast_arrays(
-        np.asarray(p, dtype=np.float64),
-        np.asarray(q, dtype=np.float64),
-        np.asarray(order, dtype=np.float64),
-    )
-    if np.any(~(lam > 1.0)) or np.any(~np.isfinite(lam)):
-        raise InvalidParameterError(
-            "`order` must be a finite number > 1. Got "
-            f"{np.unique(lam[~((lam > 1.0) & np.isfinite(lam))])[:3].tolist()!r}."
-        )
-    for name, arr in (("p", pa), ("q", qa)):
-        if np.any(~((arr >= 0.0) & (arr <= 1.0))):
-            raise InvalidParameterError(f"`{name}` must be in [0, 1]. Got {arr!r}.")
-
-    def term(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = lam * np.log(x) + (1.0 - lam) * np.log(y)
-        value = np.where(x == 0.0, -np.inf, value)
-        return np.asarray(np.where((x > 0.0) & (y == 0.0), np.inf, value), np.float64)
-
-    def excess(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-        # x ((x / y)^(lambda - 1) - 1): the term's share of (sum - 1), exact near 0.
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            value = x * np.expm1((lam - 1.0) * (np.log(x) - np.log(y)))
-        value = np.where(x == 0.0, 0.0, value)
-        return np.asarray(np.where((x > 0.0) & (y == 0.0), np.inf, value), np.float64)
-
-    with np.errstate(invalid="ignore"):
-        total = np.logaddexp(term(pa, qa), term(1.0 - pa, 1.0 - qa))
-        # Near lambda = 1 or p = q the sum is 1 + tiny: log1p of the excess keeps
-        # the digits log-sum-exp loses to cancellation.
-        small = excess(pa, qa) + excess(1.0 - pa, 1.0 - qa)
-        near = np.isfinite(small) & (np.abs(small) < 0.5)
-        total = np.where(near, np.log1p(np.where(near, small, 0.0)), total)
-    out = np.maximum(total / (lam - 1.0), 0.0)  # >= 0 up to rounding
-    return np.asarray(out, dtype=np.float64)
-
-
-def box_renyi(
-    fpr_upper: ArrayLike, fnr_upper: ArrayLike, order: ArrayLike
-) -> NDArray[np.float64]:
-    """The Renyi divergence the box ``[0, a] x [0, b]`` forces at order lambda:
-    ``max(D(Bern(a) || Bern(1 - b)), D(Bern(1 - b) || Bern(a)))``, 0 where
-    ``a + b >= 1``.
-
-    For every pair (x, y) in the box with ``a + b < 1``:
-    ``x <= a < 1 - b <= 1 - y``, and the Renyi divergence between Bernoullis grows as
-    their parameters move apart (``sum p_i^lambda q_i^(1 - lambda)`` is convex in
-    each argument with its minimum at ``p = q``), so the true test forces at least
-    this much in each direction; by post-processing the mechanism does too.
-
-    >>> round(float(box_renyi(0.1, 0.4, 2.0)), 6)  # the reverse direction: log(3.6 + .16/.9)
-    1.329136
-    >>> float(box_renyi(0.5, 0.5, 2.0))
-    0.0
-    """
-    a = np.asarray(fpr_upper, dtype=np.float64)
-    q = 1.0 - np.asarray(fnr_upper, dtype=np.float64)
-    ok = a < q
-    a_ok = np.where(ok, a, 0.25)
-    q_ok = np.where(ok, q, 0.75)
-    forward = bernoulli_renyi(a_ok, q_ok, order)
-    backward = bernoulli_renyi(q_ok, a_ok, order)
-    return np.asarray(np.where(ok, np.maximum(forward, backward), 0.0), np.float64)
 
 
 def zcdp_ratio(
@@ -612,174 +387,3 @@ def rdp_boundary(
         lo = np.where(refuted, mid, lo)
         hi = np.where(refuted, hi, mid)
     return xs, hi
-
-
-# ------------------------------------------------------------------------ power
-
-
-def _upper(errors: int, n: int, alpha: float, method: str) -> float:
-    return float(_rate_upper_bounds(np.array(errors), np.array(n), alpha, method))
-
-
-def mu_max_attainable(
-    n_non_members: int,
-    n_members: int,
-    *,
-    alpha: float = 0.05,
-    method: EstimatorMethod = "clopper_pearson",
-) -> float:
-    """The largest mu_emp a test of this size can show (zero errors): no mu-GDP
-    claim at or above it can be refuted with these test rounds.
-
-    >>> round(mu_max_attainable(400, 400, alpha=0.05 / 3), 3)
-    4.521
-    """
-    n0 = _check_count("n_non_members", n_non_members)
-    n1 = _check_count("n_members", n_members)
-    level = _check_alpha(alpha) / 2.0
-    name = _check_method(method)
-    return float(mu_lower_bound(_upper(0, n0, level, name), _upper(0, n1, level, name)))
-
-
-def profile_rounds_needed(
-    claim: ClaimedProfile,
-    *,
-    alpha: float = 0.05,
-    split: tuple[float, float, float] = (0.4, 0.2, 0.4),
-    method: EstimatorMethod = "clopper_pearson",
-    max_rounds: int = 10_000_000,
-) -> int | None:
-    """The fewest rounds per world whose perfect attack (zero test errors) refutes
-    ``claim`` (refutation ratio > 1), splitting rounds as
-    :func:`~dpaudit.audit.estimators.rounds_needed` does.
-
-    >>> profile_rounds_needed(ClaimedProfile(epsilon=4.0, delta=1e-5, gdp_mu=0.925))
-    25
-    >>> profile_rounds_needed(ClaimedProfile(epsilon=4.0, delta=1e-5))
-    510
-    """
-    level = _check_alpha(alpha) / 2.0
-    name = _check_method(method)
-
-    def test_rounds(rounds: int) -> int:
-        return rounds - round(split[0] * rounds) - round(split[1] * rounds)
-
-    def refutes(n: int) -> bool:
-        u = _upper(0, n, level, name)
-        return bool(refutation_ratios(u, u, claim) > 1.0)
-
-    hi = 1
-    while not refutes(hi):
-        if hi >= max_rounds:
-            return None
-        hi = min(2 * hi, max_rounds)
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if refutes(mid):
-            hi = mid
-        else:
-            lo = mid
-    rounds = max(5, int(hi / max(split[2], 1e-12)) - 10)
-    while test_rounds(rounds) < hi:
-        rounds += 1
-    return rounds if rounds <= max_rounds else None
-
-
-def _expected_best(
-    n0: int,
-    n1: int,
-    mu_true: float,
-    statistic: Callable[
-        [NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]
-    ],
-    alpha: float,
-    method: str,
-) -> float:
-    """max over thresholds t of E[statistic(U0(FP), U1(FN))] for the Gaussian
-    test ``score >= t`` with non-member N(0, 1) and member N(mu_true, 1), exactly
-    over the binomial laws of FP and FN."""
-    from scipy import stats
-    from scipy.optimize import minimize_scalar
-
-    k0, k1 = np.arange(n0 + 1), np.arange(n1 + 1)
-    u0 = _rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2.0, method)
-    u1 = _rate_upper_bounds(k1, np.full(k1.size, n1), alpha / 2.0, method)
-    table = statistic(u0[:, None], u1[None, :])
-
-    def expected(t: float) -> float:
-        p0 = float(_ndtr(-t))  # FPR of "score >= t" without the target
-        p1 = float(_ndtr(t - mu_true))  # FNR with it
-        w0 = stats.binom.pmf(k0, n0, p0)
-        w1 = stats.binom.pmf(k1, n1, p1)
-        # Only the counts with non-negligible mass (the rest adds < 1e-15).
-        i0 = np.flatnonzero(w0 > 1e-18)
-        i1 = np.flatnonzero(w1 > 1e-18)
-        return float(w0[i0] @ table[np.ix_(i0, i1)] @ w1[i1])
-
-    grid = np.linspace(-2.0, mu_true + 6.0, 161)
-    values = np.array([expected(float(t)) for t in grid])
-    i = int(np.argmax(values))
-    lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, grid.size - 1)])
-    res = minimize_scalar(
-        lambda t: -expected(float(t)), bounds=(lo, hi), method="bounded"
-    )
-    return max(float(values[i]), -float(res.fun))
-
-
-def mu_ceiling(
-    mu_true: float,
-    n_non_members: int,
-    n_members: int,
-    *,
-    alpha: float = 0.05,
-    method: EstimatorMethod = "clopper_pearson",
-) -> float:
-    """The expected mu_emp of the best possible test of an exactly mu_true-GDP
-    mechanism at this test size and level.
-
-    The oracle thresholds the exact likelihood ratio (the score itself, member
-    N(mu, 1) against non-member N(0, 1): Neyman-Pearson), at the threshold that
-    maximises the expected mu_emp, known in advance (no validation rounds spent);
-    the expectation is exact over the binomial laws of FP and FN, not simulated. No
-    audit of such a mechanism at this size can expect more; a ratio
-    ``mean mu_emp / mu_ceiling`` near 1 means the attack is as strong as any.
-
-    >>> round(mu_ceiling(0.925, 400, 400, alpha=0.05 / 3) / 0.925, 2)
-    0.66
-    """
-    m = _finite_nonneg("mu_true", mu_true)
-    n0 = _check_count("n_non_members", n_non_members)
-    n1 = _check_count("n_members", n_members)
-    return _expected_best(
-        n0, n1, m, mu_lower_bound, _check_alpha(alpha), _check_method(method)
-    )
-
-
-def eps_ceiling(
-    mu_true: float,
-    n_non_members: int,
-    n_members: int,
-    *,
-    delta: float,
-    alpha: float = 0.05,
-    method: EstimatorMethod = "clopper_pearson",
-) -> float:
-    """The expected eps_emp (the (epsilon, delta)-line bound) of the same oracle test
-    as :func:`mu_ceiling`, at its own best threshold.
-
-    >>> round(eps_ceiling(0.925, 400, 400, delta=1e-5, alpha=0.05 / 3), 2)
-    0.83
-    """
-    m = _finite_nonneg("mu_true", mu_true)
-    d = _check_delta(delta)
-    n0 = _check_count("n_non_members", n_non_members)
-    n1 = _check_count("n_members", n_members)
-    return _expected_best(
-        n0,
-        n1,
-        m,
-        lambda a, b: _eps_from_rates(a, b, d),
-        _check_alpha(alpha),
-        _check_method(method),
-    )

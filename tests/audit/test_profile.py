@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.audit import profile
+from dpaudit.audit import ceiling, profile, tradeoff
+from dpaudit.audit.ceiling import mu_ceiling, mu_max_attainable, profile_rounds_needed
 from dpaudit.audit.estimators import AttackCounts, eps_lower_bound, rate_upper_bound
 from dpaudit.audit.profile import (
     ClaimedProfile,
@@ -22,10 +23,7 @@ from dpaudit.audit.profile import (
     gdp_mu_of_eps,
     gdp_tradeoff,
     judge_point,
-    mu_ceiling,
     mu_lower_bound,
-    mu_max_attainable,
-    profile_rounds_needed,
     rdp_boundary,
     refutation_ratios,
     zcdp_ratio,
@@ -36,9 +34,10 @@ FAST = settings(max_examples=100, deadline=None)
 rates = st.floats(0.0, 1.0, allow_nan=False)
 
 
-def test_doctests_pass() -> None:
-    result = doctest.testmod(profile, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 15 and result.failed == 0
+@pytest.mark.parametrize("module", [profile, tradeoff, ceiling])
+def test_doctests_pass(module: object) -> None:
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
+    assert result.attempted > 4 and result.failed == 0
 
 
 # ------------------------------------------------------------------------------ GDP
