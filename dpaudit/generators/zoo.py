@@ -130,7 +130,7 @@ def laplace_rdp(epsilon: float, order: float) -> float:
         log(a/(2a-1) e^((a-1) eps) + (a-1)/(2a-1) e^(-a eps)) / (a - 1)
 
     >>> round(laplace_rdp(1.0, 2.0), 6)
-    0.652604
+    0.619124
     """
     a = order
     total = _logaddexp(
