@@ -57,11 +57,13 @@ from dpaudit.adapters._common import (
     category_values,
     check_preprocessing,
     columns_of,
+    compose_pure_dp,
     import_library,
     public_frame,
     quiet,
     seed_globals,
 )
+from dpaudit.adapters._ledgers import MomentsLedger, OpacusLedger
 
 LIBRARY = "smartnoise-synth 1.0.8"
 PACKAGE = "smartnoise-synth==1.0.8"
@@ -151,6 +153,7 @@ class _Smartnoise:
             "preprocessing": self.preprocessing,
             **self._claim_extras(model),
         }
+        profile = self._profile(model)
         spent = _preprocessor_spent(model)
         if spent > 0:
             # The library charged its bounds to the budget and trained on the rest
@@ -160,6 +163,12 @@ class _Smartnoise:
             claim["preprocessor_epsilon"] = spent
             if claim.get("library_epsilon") == claim["epsilon"]:
                 claim["epsilon"] = claim["library_epsilon"] + spent
+            # The profile too: the bounds are pure `spent`-DP (Laplace), composed.
+            if profile.get("rdp") is not None:
+                profile["rdp"] = compose_pure_dp(profile["rdp"], spent)
+            if profile.get("zcdp_rho") is not None:
+                profile["zcdp_rho"] += spent * spent / 2.0
+        self.privacy_claim.update(profile)
         return self
 
     def sample(
@@ -186,6 +195,11 @@ class _Smartnoise:
         model.fit(data, **kwargs)
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
+        return {}
+
+    def _profile(self, model: Any) -> dict[str, Any]:
+        """The claim's profile keys (docs/plugins.md) from what the library computed:
+        none by default (docs/adapters.md, "The claim's profile")."""
         return {}
 
     def _too_few_rows(self, rows: int) -> str:
@@ -257,45 +271,6 @@ def _preprocessor_spent(model: Any) -> float:
     return float(odometer.spent[0])
 
 
-class _MomentsLedger:
-    """Records every call of smartnoise's PATE moments accountant (``moments_acc``)
-    while a PATE synthesizer trains, so the claim carries the library's own final
-    epsilon: ``min over l of (sum of moments - log delta) / l``, the value its stop
-    rule compares with the budget. Each call's result passes through unchanged."""
-
-    def __init__(self, module: Any) -> None:
-        self.module, self.original = module, module.moments_acc
-        self.calls, self.queries, self.total = 0, 0, None
-
-    def __call__(
-        self,
-        num_teachers: Any,
-        votes: Any,
-        lap_scale: Any,
-        l_list: Any,
-        *args: Any,
-        **kwargs: Any,
-    ) -> Any:
-        moments = self.original(num_teachers, votes, lap_scale, l_list, *args, **kwargs)
-        self.calls += 1
-        self.queries += int(votes.numel())
-        self.total = moments.clone() if self.total is None else self.total + moments
-        self.l_list, self.num_teachers, self.lap_scale = l_list, num_teachers, lap_scale
-        return moments
-
-    def __enter__(self) -> _MomentsLedger:
-        self.module.moments_acc = self
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.module.moments_acc = self.original
-
-    def epsilon(self, delta: float) -> float | None:
-        if self.total is None:
-            return None
-        return float(min((self.total - math.log(delta)) / self.l_list).item())
-
-
 class SmartnoisePATEGAN(_Smartnoise):
     """smartnoise-synth's PATEGAN (``snsynth.pytorch.nn.pategan.PATEGAN``).
 
@@ -330,12 +305,12 @@ class SmartnoisePATEGAN(_Smartnoise):
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
         module = __import__("snsynth.pytorch.nn.pategan", fromlist=["moments_acc"])
-        with _MomentsLedger(module) as ledger:
+        with MomentsLedger(module) as ledger:
             model.fit(data, **kwargs)
         self.ledger_ = {"ledger": ledger}
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
-        ledger: _MomentsLedger = self.ledger_["ledger"]
+        ledger: MomentsLedger = self.ledger_["ledger"]
         delta = float(model.delta)
         library_epsilon = ledger.epsilon(delta)
         student_iters = int(model.student_iters)
@@ -349,6 +324,10 @@ class SmartnoisePATEGAN(_Smartnoise):
             extras["library_epsilon"] = library_epsilon
             extras["epsilon"] = library_epsilon
         return extras
+
+    def _profile(self, model: Any) -> dict[str, Any]:
+        ledger: MomentsLedger = self.ledger_["ledger"]
+        return ledger.profile()
 
 
 class SmartnoisePATECTGAN(_Smartnoise):
@@ -367,12 +346,12 @@ class SmartnoisePATECTGAN(_Smartnoise):
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
         module = __import__("snsynth.pytorch.nn.patectgan", fromlist=["moments_acc"])
-        with _MomentsLedger(module) as ledger:
+        with MomentsLedger(module) as ledger:
             model.fit(data, **kwargs)
         self.ledger_ = {"ledger": ledger}
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
-        ledger: _MomentsLedger = self.ledger_["ledger"]
+        ledger: MomentsLedger = self.ledger_["ledger"]
         extras: dict[str, Any] = {
             "accountant_updates": ledger.calls,
             "queries": ledger.queries,
@@ -382,6 +361,10 @@ class SmartnoisePATECTGAN(_Smartnoise):
             extras["library_epsilon"] = library_epsilon
             extras["epsilon"] = library_epsilon
         return extras
+
+    def _profile(self, model: Any) -> dict[str, Any]:
+        ledger: MomentsLedger = self.ledger_["ledger"]
+        return ledger.profile()
 
 
 _OPACUS_RESEEDS = (
@@ -407,6 +390,13 @@ class SmartnoiseDPCTGAN(_Smartnoise):
     style = "gan"
     accountant = "Opacus RDP (DP-SGD)"
 
+    def _fit_model(
+        self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
+    ) -> None:
+        with OpacusLedger() as ledger:
+            model.fit(data, **kwargs)
+        self.ledger_ = {"opacus": ledger}
+
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         spent = [float(e) for e in getattr(model, "epsilon_list", [])]
         extras: dict[str, Any] = {
@@ -416,7 +406,14 @@ class SmartnoiseDPCTGAN(_Smartnoise):
         if spent:
             extras["library_epsilon"] = spent[-1]
             extras["epsilon"] = spent[-1]
+        ledger: OpacusLedger = self.ledger_["opacus"]
+        if ledger.engines:
+            extras["opacus_steps"] = int(ledger.engines[-1].steps)
         return extras
+
+    def _profile(self, model: Any) -> dict[str, Any]:
+        ledger: OpacusLedger = self.ledger_["opacus"]
+        return ledger.profile()
 
 
 class SmartnoiseDPGAN(_Smartnoise):
@@ -469,6 +466,13 @@ class SmartnoiseMST(_Smartnoise):
             "unseeded_noise": "OpenDP Gaussian measurements",
         }
 
+    def _profile(self, model: Any) -> dict[str, Any]:
+        """``zcdp_rho``: the rho MST spends (``cdp_rho(epsilon, delta)``, split in
+        three: one-way measurements, exponential-mechanism selections, the selected
+        marginals' Gaussian measurements)."""
+        utils = __import__("snsynth.utils", fromlist=["cdp_rho"])
+        return {"zcdp_rho": float(utils.cdp_rho(self.epsilon, self.delta))}
+
 
 class SmartnoiseAIM(_Smartnoise):
     """smartnoise-synth's AIM (adaptive and iterative marginal selection).
@@ -505,6 +509,12 @@ class SmartnoiseAIM(_Smartnoise):
             "iterations": int(self.ledger_["rounds"]),
             "unseeded_noise": "OpenDP Gaussian measurements",
         }
+
+    def _profile(self, model: Any) -> dict[str, Any]:
+        """``zcdp_rho``: the rho AIM budgets (``model.rho``; its rounds stop before
+        spending more)."""
+        rho = float(model.rho)
+        return {"zcdp_rho": rho} if rho > 0 else {}
 
 
 class SmartnoiseMWEM(_Smartnoise):
