@@ -47,7 +47,7 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
         # Every query whose answer is acted upon, charged or not (the reference).
         s.all_gap_counts += step_counts * use[:, None]
         if s.recorder is not None:
-            s.recorder.observe(labels > 0.5, use)
+            s.recorder.observe(labels > 0.5, use, n1)
         if s.replay is not None:
             beta, single_draw = vote_noise(cfg)
             s.replay.observe(n1, use, k=k, beta=beta, single_draw=single_draw)

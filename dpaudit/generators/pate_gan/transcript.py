@@ -120,16 +120,23 @@ def log_probability(
 
 
 class Recorder:
-    """Collects the noisy votes of ``M`` models during training (internal)."""
+    """Collects the noisy votes of ``M`` models during training (internal).
 
-    def __init__(self) -> None:
+    ``keep_votes`` also keeps the clean votes ``n1`` (not part of the release: for
+    tests that check a replay against the run it replays)."""
+
+    def __init__(self, *, keep_votes: bool = False) -> None:
         self.labels: list[Tensor] = []
         self.used: list[Tensor] = []
+        self.keep_votes = keep_votes
+        self.votes: list[Tensor] = []
 
-    def observe(self, labels: Tensor, used: Tensor) -> None:
-        """Step ``s``: ``labels[M, B]`` and ``used[M]``."""
+    def observe(self, labels: Tensor, used: Tensor, n1: Tensor) -> None:
+        """Step ``s``: ``labels[M, B]``, ``used[M]`` and the clean votes ``n1[M, B]``."""
         self.labels.append(labels.detach().to("cpu", torch.bool))
         self.used.append(used.detach().to("cpu", torch.bool))
+        if self.keep_votes:
+            self.votes.append(n1.detach().to("cpu"))
 
     def transcripts(self) -> list[VoteTranscript]:
         """One transcript per model, trimmed after its last used step."""
