@@ -186,3 +186,69 @@ def _nearest_category(value: Any, categories: list[Any]) -> Any:
         except (TypeError, ValueError):
             continue
     return value
+
+
+def rdp_curve(orders: Any, epsilons: Any) -> tuple[dict[str, list[float]] | None, int]:
+    """A library's RDP values as a claim's ``rdp`` (docs/plugins.md): the orders
+    (sorted) where the value is a finite number >= 0, and how many orders were left
+    out (an infinite, NaN or negative value states nothing a claim can carry; a
+    curve at fewer orders is a weaker statement of the same accountant). None when
+    no order is left.
+
+    >>> rdp_curve([3, 2, 4], [0.3, 0.2, float("nan")])
+    ({'orders': [2.0, 3.0], 'epsilons': [0.2, 0.3]}, 1)
+    """
+    pairs = sorted(
+        (float(a), float(e))
+        for a, e in zip(
+            np.asarray(orders, dtype=float).ravel().tolist(),
+            np.asarray(epsilons, dtype=float).ravel().tolist(),
+            strict=True,
+        )
+    )
+    kept = [(a, e) for a, e in pairs if a > 1 and math.isfinite(e) and e >= 0]
+    # Strictly increasing orders: a repeated order keeps its largest value.
+    merged: dict[float, float] = {}
+    for a, e in kept:
+        merged[a] = max(e, merged.get(a, e))
+    if not merged:
+        return None, len(pairs)
+    order = sorted(merged)
+    return (
+        {"orders": order, "epsilons": [merged[a] for a in order]},
+        len(pairs) - len(order),
+    )
+
+
+def moments_rdp(moments: Any) -> tuple[dict[str, list[float]] | None, int]:
+    """A PATE moments accountant's log-moments ``alpha(l)``, ``l = 1..L``, as the RDP
+    curve they state: ``alpha(l) / l`` at order ``l + 1`` (docs/formulas.md).
+
+    >>> moments_rdp([1.0, 3.0])
+    ({'orders': [2.0, 3.0], 'epsilons': [1.0, 1.5]}, 0)
+    """
+    alpha = np.asarray(moments, dtype=float).ravel()
+    ls = np.arange(1, alpha.size + 1, dtype=float)
+    return rdp_curve(ls + 1.0, alpha / ls)
+
+
+def compose_pure_dp(
+    curve: dict[str, list[float]] | None, epsilon: float
+) -> dict[str, list[float]] | None:
+    """``curve`` composed with a pure ``epsilon``-DP step (a library's private bounds):
+    ``+ min(epsilon, a epsilon^2 / 2)`` at each order ``a`` (pure DP implies
+    ``epsilon^2 / 2``-zCDP, Bun and Steinke 2016, Prop. 3.3, and RDP at most
+    ``epsilon``).
+
+    >>> compose_pure_dp({"orders": [2.0], "epsilons": [0.1]}, 0.5)
+    {'orders': [2.0], 'epsilons': [0.35]}
+    """
+    if curve is None or epsilon <= 0:
+        return curve
+    return {
+        "orders": list(curve["orders"]),
+        "epsilons": [
+            e + min(epsilon, a * epsilon * epsilon / 2.0)
+            for a, e in zip(curve["orders"], curve["epsilons"], strict=True)
+        ],
+    }

@@ -57,9 +57,11 @@ from dpaudit.adapters._common import (
     category_values,
     check_preprocessing,
     columns_of,
+    compose_pure_dp,
     import_library,
     public_frame,
     quiet,
+    rdp_curve,
     seed_globals,
 )
 
@@ -151,6 +153,7 @@ class _Smartnoise:
             "preprocessing": self.preprocessing,
             **self._claim_extras(model),
         }
+        profile = self._profile(model)
         spent = _preprocessor_spent(model)
         if spent > 0:
             # The library charged its bounds to the budget and trained on the rest
@@ -160,6 +163,12 @@ class _Smartnoise:
             claim["preprocessor_epsilon"] = spent
             if claim.get("library_epsilon") == claim["epsilon"]:
                 claim["epsilon"] = claim["library_epsilon"] + spent
+            # The profile too: the bounds are pure `spent`-DP (Laplace), composed.
+            if profile.get("rdp") is not None:
+                profile["rdp"] = compose_pure_dp(profile["rdp"], spent)
+            if profile.get("zcdp_rho") is not None:
+                profile["zcdp_rho"] += spent * spent / 2.0
+        self.privacy_claim.update(profile)
         return self
 
     def sample(
@@ -186,6 +195,11 @@ class _Smartnoise:
         model.fit(data, **kwargs)
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
+        return {}
+
+    def _profile(self, model: Any) -> dict[str, Any]:
+        """The claim's profile keys (docs/plugins.md) from what the library computed:
+        none by default (docs/adapters.md, "The claim's profile")."""
         return {}
 
     def _too_few_rows(self, rows: int) -> str:
@@ -295,6 +309,20 @@ class _MomentsLedger:
             return None
         return float(min((self.total - math.log(delta)) / self.l_list).item())
 
+    def profile(self) -> dict[str, Any]:
+        """The accumulated moments as the RDP curve they state: ``alpha(l) / l`` at
+        order ``l + 1`` (as the library computed them: its ``moments_acc`` clamps the
+        term without its log, the ``accountant_missing_log`` defect of
+        docs/bugs.md)."""
+        if self.total is None:
+            return {}
+        ls = self.l_list.double().cpu().numpy()
+        curve, left_out = rdp_curve(ls + 1.0, self.total.double().cpu().numpy() / ls)
+        out: dict[str, Any] = {"rdp": curve}
+        if left_out:
+            out["rdp_orders_left_out"] = left_out
+        return out
+
 
 class SmartnoisePATEGAN(_Smartnoise):
     """smartnoise-synth's PATEGAN (``snsynth.pytorch.nn.pategan.PATEGAN``).
@@ -350,6 +378,10 @@ class SmartnoisePATEGAN(_Smartnoise):
             extras["epsilon"] = library_epsilon
         return extras
 
+    def _profile(self, model: Any) -> dict[str, Any]:
+        ledger: _MomentsLedger = self.ledger_["ledger"]
+        return ledger.profile()
+
 
 class SmartnoisePATECTGAN(_Smartnoise):
     """smartnoise-synth's PATECTGAN: CTGAN trained with PATE teachers.
@@ -383,6 +415,10 @@ class SmartnoisePATECTGAN(_Smartnoise):
             extras["epsilon"] = library_epsilon
         return extras
 
+    def _profile(self, model: Any) -> dict[str, Any]:
+        ledger: _MomentsLedger = self.ledger_["ledger"]
+        return ledger.profile()
+
 
 _OPACUS_RESEEDS = (
     "Not reproducible: Opacus 0.14's PrivacyEngine (secure_rng off, smartnoise's "
@@ -407,6 +443,33 @@ class SmartnoiseDPCTGAN(_Smartnoise):
     style = "gan"
     accountant = "Opacus RDP (DP-SGD)"
 
+    def _fit_model(
+        self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
+    ) -> None:
+        # Records the library's Opacus engine and the step count at each of its
+        # reads (`get_privacy_spent`), so the claim can state the RDP curve behind
+        # the epsilon it read last; nothing it computes changes.
+        opacus: Any = __import__("opacus")
+        original = opacus.PrivacyEngine
+        engines: list[Any] = []
+
+        class Recording(original):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kw: Any) -> None:
+                super().__init__(*args, **kw)
+                engines.append(self)
+                self.reads_: list[int] = []
+
+            def get_privacy_spent(self, *args: Any, **kw: Any) -> Any:
+                self.reads_.append(int(self.steps))
+                return super().get_privacy_spent(*args, **kw)
+
+        opacus.PrivacyEngine = Recording
+        try:
+            model.fit(data, **kwargs)
+        finally:
+            opacus.PrivacyEngine = original
+        self.ledger_ = {"engines": engines}
+
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         spent = [float(e) for e in getattr(model, "epsilon_list", [])]
         extras: dict[str, Any] = {
@@ -416,7 +479,29 @@ class SmartnoiseDPCTGAN(_Smartnoise):
         if spent:
             extras["library_epsilon"] = spent[-1]
             extras["epsilon"] = spent[-1]
+        engines = self.ledger_.get("engines") or []
+        if engines:
+            extras["opacus_steps"] = int(engines[-1].steps)
         return extras
+
+    def _profile(self, model: Any) -> dict[str, Any]:
+        """Opacus's RDP at its orders (``alphas``) for the steps counted when the
+        library last read its epsilon (the claim's ``epsilon``): per-step RDP of the
+        subsampled Gaussian times those steps, what ``get_privacy_spent`` converts.
+        Steps trained after that read (smartnoise reads at the start of each epoch)
+        are not in it, as they are not in the library's epsilon; ``opacus_steps``
+        in the claim counts them all."""
+        engines = self.ledger_.get("engines") or []
+        if not engines or not engines[-1].reads_:
+            return {}
+        engine = engines[-1]
+        steps = engine.reads_[-1]
+        per_step = engine.get_renyi_divergence().double().cpu().numpy()
+        curve, left_out = rdp_curve(engine.alphas, per_step * steps)
+        out: dict[str, Any] = {"rdp": curve, "opacus_steps_at_claim": steps}
+        if left_out:
+            out["rdp_orders_left_out"] = left_out
+        return out
 
 
 class SmartnoiseDPGAN(_Smartnoise):
@@ -469,6 +554,13 @@ class SmartnoiseMST(_Smartnoise):
             "unseeded_noise": "OpenDP Gaussian measurements",
         }
 
+    def _profile(self, model: Any) -> dict[str, Any]:
+        """``zcdp_rho``: the rho MST spends (``cdp_rho(epsilon, delta)``, split in
+        three: one-way measurements, exponential-mechanism selections, the selected
+        marginals' Gaussian measurements)."""
+        utils = __import__("snsynth.utils", fromlist=["cdp_rho"])
+        return {"zcdp_rho": float(utils.cdp_rho(self.epsilon, self.delta))}
+
 
 class SmartnoiseAIM(_Smartnoise):
     """smartnoise-synth's AIM (adaptive and iterative marginal selection).
@@ -505,6 +597,12 @@ class SmartnoiseAIM(_Smartnoise):
             "iterations": int(self.ledger_["rounds"]),
             "unseeded_noise": "OpenDP Gaussian measurements",
         }
+
+    def _profile(self, model: Any) -> dict[str, Any]:
+        """``zcdp_rho``: the rho AIM budgets (``model.rho``; its rounds stop before
+        spending more)."""
+        rho = float(model.rho)
+        return {"zcdp_rho": rho} if rho > 0 else {}
 
 
 class SmartnoiseMWEM(_Smartnoise):

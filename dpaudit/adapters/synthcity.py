@@ -48,6 +48,7 @@ from dpaudit.adapters._common import (
     check_preprocessing,
     columns_of,
     import_library,
+    moments_rdp,
     quiet,
     seed_globals,
 )
@@ -134,6 +135,11 @@ class SynthcityPATEGAN:
             "preprocessing": "library",
             "num_teachers": int(model.n_teachers),
         }
+        # Its moments as the RDP curve they state (alpha(l) / l at order l + 1).
+        curve, left_out = moments_rdp(moments)
+        self.privacy_claim["rdp"] = curve
+        if left_out:
+            self.privacy_claim["rdp_orders_left_out"] = left_out
         return self
 
     def sample(

@@ -39,7 +39,12 @@ import pandas as pd
 
 from dpaudit.data import Domain
 from dpaudit.errors import DataError, NotFittedError, PluginError
-from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.base import (
+    PROFILE_KEYS,
+    PrivacyClaim,
+    RdpCurve,
+    profile_problem,
+)
 from dpaudit.generators.entry_points import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
 from dpaudit.generators.entry_points import plugin_entry_points as plugin_entry_points
 from dpaudit.generators.foreign.contract import PUBLIC_SEED as PUBLIC_SEED
@@ -212,14 +217,17 @@ def load_plugin_factory(name: str) -> Callable[..., PluginAdapter]:
     return factory
 
 
-CLAIM_KEYS = ("epsilon", "delta", "accountant", "iterations")
+CLAIM_KEYS = ("epsilon", "delta", "accountant", "iterations", *PROFILE_KEYS)
 """The claim keys with a field of their own; any other key goes to ``extra``."""
 
 
 def check_claim(claim: Any, name: str) -> PrivacyClaim:
     """The plug-in's ``privacy_claim`` as a :class:`PrivacyClaim`, checked: a dict with
     ``epsilon`` a finite number >= 0, ``delta`` (default 0) a number in [0, 1),
-    ``iterations`` (optional) an integer >= 0; every other key is kept in
+    ``iterations`` (optional) an integer >= 0; the profile (optional, null when
+    absent): ``gdp_mu`` and ``zcdp_rho`` finite numbers > 0, ``rdp`` and
+    ``reference_rdp`` ``{"orders": [...], "epsilons": [...]}``
+    (:func:`~dpaudit.generators.base.profile_problem`); every other key is kept in
     :attr:`PrivacyClaim.extra` and must be a string whose value is JSON (numbers
     finite).
 
@@ -257,6 +265,13 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
             f"{where}: `privacy_claim['iterations']` must be an integer "
             f">= 0 (or absent). Got {iterations!r}."
         )
+    for key in PROFILE_KEYS:
+        problem = profile_problem(key, claim.get(key))
+        if problem is not None:
+            raise PluginError(
+                f"{where}: `privacy_claim['{key}']` {problem} See docs/plugins.md, "
+                '"The claim\'s profile".'
+            )
     extra = {}
     for key, value in claim.items():
         if key in CLAIM_KEYS:
@@ -279,6 +294,14 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
         accountant=str(claim.get("accountant", "plug-in")),
         iterations=iterations,
         extra=extra,
+        gdp_mu=None if claim.get("gdp_mu") is None else float(claim["gdp_mu"]),
+        zcdp_rho=None if claim.get("zcdp_rho") is None else float(claim["zcdp_rho"]),
+        rdp=None if claim.get("rdp") is None else RdpCurve.from_json(claim["rdp"]),
+        reference_rdp=(
+            None
+            if claim.get("reference_rdp") is None
+            else RdpCurve.from_json(claim["reference_rdp"])
+        ),
     )
 
 

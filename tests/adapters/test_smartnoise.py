@@ -10,12 +10,25 @@ stay out of the test process) and reads back JSON.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
+from dpaudit.generators import accountants as acc
+
 pytestmark = pytest.mark.slow
+
+
+def classic(curve: dict[str, list[float]], delta: float) -> float:
+    return float(
+        acc.epsilon_from_rdp(
+            curve["epsilons"], delta=delta, orders=curve["orders"], conversion="classic"
+        )
+    )
+
 
 SCRIPT = r"""
 import json, sys
@@ -71,6 +84,14 @@ elif case == "bounds":
                      preprocessing="library", preprocessor_eps=0.25)
     result["claim"] = g.privacy_claim
     result["training_budget"] = float(g.model_.epsilon)
+elif case == "profile":
+    # DPCTGAN (two short epochs) fitted; MST's and AIM's rho read as their fit
+    # leaves it (a fit of each takes minutes; their rho depends on the budget only).
+    g, out = release("SmartnoiseDPCTGAN", *worst(100), seed=3, epochs=2, batch_size=50)
+    result["dpctgan"] = g.privacy_claim
+    result["mst"] = sn.SmartnoiseMST(epsilon=1.0, delta=1e-5)._profile(None)
+    aim = sn.SmartnoiseAIM(epsilon=1.0, delta=1e-5)
+    result["aim"] = aim._profile(type("Fitted", (), {"rho": 0.0306})())
 json.dump(result, sys.stdout)
 """
 
@@ -99,6 +120,11 @@ def test_pategan_claim_release_and_same_seed_same_release(
     assert claim["queries"] == claim["iterations"] * 5 * 64
     assert first["shape"] == [1000, 3] and first["columns"] == ["a", "b", "c"]
     assert first["dtypes"] == ["int64"] * 3 and set(first["values"]) <= {"0", "1"}
+    # The claim's profile: the library's moments as RDP (alpha(l) / l at order
+    # l + 1), whose classic conversion is the library's epsilon.
+    curve = claim["rdp"]
+    assert curve["orders"] == [float(order) for order in range(2, 102)]
+    assert classic(curve, claim["delta"]) == pytest.approx(claim["epsilon"], rel=1e-9)
     # Fully seedable: the same seeds give the same model and release.
     assert again == first
     assert "at least 1,000 rows" in result["small"]
@@ -131,3 +157,26 @@ def test_pategan_claim_adds_the_budget_spent_on_private_bounds(
     assert claim["preprocessor_epsilon"] == 0.25
     assert 0.75 < claim["library_epsilon"] < 0.85
     assert claim["epsilon"] == claim["library_epsilon"] + 0.25
+
+
+def test_the_claims_profile_is_what_the_library_computed(
+    run_smartnoise: Callable[..., Any],
+) -> None:
+    result = run_smartnoise(SCRIPT, "profile")
+    claim = result["dpctgan"]
+    # Opacus's RDP at its orders for the steps of the library's last read, which is
+    # the claim's epsilon (Opacus converts as Balle et al. 2020, without
+    # dp-accounting's order cut-off; its orders start at 1.1).
+    curve = claim["rdp"]
+    assert curve["orders"][:2] == [1.1, 1.2] and len(curve["orders"]) == 151
+    orders = np.array(curve["orders"])
+    eps = np.min(
+        np.array(curve["epsilons"])
+        - (math.log(claim["delta"]) + np.log(orders)) / (orders - 1)
+        + np.log((orders - 1) / orders)
+    )
+    assert eps == pytest.approx(claim["epsilon"], rel=1e-9)
+    # smartnoise reads at the start of each epoch: the last epoch is not in it.
+    assert claim["opacus_steps_at_claim"] < claim["opacus_steps"]
+    assert result["mst"]["zcdp_rho"] == pytest.approx(0.030556595, rel=1e-6)
+    assert result["aim"] == {"zcdp_rho": 0.0306}

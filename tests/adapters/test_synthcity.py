@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from dpaudit.generators import accountants as acc
+
 pytestmark = pytest.mark.slow
 
 SCRIPT = r"""
@@ -55,6 +57,17 @@ def test_claim_release_and_same_seed_same_release(
     # synthcity uses delta = 1 / (n sqrt(n)) whatever it is given.
     assert claim["delta"] == pytest.approx(1 / (200 * 200**0.5))
     assert claim["epsilon"] == claim["library_epsilon"] >= 0
+    # The claim's profile: its moments as RDP (alpha(l) / l at order l + 1), whose
+    # classic conversion is the library's epsilon.
+    curve = claim["rdp"]
+    assert curve["orders"][0] == 2.0 and "rdp_orders_left_out" not in claim
+    eps = acc.epsilon_from_rdp(
+        curve["epsilons"],
+        delta=claim["delta"],
+        orders=curve["orders"],
+        conversion="classic",
+    )
+    assert float(eps) == pytest.approx(claim["epsilon"], rel=1e-9)
     assert first["shape"] == [50, 3] and first["columns"] == ["a", "b", "c"]
     assert first["dtypes"] == ["int64"] * 3
     assert again == first

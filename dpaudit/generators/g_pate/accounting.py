@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpaudit.generators import accountants
-from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.base import PrivacyClaim, RdpCurve
 from dpaudit.generators.catalogue import declared_bugs
 from dpaudit.generators.g_pate.config import GPateConfig
 
@@ -279,8 +279,16 @@ class Spending:
             if cfg.unsanitised_data_dependent:
                 epsilon = eps_dependent
                 accountant = UNSANITISED_ACCOUNTANT_NAME
+        # The RDP curves: what the claimed accountant composed (data-dependent under
+        # the defect), and the reference's data-independent one on the same ledger.
+        independent_rdp = accountants.confident_gnmax_rdp(ledger)
+        claimed_rdp = (
+            accountants.confident_gnmax_rdp(ledger, data_dependent=True)
+            if cfg.unsanitised_data_dependent and cfg.traces_data_dependent
+            else independent_rdp
+        )
         if ledger.num_queries:
-            rdp = accountants.confident_gnmax_rdp(ledger)
+            rdp = independent_rdp
             trace["optimal_order"] = float(
                 accountants.optimal_order(rdp, delta=cfg.delta)
             )
@@ -296,4 +304,10 @@ class Spending:
             reference_epsilon=None if reference is None else float(reference),
             iterations=int(self.iterations[i]),
             trace=trace,
+            rdp=RdpCurve.of(self.orders.tolist(), claimed_rdp.tolist()),
+            reference_rdp=(
+                None
+                if reference is None
+                else RdpCurve.of(self.orders.tolist(), independent_rdp.tolist())
+            ),
         )

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from dpaudit.generators import accountants as acc
+from dpaudit.generators.base import RdpCurve
 from dpaudit.generators.catalogue import declared_bugs
 from dpaudit.generators.pate_gan.config import PateGanConfig
 
@@ -108,26 +109,17 @@ def query_spec(
     return sensitivity * lam, sensitivity == 1
 
 
-def reference_epsilon(
+def reference_moments(
     cfg: PateGanConfig,
     k: int,
     gap_counts: np.ndarray,
     *,
     non_private: Mapping[str, str] | None = None,
 ) -> tuple[np.ndarray | None, str]:
-    """What a correct accountant charges for the events a (buggy) run recorded.
-
-    ``gap_counts`` is the vote ledger, including queries the implementation did not
-    charge (``skip_unaccounted_queries``). ``non_private``: the run's non-private
-    events (flag -> reason); None assumes every declared one of ``cfg``'s flags
-    happened (for a ledger without a run). Returns ``(None, reason)`` when one
-    happened: no finite epsilon holds. Each query is charged by
-    :func:`query_spec`: the data-independent bound of a pure ``2 s lambda``-DP query
-    (independent noise on both counts) or ``s lambda``-DP query (one draw on the
-    "real" count, ``single_noise_vote``), ``s`` the vote sensitivity; the
-    data-dependent bound only for ``s = 1`` and two draws (docs/soundness.md, "The
-    reference epsilon of a vote").
-    """
+    """The log-moments ``alpha[..., L]`` a correct accountant charges for the events a
+    (buggy) run recorded, and the note saying how; ``(None, reason)`` when a
+    non-private event happened (no finite bound). :func:`reference_epsilon` converts
+    them; ``alpha(l) / l`` is the reference's RDP at order ``l + 1``."""
     events = (
         dict(non_private)
         if non_private is not None
@@ -156,6 +148,46 @@ def reference_epsilon(
     spec = acc.MomentsAccountantSpec(
         lam=spec_lam, orders=cfg.orders, data_dependent=data_dependent
     )
+    alpha = acc.moments_from_gap_counts(gap_counts, spec)
+    return alpha, "; ".join(notes) or "correct moments accountant on the same ledger"
+
+
+def reference_epsilon(
+    cfg: PateGanConfig,
+    k: int,
+    gap_counts: np.ndarray,
+    *,
+    non_private: Mapping[str, str] | None = None,
+) -> tuple[np.ndarray | None, str]:
+    """What a correct accountant charges for the events a (buggy) run recorded.
+
+    ``gap_counts`` is the vote ledger, including queries the implementation did not
+    charge (``skip_unaccounted_queries``). ``non_private``: the run's non-private
+    events (flag -> reason); None assumes every declared one of ``cfg``'s flags
+    happened (for a ledger without a run). Returns ``(None, reason)`` when one
+    happened: no finite epsilon holds. Each query is charged by
+    :func:`query_spec`: the data-independent bound of a pure ``2 s lambda``-DP query
+    (independent noise on both counts) or ``s lambda``-DP query (one draw on the
+    "real" count, ``single_noise_vote``), ``s`` the vote sensitivity; the
+    data-dependent bound only for ``s = 1`` and two draws (docs/soundness.md, "The
+    reference epsilon of a vote"). The log-moments are :func:`reference_moments`.
+    """
+    alpha, note = reference_moments(cfg, k, gap_counts, non_private=non_private)
+    if alpha is None:
+        return None, note
     # dpaudit's own, correct accountant: the improved conversion (docs/formulas.md).
-    eps = acc.pate_gan_epsilon(gap_counts, spec, delta=cfg.delta, conversion="improved")
-    return eps, "; ".join(notes) or "correct moments accountant on the same ledger"
+    eps = acc.epsilon_from_moments(alpha, delta=cfg.delta, conversion="improved")
+    return eps, note
+
+
+def rdp_of_moments(alpha: np.ndarray) -> RdpCurve:
+    """A moments accountant's log-moments ``alpha(l)``, ``l = 1..L``, as the RDP curve
+    they state: ``alpha(l) / l`` at order ``l + 1`` (docs/formulas.md; orders whose
+    value is infinite are left out).
+
+    >>> rdp_of_moments(np.array([1.0, 3.0])).to_json()
+    {'orders': [2.0, 3.0], 'epsilons': [1.0, 1.5]}
+    """
+    a = np.asarray(alpha, dtype=np.float64)
+    ls = np.arange(1, a.shape[-1] + 1, dtype=np.float64)
+    return RdpCurve.of((ls + 1.0).tolist(), (a / ls).tolist())

@@ -25,7 +25,8 @@ from dpaudit.generators.nets import BatchedMLP
 from dpaudit.generators.pate_gan.claim import (
     accountant_name,
     non_private_event,
-    reference_epsilon,
+    rdp_of_moments,
+    reference_moments,
     uses_accountant,
 )
 from dpaudit.generators.pate_gan.config import PateGanConfig
@@ -145,7 +146,18 @@ class Trainer(TrainerState):
         for flag in ("real_category_frequencies", "label_distribution_given"):
             if getattr(cfg, flag):
                 self.record(non_private_event(flag))
-        ref, note = reference_epsilon(cfg, k, all_counts, non_private=self.non_private)
+        ref_alpha, note = reference_moments(
+            cfg, k, all_counts, non_private=self.non_private
+        )
+        ref = (
+            None
+            if ref_alpha is None
+            else acc.epsilon_from_moments(
+                ref_alpha, delta=cfg.delta, conversion="improved"
+            )
+        )
+        # The claimed accountant's log-moments (bugs included): its RDP curve.
+        own_alpha = (self.gap_counts @ self.own_table).cpu().numpy()
         seen = self.seen.counts().cpu().numpy()
         unused = (self.batch.n_rows - self.seen.union()).cpu().numpy()
         iterations = self.iterations.cpu().numpy()
@@ -201,6 +213,10 @@ class Trainer(TrainerState):
                 reference_epsilon=None if ref is None else float(ref[i]),
                 iterations=int(iterations[i]),
                 trace=trace,
+                rdp=rdp_of_moments(own_alpha[i]) if accounted else None,
+                reference_rdp=None
+                if ref_alpha is None
+                else rdp_of_moments(ref_alpha[i]),
             )
             out.append(
                 Fitted(
