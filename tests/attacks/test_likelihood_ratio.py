@@ -93,19 +93,24 @@ def test_the_exact_epsilon_of_the_one_query_vote() -> None:
 
 
 @pytest.mark.statistical
-def test_no_false_alarm_over_200_audits_of_the_exact_mechanism() -> None:
-    """200 audits (1,000 rounds per world each) never show eps_emp above the
-    mechanism's exact epsilon(delta) = 1.307, and they do detect it (the test can
-    fail: a wrong statistic gives AUC 0.5 and eps_emp 0).
+def test_false_alarms_stay_within_alpha_over_200_audits() -> None:
+    """200 audits (1,000 rounds per world each) of the exact mechanism: eps_emp
+    exceeds its exact epsilon(delta) in at most 20 of them, and they detect it (the
+    median eps_emp is above 30% of the truth: a wrong statistic gives AUC 0.5 and
+    eps_emp 0, so the test can fail).
 
-    Failure probability: each audit errs with probability at most alpha = 0.05 by
-    the Clopper-Pearson coverage; measured on 5,000 audits of this mechanism
-    (benchmarks/transcript_calibration.py) the rate of eps_emp > epsilon(delta) is
-    0 (95% upper bound 6e-4), so 200 clean audits fail with probability at most
-    1 - (1 - 6e-4)^200 = 0.11 under that bound and about 0 at the measured rate.
+    The guarantee is a false-alarm probability of at most alpha = 0.05 per audit;
+    if it holds, more than 20 false alarms in 200 audits have probability at most
+    P(Binomial(200, 0.05) > 20) = 0.0012 (the failure probability of this test).
+    Measured on 20,000 audits of this mechanism (seeds 1,000 to 20,999): 98 false
+    alarms, a rate of 0.49% (95% interval 0.40% to 0.60%), largest eps_emp 1.53
+    against the exact 1.307 (docs/soundness.md, "The transcript release"); seeds 0
+    to 199 give 3. "No false alarm in 100 audits" is not what the guarantee promises
+    for a mechanism this tight: at 0.49% per audit, 100 audits show one with
+    probability 39%.
     """
     p, q = answer_probabilities()
     truth = exact_epsilon(p, q, DELTA)
-    found = [simulated_audit(seed, rounds=1000) for seed in range(200)]
-    assert max(found) <= truth
+    found = np.array([simulated_audit(seed, rounds=1000) for seed in range(200)])
+    assert int((found > truth).sum()) <= 20
     assert np.median(found) > 0.3 * truth
