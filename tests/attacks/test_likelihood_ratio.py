@@ -92,6 +92,7 @@ def test_the_exact_epsilon_of_the_one_query_vote() -> None:
     assert exact_epsilon(p, q, 0.0) == pytest.approx(2.0 - math.log(2.0))
 
 
+@pytest.mark.slow
 @pytest.mark.statistical
 def test_false_alarms_stay_within_alpha_over_200_audits() -> None:
     """200 audits (1,000 rounds per world each) of the exact mechanism: eps_emp

@@ -111,7 +111,7 @@ def log_probability(
     >>> lab = torch.tensor([True, False, True])
     >>> [round(v, 4) for v in log_probability(n1, lab, k=2, beta=1.0,
     ...                                        single_draw=False).tolist()]
-    [-0.1454, -1.9988, -0.6931]
+    [-0.1454, -2.0, -0.6931]
     """
     sign = labels.to(torch.float64) * 2.0 - 1.0
     if single_draw:
