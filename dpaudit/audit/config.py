@@ -18,7 +18,7 @@ from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.audit import serial
 from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
-from dpaudit.audit.names import Backend, Randomness
+from dpaudit.audit.names import Backend, Randomness, ReleaseKind
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.generators.names import Device
@@ -104,6 +104,11 @@ class AuditConfig:
             available now; dpaudit/audit/memory.py).
         python: the interpreter that runs the foreign workers (default: this one);
             it needs numpy, pandas and the generator's library only.
+        release: what a round releases to the attacks: ``table`` (default: the
+            synthetic table, black box) or ``transcript`` (every noisy answer of
+            the generator's private mechanism, attacked by the exact
+            likelihood-ratio test; dpaudit's PATE-GAN, fixed public randomness;
+            docs/soundness.md, "The transcript release").
     """
 
     generator: str = DEFAULT_GENERATOR
@@ -139,6 +144,7 @@ class AuditConfig:
     fit_timeout: float = DEFAULT_FIT_TIMEOUT
     max_memory: int | None = None
     python: str | None = None
+    release: ReleaseKind = "table"
 
     def __post_init__(self) -> None:
         need = require
@@ -217,6 +223,30 @@ class AuditConfig:
             "a public seed to choose",
             self.public_seed,
         )
+        if self.release == "transcript":
+            # The likelihood-ratio attack replays training under the audit's one
+            # fixed public stream, and is the only attack on a transcript.
+            need(
+                self.randomness == "fixed_public",
+                "release",
+                "table with randomness independent (the transcript's attack replays "
+                "training under the fixed public stream)",
+                self.release,
+            )
+            need(
+                self.attack == DEFAULT,
+                "attack",
+                "unset with --release transcript (its attack is the exact "
+                "likelihood-ratio test)",
+                self.attack,
+            )
+            need(
+                self.target != "auto" and self.public_seed != "auto",
+                "release",
+                "table with --target auto or --public-seed auto (their selections "
+                "rank the table attacks)",
+                self.release,
+            )
         need(
             self.target is None
             or self.target == "auto"
@@ -388,6 +418,8 @@ class AuditConfig:
         for key in ("dataset_rows", "python"):
             if data[key] is None:
                 data.pop(key)
+        if data["release"] == "table":
+            data.pop("release")
         # The chosen public candidate's streams do not depend on how many were
         # compared, and the default (0) is the audit of earlier versions: identities
         # of audits stored before these keys existed stay the same.

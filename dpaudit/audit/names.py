@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-__all__ = ["BACKENDS", "RANDOMNESS_MODES", "RESULT_FILE", "Backend", "Randomness"]
+__all__ = [
+    "BACKENDS",
+    "RANDOMNESS_MODES",
+    "RELEASES",
+    "RESULT_FILE",
+    "Backend",
+    "Randomness",
+    "ReleaseKind",
+]
 
 Randomness = Literal["fixed_public", "independent"]
 """``fixed_public``: the public stream held fixed for the whole audit, a fresh privacy
@@ -17,6 +25,12 @@ RANDOMNESS_MODES: tuple[Randomness, ...] = get_args(Randomness)
 Backend = Literal["loky", "threading", "dask"]
 """The joblib backend that runs the rounds."""
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
+
+ReleaseKind = Literal["table", "transcript"]
+"""What a round releases to the attacks: ``table``, the synthetic table (black box);
+``transcript``, every noisy answer of the generator's private mechanism (PATE-GAN's
+noisy votes; docs/soundness.md, "The transcript release")."""
+RELEASES: tuple[ReleaseKind, ...] = get_args(ReleaseKind)
 
 RESULT_FILE = "result.json"
 """The file of an audit directory that holds the result

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from dpaudit.attacks.likelihood_ratio import LIKELIHOOD_RATIO, LikelihoodRatioAttack
 from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.game import GamePlan
@@ -60,6 +61,18 @@ class AuditSetup:
         return factory(epsilon=cfg.epsilon, delta=cfg.delta, **self.generator_options)
 
     def make_attacks(self) -> dict[str, Any]:
+        if self.config.release == "transcript":
+            public = self.public_streams()
+            assert public is not None  # refused in build_setup
+            return {
+                LIKELIHOOD_RATIO: LikelihoodRatioAttack(
+                    generator=self.make_generator(),  # type: ignore[arg-type]
+                    domain=self.domain,
+                    without=self.without,
+                    with_target=self.with_target,
+                    public_rng=public[0],
+                )
+            }
         rngs = self.plan.attack_rngs(len(ATTACK_NAMES))
         return {
             name: make_attack(
@@ -217,15 +230,51 @@ def build_setup(
         generator_options=audit_generator_options(
             config, n_rows=len(without), worst_case=worst_case
         ),
-        attacks=tuple(
-            expand_attacks(config.attack, worst_case=worst_case, continuous=continuous)
+        attacks=(
+            (LIKELIHOOD_RATIO,)
+            if config.release == "transcript"
+            else tuple(
+                expand_attacks(
+                    config.attack, worst_case=worst_case, continuous=continuous
+                )
+            )
         ),
         plan=GamePlan.create(
             rounds=config.rounds, split=config.split, seed=config.seed
         ),
     )
-    setup.make_generator()  # refuses bad generator options now, not in a worker
+    generator = setup.make_generator()  # refuses bad options now, not in a worker
+    if config.release == "transcript":
+        check_transcript_release(setup, generator)
     return setup
+
+
+def check_transcript_release(setup: AuditSetup, generator: Generator) -> None:
+    """Refuses ``release = "transcript"`` where no transcript can be audited: a
+    generator that records none (plug-ins, adapters, G-PATE so far), a
+    configuration without one (PATE-GAN's ``single_discriminator`` has no votes),
+    or a game without fixed public randomness (the attack replays under it).
+
+    Raises:
+        InvalidParameterError: naming the reason and the fix.
+    """
+    name = setup.config.generator
+    support = getattr(generator, "transcript_support", None)
+    if support is None:
+        raise InvalidParameterError(
+            f"`release` transcript needs a generator that records its noisy answers "
+            f"(dpaudit's pategan); {name!r} does not: use --release table."
+        )
+    reason = support()
+    if reason is not None:
+        raise InvalidParameterError(
+            f"`release` transcript: {reason}; use --release table."
+        )
+    if setup.randomness != "fixed_public":
+        raise InvalidParameterError(
+            f"`release` transcript needs fixed public randomness, which {name!r} "
+            "does not declare: use --release table."
+        )
 
 
 @functools.lru_cache(maxsize=4)

@@ -167,6 +167,13 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "independent: every draw fresh per round",
     ),
     Key(
+        "release",
+        "what a round releases to the attacks: table (default: the synthetic "
+        "table) or transcript (every noisy vote of dpaudit's PATE-GAN, attacked "
+        "by the exact likelihood-ratio test; fixed_public only; "
+        "docs/soundness.md)",
+    ),
+    Key(
         "public_seed",
         "with fixed_public: which public randomness is held fixed: 0 "
         "(default), a candidate index, or 'auto': the candidate under "

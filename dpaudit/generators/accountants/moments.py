@@ -111,9 +111,12 @@ def moments_increment(gap: ArrayLike, spec: MomentsAccountantSpec) -> FloatArray
     q = error_bound(g, lam=lam)[..., None]
     ls = np.arange(1, orders + 1, dtype=np.float64)
     # Papernot et al. 2017, Thm 3: the bound holds only for q < 1 / (1 + e^{2 lambda}).
-    valid = q < 1.0 / (1.0 + math.exp(2.0 * lam))
+    # Written as e^{-2 lambda} / (1 + e^{-2 lambda}) so that a large lambda (e.g. the
+    # inverted scale 1/lambda) gives 0, not an overflow: no q is below it, and the
+    # data-independent term (finite, or inf: both sound) is used alone.
+    valid = q < math.exp(-2.0 * lam) / (1.0 + math.exp(-2.0 * lam))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        denom = 1.0 - math.exp(2.0 * lam) * q
+        denom = 1.0 - np.exp(2.0 * lam) * q
         ratio = np.where(valid, (1.0 - q) / np.where(valid, denom, 1.0), 1.0)
         if spec.index_bug:
             # Orders counted from 0 (l0 = l - 1) and `exp(2*lambda*l0 + 1)` written for

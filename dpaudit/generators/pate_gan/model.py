@@ -34,7 +34,8 @@ from dpaudit.generators.pate_gan.private_values import (
 )
 from dpaudit.generators.pate_gan.release import release_forward
 from dpaudit.generators.pate_gan.state import latent
-from dpaudit.generators.pate_gan.trainer import Trainer
+from dpaudit.generators.pate_gan.trainer import Fitted, Trainer
+from dpaudit.generators.pate_gan.transcript import Recorder, Replay, VoteTranscript
 from dpaudit.rng import ModelStreams, Rngs, public_and_privacy
 from dpaudit.validation import require
 
@@ -86,21 +87,15 @@ class PateGan:
         self.__dict__.update(model.__dict__)
         return self
 
-    def fit_many(
+    def _trainer(
         self,
         datasets: Sequence[pd.DataFrame],
         *,
         domain: Domain,
         rngs: Sequence[Rngs],
         public_rngs: Sequence[Rngs] | None = None,
-    ) -> list[PateGan]:
-        """Trains ``len(datasets)`` independent models as one tensor program.
-
-        Model ``m`` trains on ``datasets[m]`` with the streams ``rngs[m]`` (privacy)
-        and ``public_rngs[m]`` (public; both from ``rngs[m]`` when None). It is the
-        model a single :meth:`fit` with the same streams gives: each model draws only
-        from its own streams.
-        """
+    ) -> Trainer:
+        """The trainer of ``len(datasets)`` models (inputs checked, ``k`` fixed)."""
         if len(datasets) != len(rngs) or not datasets:
             raise InvalidParameterError(
                 f"`datasets` and `rngs` must be non-empty and of equal length. Got "
@@ -127,14 +122,99 @@ class PateGan:
             if id(frame) not in checked:
                 domain.validate(frame, name=f"datasets[{i}]", min_rows=k)
                 checked.add(id(frame))
-        fitted = Trainer(
+        return Trainer(
             cfg,
             domain,
             k,
             list(datasets),
             list(rngs),
             None if public_rngs is None else list(public_rngs),
-        ).run()
+        )
+
+    def fit_many(
+        self,
+        datasets: Sequence[pd.DataFrame],
+        *,
+        domain: Domain,
+        rngs: Sequence[Rngs],
+        public_rngs: Sequence[Rngs] | None = None,
+    ) -> list[PateGan]:
+        """Trains ``len(datasets)`` independent models as one tensor program.
+
+        Model ``m`` trains on ``datasets[m]`` with the streams ``rngs[m]`` (privacy)
+        and ``public_rngs[m]`` (public; both from ``rngs[m]`` when None). It is the
+        model a single :meth:`fit` with the same streams gives: each model draws only
+        from its own streams.
+        """
+        trainer = self._trainer(
+            datasets, domain=domain, rngs=rngs, public_rngs=public_rngs
+        )
+        return self._models(trainer.run())
+
+    def fit_many_with_transcripts(
+        self,
+        datasets: Sequence[pd.DataFrame],
+        *,
+        domain: Domain,
+        rngs: Sequence[Rngs],
+        public_rngs: Sequence[Rngs] | None = None,
+    ) -> tuple[list[PateGan], list[VoteTranscript]]:
+        """:meth:`fit_many`, and each model's transcript: every noisy vote it
+        received (:mod:`.transcript`). Recording draws nothing and changes no model.
+        """
+        trainer = self._trainer(
+            datasets, domain=domain, rngs=rngs, public_rngs=public_rngs
+        )
+        trainer.recorder = Recorder()
+        models = self._models(trainer.run())
+        return models, trainer.recorder.transcripts()
+
+    def replay_log_likelihoods(
+        self,
+        datasets: Sequence[pd.DataFrame],
+        transcripts: Sequence[VoteTranscript],
+        *,
+        domain: Domain,
+        public_rngs: Sequence[Rngs],
+    ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+        """Log-likelihood of ``transcripts[m]`` had the run trained on
+        ``datasets[m]`` with the public streams ``public_rngs[m]``: training replayed
+        with every noisy vote forced to the transcript's, as one tensor program.
+
+        Returns ``(log_likelihood[M], contradicted[M])``: ``contradicted`` where the
+        replay's accountant answered a step the transcript did not, or the reverse
+        (the transcript is impossible in that world; its likelihood is 0). Only the
+        public streams and the data are used: the privacy stream draws nothing
+        in a replay (a defect whose noise lies outside the votes,
+        ``gaussian_label_noise``, is replayed with a stream unrelated to the run's).
+        """
+        if not (len(datasets) == len(transcripts) == len(public_rngs)):
+            raise InvalidParameterError(
+                "`datasets`, `transcripts` and `public_rngs` must have equal lengths. "
+                f"Got {len(datasets)}, {len(transcripts)} and {len(public_rngs)}."
+            )
+        unrelated = Rngs.from_seed(0).spawn(len(datasets))
+        trainer = self._trainer(
+            datasets, domain=domain, rngs=unrelated, public_rngs=public_rngs
+        )
+        trainer.replay = Replay(
+            list(transcripts), batch=trainer.cfg.batch_size, device=trainer.device
+        )
+        trainer.run()
+        trainer.replay.finish()
+        return (
+            trainer.replay.log_likelihood.cpu().numpy(),
+            trainer.replay.contradicted.cpu().numpy(),
+        )
+
+    def transcript_support(self) -> str | None:
+        """Why this configuration has no transcript to audit, or None when it has
+        one (every noisy vote; :meth:`fit_many_with_transcripts`)."""
+        if self.config.single_discriminator:
+            return "single_discriminator has no teacher votes (no transcript)"
+        return None
+
+    def _models(self, fitted: list[Fitted]) -> list[PateGan]:
         models = []
         for f in fitted:
             model = PateGan(self.config)

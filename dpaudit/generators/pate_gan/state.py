@@ -37,6 +37,7 @@ from dpaudit.generators.pate_gan.config import (
     widths,
 )
 from dpaudit.generators.pate_gan.seen import SeenRows, seen_mode
+from dpaudit.generators.pate_gan.transcript import Recorder, Replay
 from dpaudit.rng import ModelStreams, Rngs, public_and_privacy
 
 
@@ -137,6 +138,10 @@ class TrainerState:
             1, cfg.orders + 1, dtype=torch.float64, device=self.device
         )
         self.active = torch.ones(m, dtype=torch.bool, device=self.device)
+        # The transcript (every noisy vote) when recorded, or the transcripts this
+        # run replays (dpaudit.generators.pate_gan.transcript).
+        self.recorder: Recorder | None = None
+        self.replay: Replay | None = None
         self.iterations = torch.zeros(m, dtype=torch.long, device=self.device)
         self.perm, self.start, self.size = self.partition()
         # Rows seen per teacher, linear in the rows (not a teachers x rows matrix).

@@ -11,6 +11,7 @@ from dpaudit.generators.optim import frozen, train_step
 from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.state import TrainerState
 from dpaudit.generators.pate_gan.teachers import noisy_labels, votes
+from dpaudit.generators.pate_gan.transcript import vote_noise
 
 
 def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
@@ -45,6 +46,11 @@ def student_iteration(s: TrainerState, *, uses_accountant: bool) -> None:
             use &= within
         # Every query whose answer is acted upon, charged or not (the reference).
         s.all_gap_counts += step_counts * use[:, None]
+        if s.recorder is not None:
+            s.recorder.observe(labels > 0.5, use, n1)
+        if s.replay is not None:
+            beta, single_draw = vote_noise(cfg)
+            s.replay.observe(n1, use, k=k, beta=beta, single_draw=single_draw)
         charged = use
         if cfg.skip_unaccounted_queries:
             # A batch whose noisy labels say "real" for at least half its rows is

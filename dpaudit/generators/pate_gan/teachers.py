@@ -197,6 +197,9 @@ def noisy_labels(s: TrainerState, n1: Tensor) -> Tensor:
     """The noisy vote (report-noisy-max, ``Lap(1/lambda)`` on both counts, from the
     privacy stream): 1 where the noisy "real" count wins."""
     cfg, k = s.cfg, s.k
+    if s.replay is not None:
+        # A replay: the answers are the transcript's (no noise is drawn).
+        return s.replay.forced(s.m, int(n1.shape[1]))
     scale = cfg.lam if cfg.laplace_scale_inverted else 1.0 / cfg.lam
     # laplace_scale_inverted: Lap(lambda) where the accountant assumes Lap(1/lambda).
     shape = tuple(n1.shape[1:])
