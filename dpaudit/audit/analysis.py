@@ -338,16 +338,25 @@ def analyse(
     store: ResultStore,
     *,
     on_attack: Callable[[str], None] | None = None,
+    level: float | None = None,
 ) -> AuditResult:
     """The result of a finished audit (what ``result.json`` holds; its ``timing``
     is the caller's to set); ``on_attack`` is called with each attack's name once it
-    is analysed (progress)."""
+    is analysed (progress).
+
+    ``setup.plan`` is the game analysed: a sequential look passes the plan of its
+    rounds (:meth:`GamePlan.at_look`) and its ``level`` (the share of ``alpha`` the
+    look spends, :mod:`dpaudit.audit.looks`); default: ``config.alpha``."""
     config = setup.config
     n_attacks = len(setup.attacks)
+    overall = config.alpha if level is None else level
     # Taking the best of several attacks is a multiple comparison: each attack's
     # bound is computed at alpha / n_attacks per rate (Bonferroni).
-    alpha = per_attack_alpha(config.alpha, n_attacks)
-    claim = summarise_claims(store.claims())
+    alpha = per_attack_alpha(overall, n_attacks)
+    n_plan = setup.plan.n_rounds
+    claim = summarise_claims(
+        {r: c for r, c in store.claims().items() if int(r) < n_plan}
+    )
     assert claim.epsilon is not None and claim.delta is not None
     # The claim is (epsilon, delta_claimed): a violation of it must be shown at the
     # claimed delta. An implementation that claims a larger delta than asked
@@ -430,7 +439,7 @@ def analyse(
             n_attacks=n_attacks,
             test_non_members=n0,
             test_members=n1,
-            overall_alpha=config.alpha,
+            overall_alpha=overall,
         ),
         delta=delta,
         delta_requested=config.delta,
@@ -467,7 +476,7 @@ def analyse(
         seed=config.seed,
         rounds=Rounds(
             total=setup.plan.n_rounds,
-            per_world=config.rounds,
+            per_world=setup.plan.n_rounds // 2,
             train=splits["train"],
             validation=splits["validation"],
             test=splits["test"],

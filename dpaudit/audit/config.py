@@ -104,6 +104,10 @@ class AuditConfig:
             available now; dpaudit/audit/memory.py).
         python: the interpreter that runs the foreign workers (default: this one);
             it needs numpy, pandas and the generator's library only.
+        sequential: analyse at the planned looks (:mod:`dpaudit.audit.looks`: 10%,
+            20%, 50% and 100% of ``rounds``) and stop at the first VIOLATION,
+            spending ``alpha`` across the looks (docs/soundness.md, "Sequential
+            looks"); never stops early for CONSISTENT or INCONCLUSIVE.
     """
 
     generator: str = DEFAULT_GENERATOR
@@ -139,6 +143,7 @@ class AuditConfig:
     fit_timeout: float = DEFAULT_FIT_TIMEOUT
     max_memory: int | None = None
     python: str | None = None
+    sequential: bool = False
 
     def __post_init__(self) -> None:
         need = require
@@ -264,6 +269,12 @@ class AuditConfig:
             check_generator_options(self.generator, self.generator_options)
             _check_attack_option_names(self.attack, self.attack_options)
         need(
+            isinstance(self.sequential, bool),
+            "sequential",
+            "true or false",
+            self.sequential,
+        )
+        need(
             self.python is None or (isinstance(self.python, str) and bool(self.python)),
             "python",
             "the path of a Python interpreter",
@@ -388,6 +399,8 @@ class AuditConfig:
         for key in ("dataset_rows", "python"):
             if data[key] is None:
                 data.pop(key)
+        if not data["sequential"]:
+            data.pop("sequential")
         # The chosen public candidate's streams do not depend on how many were
         # compared, and the default (0) is the audit of earlier versions: identities
         # of audits stored before these keys existed stay the same.

@@ -23,6 +23,7 @@ import pandas as pd
 from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.game import GamePlan
+from dpaudit.audit.looks import audit_looks
 from dpaudit.audit.streams import Streams
 from dpaudit.data import Dataset, Domain, load_dataset
 from dpaudit.datasets.names import WORST_CASE_NAMES
@@ -221,7 +222,10 @@ def build_setup(
             expand_attacks(config.attack, worst_case=worst_case, continuous=continuous)
         ),
         plan=GamePlan.create(
-            rounds=config.rounds, split=config.split, seed=config.seed
+            rounds=config.rounds,
+            split=config.split,
+            seed=config.seed,
+            looks=audit_looks(config).per_world if config.sequential else (),
         ),
     )
     setup.make_generator()  # refuses bad generator options now, not in a worker
