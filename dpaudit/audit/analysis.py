@@ -63,13 +63,15 @@ def analyse_attack(
     attack.fit(x_train, labels["train"])
     s_val = attack.score(store.features(name, idx["validation"]))
     s_test = attack.score(store.features(name, idx["test"]))
-    threshold, direction = select_threshold(
-        s_val, labels["validation"], delta=delta, alpha=alpha, method=method
+    threshold, direction, counts, eps = bound_from_scores(
+        s_val,
+        labels["validation"],
+        s_test,
+        labels["test"],
+        delta=delta,
+        alpha=alpha,
+        method=method,
     )
-    counts = est.AttackCounts.from_scores(
-        s_test, labels["test"], threshold=threshold, direction=direction
-    )
-    eps = est.eps_lower_bound(counts, delta=delta, alpha=alpha, method=method)
     n0, n1 = plan.world_sizes("test")
     oriented = direction * s_test
     fpr, tpr = roc_curve(oriented, labels["test"])
@@ -93,6 +95,37 @@ def analyse_attack(
         scores_member=tuple(float(x) for x in s_test[labels["test"] == 1]),
         scores_non_member=tuple(float(x) for x in s_test[labels["test"] == 0]),
     )
+
+
+def bound_from_scores(
+    s_val: np.ndarray,
+    y_val: np.ndarray,
+    s_test: np.ndarray,
+    y_test: np.ndarray,
+    *,
+    delta: float,
+    alpha: float,
+    method: est.EstimatorMethod,
+) -> tuple[float, int, est.AttackCounts, float]:
+    """The bound of one attack from its scores: the threshold and direction chosen
+    on the validation rounds, the counts on the test rounds and eps_emp at level
+    ``alpha`` (rule 4: the two sets are disjoint). Returns ``(threshold, direction,
+    counts, eps_emp)``; :func:`analyse_attack` and the sequential looks' calibration
+    test use it.
+
+    >>> y = np.array([0, 0, 1, 1])
+    >>> bound_from_scores(y * 1.0, y, y * 1.0, y, delta=0.0, alpha=0.05,
+    ...                   method="clopper_pearson")[3]
+    0.0
+    """
+    threshold, direction = select_threshold(
+        s_val, y_val, delta=delta, alpha=alpha, method=method
+    )
+    counts = est.AttackCounts.from_scores(
+        s_test, y_test, threshold=threshold, direction=direction
+    )
+    eps = est.eps_lower_bound(counts, delta=delta, alpha=alpha, method=method)
+    return threshold, direction, counts, float(eps)
 
 
 def tpr_at_low_fpr(

@@ -143,7 +143,7 @@ class AuditConfig:
     fit_timeout: float = DEFAULT_FIT_TIMEOUT
     max_memory: int | None = None
     python: str | None = None
-    sequential: bool = False
+    sequential: bool = field(default=False, metadata={"omit_if": False})
 
     def __post_init__(self) -> None:
         need = require
@@ -399,8 +399,8 @@ class AuditConfig:
         for key in ("dataset_rows", "python"):
             if data[key] is None:
                 data.pop(key)
-        if not data["sequential"]:
-            data.pop("sequential")
+        # ``sequential`` is written only when set (serial's ``omit_if``): the
+        # identities of audits analysed once are those of earlier versions.
         # The chosen public candidate's streams do not depend on how many were
         # compared, and the default (0) is the audit of earlier versions: identities
         # of audits stored before these keys existed stay the same.

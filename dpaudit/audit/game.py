@@ -23,7 +23,6 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from dpaudit.audit.looks import split_sizes
 from dpaudit.audit.streams import Streams
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
@@ -31,6 +30,18 @@ from dpaudit.rng import Rngs
 Split = Literal["train", "validation", "test"]
 SPLITS: tuple[Split, ...] = ("train", "validation", "test")
 SPLIT_CODES: dict[Split, int] = {"train": 0, "validation": 1, "test": 2}
+
+
+def split_sizes(rounds: int, split: tuple[float, float, float]) -> tuple[int, int, int]:
+    """Rounds of each split (train, validation, test) among ``rounds`` rounds of one
+    world: the plan's rounding (test takes the remainder).
+
+    >>> split_sizes(1000, (0.4, 0.2, 0.4)), split_sizes(5, (0.4, 0.2, 0.4))
+    ((400, 200, 400), (2, 1, 2))
+    """
+    n_train = round(split[0] * rounds)
+    n_val = round(split[1] * rounds)
+    return n_train, n_val, rounds - n_train - n_val
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.estimate import attainable_maximum
+from dpaudit.audit.game import split_sizes
 from dpaudit.audit.result import AuditResult, SequentialLook, SequentialLooks
 from dpaudit.errors import InvalidParameterError
 
@@ -64,18 +65,6 @@ class LookPlan:
         """Rounds per world each look adds (block ``k`` = look ``k`` minus ``k - 1``)."""
         before = (0, *self.per_world[:-1])
         return tuple(b - a for a, b in zip(before, self.per_world))
-
-
-def split_sizes(rounds: int, split: tuple[float, float, float]) -> tuple[int, int, int]:
-    """Rounds of each split (train, validation, test) among ``rounds`` rounds of one
-    world: the plan's rounding (test takes the remainder).
-
-    >>> split_sizes(1000, (0.4, 0.2, 0.4)), split_sizes(5, (0.4, 0.2, 0.4))
-    ((400, 200, 400), (2, 1, 2))
-    """
-    n_train = round(split[0] * rounds)
-    n_val = round(split[1] * rounds)
-    return n_train, n_val, rounds - n_train - n_val
 
 
 def _valid_block(rounds: int, split: tuple[float, float, float]) -> bool:

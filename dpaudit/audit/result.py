@@ -483,7 +483,7 @@ class AuditResult:
     extra: Mapping[str, Any] = field(default_factory=_empty, metadata=_SKIP)
     source: Path | None = field(default=None, metadata=_SKIP)
     trace: Trace | None = field(default=None, metadata=_SKIP)
-    sequential: SequentialLooks | None = None
+    sequential: SequentialLooks | None = field(default=None, metadata={"omit_if": None})
 
     # ------------------------------------------------------------ views
     @property
