@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -21,9 +22,11 @@ import numpy as np
 import dpaudit
 from dpaudit.audit import estimators as est
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.estimate import attainable_maximum as est_attainable_maximum
 from dpaudit.audit.estimate import per_attack_alpha
 from dpaudit.audit.execution import cpu_cores
 from dpaudit.audit.game import SPLIT_CODES, GamePlan
+from dpaudit.audit.looks import LookPlan, look_test_sizes
 from dpaudit.audit.result import (
     LOW_FPRS,
     AttackResult,
@@ -36,6 +39,8 @@ from dpaudit.audit.result import (
     PublicCandidate,
     Randomness,
     Rounds,
+    SequentialLook,
+    SequentialLooks,
     TargetCandidate,
     freeze,
 )
@@ -533,3 +538,44 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
+
+
+def with_looks(
+    reached: Sequence[AuditResult], looks: LookPlan, *, n_attacks: int
+) -> AuditResult:
+    """The result of a sequential audit: the last look reached (the one that
+    decided), with every planned look recorded (``sequential``): the reached ones'
+    eps_emp and verdict, and each look's attainable maximum at its own level."""
+    last = reached[-1]
+    config = last.config
+    tests = look_test_sizes(looks, split=config.split)
+    entries = []
+    for k, (per_world, level) in enumerate(zip(looks.per_world, looks.alphas)):
+        seen = reached[k] if k < len(reached) else None
+        entries.append(
+            SequentialLook(
+                per_world=per_world,
+                alpha=level,
+                eps_max_attainable=seen.eps_max_attainable
+                if seen is not None
+                else est_attainable_maximum(
+                    tests[k],
+                    tests[k],
+                    delta=last.delta,
+                    alpha=level,
+                    n_attacks=n_attacks,
+                    method=config.estimator,
+                ),
+                eps_emp=None if seen is None else seen.eps_emp,
+                verdict=None if seen is None else seen.verdict,
+            )
+        )
+    return replace(
+        last,
+        sequential=SequentialLooks(
+            planned_per_world=looks.per_world[-1],
+            looks=tuple(entries),
+            decided=len(reached),
+            stopped_early=len(reached) < len(looks.per_world),
+        ),
+    )

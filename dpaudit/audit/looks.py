@@ -27,13 +27,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.estimate import attainable_maximum
 from dpaudit.audit.game import split_sizes
-from dpaudit.audit.result import AuditResult, SequentialLook, SequentialLooks
 from dpaudit.errors import InvalidParameterError
 
 #: Where the looks fall, as fractions of the planned rounds per world (the last is
@@ -160,44 +157,3 @@ def look_test_sizes(
     for block in looks.blocks:
         out.append((out[-1] if out else 0) + split_sizes(block, split)[2])
     return tuple(out)
-
-
-def with_looks(
-    reached: Sequence[AuditResult], looks: LookPlan, *, n_attacks: int
-) -> AuditResult:
-    """The result of a sequential audit: the last look reached (the one that
-    decided), with every planned look recorded (``sequential``): the reached ones'
-    eps_emp and verdict, and each look's attainable maximum at its own level."""
-    last = reached[-1]
-    config = last.config
-    tests = look_test_sizes(looks, split=config.split)
-    entries = []
-    for k, (per_world, level) in enumerate(zip(looks.per_world, looks.alphas)):
-        seen = reached[k] if k < len(reached) else None
-        entries.append(
-            SequentialLook(
-                per_world=per_world,
-                alpha=level,
-                eps_max_attainable=seen.eps_max_attainable
-                if seen is not None
-                else attainable_maximum(
-                    tests[k],
-                    tests[k],
-                    delta=last.delta,
-                    alpha=level,
-                    n_attacks=n_attacks,
-                    method=config.estimator,
-                ),
-                eps_emp=None if seen is None else seen.eps_emp,
-                verdict=None if seen is None else seen.verdict,
-            )
-        )
-    return replace(
-        last,
-        sequential=SequentialLooks(
-            planned_per_world=looks.per_world[-1],
-            looks=tuple(entries),
-            decided=len(reached),
-            stopped_early=len(reached) < len(looks.per_world),
-        ),
-    )

@@ -52,10 +52,10 @@ from pathlib import Path
 from typing import Any
 
 import dpaudit
-from dpaudit.audit.analysis import analyse
+from dpaudit.audit.analysis import analyse, with_looks
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.execution import cpu_cores, plan_for_setup
-from dpaudit.audit.looks import audit_looks, with_looks
+from dpaudit.audit.looks import audit_looks
 from dpaudit.audit.memory import check_memory
 from dpaudit.audit.outdir import (
     RESULT,
