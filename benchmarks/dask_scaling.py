@@ -1,123 +1,168 @@
-"""Fits per second of a plug-in audit on Dask process workers, 1 and 2 processes.
+"""Fits per second of an audit on Dask process workers, 1 and 2 processes.
 
-Starts a ``distributed.LocalCluster(processes=True, threads_per_worker=1)`` with
-``n`` worker processes, runs ``dpaudit``'s audit of a CPU-bound toy plug-in on it
-(``backend = "dask"``), and prints the models trained per second of training time;
-then the extrapolation to a cluster (docs/scale.md).
+For each case and each number of processes ``n``, starts a
+``distributed.LocalCluster(n_workers=n, processes=True, threads_per_worker=1)``, runs
+a ``backend = "dask"`` audit on it and prints the fits (models trained) per second of
+training time, with the load average (``/proc/loadavg``, 1 minute) before and after
+each measurement: a scaling figure means something only where the load before is
+below the number of cores. Then the ratio of 2 to 1 processes and the extrapolation
+(docs/scale.md, "Measured throughput").
 
-    PYTHONPATH=$PWD python benchmarks/dask_scaling.py --rounds 100 --processes 1 2
+The cases:
 
-The toy plug-in's ``fit`` spends about ``--fit-ms`` milliseconds of one core
-(matrix products on a 200 x 200 matrix), a stand-in for a real library's fit
-(a smartnoise PATE-GAN fit takes 11 to 13 s).
+* ``busy``: the toy plug-in :class:`dpaudit.generators.toy_plugins.BusyUniform`, whose
+  ``fit`` is a fixed pure-Python hash chain of ``--work`` rounds (default 750,000:
+  about 0.5 s of one core), released rows drawn from the public domain (0-DP, claim
+  true). Stands for a slow library's fit with nothing else in the way.
+* ``adapter`` (with ``--python``): a real library through its adapter (default
+  ``smartnoise-mwem``, worst case of 2,000 rows, 2,000 released rows), its fits in
+  worker processes under that interpreter.
 
-Measured here (2 cores shared with five other jobs, load average 11; the command
-above, 50 ms fits):
+Run on an idle machine (the figures of docs/scale.md)::
 
-    1 process(es): 200 fits, train 48.1 s (wall 51.1 s): 4.2 fits/s
-    2 process(es): 200 fits, train 55.9 s (wall 58.4 s): 3.6 fits/s
+    PYTHONPATH=$PWD python benchmarks/dask_scaling.py \\
+        --python /work/venvs/smartnoise/bin/python
 
-On a machine this loaded a second process finds no free core, so these figures say
-nothing about scaling; they bound the per-fit overhead of the Dask path (its process
-start, dpaudit's import in each Dask worker, the attacks and the store): at most
-about 0.2 s per fit beyond the fit itself. docs/scale.md extrapolates.
+``--smoke``: a few seconds' check that the benchmark runs (one process, tiny fits;
+tests/test_dask_scaling.py runs it).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-PLUGIN = '''
-import time
-
-import numpy as np
+BUSY = "dpaudit.generators.toy_plugins:BusyUniform"
 
 
-class Busy:
-    """Burns about FIT_MS ms of one core in fit, then copies its data."""
+@dataclass(frozen=True)
+class Measurement:
+    case: str
+    processes: int
+    fits: int
+    train_seconds: float
+    wall_seconds: float
+    load_before: float
+    load_after: float
 
-    FIT_MS = {fit_ms}
-
-    def __init__(self, *, epsilon, delta):
-        self.epsilon, self.delta = epsilon, delta
-
-    def fit(self, data, *, domain, seed):
-        rng = np.random.default_rng(seed)
-        m = rng.random((200, 200))
-        end = time.process_time() + self.FIT_MS / 1000
-        while time.process_time() < end:
-            m = np.tanh(m @ m / 200)
-        self.data = data
-        self.privacy_claim = {{"epsilon": self.epsilon, "delta": self.delta,
-                              "accountant": "busy"}}
-        return self
-
-    def sample(self, n, *, seed):
-        return self.data.sample(n, replace=True, random_state=seed % 2**32
-                                ).reset_index(drop=True)
-'''
+    @property
+    def rate(self) -> float:
+        return self.fits / self.train_seconds
 
 
-def fits_per_second(
-    processes: int, *, rounds: int, folder: Path
-) -> tuple[float, float]:
-    """(fits per second of training, training seconds) on ``processes`` workers."""
+def load_average() -> float:
+    """The 1-minute load average (``nan`` where /proc/loadavg cannot be read)."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def measure(
+    case: str, processes: int, *, settings: dict[str, Any], folder: Path
+) -> Measurement:
+    """One audit of ``settings`` on a local cluster of ``processes`` processes."""
     import distributed
 
     from dpaudit.audit.config import AuditConfig
     from dpaudit.audit.run import run_audit
 
+    before = load_average()
+    started = time.perf_counter()
     with distributed.LocalCluster(
         n_workers=processes,
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
     ) as cluster:
-        config = AuditConfig(
-            generator="busy_plugin:Busy",
-            rounds=rounds,
-            attack="querybased",
-            backend="dask",
-            batch_size=10,
-            scheduler=cluster.scheduler_address,
+        config = AuditConfig.from_mapping(
+            {**settings, "backend": "dask", "scheduler": cluster.scheduler_address}
         )
-        started = time.perf_counter()
-        result = run_audit(config, out_dir=folder / f"p{processes}", force=True)
-        wall = time.perf_counter() - started
-    train = float(result.timing["train_seconds"])
+        result = run_audit(config, out_dir=folder / f"{case}-{processes}", force=True)
+    wall = time.perf_counter() - started
+    out = Measurement(
+        case=case,
+        processes=processes,
+        fits=result.rounds.total,
+        train_seconds=float(result.timing.train_seconds or float("nan")),
+        wall_seconds=wall,
+        load_before=before,
+        load_after=load_average(),
+    )
     print(
-        f"{processes} process(es): {2 * rounds} fits, train {train:.1f} s "
-        f"(wall {wall:.1f} s): {2 * rounds / train:.1f} fits/s",
+        f"{case}: {processes} process(es): {out.fits} fits, train "
+        f"{out.train_seconds:.1f} s (wall {wall:.1f} s): {out.rate:.2f} fits/s; "
+        f"load {out.load_before:.2f} before, {out.load_after:.2f} after",
         flush=True,
     )
-    return 2 * rounds / train, train
+    return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=100)
-    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--fit-ms", type=int, default=50)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        (folder / "busy_plugin.py").write_text(PLUGIN.format(fit_ms=args.fit_ms))
-        os.environ["PYTHONPATH"] = os.pathsep.join(
-            [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
-        )
-        sys.path.insert(0, str(folder))
-        rates = {
-            n: fits_per_second(n, rounds=args.rounds, folder=folder)[0]
-            for n in args.processes
+def cases(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The audits to time, by case name."""
+    common: dict[str, Any] = {"seed": 0, "jobs": 1}
+    out: dict[str, dict[str, Any]] = {
+        "busy": {
+            **common,
+            "generator": BUSY,
+            "generator_options": {"work": args.work},
+            "dataset": "worst-case",
+            "attack": "querybased",
+            "rounds": args.rounds,
+            "batch_size": args.batch_size,
         }
-    base = rates[min(rates)] / min(rates)
-    for n, rate in rates.items():
-        print(f"{n} process(es): {rate:.1f} fits/s, {rate / (base * n):.0%} of linear")
+    }
+    if args.python:
+        out["adapter"] = {
+            **common,
+            "generator": args.adapter,
+            "python": args.python,
+            "dataset": "worst-case",
+            "dataset_rows": 2000,
+            "synthetic_rows": 2000,
+            "attack": "querybased",
+            "rounds": args.adapter_rounds,
+            "batch_size": args.batch_size,
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, list[Measurement]]:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=40, help="busy: rounds per world")
+    parser.add_argument("--work", type=int, default=750_000, help="busy: hash rounds")
+    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--python", help="interpreter of the adapter case")
+    parser.add_argument("--adapter", default="smartnoise-mwem")
+    parser.add_argument("--adapter-rounds", type=int, default=20)
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.rounds, args.work, args.processes, args.python = 5, 1000, [1], None
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per process, BLAS too
+    results: dict[str, list[Measurement]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for case, settings in cases(args).items():
+            results[case] = [
+                measure(case, n, settings=settings, folder=Path(tmp))
+                for n in args.processes
+            ]
+    for case, runs in results.items():
+        base = runs[0]
+        for run in runs[1:]:
+            ratio = run.rate / base.rate
+            print(
+                f"{case}: {run.processes} vs {base.processes} process(es): "
+                f"{ratio:.2f}x ({ratio / (run.processes / base.processes):.0%} of "
+                "linear)"
+            )
+    return results
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -22,9 +23,11 @@ import dpaudit
 from dpaudit.audit import estimators as est
 from dpaudit.audit.ceiling import profile_rounds_needed
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.estimate import attainable_maximum as est_attainable_maximum
 from dpaudit.audit.estimate import per_attack_alpha
 from dpaudit.audit.execution import cpu_cores
 from dpaudit.audit.game import SPLIT_CODES, GamePlan
+from dpaudit.audit.looks import LookPlan, look_test_sizes
 from dpaudit.audit.profile import ClaimedProfile
 from dpaudit.audit.result import (
     AttackResult,
@@ -36,6 +39,8 @@ from dpaudit.audit.result import (
     PublicCandidate,
     Randomness,
     Rounds,
+    SequentialLook,
+    SequentialLooks,
     TargetCandidate,
     freeze,
 )
@@ -311,16 +316,25 @@ def analyse(
     store: ResultStore,
     *,
     on_attack: Callable[[str], None] | None = None,
+    level: float | None = None,
 ) -> AuditResult:
     """The result of a finished audit (what ``result.json`` holds; its ``timing``
     is the caller's to set); ``on_attack`` is called with each attack's name once it
-    is analysed (progress)."""
+    is analysed (progress).
+
+    ``setup.plan`` is the game analysed: a sequential look passes the plan of its
+    rounds (:meth:`GamePlan.at_look`) and its ``level`` (the share of ``alpha`` the
+    look spends, :mod:`dpaudit.audit.looks`); default: ``config.alpha``."""
     config = setup.config
     n_attacks = len(setup.attacks)
+    overall = config.alpha if level is None else level
     # Taking the best of several attacks is a multiple comparison: each attack's
     # bound is computed at alpha / n_attacks per rate (Bonferroni).
-    alpha = per_attack_alpha(config.alpha, n_attacks)
-    claim = summarise_claims(store.claims())
+    alpha = per_attack_alpha(overall, n_attacks)
+    n_plan = setup.plan.n_rounds
+    claim = summarise_claims(
+        {r: c for r, c in store.claims().items() if int(r) < n_plan}
+    )
     assert claim.epsilon is not None and claim.delta is not None
     # The claim is (epsilon, delta_claimed): a violation of it must be shown at the
     # claimed delta. An implementation that claims a larger delta than asked
@@ -410,7 +424,7 @@ def analyse(
             n_attacks=n_attacks,
             test_non_members=n0,
             test_members=n1,
-            overall_alpha=config.alpha,
+            overall_alpha=overall,
         ),
         delta=delta,
         delta_requested=config.delta,
@@ -447,7 +461,7 @@ def analyse(
         seed=config.seed,
         rounds=Rounds(
             total=setup.plan.n_rounds,
-            per_world=config.rounds,
+            per_world=setup.plan.n_rounds // 2,
             train=splits["train"],
             validation=splits["validation"],
             test=splits["test"],
@@ -478,3 +492,44 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
+
+
+def with_looks(
+    reached: Sequence[AuditResult], looks: LookPlan, *, n_attacks: int
+) -> AuditResult:
+    """The result of a sequential audit: the last look reached (the one that
+    decided), with every planned look recorded (``sequential``): the reached ones'
+    eps_emp and verdict, and each look's attainable maximum at its own level."""
+    last = reached[-1]
+    config = last.config
+    tests = look_test_sizes(looks, split=config.split)
+    entries = []
+    for k, (per_world, level) in enumerate(zip(looks.per_world, looks.alphas)):
+        seen = reached[k] if k < len(reached) else None
+        entries.append(
+            SequentialLook(
+                per_world=per_world,
+                alpha=level,
+                eps_max_attainable=seen.eps_max_attainable
+                if seen is not None
+                else est_attainable_maximum(
+                    tests[k],
+                    tests[k],
+                    delta=last.delta,
+                    alpha=level,
+                    n_attacks=n_attacks,
+                    method=config.estimator,
+                ),
+                eps_emp=None if seen is None else seen.eps_emp,
+                verdict=None if seen is None else seen.verdict,
+            )
+        )
+    return replace(
+        last,
+        sequential=SequentialLooks(
+            planned_per_world=looks.per_world[-1],
+            looks=tuple(entries),
+            decided=len(reached),
+            stopped_early=len(reached) < len(looks.per_world),
+        ),
+    )

@@ -109,6 +109,10 @@ class AuditConfig:
             the generator's private mechanism, attacked by the exact
             likelihood-ratio test; dpaudit's PATE-GAN, fixed public randomness;
             docs/soundness.md, "The transcript release").
+        sequential: analyse at the planned looks (:mod:`dpaudit.audit.looks`: 10%,
+            20%, 50% and 100% of ``rounds``) and stop at the first VIOLATION,
+            spending ``alpha`` across the looks (docs/soundness.md, "Sequential
+            looks"); never stops early for CONSISTENT or INCONCLUSIVE.
     """
 
     generator: str = DEFAULT_GENERATOR
@@ -145,6 +149,7 @@ class AuditConfig:
     max_memory: int | None = None
     python: str | None = None
     release: ReleaseKind = "table"
+    sequential: bool = field(default=False, metadata={"omit_if": False})
 
     def __post_init__(self) -> None:
         need = require
@@ -294,6 +299,12 @@ class AuditConfig:
             check_generator_options(self.generator, self.generator_options)
             _check_attack_option_names(self.attack, self.attack_options)
         need(
+            isinstance(self.sequential, bool),
+            "sequential",
+            "true or false",
+            self.sequential,
+        )
+        need(
             self.python is None or (isinstance(self.python, str) and bool(self.python)),
             "python",
             "the path of a Python interpreter",
@@ -420,6 +431,8 @@ class AuditConfig:
                 data.pop(key)
         if data["release"] == "table":
             data.pop("release")
+        # ``sequential`` is written only when set (serial's ``omit_if``): the
+        # identities of audits analysed once are those of earlier versions.
         # The chosen public candidate's streams do not depend on how many were
         # compared, and the default (0) is the audit of earlier versions: identities
         # of audits stored before these keys existed stay the same.

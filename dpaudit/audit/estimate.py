@@ -217,18 +217,24 @@ def planned_attainable_maximum(config: AuditConfig) -> float:
     """The attainable maximum of an audit, known before it runs: the test split its
     game will use, its ``delta`` and ``alpha`` split over its attacks exactly as the
     analysis splits it (a claimed delta larger than ``config.delta`` can only lower
-    the figure the result then records).
+    the figure the result then records). For a sequential audit: its last look.
     """
     from dpaudit.audit.game import GamePlan
+    from dpaudit.audit.looks import audit_looks
 
+    # A sequential audit's full size is its last look, at that look's level.
+    looks = audit_looks(config)
     n0, n1 = GamePlan.create(
-        rounds=config.rounds, split=config.split, seed=config.seed
+        rounds=config.rounds,
+        split=config.split,
+        seed=config.seed,
+        looks=looks.per_world if config.sequential else (),
     ).world_sizes("test")
     return attainable_maximum(
         int(n0),
         int(n1),
         delta=config.delta,
-        alpha=config.alpha,
+        alpha=looks.alphas[-1],
         n_attacks=len(attack_names(config)),
         method=config.estimator,
     )

@@ -8,6 +8,11 @@ Soundness rules (docs/soundness.md) enforced here:
 4. Rounds are split, per world, into attack-training, threshold-selection
    (validation) and test rounds; the three sets are disjoint by construction, and
    :meth:`GamePlan.indices` is the only way the analysis reads them.
+
+A sequential plan (``looks``, :mod:`dpaudit.audit.looks`) is nested blocks: block
+``k`` holds ``looks[k] - looks[k - 1]`` rounds per world, balanced and split in the
+plan's proportions on its own, and occupies the plan's indices ``2 * looks[k - 1]`` to
+``2 * looks[k] - 1``; :meth:`GamePlan.at_look` is the game of the first ``k`` blocks.
 """
 
 from __future__ import annotations
@@ -27,6 +32,18 @@ SPLITS: tuple[Split, ...] = ("train", "validation", "test")
 SPLIT_CODES: dict[Split, int] = {"train": 0, "validation": 1, "test": 2}
 
 
+def split_sizes(rounds: int, split: tuple[float, float, float]) -> tuple[int, int, int]:
+    """Rounds of each split (train, validation, test) among ``rounds`` rounds of one
+    world: the plan's rounding (test takes the remainder).
+
+    >>> split_sizes(1000, (0.4, 0.2, 0.4)), split_sizes(5, (0.4, 0.2, 0.4))
+    ((400, 200, 400), (2, 1, 2))
+    """
+    n_train = round(split[0] * rounds)
+    n_val = round(split[1] * rounds)
+    return n_train, n_val, rounds - n_train - n_val
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class GamePlan:
     """The rounds of one audit.
@@ -35,11 +52,14 @@ class GamePlan:
         bits: membership bit of each round, shape ``[2 * rounds]``.
         splits: split code of each round (0 train, 1 validation, 2 test).
         root_seed: the root seed; its named children are :class:`Streams`.
+        looks: a sequential plan's rounds per world at each look (cumulative; the
+            last is the planned size); empty for a plan analysed once.
     """
 
     bits: NDArray[np.int64]
     splits: NDArray[np.int64]
     root_seed: int
+    looks: tuple[int, ...] = ()
 
     @classmethod
     def create(
@@ -48,6 +68,7 @@ class GamePlan:
         rounds: int,
         split: tuple[float, float, float] = (0.4, 0.2, 0.4),
         seed: int,
+        looks: tuple[int, ...] = (),
     ) -> GamePlan:
         """A plan of ``rounds`` rounds per world (``2 * rounds`` in all).
 
@@ -55,6 +76,11 @@ class GamePlan:
             rounds: rounds per world (the study: 1,000, split 400/200/400).
             split: fractions of each world's rounds for train, validation, test.
             seed: the root seed.
+            looks: for a sequential audit, the rounds per world at each look
+                (:func:`dpaudit.audit.looks.plan_looks`; increasing, the last equal
+                to ``rounds``): the plan is built as nested blocks, each balanced
+                and split on its own, drawn one after the other from the plan
+                stream. Empty (the default): the plan of an audit analysed once.
         """
         if not (isinstance(rounds, int) and rounds >= 5):
             raise InvalidParameterError(
@@ -64,6 +90,8 @@ class GamePlan:
             raise InvalidParameterError(
                 f"`split` must be three positive fractions summing to 1. Got {split!r}."
             )
+        if looks:
+            return cls._nested(looks, rounds=rounds, split=split, seed=seed)
         plan_rng = Streams(seed).plan().numpy
         n_train = round(split[0] * rounds)
         n_val = round(split[1] * rounds)
@@ -79,6 +107,54 @@ class GamePlan:
         splits = np.concatenate([world_splits, world_splits])
         order = plan_rng.permutation(2 * rounds)
         return cls(bits=bits[order], splits=splits[order], root_seed=int(seed))
+
+    @classmethod
+    def _nested(
+        cls,
+        looks: tuple[int, ...],
+        *,
+        rounds: int,
+        split: tuple[float, float, float],
+        seed: int,
+    ) -> GamePlan:
+        if looks[-1] != rounds or any(b <= a for a, b in zip((0, *looks), looks)):
+            raise InvalidParameterError(
+                f"`looks` must increase to `rounds` = {rounds}. Got {looks!r}."
+            )
+        plan_rng = Streams(seed).plan().numpy
+        bits: list[NDArray[np.int64]] = []
+        splits: list[NDArray[np.int64]] = []
+        for before, after in zip((0, *looks), looks):
+            m = after - before
+            n_train, n_val, n_test = split_sizes(m, split)
+            if min(n_train, n_val, n_test) < 1:
+                raise InvalidParameterError(
+                    f"`looks` {looks!r}: a block of {m} rounds per world leaves an "
+                    f"empty split with {split!r} (plan_looks merges such looks)."
+                )
+            world = np.array([0] * n_train + [1] * n_val + [2] * n_test, dtype=np.int64)
+            # Each block is drawn after the ones before it from the one plan stream:
+            # a balanced, split game of its own, independent of the others' order.
+            order = plan_rng.permutation(2 * m)
+            bits.append(np.array([0] * m + [1] * m, dtype=np.int64)[order])
+            splits.append(np.concatenate([world, world])[order])
+        return cls(
+            bits=np.concatenate(bits),
+            splits=np.concatenate(splits),
+            root_seed=int(seed),
+            looks=tuple(int(x) for x in looks),
+        )
+
+    def at_look(self, look: int) -> GamePlan:
+        """The game of looks ``0 .. look`` (0-based): the first
+        ``2 * looks[look]`` rounds, a balanced, split game of their own."""
+        n = 2 * self.looks[look]
+        return GamePlan(
+            bits=self.bits[:n],
+            splits=self.splits[:n],
+            root_seed=self.root_seed,
+            looks=self.looks[: look + 1],
+        )
 
     @property
     def n_rounds(self) -> int:

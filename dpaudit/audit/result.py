@@ -60,6 +60,8 @@ __all__ = [
     "PublicCandidate",
     "Randomness",
     "Rounds",
+    "SequentialLook",
+    "SequentialLooks",
     "TargetCandidate",
     "Timing",
     "Trace",
@@ -405,6 +407,46 @@ class Timing:
     rounds_stored_before: int | None = None
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SequentialLook:
+    """One planned look of a sequential audit (an entry of ``sequential.looks``).
+
+    Attributes:
+        per_world: rounds per world the look analyses (blocks ``1..k`` of the plan).
+        alpha: the level the look spends (its bound's overall level; the looks'
+            levels sum to the audit's ``alpha``).
+        eps_max_attainable: the largest eps_emp the look's test rounds can show at
+            its level (known before the look is run).
+        eps_emp: the look's eps_emp (``None``: not reached, the audit stopped).
+        verdict: the look's verdict (``None``: not reached).
+    """
+
+    per_world: int
+    alpha: float
+    eps_max_attainable: float | None = None
+    eps_emp: float | None = None
+    verdict: Verdict | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SequentialLooks:
+    """How a ``--sequential`` audit looked and where it stopped (``sequential`` in
+    ``result.json``; absent for an audit analysed once).
+
+    Attributes:
+        planned_per_world: the plan's size (rounds per world planned);
+            ``rounds.per_world`` is the rounds per world actually run.
+        looks: every planned look, reached or not.
+        decided: the look (1-based) whose analysis is the result.
+        stopped_early: the audit stopped before the planned size (a VIOLATION).
+    """
+
+    planned_per_world: int
+    looks: tuple[SequentialLook, ...]
+    decided: int
+    stopped_early: bool
+
+
 _REQUIRED = (
     "version",
     "verdict",
@@ -450,6 +492,7 @@ class AuditResult:
             refutation_ratio, regions_violated: the headline attack's (see
             :class:`AttackResult`); ``regions_violated`` names what the verdict's
             VIOLATION rests on.
+        sequential: the looks of a ``--sequential`` audit (``None`` otherwise).
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -498,6 +541,7 @@ class AuditResult:
     extra: Mapping[str, Any] = field(default_factory=_empty, metadata=_SKIP)
     source: Path | None = field(default=None, metadata=_SKIP)
     trace: Trace | None = field(default=None, metadata=_SKIP)
+    sequential: SequentialLooks | None = field(default=None, metadata={"omit_if": None})
 
     # ------------------------------------------------------------ views
     @property

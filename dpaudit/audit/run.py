@@ -52,9 +52,10 @@ from pathlib import Path
 from typing import Any
 
 import dpaudit
-from dpaudit.audit.analysis import analyse
+from dpaudit.audit.analysis import analyse, with_looks
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.execution import cpu_cores, plan_for_setup
+from dpaudit.audit.looks import audit_looks
 from dpaudit.audit.memory import check_memory
 from dpaudit.audit.outdir import (
     RESULT,
@@ -74,7 +75,7 @@ from dpaudit.audit.outdir import (
     stored_public_selection,
     stored_timing,
 )
-from dpaudit.audit.result import AuditResult, Timing
+from dpaudit.audit.result import AuditResult, Timing, Verdict
 from dpaudit.audit.rounds import trace_round, train_batch
 from dpaudit.audit.selection import progress_bar, resolve_public_seed, resolve_target
 from dpaudit.audit.setup import (
@@ -204,8 +205,19 @@ class _Output:
         self.store.close()
 
 
-def _train_all(setup: AuditSetup, output: _Output, *, progress: bool) -> int:
-    """Trains every round not yet stored; returns how many rounds it trained.
+def _train_all(
+    setup: AuditSetup,
+    output: _Output,
+    *,
+    progress: bool,
+    upto: int | None = None,
+) -> int:
+    """Trains every round not yet stored (of the first ``upto`` rounds: a
+    sequential look's); returns how many rounds it trained.
+
+    Batches are the plan's ``--batch-size`` runs of indices, cut at ``upto`` (and at
+    the look before: a look trains only its own block), so the rounds trained
+    together depend on the plan alone, not on where a run was stopped.
 
     The batch holding :func:`trace_round` trains that round with the trace switch
     on, and its trace is written to ``trace/`` here (unless one is there: a
@@ -215,10 +227,13 @@ def _train_all(setup: AuditSetup, output: _Output, *, progress: bool) -> int:
     config = setup.config
     execution = plan_for_setup(setup)  # jobs and batch size for this device
     done = output.store.done_rounds()
-    n = setup.plan.n_rounds
+    n = setup.plan.n_rounds if upto is None else upto
+    start = max((2 * w for w in setup.plan.looks if 2 * w < n), default=0)
+    size = execution.batch_size
     batches = [
-        list(range(s, min(s + execution.batch_size, n)))
-        for s in range(0, n, execution.batch_size)
+        list(range(max(s, start), min(s + size, n)))
+        for s in range(0, n, size)
+        if s + size > start
     ]
     todo = [b for b in batches if not set(b) <= done]
     config_json = json.dumps(config.to_json(), sort_keys=True)
@@ -232,7 +247,7 @@ def _train_all(setup: AuditSetup, output: _Output, *, progress: bool) -> int:
         n,
         unit="model",
         enabled=progress,
-        initial=n - sum(len(b) for b in todo),
+        initial=n - sum(len(b) for b in todo) if upto is None else len(done),
     )
 
     def work(batch: list[int]) -> list[dict[str, Any]]:
@@ -330,6 +345,52 @@ def _write_training_trace(setup: AuditSetup, output: _Output) -> None:
     config_json = json.dumps(setup.config.to_json(), sort_keys=True)
     (row,) = train_batch(config_json, [traced], trace=traced)
     output.write_trace(row["trace"])
+
+
+def run_looks(
+    setup: AuditSetup, output: _Output, *, progress: bool
+) -> tuple[AuditResult, int, float]:
+    """A sequential audit (:mod:`dpaudit.audit.looks`): trains each look's block,
+    analyses the look's game at its level, and stops at the first VIOLATION.
+
+    Every look depends on the plan and the stored rounds alone, so a resumed audit
+    (killed during any look, or finished and analysed again) passes through the
+    same looks and stops at the same one. Returns ``(result, rounds trained in this
+    session, training seconds)``; the result holds the looks (``sequential``)."""
+    looks = audit_looks(setup.config)
+    trained_rounds = 0
+    trained = 0.0
+    reached: list[AuditResult] = []
+    n_attacks = len(setup.attacks)
+    for k, (per_world, level) in enumerate(zip(looks.per_world, looks.alphas)):
+        t0 = time.perf_counter()
+        trained_rounds += _train_all(
+            setup, output, progress=progress, upto=2 * per_world
+        )
+        output.settle()  # no-op after the first batch: committed and swapped in
+        trained += time.perf_counter() - t0
+        with progress_bar(
+            f"analysis, look {k + 1} of {len(looks.per_world)} ({per_world} rounds "
+            "per world)",
+            n_attacks,
+            unit="attack",
+            enabled=progress,
+        ) as bar:
+            reached.append(
+                analyse(
+                    replace(setup, plan=setup.plan.at_look(k)),
+                    output.store,
+                    on_attack=lambda name: bar.update(1),
+                    level=level,
+                )
+            )
+        if reached[-1].verdict is Verdict.VIOLATION:
+            break
+    return (
+        with_looks(reached, looks, n_attacks=n_attacks),
+        trained_rounds,
+        trained,
+    )
 
 
 def run_audit(
@@ -449,13 +510,23 @@ def _run_locked(
             store.set_meta("target_selection", [[r, a] for r, a in selection])
         if public_ranking is not None:
             store.set_meta("public_selection", [[c, a] for c, a in public_ranking])
-        trained_rounds = _train_all(setup, output, progress=progress)
-        output.settle()  # no-op: a new audit has a batch, committed and swapped in
-        trained = time.perf_counter() - started
-        with progress_bar(
-            "analysis (attacks)", len(setup.attacks), unit="attack", enabled=progress
-        ) as bar:
-            result = analyse(setup, output.store, on_attack=lambda name: bar.update(1))
+        if config.sequential:
+            result, trained_rounds, trained = run_looks(
+                setup, output, progress=progress
+            )
+        else:
+            trained_rounds = _train_all(setup, output, progress=progress)
+            output.settle()  # no-op: a new audit has a batch, committed, swapped in
+            trained = time.perf_counter() - started
+            with progress_bar(
+                "analysis (attacks)",
+                len(setup.attacks),
+                unit="attack",
+                enabled=progress,
+            ) as bar:
+                result = analyse(
+                    setup, output.store, on_attack=lambda name: bar.update(1)
+                )
         _write_training_trace(setup, output)
         if trained_rounds or ranking is not None or chose_public or not timing:
             # This session trained: its time is added. A session that only

@@ -4,7 +4,10 @@ record of ``result.json``.
 A field's JSON key is its name, or the ``json`` entry of its metadata: a dotted path
 (``"roc.fpr"``) puts it inside a nested object, and ``None`` marks a field that is
 neither written nor read. A field whose metadata has ``"key": True`` is filled from
-the key of the mapping that holds the record (an attack's name). :func:`to_json`
+the key of the mapping that holds the record (an attack's name). A field whose
+metadata has ``"omit_if": v`` is not written while its value is ``v`` (``None`` or
+``False``: a key added later leaves the documents that do not use it byte for byte
+as they were). :func:`to_json`
 writes plain JSON types, with NaN and infinities as ``null`` (:func:`nan_to_null`,
 the one such helper); :func:`from_json` reads a parsed document by the fields' type
 hints and refuses a value of the wrong type naming its path. A missing key, or a
@@ -93,6 +96,11 @@ def to_json(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for f, path in json_fields(type(value)):
+            if (
+                "omit_if" in f.metadata
+                and getattr(value, f.name) is f.metadata["omit_if"]
+            ):
+                continue
             node = out
             for part in path[:-1]:
                 node = node.setdefault(part, {})

@@ -24,6 +24,7 @@ from dpaudit.attacks.likelihood_ratio import LIKELIHOOD_RATIO, LikelihoodRatioAt
 from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.game import GamePlan
+from dpaudit.audit.looks import audit_looks
 from dpaudit.audit.streams import Streams
 from dpaudit.data import Dataset, Domain, load_dataset
 from dpaudit.datasets.names import WORST_CASE_NAMES
@@ -240,7 +241,10 @@ def build_setup(
             )
         ),
         plan=GamePlan.create(
-            rounds=config.rounds, split=config.split, seed=config.seed
+            rounds=config.rounds,
+            split=config.split,
+            seed=config.seed,
+            looks=audit_looks(config).per_world if config.sequential else (),
         ),
     )
     generator = setup.make_generator()  # refuses bad options now, not in a worker

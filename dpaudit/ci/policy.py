@@ -50,6 +50,7 @@ from dpaudit.generators.names import PATE_GAN
 from dpaudit.validation import check_choice, check_scalar
 
 __all__ = [
+    "CHECK_DEFAULTS",
     "DEFAULT_ALPHA",
     "POLICY_AUDIT_KEYS",
     "PRESETS",
@@ -62,6 +63,11 @@ __all__ = [
 
 #: Default family-wise false-alarm level of a policy.
 DEFAULT_ALPHA = 0.05
+
+#: Audit keys ``dpaudit check`` sets under the preset, ``[defaults]`` and each
+#: ``[[audit]]`` (any of them may set them otherwise): sequential looks, so that a
+#: VIOLATION stops the audit at the first look that proves it (docs/ci.md).
+CHECK_DEFAULTS: Mapping[str, Any] = MappingProxyType({"sequential": True})
 
 _TOP_KEYS = frozenset({"alpha", "preset", "defaults", "audit"})
 #: The keys an ``[[audit]]`` table or ``[defaults]`` may hold, generated from the one
@@ -258,7 +264,10 @@ def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Polic
                 f"unknown key(s) {unknown_keys}; valid keys: "
                 f"{', '.join(POLICY_AUDIT_KEYS)}.",
             )
-        settings: dict[str, Any] = dict(preset.settings) if preset else {}
+        # dpaudit check looks sequentially unless told not to (docs/ci.md,
+        # "Sequential looks"): a regression fails at the first look that proves it.
+        settings: dict[str, Any] = dict(CHECK_DEFAULTS)
+        settings.update(preset.settings if preset else {})
         settings.update(defaults)
         settings.update(table)
         name = settings.pop("name", None)

@@ -133,6 +133,13 @@ AUDIT_KEYS: tuple[Key, ...] = (
     ),
     Key("rounds", "rounds per world (default 1000)", kind="int"),
     Key(
+        "sequential",
+        "analyse after 10%, 20%, 50% and 100% of --rounds and stop at the first "
+        "look that proves a VIOLATION (alpha is spent across the looks; never "
+        "stops early otherwise)",
+        kind="bool",
+    ),
+    Key(
         "split",
         "fractions of each world's rounds for attack training, threshold "
         "selection and test, as TRAIN,VALIDATION,TEST (default 0.4,0.2,0.4)",

@@ -13,12 +13,17 @@ the plug-in adapter, as a user's own generator would be.
   ``epsilon`` itself; with independent randomness the fillers hide it.
 * :class:`CopyData` releases a shuffle of its training rows and claims ``epsilon``:
   no privacy at all (the claim is false whatever the randomness).
+* :class:`BusyUniform` spends a fixed amount of one core's work in ``fit`` (``work``
+  rounds of SHA-256, about 0.5 s at the default 750,000) and releases rows drawn uniformly
+  from the public domain: exactly 0-DP, so its claim of ``epsilon`` holds. A stand-in
+  for a slow library's fit in ``benchmarks/dask_scaling.py``.
 
 Use them as ``--generator dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any
 
@@ -207,3 +212,37 @@ class ConstantRelease:
         return _random_rows(self.domain_, n, np.random.default_rng(0)).astype(
             self.dtypes_
         )
+
+
+class BusyUniform:
+    """Burns ``work`` SHA-256 rounds of one core in ``fit`` (deterministic: the same
+    work every call, about 0.5 s at the default 750,000 on one core of this project's
+    machine), then releases rows drawn uniformly from the public domain.
+
+    Privacy claim: ``epsilon`` with ``delta`` 0, which holds: the release does not
+    depend on the data at all (0-DP). The work is a pure-Python hash chain, so it
+    uses one core whatever the BLAS threads.
+    """
+
+    def __init__(self, *, epsilon: float, delta: float = 0.0, work: int = 750_000):
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self.work = int(work)
+
+    def fit(
+        self, data: pd.DataFrame, *, domain: dict[str, Any], seed: int
+    ) -> BusyUniform:
+        digest = seed.to_bytes(8, "little")
+        for _ in range(self.work):
+            digest = hashlib.sha256(digest).digest()
+        self.digest_ = digest.hex()
+        self.domain_ = domain
+        self.privacy_claim = {
+            "epsilon": self.epsilon,
+            "delta": 0.0,
+            "accountant": "data-independent release (0-DP)",
+        }
+        return self
+
+    def sample(self, n: int, *, seed: int) -> pd.DataFrame:
+        return _random_rows(self.domain_, n, np.random.default_rng(seed))

@@ -32,6 +32,7 @@ __all__ = [
     "randomness_text",
     "resolution_text",
     "rounds_text",
+    "sequential_text",
     "test_size",
     "tpr_cell",
     "warning_lines",
@@ -197,6 +198,31 @@ def rounds_text(result: AuditResult) -> str:
     return (
         f"{r.total} rounds{per_world}: train {r.train}, validation {r.validation}, "
         f"test {r.test}"
+    ) + sequential_text(result)
+
+
+def sequential_text(result: AuditResult) -> str:
+    """For a ``--sequential`` audit, how far it ran: ``; stopped after 200 of 1000
+    rounds per world (look 2 of 4: a VIOLATION, ...)``; empty otherwise."""
+    seq = result.sequential
+    if seq is None:
+        return ""
+    n_looks = len(seq.looks)
+    look = seq.looks[seq.decided - 1]
+    overall = result.config.alpha
+    level = (
+        f"this look's bound at level {look.alpha:.4g}, the {n_looks} looks "
+        f"together at {overall:g}"
+    )
+    if seq.stopped_early:
+        return (
+            f"; stopped after {look.per_world} of {seq.planned_per_world} rounds per "
+            f"world (sequential, look {seq.decided} of {n_looks} proved a VIOLATION; "
+            f"{level})"
+        )
+    return (
+        f"; sequential: all {seq.planned_per_world} rounds per world ({n_looks} "
+        f"looks, none before the last proved a VIOLATION; {level})"
     )
 
 

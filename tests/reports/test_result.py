@@ -115,11 +115,46 @@ def test_to_json_writes_every_declared_key_and_conforms(
 ) -> None:
     result = AuditResult.from_json(result_doc())
     doc = result.to_json()
-    assert set(doc) == json_keys(AuditResult) | {"schema_version"}
+    # ``sequential`` is written only for a --sequential audit (serial's omit_if).
+    assert set(doc) == json_keys(AuditResult) - {"sequential"} | {"schema_version"}
     assert set(doc["power"]) == json_keys(Power)
     assert schema_errors(doc) == []
     json.dumps(doc, allow_nan=False)
     assert AuditResult.from_json(doc) == result  # a round trip changes nothing
+
+
+def test_sequential_section_round_trips_and_conforms(
+    result_doc: Callable[..., dict],
+) -> None:
+    from dataclasses import replace
+
+    from dpaudit.audit.result import SequentialLook, SequentialLooks
+
+    looks = SequentialLooks(
+        planned_per_world=1000,
+        looks=(
+            SequentialLook(
+                per_world=100,
+                alpha=0.0025,
+                eps_max_attainable=1.54,
+                eps_emp=1.54,
+                verdict=Verdict.VIOLATION,
+            ),
+            SequentialLook(per_world=1000, alpha=0.0475, eps_max_attainable=4.4),
+        ),
+        decided=1,
+        stopped_early=True,
+    )
+    result = replace(
+        AuditResult.from_json(result_doc()),
+        sequential=looks,
+        config=replace(AuditResult.from_json(result_doc()).config, sequential=True),
+    )
+    doc = json.loads(json.dumps(result.to_json(), allow_nan=False))
+    assert doc["sequential"]["looks"][1]["verdict"] is None
+    assert doc["config"]["sequential"] is True
+    assert schema_errors(doc) == []
+    assert AuditResult.from_json(doc) == result
 
 
 def test_result_is_typed_and_frozen(result_doc: Callable[..., dict]) -> None:
