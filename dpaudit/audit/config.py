@@ -18,7 +18,7 @@ from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.audit import serial
 from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
-from dpaudit.audit.names import Backend, Randomness
+from dpaudit.audit.names import Backend, Game, Randomness
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.generators.names import Device
@@ -104,6 +104,13 @@ class AuditConfig:
             available now; dpaudit/audit/memory.py).
         python: the interpreter that runs the foreign workers (default: this one);
             it needs numpy, pandas and the generator's library only.
+        game: ``two-world`` (the distinguishing game) or ``one-run`` (canaries in
+            one fit or a few: :mod:`dpaudit.audit.onerun`, docs/soundness.md, "The
+            one-run game"). The keys below are the one-run game's.
+        canaries: one-run: canaries per fit, each included with probability 1/2.
+        fits: one-run: fits, each with its own canaries.
+        guesses: one-run: guesses "in" and guesses "out" (each), fixed before any
+            release is seen (default: a tenth of all canaries, at least 1).
     """
 
     generator: str = DEFAULT_GENERATOR
@@ -139,6 +146,10 @@ class AuditConfig:
     fit_timeout: float = DEFAULT_FIT_TIMEOUT
     max_memory: int | None = None
     python: str | None = None
+    game: Game = "two-world"
+    canaries: int = 1000
+    fits: int = 1
+    guesses: int | None = None
 
     def __post_init__(self) -> None:
         need = require
@@ -280,6 +291,14 @@ class AuditConfig:
                 self.python,
             )
 
+        need(
+            self.guesses is None or 2 * self.guesses <= self.canaries * self.fits,
+            "guesses",
+            f"at most half of all canaries ({self.canaries * self.fits // 2}: "
+            "guesses in plus guesses out)",
+            self.guesses,
+        )
+
     def worker_options(self) -> WorkerOptions:
         """The settings of the foreign workers (plug-ins and adapters)."""
         return WorkerOptions(
@@ -392,6 +411,10 @@ class AuditConfig:
         # compared, and the default (0) is the audit of earlier versions: identities
         # of audits stored before these keys existed stay the same.
         data.pop("public_candidates")
+        # The one-run game's keys leave the two-world audit's identity unchanged.
+        if data["game"] == "two-world":
+            for key in ("game", "canaries", "fits", "guesses"):
+                data.pop(key)
         if data["public_seed"] == 0:
             data.pop("public_seed")
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dpaudit.attacks.names import ATTACK_NAMES, SET_NAMES
-from dpaudit.audit.names import BACKENDS, RANDOMNESS_MODES
+from dpaudit.audit.names import BACKENDS, GAMES, RANDOMNESS_MODES
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.names import DEVICES
 from dpaudit.validation import Closed, check_choice, check_scalar, require
@@ -141,6 +141,10 @@ AUDIT_CONSTRAINTS: Mapping[str, Constraint] = MappingProxyType(
         "dataset_rows": Interval(integer=True, low=2, optional=True),
         "fit_timeout": Interval(low=0, closed="neither"),
         "max_memory": Interval(integer=True, low=1, optional=True),
+        "game": Choices(values=GAMES),
+        "canaries": Interval(integer=True, low=2),
+        "fits": Interval(integer=True, low=1),
+        "guesses": Interval(integer=True, low=1, optional=True),
     }
 )
 """Field of :class:`~dpaudit.audit.config.AuditConfig` -> its constraint."""

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-__all__ = ["BACKENDS", "RANDOMNESS_MODES", "RESULT_FILE", "Backend", "Randomness"]
+__all__ = [
+    "BACKENDS",
+    "GAMES",
+    "RANDOMNESS_MODES",
+    "RESULT_FILE",
+    "Backend",
+    "Game",
+    "Randomness",
+]
 
 Randomness = Literal["fixed_public", "independent"]
 """``fixed_public``: the public stream held fixed for the whole audit, a fresh privacy
@@ -21,3 +29,10 @@ BACKENDS: tuple[Backend, ...] = get_args(Backend)
 RESULT_FILE = "result.json"
 """The file of an audit directory that holds the result
 (:meth:`dpaudit.audit.result.AuditResult.to_json`)."""
+
+Game = Literal["two-world", "one-run"]
+"""``two-world``: the distinguishing game (many fits, with and without one target);
+``one-run``: canaries each included with probability 1/2 in one fit or a few, their
+inclusion guessed from the release (Steinke, Nasr and Jagielski 2023;
+:mod:`dpaudit.audit.onerun`)."""
+GAMES: tuple[Game, ...] = get_args(Game)
