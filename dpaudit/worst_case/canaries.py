@@ -40,8 +40,8 @@ from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_scalar
 
 __all__ = [
-    "CANARY_COLUMN",
     "BASE_VALUE",
+    "CANARY_COLUMN",
     "CanaryDesign",
     "CanaryKind",
     "canary_design",

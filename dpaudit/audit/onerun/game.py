@@ -29,6 +29,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -43,6 +44,7 @@ from dpaudit.audit.onerun.bound import eps_lower_bound, eps_max_attainable
 from dpaudit.audit.onerun.plan import OneRunPlan, guess
 from dpaudit.audit.onerun.record import OneRunSummary
 from dpaudit.audit.onerun.scoring import SCORE_NAMES, score_canaries
+from dpaudit.audit.outdir import make_directory, remove_created
 from dpaudit.audit.result import (
     AttackResult,
     AuditResult,
@@ -158,13 +160,12 @@ def run_one_run(
         return factory(epsilon=config.epsilon, delta=config.delta, **options)
 
     make_generator()  # refuses bad generator options now, before anything is written
-    created = [p for p in (out, *out.parents) if not p.exists()][::-1]
-    out.mkdir(parents=True, exist_ok=True)
+    created = make_directory(out)
     lock = StoreLock(out)
     try:
         lock.acquire()
     except BaseException:
-        _remove_created(created)
+        remove_created(created)
         raise
     try:
         _prepare(out, force=force)
@@ -182,8 +183,6 @@ def run_one_run(
             rows=rows,
             options=options,
         )
-        from dataclasses import replace
-
         result = replace(
             result,
             source=out / RESULT_FILE,
@@ -203,15 +202,7 @@ def run_one_run(
     finally:
         lock.release()
         if not (out / RESULT_FILE).exists():
-            _remove_created(created)
-
-
-def _remove_created(created: list[Path]) -> None:
-    for folder in reversed(created):
-        try:
-            folder.rmdir()  # only if empty
-        except OSError:
-            pass
+            remove_created(created)
 
 
 def _fit_all(
