@@ -301,3 +301,17 @@ def test_command_refuses_with_one_line(
     assert match in err and "Traceback" not in err
     assert err.count("\n") == 1
     assert not out.exists()
+
+
+def test_docs_state_the_attainable_maxima_the_code_computes() -> None:
+    """docs/onerun.md's attainable maxima are the bound's (alpha 0.05, delta 1e-5)."""
+    text = " ".join(
+        (Path(__file__).resolve().parents[2] / "docs" / "onerun.md")
+        .read_text(encoding="utf-8")
+        .split()
+    )
+    for canaries, per_side in ((1000, 100), (200, 20), (200, 40)):
+        value = eps_max_attainable(
+            canaries=canaries, guesses=2 * per_side, delta=1e-5, alpha=0.05
+        )
+        assert f"{value:.3f}" in text, (canaries, per_side, value)
