@@ -315,3 +315,22 @@ def test_docs_state_the_attainable_maxima_the_code_computes() -> None:
             canaries=canaries, guesses=2 * per_side, delta=1e-5, alpha=0.05
         )
         assert f"{value:.3f}" in text, (canaries, per_side, value)
+
+
+def test_a_builtin_generator_on_category_canaries_in_two_fits(tmp_path: Path) -> None:
+    """dpaudit's own ``copy`` generator (in process) on the binary worst case's
+    category canaries, two fits: every guess right, the fits counted as rounds."""
+    from dpaudit.audit.run import run_audit
+    from dpaudit.reports.markdown import render_markdown
+    from dpaudit.reports.terminal import render_terminal
+
+    config = AuditConfig(
+        generator="copy", dataset="worst-case", game="one-run", canaries=60, fits=2
+    )
+    result = run_audit(config, out_dir=tmp_path / "b")
+    assert result.verdict == "VIOLATION" and result.rounds.total == 2
+    assert result.one_run is not None
+    assert (result.one_run.canaries, result.one_run.guesses) == (120, 24)
+    assert result.one_run.correct == 24 and result.one_run.canary_kind == "category"
+    for text in (render_terminal(result), render_markdown([result])):
+        assert "one-run" in text and "24 of 24" in text and "120" in text
