@@ -91,8 +91,7 @@ def one_run_explain(result: AuditResult) -> list[str]:
         ]
     if result.verdict == Verdict.INCONCLUSIVE:
         return [
-            game
-            + f" Even all of them right would show at most "
+            game + f" Even all of them right would show at most "
             f"{fmt_eps(s.eps_max_attainable)}, not above the claimed {claim}: this "
             "audit could not have refuted the claim. Use more canaries, fits or "
             "guesses."

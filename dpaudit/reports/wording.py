@@ -95,7 +95,9 @@ def level_text(result: AuditResult) -> str:
 def test_size(result: AuditResult) -> str:
     """The test split in words: ``400 + 400 test rounds`` (without + with the target)."""
     if result.game == "one-run" and result.one_run is not None:
-        return f"{result.one_run.guesses} guesses about {result.one_run.canaries} canaries"
+        return (
+            f"{result.one_run.guesses} guesses about {result.one_run.canaries} canaries"
+        )
     n0, n1 = result.estimator.test_non_members, result.estimator.test_members
     if n0 is not None and n1 is not None:
         return f"{n0} + {n1} test rounds"

@@ -98,9 +98,7 @@ def test_json_report_is_the_validated_result(audit_dir: Path) -> None:
     assert doc["utility"]["dataset"] == "cervical_cancer"
     # ``game`` is the one new key with a value: a result without it is two-world.
     assert doc["game"] == original.get("game", "two-world")
-    assert all(
-        doc[k] is None for k in set(doc) - set(original) - {"utility", "game"}
-    )
+    assert all(doc[k] is None for k in set(doc) - set(original) - {"utility", "game"})
     # Round trip: the report loads back as the same result.
     again = result_from_mapping(doc, source="report.json")
     assert again.eps_emp == results[0].eps_emp and again.target == results[0].target
