@@ -286,6 +286,7 @@ def test_two_world_identity_is_unchanged_by_the_game_keys() -> None:
     [
         (["--dataset", "cervical_cancer"], "designs its canaries"),
         (["--target", "2"], "`target` must be unset"),
+        (["--attack", "distance"], "`attack` and `attack_option` must be unset"),
         (["--guesses", "600"], "`guesses` must be at most half"),
     ],
 )

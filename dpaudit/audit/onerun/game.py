@@ -86,6 +86,12 @@ def _check_config(config: AuditConfig, *, resume: bool) -> None:
             raise InvalidParameterError(
                 f"`{key}` must be unset with `--game one-run` ({why}). Got {value!r}."
             )
+    if config.attack != "default" or config.attack_options:
+        raise InvalidParameterError(
+            "`attack` and `attack_option` must be unset with `--game one-run`: each "
+            "canary is scored by its design (docs/onerun.md). Got "
+            f"{config.attack!r}."
+        )
     if config.public_seed != 0:
         raise InvalidParameterError(
             "`public_seed` must be unset with `--game one-run` (its fits draw all "
