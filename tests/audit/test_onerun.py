@@ -335,3 +335,24 @@ def test_a_builtin_generator_on_category_canaries_in_two_fits(tmp_path: Path) ->
     assert result.one_run.correct == 24 and result.one_run.canary_kind == "category"
     for text in (render_terminal(result), render_markdown([result])):
         assert "one-run" in text and "24 of 24" in text and "120" in text
+
+
+def test_a_claim_above_the_attainable_maximum_is_inconclusive(tmp_path: Path) -> None:
+    """Every guess right, but 2 + 2 guesses cannot refute a claim of 5: INCONCLUSIVE,
+    with the attainable maximum reported."""
+    from dpaudit.audit.run import run_audit
+
+    config = AuditConfig(
+        generator="copy",
+        dataset="worst-case",
+        game="one-run",
+        canaries=20,
+        guesses=2,
+        epsilon=5.0,
+    )
+    result = run_audit(config, out_dir=tmp_path / "c")
+    assert result.one_run is not None and result.one_run.correct == 4
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.eps_max_attainable == result.one_run.eps_max_attainable < 5.0
+    assert result.verdict_reason is not None
+    assert "even all 4 guesses correct" in result.verdict_reason
