@@ -109,8 +109,10 @@ class AuditConfig:
             one-run game"). The keys below are the one-run game's.
         canaries: one-run: canaries per fit, each included with probability 1/2.
         fits: one-run: fits, each with its own canaries.
-        guesses: one-run: guesses "in" and guesses "out" (each), fixed before any
-            release is seen (default: a tenth of all canaries, at least 1).
+        guesses: one-run: guesses "in" (and "out", unless ``guesses_out`` is set),
+            fixed before any release is seen (default: a tenth of all canaries, at
+            least 1).
+        guesses_out: one-run: guesses "out" (default: as many as ``guesses``).
     """
 
     generator: str = DEFAULT_GENERATOR
@@ -150,6 +152,7 @@ class AuditConfig:
     canaries: int = 1000
     fits: int = 1
     guesses: int | None = None
+    guesses_out: int | None = None
 
     def __post_init__(self) -> None:
         need = require
@@ -291,14 +294,6 @@ class AuditConfig:
                 self.python,
             )
 
-        need(
-            self.guesses is None or 2 * self.guesses <= self.canaries * self.fits,
-            "guesses",
-            f"at most half of all canaries ({self.canaries * self.fits // 2}: "
-            "guesses in plus guesses out)",
-            self.guesses,
-        )
-
     def worker_options(self) -> WorkerOptions:
         """The settings of the foreign workers (plug-ins and adapters)."""
         return WorkerOptions(
@@ -413,7 +408,7 @@ class AuditConfig:
         data.pop("public_candidates")
         # The one-run game's keys leave the two-world audit's identity unchanged.
         if data["game"] == "two-world":
-            for key in ("game", "canaries", "fits", "guesses"):
+            for key in ("game", "canaries", "fits", "guesses", "guesses_out"):
                 data.pop(key)
         if data["public_seed"] == 0:
             data.pop("public_seed")

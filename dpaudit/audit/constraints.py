@@ -145,6 +145,7 @@ AUDIT_CONSTRAINTS: Mapping[str, Constraint] = MappingProxyType(
         "canaries": Interval(integer=True, low=2),
         "fits": Interval(integer=True, low=1),
         "guesses": Interval(integer=True, low=1, optional=True),
+        "guesses_out": Interval(integer=True, low=0, optional=True),
     }
 )
 """Field of :class:`~dpaudit.audit.config.AuditConfig` -> its constraint."""

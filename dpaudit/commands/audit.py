@@ -241,8 +241,13 @@ AUDIT_KEYS: tuple[Key, ...] = (
     ),
     Key(
         "guesses",
-        "--game one-run: guesses 'in' and guesses 'out' (each), fixed in advance "
-        "(default: a tenth of all canaries)",
+        "--game one-run: guesses 'in' (and 'out' unless --guesses-out), fixed "
+        "in advance (default: a tenth of all canaries)",
+        kind="int",
+    ),
+    Key(
+        "guesses_out",
+        "--game one-run: guesses 'out', fixed in advance (default: --guesses)",
         kind="int",
     ),
     Key("seed", "the root seed (default 0)", kind="int"),

@@ -210,6 +210,8 @@ def test_plan_draws_half_the_canaries_and_fixes_its_counts() -> None:
     assert np.array_equal(plan.bits, again.bits)
     with pytest.raises(InvalidParameterError, match="guesses"):
         OneRunPlan.create(fits=1, canaries=10, guesses=6, seed=0)
+    lopsided = OneRunPlan.create(fits=1, canaries=10, guesses=7, guesses_out=0, seed=0)
+    assert (lopsided.guesses_in, lopsided.guesses_out) == (7, 0)
 
 
 # ------------------------------------------------------------------ canaries
@@ -287,7 +289,7 @@ def test_two_world_identity_is_unchanged_by_the_game_keys() -> None:
         (["--dataset", "cervical_cancer"], "designs its canaries"),
         (["--target", "2"], "`target` must be unset"),
         (["--attack", "distance"], "`attack` and `attack_option` must be unset"),
-        (["--guesses", "600"], "`guesses` must be at most half"),
+        (["--guesses", "600"], "`guesses` + `guesses_out` must be at most 1000"),
     ],
 )
 def test_command_refuses_with_one_line(

@@ -144,6 +144,7 @@ def run_one_run(
         fits=config.fits,
         canaries=config.canaries,
         guesses=config.guesses,
+        guesses_out=config.guesses_out,
         seed=config.seed,
     )
     rows = config.synthetic_rows or len(design.base) + config.canaries

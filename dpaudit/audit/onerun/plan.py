@@ -56,25 +56,32 @@ class OneRunPlan:
 
     @classmethod
     def create(
-        cls, *, fits: int, canaries: int, guesses: int | None, seed: int
+        cls,
+        *,
+        fits: int,
+        canaries: int,
+        guesses: int | None,
+        seed: int,
+        guesses_out: int | None = None,
     ) -> OneRunPlan:
-        """The plan of ``fits`` fits of ``canaries`` canaries each.
+        """The plan of ``fits`` fits of ``canaries`` canaries each: ``guesses``
+        "in" (default :func:`default_guesses`) and ``guesses_out`` "out" (default
+        as many).
 
         Raises:
             InvalidParameterError: more guesses than canaries.
         """
         total = fits * canaries
-        per_side = default_guesses(total) if guesses is None else int(guesses)
-        if 2 * per_side > total:
+        n_in = default_guesses(total) if guesses is None else int(guesses)
+        n_out = n_in if guesses_out is None else int(guesses_out)
+        if n_in + n_out > total:
             raise InvalidParameterError(
-                f"`guesses` must be at most {total // 2} (half of {total} canaries). "
-                f"Got {per_side}."
+                f"`guesses` + `guesses_out` must be at most {total} (the canaries of "
+                f"all fits). Got {n_in} + {n_out}."
             )
         bits_rng = Streams(seed).one_run().spawn(3)[0].numpy
         bits = bits_rng.integers(0, 2, size=(fits, canaries), dtype=np.int64)
-        return cls(
-            bits=bits, guesses_in=per_side, guesses_out=per_side, root_seed=int(seed)
-        )
+        return cls(bits=bits, guesses_in=n_in, guesses_out=n_out, root_seed=int(seed))
 
     @property
     def fits(self) -> int:
