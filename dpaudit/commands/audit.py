@@ -229,11 +229,7 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "one-run: --canaries canaries each included with probability 1/2 in "
         "--fits fits, guessed from the releases (docs/soundness.md)",
     ),
-    Key(
-        "canaries",
-        "--game one-run: canaries per fit (default 1000)",
-        kind="int",
-    ),
+    Key("canaries", "--game one-run: canaries per fit (default 1000)", kind="int"),
     Key(
         "fits",
         "--game one-run: fits, each with its own canaries (default 1)",
