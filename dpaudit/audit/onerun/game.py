@@ -259,6 +259,25 @@ def _auc(scores: NDArray[np.float64], bits: NDArray[np.int64]) -> float | None:
     return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
+def _active_flags(config: AuditConfig) -> list[str]:
+    """Every bug flag switched on: the variant's and the ones added with --bug."""
+    flags = set(config.bugs)
+    if config.variant:
+        from dpaudit.generators.bugs import get_variant
+
+        flags |= get_variant(config.variant).flags
+    return sorted(flags)
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python number it equals (lists element-wise)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 def one_run_reason(
     verdict: Verdict,
     *,
@@ -369,8 +388,6 @@ def analyse_one_run(
         scores_member=tuple(float(x) for x in finite[flat == 1]),
         scores_non_member=tuple(float(x) for x in finite[flat == 0]),
     )
-    from dpaudit.audit.analysis import _active_flags, _plain
-
     return AuditResult(
         version=dpaudit.__version__,
         verdict=verdict,
