@@ -18,7 +18,7 @@ from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.audit import serial
 from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
-from dpaudit.audit.names import Backend, Randomness, ReleaseKind
+from dpaudit.audit.names import Backend, Game, Randomness, ReleaseKind
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.generators.names import Device
@@ -113,6 +113,15 @@ class AuditConfig:
             20%, 50% and 100% of ``rounds``) and stop at the first VIOLATION,
             spending ``alpha`` across the looks (docs/soundness.md, "Sequential
             looks"); never stops early for CONSISTENT or INCONCLUSIVE.
+        game: ``two-world`` (the distinguishing game) or ``one-run`` (canaries in
+            one fit or a few: :mod:`dpaudit.audit.onerun`, docs/soundness.md, "The
+            one-run game"). The keys below are the one-run game's.
+        canaries: one-run: canaries per fit, each included with probability 1/2.
+        fits: one-run: fits, each with its own canaries.
+        guesses: one-run: guesses "in" (and "out", unless ``guesses_out`` is set),
+            fixed before any release is seen (default: a tenth of all canaries, at
+            least 1).
+        guesses_out: one-run: guesses "out" (default: as many as ``guesses``).
     """
 
     generator: str = DEFAULT_GENERATOR
@@ -150,6 +159,11 @@ class AuditConfig:
     python: str | None = None
     release: ReleaseKind = "table"
     sequential: bool = field(default=False, metadata={"omit_if": False})
+    game: Game = "two-world"
+    canaries: int = 1000
+    fits: int = 1
+    guesses: int | None = None
+    guesses_out: int | None = None
 
     def __post_init__(self) -> None:
         need = require
@@ -437,6 +451,10 @@ class AuditConfig:
         # compared, and the default (0) is the audit of earlier versions: identities
         # of audits stored before these keys existed stay the same.
         data.pop("public_candidates")
+        # The one-run game's keys leave the two-world audit's identity unchanged.
+        if data["game"] == "two-world":
+            for key in ("game", "canaries", "fits", "guesses", "guesses_out"):
+                data.pop(key)
         if data["public_seed"] == 0:
             data.pop("public_seed")
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dpaudit.attacks.names import ATTACK_NAMES, SET_NAMES
-from dpaudit.audit.names import BACKENDS, RANDOMNESS_MODES, RELEASES
+from dpaudit.audit.names import BACKENDS, GAMES, RANDOMNESS_MODES, RELEASES
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.names import DEVICES
 from dpaudit.validation import Closed, check_choice, check_scalar, require
@@ -142,6 +142,11 @@ AUDIT_CONSTRAINTS: Mapping[str, Constraint] = MappingProxyType(
         "fit_timeout": Interval(low=0, closed="neither"),
         "max_memory": Interval(integer=True, low=1, optional=True),
         "release": Choices(values=RELEASES),
+        "game": Choices(values=GAMES),
+        "canaries": Interval(integer=True, low=2),
+        "fits": Interval(integer=True, low=1),
+        "guesses": Interval(integer=True, low=1, optional=True),
+        "guesses_out": Interval(integer=True, low=0, optional=True),
     }
 )
 """Field of :class:`~dpaudit.audit.config.AuditConfig` -> its constraint."""

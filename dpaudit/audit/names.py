@@ -9,10 +9,12 @@ from typing import Literal, get_args
 
 __all__ = [
     "BACKENDS",
+    "GAMES",
     "RANDOMNESS_MODES",
     "RELEASES",
     "RESULT_FILE",
     "Backend",
+    "Game",
     "Randomness",
     "ReleaseKind",
 ]
@@ -35,3 +37,10 @@ RELEASES: tuple[ReleaseKind, ...] = get_args(ReleaseKind)
 RESULT_FILE = "result.json"
 """The file of an audit directory that holds the result
 (:meth:`dpaudit.audit.result.AuditResult.to_json`)."""
+
+Game = Literal["two-world", "one-run"]
+"""``two-world``: the distinguishing game (many fits, with and without one target);
+``one-run``: canaries each included with probability 1/2 in one fit or a few, their
+inclusion guessed from the release (Steinke, Nasr and Jagielski 2023;
+:mod:`dpaudit.audit.onerun`)."""
+GAMES: tuple[Game, ...] = get_args(Game)

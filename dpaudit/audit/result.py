@@ -32,7 +32,8 @@ from typing import Any, Literal
 
 from dpaudit.audit.config import AuditConfig, reading_recorded
 from dpaudit.audit.estimators import AttackCounts
-from dpaudit.audit.names import RESULT_FILE, Randomness
+from dpaudit.audit.names import RESULT_FILE, Game, Randomness
+from dpaudit.audit.onerun.record import OneRunSummary
 from dpaudit.audit.serial import (
     freeze,
     from_json,
@@ -56,6 +57,7 @@ __all__ = [
     "Counts",
     "Estimator",
     "LowFprRate",
+    "OneRunSummary",
     "Power",
     "PublicCandidate",
     "Randomness",
@@ -493,6 +495,8 @@ class AuditResult:
             :class:`AttackResult`); ``regions_violated`` names what the verdict's
             VIOLATION rests on.
         sequential: the looks of a ``--sequential`` audit (``None`` otherwise).
+        game: ``two-world`` (absent in results of earlier versions) or ``one-run``.
+        one_run: the one-run game's counts (``None`` for the two-world game).
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -538,6 +542,8 @@ class AuditResult:
     fnr_upper: float | None = None
     refutation_ratio: float | None = None
     regions_violated: tuple[str, ...] | None = None
+    game: Game = "two-world"
+    one_run: OneRunSummary | None = None
     extra: Mapping[str, Any] = field(default_factory=_empty, metadata=_SKIP)
     source: Path | None = field(default=None, metadata=_SKIP)
     trace: Trace | None = field(default=None, metadata=_SKIP)

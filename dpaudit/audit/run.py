@@ -425,6 +425,13 @@ def run_audit(
             dpaudit's where its files go.
         StoreError: another run holds ``out_dir``, or its store is corrupt.
     """
+    if config.game == "one-run":
+        # The one place the games part: the one-run game has its own runner.
+        from dpaudit.audit.onerun.game import run_one_run
+
+        return run_one_run(
+            config, out_dir=out_dir, resume=resume, force=force, progress=progress
+        )
     # Absolute from the start: code that changes the working directory during the
     # run (a generator's library, a plug-in run in this process) moves nothing.
     out = Path(os.path.abspath(out_dir))

@@ -19,6 +19,8 @@ selection  5     target selection (``--target auto``): its pool's bits and model
                  public seed selection (``--public-seed auto``): its pools
 candidates 6     the public streams of candidates 1, 2, ... of ``--public-seed``
                  (candidate 0 is ``public``)
+one_run    7     the one-run game (:mod:`dpaudit.audit.onerun`): its canaries'
+                 inclusion bits, its fits' streams, its tie-breaks
 ========== ===== ==============================================================
 
 The selection stream is disjoint from the rounds', plan's and attacks' streams, so
@@ -41,6 +43,7 @@ STREAM_INDEX: Final[dict[str, int]] = {
     "public": 4,
     "selection": 5,
     "candidates": 6,
+    "one_run": 7,
 }
 
 
@@ -101,6 +104,10 @@ class Streams:
         :meth:`selection` (target selection takes children 0 to 2)."""
         pool, attacks = self.selection().spawn(5)[3:]
         return pool, attacks
+
+    def one_run(self) -> Rngs:
+        """The one-run game's stream (:mod:`dpaudit.audit.onerun.plan`)."""
+        return self._child("one_run")
 
     def selection(self) -> Rngs:
         """Target selection's stream (disjoint from every stream of the final game)."""

@@ -237,6 +237,29 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "generator's library only",
         metavar="PATH",
     ),
+    Key(
+        "game",
+        "two-world (default): the distinguishing game, 2 x --rounds fits; "
+        "one-run: --canaries canaries each included with probability 1/2 in "
+        "--fits fits, guessed from the releases (docs/soundness.md)",
+    ),
+    Key("canaries", "--game one-run: canaries per fit (default 1000)", kind="int"),
+    Key(
+        "fits",
+        "--game one-run: fits, each with its own canaries (default 1)",
+        kind="int",
+    ),
+    Key(
+        "guesses",
+        "--game one-run: guesses 'in' (and 'out' unless --guesses-out), fixed "
+        "in advance (default: a tenth of all canaries)",
+        kind="int",
+    ),
+    Key(
+        "guesses_out",
+        "--game one-run: guesses 'out', fixed in advance (default: --guesses)",
+        kind="int",
+    ),
     Key("seed", "the root seed (default 0)", kind="int"),
     Key("out", f"output folder (default ./{DEFAULT_OUT})", field=None),
     Key(

@@ -60,7 +60,12 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     INCONCLUSIVE), saturation, tightness (where a reference or claim is finite), an
     approximate VIOLATION's interval and the randomness mode. Only what the result
     records; keys a version-1 result lacks are left out or said "not recorded".
+    A one-run result has its own rows (:mod:`dpaudit.reports.onerun`).
     """
+    if result.game == "one-run" and result.one_run is not None:
+        from dpaudit.reports.onerun import one_run_rows
+
+        return one_run_rows(result)
     rows: list[tuple[str, str]] = []
     if result.verdict_reason:
         rows.append(("verdict reason", result.verdict_reason))
@@ -135,6 +140,10 @@ def explain(result: AuditResult) -> list[str]:
     Returns:
         Plain-text paragraphs (callers escape them for their format).
     """
+    if result.game == "one-run" and result.one_run is not None:
+        from dpaudit.reports.onerun import one_run_explain
+
+        return one_run_explain(result)
     conf = confidence_text(result)
     claim = fmt_number(result.eps_claimed)
     eps = fmt_eps(result.eps_emp)

@@ -95,6 +95,10 @@ def level_text(result: AuditResult) -> str:
 
 def test_size(result: AuditResult) -> str:
     """The test split in words: ``400 + 400 test rounds`` (without + with the target)."""
+    if result.game == "one-run" and result.one_run is not None:
+        return (
+            f"{result.one_run.guesses} guesses about {result.one_run.canaries} canaries"
+        )
     n0, n1 = result.estimator.test_non_members, result.estimator.test_members
     if n0 is not None and n1 is not None:
         return f"{n0} + {n1} test rounds"
@@ -193,6 +197,10 @@ def claim_extra_rows(result: AuditResult) -> list[tuple[str, str]]:
 
 def rounds_text(result: AuditResult) -> str:
     """``2000 rounds (1000 per world): train 800, validation 400, test 800``."""
+    if result.game == "one-run" and result.one_run is not None:
+        from dpaudit.reports.onerun import one_run_rounds
+
+        return one_run_rounds(result)
     r = result.rounds
     per_world = f" ({r.per_world} per world)" if r.per_world is not None else ""
     return (

@@ -96,7 +96,9 @@ def test_json_report_is_the_validated_result(audit_dir: Path) -> None:
     # write are null, nested ones take their record's default.
     assert _without_new_keys(doc, original) == original
     assert doc["utility"]["dataset"] == "cervical_cancer"
-    assert all(doc[k] is None for k in set(doc) - set(original) - {"utility"})
+    # ``game`` is the one new key with a value: a result without it is two-world.
+    assert doc["game"] == original.get("game", "two-world")
+    assert all(doc[k] is None for k in set(doc) - set(original) - {"utility", "game"})
     # Round trip: the report loads back as the same result.
     again = result_from_mapping(doc, source="report.json")
     assert again.eps_emp == results[0].eps_emp and again.target == results[0].target

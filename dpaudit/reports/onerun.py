@@ -1,0 +1,104 @@
+"""How every report says a one-run audit (``game = "one-run"``).
+
+The shared vocabulary (:func:`dpaudit.reports.wording.rounds_text`,
+:func:`dpaudit.reports.meaning.power_rows` and :func:`~dpaudit.reports.meaning.explain`)
+hands a one-run result to these functions, so the terminal, Markdown and HTML reports
+all state the game, the canaries, the guesses and the correct guesses. Nothing here
+computes a new number.
+"""
+
+from __future__ import annotations
+
+from dpaudit.audit.result import Verdict
+from dpaudit.reports.model import AuditResult
+from dpaudit.reports.numbers import fmt_eps, fmt_number
+
+__all__ = ["is_one_run", "one_run_explain", "one_run_rounds", "one_run_rows"]
+
+
+def is_one_run(result: AuditResult) -> bool:
+    """Whether ``result`` comes from the one-run game (and records its counts)."""
+    return result.game == "one-run" and result.one_run is not None
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def one_run_rounds(result: AuditResult) -> str:
+    """``one-run game: 1 fit, 1000 canaries`` (what the two-world game calls its
+    rounds)."""
+    s = result.one_run
+    assert s is not None
+    return (
+        f"one-run game: {_plural(s.fits, 'fit')}, {_plural(s.canaries, 'canary')}"
+    ).replace("canarys", "canaries")
+
+
+def one_run_rows(result: AuditResult) -> list[tuple[str, str]]:
+    """The ``(name, text)`` rows of a one-run audit's power table."""
+    s = result.one_run
+    assert s is not None
+    rows: list[tuple[str, str]] = []
+    if result.verdict_reason:
+        rows.append(("verdict reason", result.verdict_reason))
+    per_fit = f"{s.canaries_per_fit} per fit" if s.fits > 1 else "one fit"
+    rows += [
+        ("game", "one-run (Steinke, Nasr and Jagielski, NeurIPS 2023)"),
+        (
+            "canaries",
+            f"{s.canaries} ({per_fit}; {s.included} included, each with probability "
+            f"1/2; {s.canary_kind} canaries scored by {s.score})",
+        ),
+        (
+            "guesses",
+            f"{s.guesses} ({s.guesses_in} 'in', {s.guesses_out} 'out', fixed before "
+            "any release; the other canaries abstained)",
+        ),
+        (
+            "correct",
+            f"{s.correct} of {s.guesses} ({s.correct_in} 'in', {s.correct_out} 'out')",
+        ),
+        (
+            "attainable maximum",
+            f"{fmt_eps(s.eps_max_attainable)} (every guess correct: no claim at or "
+            "above it can be refuted with these guesses)",
+        ),
+    ]
+    return rows
+
+
+def one_run_explain(result: AuditResult) -> list[str]:
+    """The "what this means" paragraphs of a one-run audit."""
+    s = result.one_run
+    assert s is not None
+    claim = fmt_number(result.eps_claimed)
+    eps = fmt_eps(result.eps_emp)
+    confidence = fmt_number(100 * (1 - result.estimator.alpha))
+    game = (
+        f"The audit trained {_plural(s.fits, 'model')} on the base table plus "
+        f"canaries, each included with probability 1/2, and guessed from the release "
+        f"which canaries were in: {s.correct} of {s.guesses} guesses were right."
+    )
+    if result.verdict == Verdict.VIOLATION:
+        return [
+            f"The implementation leaks more than it claims: with {confidence}% "
+            f"confidence epsilon is at least {eps}, above the claimed {claim}. "
+            + game
+            + " No (epsilon, delta)-DP generator with epsilon at the claim lets that "
+            "many guesses be right except with the stated small probability "
+            "(docs/soundness.md, The one-run game)."
+        ]
+    if result.verdict == Verdict.INCONCLUSIVE:
+        return [
+            game + f" Even all of them right would show at most "
+            f"{fmt_eps(s.eps_max_attainable)}, not above the claimed {claim}: this "
+            "audit could not have refuted the claim. Use more canaries, fits or "
+            "guesses."
+        ]
+    return [
+        game
+        + f" That bounds epsilon below only by {eps}, not above the claimed {claim}. "
+        "This is no proof of privacy: other canaries, scores or the two-world game "
+        "may show more."
+    ]

@@ -1,0 +1,360 @@
+"""The one-run game: its bound against direct computation, its calibration on exact
+per-canary mechanisms, its guesses, its canaries, its result and its command."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.onerun.bound import eps_lower_bound, eps_max_attainable, p_value
+from dpaudit.audit.onerun.plan import OneRunPlan, guess
+from dpaudit.audit.onerun.scoring import score_canaries
+from dpaudit.audit.result import AuditResult
+from dpaudit.errors import InvalidParameterError
+from dpaudit.reports.schema import schema_errors
+from dpaudit.rng import Rngs
+from dpaudit.worst_case.canaries import CANARY_COLUMN, canary_design
+
+# ------------------------------------------------------------------ the bound
+
+
+def _tail(r: int, q: Fraction, v: int) -> Fraction:
+    """P[Binomial(r, q) >= v], exactly (1 for v <= 0)."""
+    if v <= 0:
+        return Fraction(1)
+    return sum(
+        (math.comb(r, k) * q**k * (1 - q) ** (r - k) for k in range(v, r + 1)),
+        Fraction(0),
+    )
+
+
+def _direct_p_value(m: int, r: int, v: int, eps: float, delta: float) -> float:
+    """The theorem's right-hand side, term by term over i = 1 .. m as the paper
+    states it, in exact rational arithmetic (q rounded once to a fraction)."""
+    q = Fraction(1.0 / (1.0 + math.exp(-eps)))
+    f_v = _tail(r, q, v)
+    slope = max((_tail(r, q, v - i) - f_v) / i for i in range(1, m + 1))
+    return float(min(f_v + 2 * m * Fraction(delta) * slope, Fraction(1)))
+
+
+@pytest.mark.parametrize(
+    ("m", "r", "v", "eps", "delta"),
+    [
+        (40, 20, 20, 1.0, 0.0),
+        (40, 20, 15, 0.5, 0.0),
+        (60, 30, 25, 1.5, 1e-3),
+        (60, 30, 30, 2.0, 1e-5),
+        (50, 10, 3, 0.2, 1e-2),
+        (30, 30, 0, 1.0, 1e-2),
+    ],
+)
+def test_p_value_equals_the_theorem_computed_directly(
+    m: int, r: int, v: int, eps: float, delta: float
+) -> None:
+    """Against an exact sum over the binomial and the paper's maximum over all
+    ``i <= m``: the pure-DP case is the Binomial(r, e^eps / (1 + e^eps)) tail."""
+    got = p_value(canaries=m, guesses=r, correct=v, epsilon=eps, delta=delta)
+    assert got == pytest.approx(_direct_p_value(m, r, v, eps, delta), rel=1e-9)
+    if delta == 0 and v > 0:
+        q = math.exp(eps) / (1 + math.exp(eps))
+        assert got == pytest.approx(stats.binom.sf(v - 1, r, q), rel=1e-9)
+
+
+def test_eps_lower_bound_sits_on_the_rejection_boundary() -> None:
+    """Every epsilon below eps_lo is rejected at alpha, and a little above is not."""
+    args = {"canaries": 1000, "guesses": 200, "delta": 1e-5}
+    eps = eps_lower_bound(correct=180, alpha=0.05, **args)
+    assert eps > 0
+    for below in np.linspace(0, eps, 25):
+        assert p_value(correct=180, epsilon=float(below), **args) <= 0.05
+    assert p_value(correct=180, epsilon=eps + 1e-3, **args) > 0.05
+
+
+def test_eps_lower_bound_is_monotone_and_capped_by_the_maximum() -> None:
+    args = {"canaries": 500, "guesses": 100, "delta": 1e-5, "alpha": 0.05}
+    values = [eps_lower_bound(correct=v, **args) for v in range(50, 101, 5)]
+    assert values == sorted(values)
+    assert values[-1] == eps_max_attainable(
+        canaries=500, guesses=100, delta=1e-5, alpha=0.05
+    )
+    assert eps_lower_bound(correct=50, **args) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"canaries": 10, "guesses": 11, "correct": 1}, "correct <= guesses"),
+        ({"canaries": 10, "guesses": 5, "correct": 6}, "correct <= guesses"),
+        ({"canaries": 10.0, "guesses": 5, "correct": 1}, "`canaries` must be"),
+    ],
+)
+def test_bad_counts_are_refused(kwargs: dict, match: str) -> None:
+    with pytest.raises(InvalidParameterError, match=match):
+        p_value(epsilon=1.0, delta=0.0, **kwargs)
+
+
+# ------------------------------------------------------------- calibration
+
+
+def _false_alarms(
+    *, seed: int, audits: int, m: int, k: int, eps: float, delta: float
+) -> int:
+    """Audits of an exactly (eps, delta)-DP per-canary mechanism whose eps_emp
+    exceeds eps. The mechanism: each canary's inclusion bit is passed through
+    eps-randomized response independently; with probability delta (per canary) it
+    is released as it is. It is (eps, delta)-DP in each bit, and the bits are
+    independent, so the whole release is (eps, delta)-DP in each canary. The
+    score is the released bit; ties are broken by a uniform key independent of
+    the bits; the guess counts are fixed (k "in", k "out"); eps_emp comes from the
+    same code as the audit's."""
+    rng = Rngs.from_seed(seed).numpy
+    q = math.exp(eps) / (1 + math.exp(eps))
+    cache: dict[int, float] = {}
+    alarms = 0
+    for _ in range(audits):
+        bits = rng.integers(0, 2, size=m)
+        keep = rng.random(m) < q
+        shown = np.where(keep, bits, 1 - bits)
+        leak = rng.random(m) < delta
+        shown = np.where(leak, bits, shown)
+        made = guess(
+            shown.astype(np.float64),
+            bits,
+            guesses_in=k,
+            guesses_out=k,
+            tie_break=rng.random(m),
+        )
+        v = made.correct
+        if v not in cache:
+            cache[v] = eps_lower_bound(
+                canaries=m, guesses=2 * k, correct=v, delta=delta, alpha=0.05
+            )
+        alarms += cache[v] > eps
+    return alarms
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 0.0), (2.0, 1e-3)])
+def test_exact_per_canary_mechanisms_are_calibrated(
+    seed: int, eps: float, delta: float
+) -> None:
+    """False alarms (eps_emp > the true epsilon) of 300 audits at alpha 0.05.
+
+    If the bound's coverage holds, the count is dominated by Binomial(300, 0.05);
+    the test fails when it exceeds that distribution's 0.999 quantile, so it fails
+    with probability at most 0.001 for a correct bound (per parameter set and seed).
+    Randomized response is the mechanism the bound is tight for, so a bound that
+    overshot would show here.
+    """
+    audits = 300
+    alarms = _false_alarms(seed=seed, audits=audits, m=400, k=60, eps=eps, delta=delta)
+    limit = int(stats.binom.ppf(0.999, audits, 0.05))
+    assert alarms <= limit, (alarms, limit)
+
+
+@pytest.mark.statistical
+def test_a_leaky_mechanism_is_detected(seed: int) -> None:
+    """The same mechanism at epsilon 4 audited against a claim of 1: eps_emp exceeds
+    1 in nearly every audit (fails with probability below 1e-6: the correct count
+    is Binomial(120, 0.98) and needs only about 100 right)."""
+    rng = Rngs.from_seed(seed).numpy
+    q = math.exp(4) / (1 + math.exp(4))
+    bits = rng.integers(0, 2, size=400)
+    shown = np.where(rng.random(400) < q, bits, 1 - bits)
+    made = guess(
+        shown.astype(float),
+        bits,
+        guesses_in=60,
+        guesses_out=60,
+        tie_break=rng.random(400),
+    )
+    assert (
+        eps_lower_bound(
+            canaries=400, guesses=120, correct=made.correct, delta=1e-5, alpha=0.05
+        )
+        > 1.0
+    )
+
+
+# ------------------------------------------------------------------ guesses
+
+
+def test_guesses_depend_on_the_scores_alone() -> None:
+    """The bits are read only to count: other bits give the same guesses."""
+    rng = Rngs.from_seed(3).numpy
+    scores = rng.integers(0, 3, size=50).astype(float)
+    key = rng.random(50)
+    a = guess(
+        scores, rng.integers(0, 2, 50), guesses_in=7, guesses_out=9, tie_break=key
+    )
+    b = guess(
+        scores, rng.integers(0, 2, 50), guesses_in=7, guesses_out=9, tie_break=key
+    )
+    assert np.array_equal(a.guess, b.guess)
+    assert (a.guess == 1).sum() == 7 and (a.guess == -1).sum() == 9
+
+
+def test_plan_draws_half_the_canaries_and_fixes_its_counts() -> None:
+    plan = OneRunPlan.create(fits=3, canaries=1000, guesses=None, seed=0)
+    assert plan.bits.shape == (3, 1000)
+    assert abs(plan.bits.mean() - 0.5) < 0.05  # 6 standard deviations
+    assert plan.guesses_in == plan.guesses_out == 300
+    again = OneRunPlan.create(fits=3, canaries=1000, guesses=None, seed=0)
+    assert np.array_equal(plan.bits, again.bits)
+    with pytest.raises(InvalidParameterError, match="guesses"):
+        OneRunPlan.create(fits=1, canaries=10, guesses=6, seed=0)
+    lopsided = OneRunPlan.create(fits=1, canaries=10, guesses=7, guesses_out=0, seed=0)
+    assert (lopsided.guesses_in, lopsided.guesses_out) == (7, 0)
+
+
+# ------------------------------------------------------------------ canaries
+
+
+def test_point_canaries_are_distinct_far_and_in_the_domain() -> None:
+    design = canary_design("worst-case-continuous", canaries=300)
+    points = design.canaries.to_numpy()
+    assert len(np.unique(points, axis=0)) == 300
+    assert points.min() >= 0.5 and points.max() <= 1.0
+    design.domain.validate(design.canaries, name="canaries")
+    included = np.zeros(300, dtype=bool)
+    included[[3, 7]] = True
+    scores = score_canaries(design.training_table(included), design)
+    assert set(np.flatnonzero(scores == 0)) == {3, 7}
+
+
+def test_category_canaries_each_carry_a_value_the_domain_lists() -> None:
+    design = canary_design("worst-case", canaries=12, base_rows=6)
+    values = list(design.canaries[CANARY_COLUMN])
+    assert len(set(values)) == 12
+    assert set(values) < set(design.domain[CANARY_COLUMN].categories)
+    assert len(design.base) == 6
+    table = design.training_table(np.arange(12) % 3 == 0)
+    assert score_canaries(table, design).tolist() == [
+        1.0 if i % 3 == 0 else 0.0 for i in range(12)
+    ]
+
+
+def test_other_datasets_are_refused() -> None:
+    with pytest.raises(InvalidParameterError, match="designs its canaries"):
+        canary_design("cervical_cancer", canaries=10)
+
+
+# ------------------------------------------------------- the game, end to end
+
+
+@pytest.mark.slow
+def test_a_copying_plugin_is_a_violation_from_one_fit(tmp_path: Path) -> None:
+    """CopyData releases its training rows: every guess is right, and eps_emp >= 2
+    from one fit (at most 4 are allowed)."""
+    from dpaudit.audit.run import run_audit
+
+    config = AuditConfig(
+        generator="dpaudit.generators.toy_plugins:CopyData",
+        game="one-run",
+        canaries=200,
+        guesses=40,
+    )
+    result = run_audit(config, out_dir=tmp_path / "a")
+    assert result.verdict == "VIOLATION"
+    assert result.eps_emp is not None and result.eps_emp >= 2
+    assert result.rounds.total == 1 and result.game == "one-run"
+    assert result.one_run is not None and result.one_run.correct == 80
+    doc = json.loads((tmp_path / "a" / "result.json").read_text())
+    assert schema_errors(doc) == []
+    assert AuditResult.from_json(doc).to_json() == result.to_json()
+    # A second run into the same folder needs --force; a two-world store is never
+    # replaced.
+    with pytest.raises(InvalidParameterError, match="--force"):
+        run_audit(config, out_dir=tmp_path / "a")
+
+
+def test_two_world_identity_is_unchanged_by_the_game_keys() -> None:
+    base = AuditConfig()
+    assert "game" not in json.dumps(base.identity())
+    one = AuditConfig(game="one-run")
+    assert one.identity() != base.identity()
+    assert AuditConfig.from_json(one.to_json()) == one
+
+
+@pytest.mark.parametrize(
+    ("flags", "match"),
+    [
+        (["--dataset", "cervical_cancer"], "designs its canaries"),
+        (["--target", "2"], "`target` must be unset"),
+        (["--attack", "distance"], "`attack` and `attack_option` must be unset"),
+        (["--guesses", "600"], "`guesses` + `guesses_out` must be at most 1000"),
+    ],
+)
+def test_command_refuses_with_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flags: list[str], match: str
+) -> None:
+    from dpaudit.cli import main
+
+    out = tmp_path / "o"
+    code = main(["audit", "--game", "one-run", "--quiet", "--out", str(out), *flags])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert match in err and "Traceback" not in err
+    assert err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_docs_state_the_attainable_maxima_the_code_computes() -> None:
+    """docs/onerun.md's attainable maxima are the bound's (alpha 0.05, delta 1e-5)."""
+    text = " ".join(
+        (Path(__file__).resolve().parents[2] / "docs" / "onerun.md")
+        .read_text(encoding="utf-8")
+        .split()
+    )
+    for canaries, per_side in ((1000, 100), (200, 20), (200, 40)):
+        value = eps_max_attainable(
+            canaries=canaries, guesses=2 * per_side, delta=1e-5, alpha=0.05
+        )
+        assert f"{value:.3f}" in text, (canaries, per_side, value)
+
+
+def test_a_builtin_generator_on_category_canaries_in_two_fits(tmp_path: Path) -> None:
+    """dpaudit's own ``copy`` generator (in process) on the binary worst case's
+    category canaries, two fits: every guess right, the fits counted as rounds."""
+    from dpaudit.audit.run import run_audit
+    from dpaudit.reports.markdown import render_markdown
+    from dpaudit.reports.terminal import render_terminal
+
+    config = AuditConfig(
+        generator="copy", dataset="worst-case", game="one-run", canaries=60, fits=2
+    )
+    result = run_audit(config, out_dir=tmp_path / "b")
+    assert result.verdict == "VIOLATION" and result.rounds.total == 2
+    assert result.one_run is not None
+    assert (result.one_run.canaries, result.one_run.guesses) == (120, 24)
+    assert result.one_run.correct == 24 and result.one_run.canary_kind == "category"
+    for text in (render_terminal(result), render_markdown([result])):
+        assert "one-run" in text and "24 of 24" in text and "120" in text
+
+
+def test_a_claim_above_the_attainable_maximum_is_inconclusive(tmp_path: Path) -> None:
+    """Every guess right, but 2 + 2 guesses cannot refute a claim of 5: INCONCLUSIVE,
+    with the attainable maximum reported."""
+    from dpaudit.audit.run import run_audit
+
+    config = AuditConfig(
+        generator="copy",
+        dataset="worst-case",
+        game="one-run",
+        canaries=20,
+        guesses=2,
+        epsilon=5.0,
+    )
+    result = run_audit(config, out_dir=tmp_path / "c")
+    assert result.one_run is not None and result.one_run.correct == 4
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.eps_max_attainable == result.one_run.eps_max_attainable < 5.0
+    assert result.verdict_reason is not None
+    assert "even all 4 guesses correct" in result.verdict_reason
