@@ -5,6 +5,7 @@ reads them before anything is trained; :mod:`dpaudit.audit.config` and
 
 from __future__ import annotations
 
+import enum
 from typing import Literal, get_args
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "Game",
     "Randomness",
     "ReleaseKind",
+    "Verdict",
 ]
 
 Randomness = Literal["fixed_public", "independent"]
@@ -44,3 +46,17 @@ Game = Literal["two-world", "one-run"]
 inclusion guessed from the release (Steinke, Nasr and Jagielski 2023;
 :mod:`dpaudit.audit.onerun`)."""
 GAMES: tuple[Game, ...] = get_args(Game)
+
+
+class Verdict(enum.StrEnum):
+    """The outcome of an audit (a ``str``: ``Verdict.VIOLATION == "VIOLATION"``).
+
+    VIOLATION iff the bounded test point lies outside the region the claim allows
+    (eps_emp above the claimed epsilon, or outside a stated GDP, RDP or zCDP
+    profile); else INCONCLUSIVE when there is no estimate or the audit could not have
+    refuted the claim; else CONSISTENT (docs/soundness.md, "The verdicts").
+    """
+
+    CONSISTENT = "CONSISTENT"
+    VIOLATION = "VIOLATION"
+    INCONCLUSIVE = "INCONCLUSIVE"

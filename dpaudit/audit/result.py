@@ -23,7 +23,6 @@ always writes version 2.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,8 @@ from typing import Any, Literal
 
 from dpaudit.audit.config import AuditConfig, reading_recorded
 from dpaudit.audit.estimators import AttackCounts
-from dpaudit.audit.names import RESULT_FILE, Game, Randomness
+from dpaudit.audit.looks import SequentialLook, SequentialLooks
+from dpaudit.audit.names import RESULT_FILE, Game, Randomness, Verdict
 from dpaudit.audit.onerun.record import OneRunSummary
 from dpaudit.audit.serial import (
     freeze,
@@ -96,19 +96,6 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 def _empty() -> Mapping[str, Any]:
     return _EMPTY
-
-
-class Verdict(enum.StrEnum):
-    """The outcome of an audit (a ``str``: ``Verdict.VIOLATION == "VIOLATION"``).
-
-    VIOLATION iff eps_emp > the claimed epsilon; else INCONCLUSIVE when there is no
-    estimate or the attainable maximum does not exceed the claim (the audit could not
-    have refuted it); else CONSISTENT (docs/soundness.md).
-    """
-
-    CONSISTENT = "CONSISTENT"
-    VIOLATION = "VIOLATION"
-    INCONCLUSIVE = "INCONCLUSIVE"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -407,46 +394,6 @@ class Timing:
     sessions: int | None = None
     resumed: bool | None = None
     rounds_stored_before: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SequentialLook:
-    """One planned look of a sequential audit (an entry of ``sequential.looks``).
-
-    Attributes:
-        per_world: rounds per world the look analyses (blocks ``1..k`` of the plan).
-        alpha: the level the look spends (its bound's overall level; the looks'
-            levels sum to the audit's ``alpha``).
-        eps_max_attainable: the largest eps_emp the look's test rounds can show at
-            its level (known before the look is run).
-        eps_emp: the look's eps_emp (``None``: not reached, the audit stopped).
-        verdict: the look's verdict (``None``: not reached).
-    """
-
-    per_world: int
-    alpha: float
-    eps_max_attainable: float | None = None
-    eps_emp: float | None = None
-    verdict: Verdict | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SequentialLooks:
-    """How a ``--sequential`` audit looked and where it stopped (``sequential`` in
-    ``result.json``; absent for an audit analysed once).
-
-    Attributes:
-        planned_per_world: the plan's size (rounds per world planned);
-            ``rounds.per_world`` is the rounds per world actually run.
-        looks: every planned look, reached or not.
-        decided: the look (1-based) whose analysis is the result.
-        stopped_early: the audit stopped before the planned size (a VIOLATION).
-    """
-
-    planned_per_world: int
-    looks: tuple[SequentialLook, ...]
-    decided: int
-    stopped_early: bool
 
 
 _REQUIRED = (
