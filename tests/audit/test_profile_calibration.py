@@ -42,7 +42,7 @@ def test_true_profiles_raise_at_most_alpha_false_alarms(seed: int) -> None:
     RDP and zCDP; 65 Laplace and 65 randomized response with their lines and RDP
     curves), 100 + 200 rounds per world, alpha 0.05 each. If each audit's false-alarm
     probability is at most 0.05 (the soundness argument), the number of VIOLATIONs
-    exceeds 20 with probability at most 0.0014 (one-sided binomial test): the failure
+    exceeds 20 with probability at most 0.0012 (one-sided binomial test): the failure
     probability of this test."""
     runs = [
         (sim.gaussian(MU4), sim.gaussian_claim(4.0, zcdp=True), 70),
@@ -61,7 +61,7 @@ def test_true_profiles_raise_at_most_alpha_false_alarms(seed: int) -> None:
             seed=1000 * seed + i,
         )
         alarms += out.violations
-    assert stats.binom.sf(20, 200, 0.05) < 0.0015
+    assert stats.binom.sf(20, 200, 0.05) < 0.0012
     assert alarms <= 20
 
 
@@ -73,8 +73,9 @@ def test_a_fourfold_gaussian_overclaim_is_found(seed: int) -> None:
     0.05 / 3 (the audit's three default attacks): VIOLATION in at least 95% of 60
     audits with GDP and RDP stated, and in at least 70% of 40 with only the RDP curve.
     Measured detection rates (benchmarks/profile_calibration.py, 300 audits each):
-    about 0.99 and 0.98; at 0.99, fewer than 57 of 60 has probability 0.003, and at
-    0.98, fewer than 28 of 40 has probability below 1e-9: the failure probability of
+    0.990 (297 of 300) and 0.977 (293 of 300); at 0.99, fewer than 57 of 60 has
+    probability 0.003, and at 0.977, fewer than 28 of 40 has probability below 1e-11:
+    the failure probability of
     this test is at most 0.004. The mean mu_emp is also at least 0.55 mu (the
     issue's target at 1,000 rounds per world; the ceiling is 0.658 mu), checked with
     60 audits whose mu_emp has a standard deviation of about 0.05, so the mean's
