@@ -356,7 +356,8 @@ def run_looks(
     Every look depends on the plan and the stored rounds alone, so a resumed audit
     (killed during any look, or finished and analysed again) passes through the
     same looks and stops at the same one. Returns ``(result, rounds trained in this
-    session, training seconds)``; the result holds the looks (``sequential``)."""
+    session, seconds spent training them)`` (the looks' analyses not counted); the
+    result holds the looks (``sequential``)."""
     looks = audit_looks(setup.config)
     trained_rounds = 0
     trained = 0.0
@@ -518,9 +519,11 @@ def _run_locked(
         if public_ranking is not None:
             store.set_meta("public_selection", [[c, a] for c, a in public_ranking])
         if config.sequential:
+            before = time.perf_counter() - started  # the start, as below
             result, trained_rounds, trained = run_looks(
                 setup, output, progress=progress
             )
+            trained += before
         else:
             trained_rounds = _train_all(setup, output, progress=progress)
             output.settle()  # no-op: a new audit has a batch, committed, swapped in
