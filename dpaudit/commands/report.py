@@ -63,6 +63,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def _refuse_contradictions(results: Any) -> None:
+    """Refuses a result whose verdict its own numbers contradict (docs/design.md,
+    "Errors"): a report is evidence handed on, and would show the edited verdict."""
+    from dpaudit.audit.verdict import contradiction
+
+    for result in results:
+        problem = contradiction(
+            verdict=result.verdict,
+            eps_emp=result.eps_emp,
+            eps_claimed=result.eps_claimed,
+            eps_max_attainable=result.eps_max_attainable,
+            schema_version=result.schema_version,
+        )
+        if problem is not None:
+            raise InvalidParameterError(
+                f"{str(result.source)!r}: {problem}; it was edited or is corrupt, and "
+                "no report is written from it: restore it, or analyse the stored "
+                "rounds again with `dpaudit audit --resume DIR`."
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs ``dpaudit report``.
 
@@ -84,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if not directory.exists():
         raise InvalidParameterError(f"`DIR` must exist. Got {str(directory)!r}.")
+    if getattr(args, "out", None) == "-":
+        from dpaudit.commands import standard_output
+
+        standard_output("the report (`--out -`)")
     from dpaudit.reports.io import write_atomic
     from dpaudit.reports.model import find_unfinished, load_results
 
@@ -105,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
             f"result ({'nested too deeply' if isinstance(err, RecursionError) else err}"
             "); restore it, or rerun the audit with `dpaudit audit --resume DIR`."
         ) from err
+    _refuse_contradictions(results)
     if unfinished:
         print(
             f"dpaudit report: {len(unfinished)} audit(s) without a result "
