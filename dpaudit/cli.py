@@ -37,7 +37,12 @@ from dpaudit.commands import (
     nonempty_path,
 )
 from dpaudit.datasets.names import DATASET_NAMES
-from dpaudit.errors import AuditError, exit_code_for, is_out_of_memory
+from dpaudit.errors import (
+    AuditError,
+    RunFailedError,
+    exit_code_for,
+    is_out_of_memory,
+)
 from dpaudit.generators.names import DEVICES
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 from dpaudit.reports.escape import printable
@@ -293,7 +298,9 @@ def _message(err: BaseException) -> str:
             f"out of memory ({_one_line(err)}); rerun with a smaller --batch-size "
             "or fewer --jobs (a stopped audit continues with --resume)"
         )
-    if isinstance(err, AuditError | OSError) and exit_code_for(err) == EXIT_ERROR:
+    if isinstance(err, RunFailedError) or (
+        isinstance(err, AuditError | OSError) and exit_code_for(err) == EXIT_ERROR
+    ):
         return _one_line(err)
     if isinstance(err, OSError):
         return f"the run failed: {_one_line(err)}"

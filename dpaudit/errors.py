@@ -77,6 +77,12 @@ class StoreError(AuditError):
     """Raised when an audit directory holds a different audit, or is corrupt."""
 
 
+class RunFailedError(Exception):
+    """Raised when a run fails for a reason of its environment, not of its input and
+    not a bug of dpaudit (a full disk, standard output closed): exit 3, with a message
+    that says what happened and what to do (never "report it")."""
+
+
 class DpauditWarning(UserWarning):
     """Category of dpaudit's warnings (for example, bounds read from private data)."""
 
@@ -118,6 +124,7 @@ def exit_code_for(err: BaseException) -> int:
     with ``err``.
 
     * out of memory anywhere in the chain (even inside a plug-in): :data:`EXIT_FAILED`;
+    * a :class:`RunFailedError` (the environment: a full disk): :data:`EXIT_FAILED`;
     * an :class:`AuditError` (bad input, a plug-in that breaks its contract, an
       audit directory that holds another audit): :data:`EXIT_BAD_INPUT`;
     * an ``OSError`` on a path (missing, not allowed, a directory): bad input; any
@@ -129,7 +136,7 @@ def exit_code_for(err: BaseException) -> int:
     >>> exit_code_for(FileNotFoundError(2, "no such file")), exit_code_for(OSError(28, "full"))
     (2, 3)
     """
-    if is_out_of_memory(err):
+    if is_out_of_memory(err) or isinstance(err, RunFailedError):
         return EXIT_FAILED
     if isinstance(err, AuditError):
         return EXIT_BAD_INPUT

@@ -1,13 +1,62 @@
-"""Writing files atomically: nothing half-written is ever left on disk."""
+"""Writing files atomically (nothing half-written is ever left on disk), and reading
+a small input file (a configuration, a domain, a policy) of bounded size."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+from dpaudit.errors import InvalidParameterError
+
+__all__ = ["INPUT_BYTES", "read_input", "write_atomic"]
+
+INPUT_BYTES = 64 * 2**20
+"""The most a small input file (a configuration, a domain, a policy) may hold."""
+
+_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def read_input(
+    path: str | os.PathLike[str], *, what: str, limit: int = INPUT_BYTES
+) -> bytes:
+    """The bytes of a small input file: a regular file (or a pipe, such as
+    ``<(...)``) of at most ``limit`` bytes. A device (``/dev/zero``,
+    ``/dev/urandom``), a socket or anything larger is refused, never read into
+    memory.
+
+    Args:
+        path: The file.
+        what: How the message names it (``--config``).
+        limit: The most bytes it may hold.
+
+    Raises:
+        InvalidParameterError: ``path`` is a device, a socket or larger than
+            ``limit``; naming ``what`` and the fix.
+        OSError: ``path`` cannot be opened (missing, not allowed, a directory): the
+            caller's message names it.
+    """
+    fix = f"pass a regular file of at most {limit // 2**20} MiB"
+    with open(path, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        for test, kind in _KINDS:
+            if test(mode):
+                raise InvalidParameterError(
+                    f"{what} {os.fspath(path)!r} is {kind}, not a file; {fix}."
+                )
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InvalidParameterError(
+            f"{what} {os.fspath(path)!r} holds more than {limit // 2**20} MiB; {fix}."
+        )
+    return data
 
 
 def write_atomic(path: Path | str, text: str) -> Path:

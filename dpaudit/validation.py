@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Literal, TypeVar
 
 from dpaudit.errors import InvalidParameterError
@@ -147,3 +147,30 @@ def is_text(value: Any) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+BUDGET_KEYS = ("epsilon", "delta")
+"""The privacy budget: set with ``--epsilon`` and ``--delta``, never as an option."""
+
+
+def check_no_budget_option(options: Mapping[str, Any]) -> None:
+    """Refuses ``--option epsilon=...`` (or ``delta``): the budget is the claim an
+    audit checks, passed to every generator as ``epsilon`` and ``delta``; an option of
+    the same name would reach the generator twice.
+
+    >>> check_no_budget_option({"lam": 0.1})
+    >>> check_no_budget_option({"epsilon": 5})
+    Traceback (most recent call last):
+    ...
+    dpaudit.errors.InvalidParameterError: `--option epsilon=5`: epsilon is set with --epsilon, not as a generator option; pass --epsilon 5 instead.
+
+    Raises:
+        InvalidParameterError: naming the option and the flag to use.
+    """
+    for key in BUDGET_KEYS:
+        if key in options:
+            value = options[key]
+            raise InvalidParameterError(
+                f"`--option {key}={value}`: {key} is set with --{key}, not as a "
+                f"generator option; pass --{key} {value} instead."
+            )

@@ -23,7 +23,7 @@ from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.generators.names import Device
 from dpaudit.generators.registry import DEFAULT_GENERATOR
-from dpaudit.validation import require
+from dpaudit.validation import check_no_budget_option, require
 
 _RECORDED: ContextVar[bool] = ContextVar("dpaudit_recorded_config", default=False)
 """Set while :meth:`AuditConfig.from_json` reads a recorded config."""
@@ -495,6 +495,7 @@ def check_generator_options(generator: str, options: Mapping[str, Any]) -> None:
     """
     from dpaudit.generators.registry import builtin_generators
 
+    check_no_budget_option(options)  # any generator's: --epsilon and --delta set them
     spec = builtin_generators().get(generator)
     if spec is None or spec.plugin or not options:
         return

@@ -14,6 +14,12 @@ Otherwise the memory free now: ``MemAvailable`` of ``/proc/meminfo``, or the cgr
 limit less its usage where that is lower. Where neither can be read (not Linux), no
 audit is refused.
 
+The process's own limits bound every one of these (:func:`rlimit_available`): an
+address-space limit (``ulimit -v``, ``RLIMIT_AS``, common on shared clusters) or a
+data limit (``ulimit -d``, ``RLIMIT_DATA``), less what the process already maps
+beyond ``BASE`` (``VmSize`` or ``VmData`` of ``/proc/self/status``; ``BASE`` is in
+the estimate). The lowest limit is the one used, and every refusal names it.
+
 The model of the peak, in bytes (``n`` rows of ``D``, ``c`` columns, ``p`` encoded
 width, ``k`` teachers, ``b`` the generator's batch and ``s`` its teacher steps, ``R``
 rounds per world; estimates, not measurements):
@@ -130,24 +136,80 @@ def cgroup_available(root: str = "/sys/fs/cgroup") -> int | None:
     return None
 
 
+def _status_bytes(field: str, path: str = "/proc/self/status") -> int | None:
+    """A ``kB`` field of ``/proc/self/status`` (``VmSize``, ``VmData``) in bytes."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(f"{field}:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+#: The process limits the plan reads: (resource name, ``ulimit`` flag, the
+#: ``/proc/self/status`` field of what the process uses of it).
+_RLIMITS = (("RLIMIT_AS", "-v", "VmSize"), ("RLIMIT_DATA", "-d", "VmData"))
+
+
+def rlimit_available() -> Limit | None:
+    """The lowest of the process's address-space and data limits (``RLIMIT_AS``,
+    ``RLIMIT_DATA``), less what the process already uses of it beyond
+    :data:`BASE_BYTES` (which the estimate counts); None where neither is set.
+
+    >>> rlimit_available() is None or "RLIMIT" in rlimit_available().source
+    True
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    best: Limit | None = None
+    for name, flag, field in _RLIMITS:
+        soft, _ = resource.getrlimit(getattr(resource, name))
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            continue
+        beyond = max(0, (_status_bytes(field) or 0) - BASE_BYTES)
+        room = max(0, int(soft) - beyond)
+        if best is None or room < best.bytes:
+            less = f" less {_fmt(beyond)} this process already uses" if beyond else ""
+            best = Limit(
+                bytes=room,
+                source=f"the {name} limit (ulimit {flag}) of {_fmt(soft)}{less}",
+            )
+    return best
+
+
+def _lowest(*limits: Limit | None) -> Limit | None:
+    found = [limit for limit in limits if limit is not None]
+    return min(found, key=lambda limit: limit.bytes) if found else None
+
+
 def memory_limit(config: AuditConfig, *, foreign: bool = False) -> Limit | None:
     """The limit in force for ``config`` (module docstring), or None. ``foreign``:
-    the generator runs in worker processes, which ``--max-memory`` bounds instead."""
+    the generator runs in worker processes, which ``--max-memory`` bounds instead.
+    The process's limits (:func:`rlimit_available`) bound ``--max-memory`` too."""
     if config.max_memory is not None and not foreign:
-        return Limit(bytes=int(config.max_memory) * MIB, source="--max-memory")
+        asked = Limit(bytes=int(config.max_memory) * MIB, source="--max-memory")
+        return _lowest(asked, rlimit_available())
     return system_limit()
 
 
 def system_limit() -> Limit | None:
     """The memory available now: MemAvailable, or the cgroup's limit less its usage
-    where that is lower (None where neither can be read)."""
+    where that is lower, or the process's own limit where that is lower still
+    (:func:`rlimit_available`); None where none can be read."""
     free = meminfo_available()
     group = cgroup_available()
+    own = rlimit_available()
     if group is not None and (free is None or group < free):
-        return Limit(bytes=group, source="the cgroup's memory limit less its usage")
+        return _lowest(
+            Limit(bytes=group, source="the cgroup's memory limit less its usage"), own
+        )
     if free is None:
-        return None
-    return Limit(bytes=free, source="MemAvailable in /proc/meminfo")
+        return own
+    return _lowest(Limit(bytes=free, source="MemAvailable in /proc/meminfo"), own)
 
 
 def model_bytes(
@@ -442,4 +504,5 @@ __all__ = [
     "memory_limit",
     "model_bytes",
     "plan_memory",
+    "rlimit_available",
 ]

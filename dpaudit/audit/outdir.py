@@ -24,7 +24,7 @@ from typing import Any
 
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.names import RESULT_FILE
-from dpaudit.audit.store import ResultStore, _check_foreign
+from dpaudit.audit.store import ResultStore, StoreLock, _check_foreign, store_failure
 from dpaudit.audit.traces import only_trace_files, trace_digest
 from dpaudit.errors import InvalidParameterError, StoreError
 from dpaudit.generators.registry import builtin_generators
@@ -67,6 +67,7 @@ def load_stored(out_dir: Path | str) -> tuple[AuditConfig, Ranking | None]:
     Raises:
         InvalidParameterError: ``out_dir`` holds no store.
         StoreError: the store is not a dpaudit store or its configuration is invalid.
+        RunFailedError: the store cannot be read (a disk I/O error).
     """
     out = Path(out_dir)
     path = out / ResultStore.FILENAME
@@ -81,6 +82,9 @@ def load_stored(out_dir: Path | str) -> tuple[AuditConfig, Ranking | None]:
             identity = store.get_meta("identity")
             selection = store.get_meta("target_selection")
     except (sqlite3.Error, ValueError) as err:
+        failure = store_failure(err, path)
+        if failure is not None:
+            raise failure from err
         raise StoreError(
             f"{str(path)!r} is not a readable dpaudit store ({err}); {fix}."
         ) from err
@@ -115,11 +119,13 @@ def resume_config(
     Raises:
         InvalidParameterError: ``out_dir`` holds no audit, or an override changes
             the audit or is missing (see above).
-        StoreError: the stored configuration is invalid.
+        StoreError: the stored configuration is invalid, or another run is
+            writing ``out_dir`` (:meth:`StoreLock.check_free`).
     """
     out = Path(out_dir)
     if not out.is_dir():
         raise InvalidParameterError(f"--resume: {str(out)!r} does not exist.")
+    StoreLock(out).check_free()  # another run writing there: refused at once
     config, _ = load_stored(out)
     settings = dict(overrides or {})
     changes = sorted(set(settings) - {*RESUME_SETTINGS, "generator"})

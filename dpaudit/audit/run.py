@@ -85,7 +85,12 @@ from dpaudit.audit.setup import (
     load_audit_data,
 )
 from dpaudit.audit.staging import new_staging, recover, swap_in
-from dpaudit.audit.store import ResultStore, StoreLock
+from dpaudit.audit.store import (
+    ResultStore,
+    StoreLock,
+    check_store_path,
+    store_failure,
+)
 from dpaudit.audit.traces import write_trace
 from dpaudit.errors import InvalidParameterError
 from dpaudit.io import write_atomic
@@ -442,6 +447,12 @@ def run_audit(
         )
     if resume and not out.is_dir():
         raise InvalidParameterError(f"--resume: {str(out_dir)!r} does not exist.")
+    check_store_path(out, str(out_dir))
+    if out.is_dir():
+        # Another run writing there: refused now, not after the memory plan (which
+        # loads the table), so a run started meanwhile is never taken for a free
+        # directory once the other has finished (StoreLock.check_free).
+        StoreLock(out).check_free()
     check_memory(config)  # the memory plan: refused before anything is written
     session = Session(created=make_directory(out))
     lock = StoreLock(out)
@@ -456,10 +467,14 @@ def run_audit(
             return _run_locked(
                 config, out, session, resume=resume, force=force, progress=progress
             )
-        except BaseException:
+        except BaseException as err:
             recover(out)  # this run's staging: removed, or its swap finished
             discard_empty_store(out, session)
-            raise
+            # A read-only store, a full disk: one line saying so, not a bug report.
+            failure = store_failure(err, out / ResultStore.FILENAME)
+            if failure is None:
+                raise
+            raise failure from err
     finally:
         lock.release()
         if not (out / ResultStore.FILENAME).exists():

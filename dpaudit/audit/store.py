@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpaudit.errors import StoreError
+from dpaudit.errors import InvalidParameterError, RunFailedError, StoreError
 
 try:
     import fcntl
@@ -56,6 +56,77 @@ APPLICATION_ID = 0x64704175
 """SQLite ``PRAGMA application_id`` of a dpaudit store (the bytes ``dpAu``)."""
 TABLES = frozenset({"meta", "rounds", "features", "digests"})
 """The tables a dpaudit store may hold."""
+
+
+SQLITE_PATH_BYTES = 512
+"""The longest file path SQLite's Unix VFS opens (``MAX_PATHNAME`` of
+``os_unix.c``): the store's journal, ``audit.sqlite-journal``, must fit in it."""
+
+
+def check_store_path(directory: Path, given: str) -> None:
+    """Refuses, before anything is written, an audit directory whose store SQLite
+    could not open: its journal's absolute path is longer than
+    :data:`SQLITE_PATH_BYTES` (``given``: the folder as the user wrote it).
+
+    Raises:
+        InvalidParameterError: naming ``--out``, the length and the limit.
+    """
+    journal = Path(os.path.abspath(directory)) / f"{ResultStore.FILENAME}-journal"
+    size = len(os.fsencode(journal))
+    if size > SQLITE_PATH_BYTES:
+        room = SQLITE_PATH_BYTES - (size - len(os.fsencode(os.path.abspath(directory))))
+        raise InvalidParameterError(
+            f"`--out` {given!r} is too long for the audit's SQLite store: its path "
+            f"({journal.name} in it) is {size} bytes and SQLite opens paths of at most "
+            f"{SQLITE_PATH_BYTES}; choose a folder whose absolute path is at most "
+            f"{room} bytes."
+        )
+
+
+def store_failure(err: BaseException, path: Path) -> Exception | None:
+    """The one-line error for an SQLite error ``err`` on the store at ``path`` that
+    is not dpaudit's bug, or ``None`` for any other error.
+
+    * a read-only store (``attempt to write a readonly database``): the path cannot
+      be written, bad input (:class:`InvalidParameterError`, exit 2);
+    * ``unable to open database file``: the same (a path too long, a folder that
+      cannot be entered);
+    * ``database or disk is full`` and ``disk I/O error``: the environment
+      (:class:`RunFailedError`, exit 3); the rounds committed before stay stored.
+
+    >>> type(store_failure(sqlite3.OperationalError("database or disk is full"),
+    ...                    Path("a/audit.sqlite"))).__name__
+    'RunFailedError'
+    >>> store_failure(ValueError("x"), Path("a")) is None
+    True
+    """
+    if not isinstance(err, sqlite3.Error):
+        return None
+    name = str(getattr(err, "sqlite_errorname", ""))
+    text = " ".join(str(err).split())
+    where = repr(str(path))
+    again = "then run the same command again (it continues from the rounds stored)"
+    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        return InvalidParameterError(
+            f"{where} cannot be written ({text}): make it and its folder writable "
+            "(chmod u+w), or choose another --out."
+        )
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open database" in text:
+        return InvalidParameterError(
+            f"SQLite cannot open {where} ({text}): the folder must be writable and "
+            f"the path at most {SQLITE_PATH_BYTES} bytes; choose another --out."
+        )
+    if name == "SQLITE_FULL" or "database or disk is full" in text:
+        return RunFailedError(
+            f"writing {where} failed: the disk is full, or a file-size limit "
+            f"(ulimit -f) was reached ({text}); free space or raise the limit, {again}."
+        )
+    if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
+        return RunFailedError(
+            f"reading or writing {where} failed ({text}): check the disk and its "
+            f"free space, {again}."
+        )
+    return None
 
 
 def round_digest(
@@ -188,7 +259,13 @@ class ResultStore:
         existed = self.path.exists()
         if existed:
             _check_foreign(self.path)
-        self.conn = sqlite3.connect(self.path)
+        try:
+            self.conn = sqlite3.connect(self.path)
+        except sqlite3.Error as err:
+            failure = store_failure(err, self.path)
+            if failure is None:
+                raise
+            raise failure from err
         # Each attack's stored vectors by round, read once (cleared by commits).
         self._features: dict[str, dict[int, NDArray[np.float64]]] = {}
         self._verified = False
@@ -199,6 +276,9 @@ class ResultStore:
             self._adopt_older_store()
         except sqlite3.DatabaseError as err:
             self.conn.close()
+            failure = store_failure(err, self.path)
+            if failure is not None:
+                raise failure from err
             raise StoreError(
                 f"{str(self.path)!r} is not a dpaudit store ({err}); start "
                 "over with --force, or choose another --out."
@@ -416,11 +496,7 @@ class StoreLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as err:
                 os.close(fd)
-                holder = self._holder()
-                raise StoreError(
-                    f"{str(self.path.parent)!r} is in use by another dpaudit run"
-                    f"{holder}: wait for it to finish, or choose another --out."
-                ) from err
+                raise self._busy() from err
             try:
                 same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
@@ -431,6 +507,33 @@ class StoreLock:
                 self._fd = fd
                 return
             os.close(fd)  # released and removed meanwhile: lock the new file
+
+    def check_free(self) -> None:
+        """Refuses now, as :meth:`acquire` would, a directory whose lock another
+        process holds; takes nothing and creates nothing (a run checks this first,
+        before its memory plan, and takes the lock later).
+
+        Raises:
+            StoreError: another process holds the lock.
+        """
+        if fcntl is None:  # pragma: no cover
+            return
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return  # no lock file: nobody holds it (acquire reports other errors)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as err:
+            raise self._busy() from err
+        finally:
+            os.close(fd)
+
+    def _busy(self) -> StoreError:
+        return StoreError(
+            f"{str(self.path.parent)!r} is in use by another dpaudit run"
+            f"{self._holder()}: wait for it to finish, or choose another --out."
+        )
 
     def _holder(self) -> str:
         with contextlib.suppress(OSError, ValueError):

@@ -271,3 +271,55 @@ def profile_reason(
         f"{point.mu_emp or 0.0:.3f}; a perfect attack could have refuted the claim "
         "with these test rounds, these attacks did not, and this is no proof of privacy."
     )
+
+
+def contradiction(
+    *,
+    verdict: Verdict,
+    eps_emp: float | None,
+    eps_claimed: float | None,
+    eps_max_attainable: float | None,
+    schema_version: int = 2,
+    refutation_ratio: float | None = None,
+) -> str | None:
+    """What is wrong when a recorded ``verdict`` is not the one :func:`decide` gives
+    for the recorded numbers (a hand-edited or corrupt ``result.json``), else None.
+
+    A version-1 document had no attainable maximum and no INCONCLUSIVE for a weak
+    audit: only ``VIOLATION iff eps_emp > eps_claimed`` is checked there. For a claim
+    that states a privacy profile (``refutation_ratio`` given) only ``VIOLATION iff
+    refutation_ratio > 1`` is checked (whether a perfect attack could have refuted
+    the region is not recorded apart from the verdict).
+
+    >>> contradiction(verdict=Verdict.CONSISTENT, eps_emp=99.0, eps_claimed=1.0,
+    ...               eps_max_attainable=4.68)  # doctest: +ELLIPSIS
+    'its verdict CONSISTENT contradicts its numbers (eps_emp 99 ... gives VIOLATION)'
+    >>> contradiction(verdict=Verdict.CONSISTENT, eps_emp=0.5, eps_claimed=1.0,
+    ...               eps_max_attainable=4.68) is None
+    True
+    """
+    expected = decide(
+        eps_emp=eps_emp,
+        eps_claimed=eps_claimed,
+        eps_max_attainable=eps_max_attainable,
+        refutation_ratio=refutation_ratio,
+        profile_refutable=True,
+    )
+    if schema_version < 2 or refutation_ratio is not None:
+        expected_violation = expected is Verdict.VIOLATION
+        if expected_violation == (verdict is Verdict.VIOLATION):
+            return None
+    elif expected is verdict:
+        return None
+
+    def f(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:g}"
+
+    ratio = (
+        "" if refutation_ratio is None else f", refutation ratio {f(refutation_ratio)}"
+    )
+    return (
+        f"its verdict {verdict.value} contradicts its numbers (eps_emp {f(eps_emp)}, "
+        f"claimed epsilon {f(eps_claimed)}, attainable maximum "
+        f"{f(eps_max_attainable)}{ratio}: the verdict rule gives {expected.value})"
+    )

@@ -45,8 +45,10 @@ from types import MappingProxyType
 from typing import Any
 
 from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.names import PATE_GAN
+from dpaudit.io import read_input
 from dpaudit.validation import check_choice, check_scalar
 
 __all__ = [
@@ -193,6 +195,21 @@ def _merge_options(
     return merged or None
 
 
+def _check_values(table: Mapping[str, Any], where: str) -> None:
+    """Checks each value of ``table`` that has a simple constraint (rounds, epsilon,
+    backend, ...: :data:`~dpaudit.audit.constraints.AUDIT_CONSTRAINTS`) when the
+    policy is read: a bad value in ``[defaults]`` is refused even where every audit
+    sets its own, and before any audit runs."""
+    for key, value in table.items():
+        constraint = AUDIT_CONSTRAINTS.get(key)
+        if constraint is None:
+            continue
+        try:
+            constraint.check(value, key)
+        except InvalidParameterError as err:
+            raise _fail(where, str(err)) from err
+
+
 def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Policy:
     """Validates a policy given as a mapping (the parsed TOML).
 
@@ -235,6 +252,7 @@ def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Polic
             f"{', '.join(k for k in POLICY_AUDIT_KEYS if k != 'name')} "
             "(`name` belongs to one [[audit]]).",
         )
+    _check_values(defaults, f"{source}, [defaults]")
     tables = mapping.get("audit")
     if isinstance(tables, Mapping):
         tables = [tables]
@@ -264,6 +282,7 @@ def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Polic
                 f"unknown key(s) {unknown_keys}; valid keys: "
                 f"{', '.join(POLICY_AUDIT_KEYS)}.",
             )
+        _check_values(table, where)
         # dpaudit check looks sequentially unless told not to (docs/ci.md,
         # "Sequential looks"): a regression fails at the first look that proves it.
         settings: dict[str, Any] = dict(CHECK_DEFAULTS)
@@ -329,8 +348,7 @@ def load_policy(path: Path | str) -> Policy:
     """
     path = Path(path)
     try:
-        with path.open("rb") as handle:
-            mapping = tomllib.load(handle)
+        mapping = tomllib.loads(read_input(path, what="`--policy`").decode("utf-8"))
     except FileNotFoundError as err:
         raise InvalidParameterError(
             f"`--policy` must be an existing TOML file. Got {str(path)!r}."

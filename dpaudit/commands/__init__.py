@@ -31,9 +31,10 @@ from dpaudit.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_VIOLATION,
+    RunFailedError,
 )
 from dpaudit.generators.defaults import DEFAULT_DELTA, DEFAULT_EPSILON
-from dpaudit.validation import check_scalar, is_text, require
+from dpaudit.validation import check_no_budget_option, check_scalar, is_text, require
 
 EXIT_ERROR = EXIT_BAD_INPUT
 """Bad input (exit 2); the name predates :data:`EXIT_FAILED`."""
@@ -78,6 +79,7 @@ __all__ = [
     "parse_options",
     "progress_note",
     "show_progress",
+    "standard_output",
 ]
 
 
@@ -89,6 +91,22 @@ class HelpFormatter(argparse.HelpFormatter):
         if "\n" in text:
             return "".join(indent + line for line in text.splitlines(keepends=True))
         return super()._fill_text(text, width, indent)
+
+
+def standard_output(what: str) -> Any:
+    """``sys.stdout``, checked before the work: a command started with standard
+    output closed (``>&-``) has none (Python sets it to ``None``).
+
+    Raises:
+        RunFailedError: standard output is closed (exit 3), naming ``what`` and the
+            fix.
+    """
+    if sys.stdout is None:
+        raise RunFailedError(
+            f"standard output is closed, so {what} cannot be written to it; pass "
+            "--out FILE, or run the command with standard output open."
+        )
+    return sys.stdout
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -120,8 +138,11 @@ def parse_option(text: str) -> tuple[str, Any]:
 
 
 def parse_options(texts: list[str] | None) -> dict[str, Any]:
-    """Every ``--option KEY=VALUE`` as a dict (later keys win)."""
-    return dict(parse_option(text) for text in (texts or []))
+    """Every ``--option KEY=VALUE`` as a dict (later keys win); ``epsilon`` and
+    ``delta`` are refused (set with ``--epsilon`` and ``--delta``)."""
+    options = dict(parse_option(text) for text in (texts or []))
+    check_no_budget_option(options)
+    return options
 
 
 def budget(args: argparse.Namespace) -> tuple[float, float]:

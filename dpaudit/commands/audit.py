@@ -101,9 +101,10 @@ def load_toml(path: str) -> dict[str, Any]:
     Raises:
         InvalidParameterError: the file is missing, unreadable or not valid TOML.
     """
+    from dpaudit.io import read_input
+
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = tomllib.loads(read_input(path, what="`--config`").decode("utf-8"))
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as err:
         raise InvalidParameterError(
             f"`--config` must be an existing TOML file. Got {path!r}."
@@ -364,4 +365,6 @@ def print_result(result: AuditResult) -> None:
     """Prints an audit result for a terminal (colour only on a terminal)."""
     from dpaudit.reports.terminal import render_terminal
 
-    print(render_terminal(result, color=sys.stdout.isatty()))
+    # Standard output closed (`>&-`): Python's print writes nowhere; result.json holds it.
+    color = sys.stdout is not None and sys.stdout.isatty()
+    print(render_terminal(result, color=color))

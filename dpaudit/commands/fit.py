@@ -23,6 +23,7 @@ from dpaudit.commands import (
     parse_options,
     progress_note,
     show_progress,
+    standard_output,
 )
 from dpaudit.data import Dataset, load_dataset
 from dpaudit.generators.base import Generator
@@ -100,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
             ``--rows`` < 1, or any bad input (all checked before training).
     """
     to_stdout = args.out == STDOUT
+    if to_stdout:
+        standard_output("the synthetic CSV (`--out -`)")
     out = None if to_stdout else check_writable_file(args.out, "--out")
     claim_out = (
         None

@@ -63,6 +63,37 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def _states_profile(result: Any) -> bool:
+    """Whether the result's claim states a privacy profile (its verdict then rests on
+    the refutation ratio: docs/soundness.md, "Testing the claim's profile")."""
+    claim = result.claim
+    return bool(claim.gdp_mu is not None or claim.zcdp_rho is not None or claim.rdp)
+
+
+def _refuse_contradictions(results: Any) -> None:
+    """Refuses a result whose verdict its own numbers contradict (docs/design.md,
+    "Errors"): a report is evidence handed on, and would show the edited verdict."""
+    from dpaudit.audit.verdict import contradiction
+
+    for result in results:
+        problem = contradiction(
+            verdict=result.verdict,
+            eps_emp=result.eps_emp,
+            eps_claimed=result.eps_claimed,
+            eps_max_attainable=result.eps_max_attainable,
+            schema_version=result.schema_version,
+            refutation_ratio=result.refutation_ratio
+            if _states_profile(result)
+            else None,
+        )
+        if problem is not None:
+            raise InvalidParameterError(
+                f"{str(result.source)!r}: {problem}; it was edited or is corrupt, and "
+                "no report is written from it: restore it, or analyse the stored "
+                "rounds again with `dpaudit audit --resume DIR`."
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs ``dpaudit report``.
 
@@ -84,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if not directory.exists():
         raise InvalidParameterError(f"`DIR` must exist. Got {str(directory)!r}.")
+    if getattr(args, "out", None) == "-":
+        from dpaudit.commands import standard_output
+
+        standard_output("the report (`--out -`)")
     from dpaudit.reports.io import write_atomic
     from dpaudit.reports.model import find_unfinished, load_results
 
@@ -105,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
             f"result ({'nested too deeply' if isinstance(err, RecursionError) else err}"
             "); restore it, or rerun the audit with `dpaudit audit --resume DIR`."
         ) from err
+    _refuse_contradictions(results)
     if unfinished:
         print(
             f"dpaudit report: {len(unfinished)} audit(s) without a result "

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from dpaudit.commands import standard_output
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.registry import DEFAULT_GENERATOR, get_spec
 from dpaudit.utility.settings import (
@@ -188,7 +188,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     Returns:
         0 on success (errors are raised as :class:`dpaudit.errors.AuditError`).
     """
-    stream = sys.stdout if out is None else out
+    stream = standard_output("the utility table") if out is None else out
     # The registry knows the generator: its variants and bug flags, and the
     # calibration of a generator whose published settings assume a larger table.
     spec = get_spec(args.generator)

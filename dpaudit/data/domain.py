@@ -27,6 +27,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpaudit.errors import DataError, InvalidParameterError
+from dpaudit.io import read_input
 from dpaudit.validation import is_text, require
 
 ColumnKind = Literal["continuous", "integer", "binary", "categorical"]
@@ -320,7 +321,7 @@ class Domain:
         """Reads a domain JSON file."""
         p = Path(path)
         try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
+            obj = json.loads(read_input(p, what="domain file").decode("utf-8"))
         except FileNotFoundError as err:
             raise InvalidParameterError(
                 f"domain file {str(p)!r} does not exist."

@@ -26,6 +26,9 @@ def read_csv_table(path: str | os.PathLike[str], *, name: str = "CSV") -> pd.Dat
         raise DataError(f"{where} does not exist.")
     if p.is_dir():
         raise DataError(f"{where} is a directory; pass a CSV file.")
+    if p.is_char_device() or p.is_block_device() or p.is_socket():
+        # /dev/zero, /dev/urandom: endless, never read into memory.
+        raise DataError(f"{where} is a device, not a file; pass a CSV file.")
     try:
         with p.open(encoding="utf-8", newline="") as fh:
             header = next(csv.reader(fh), None)

@@ -52,7 +52,7 @@ from dpaudit.generators.foreign.contract import accepts_epsilon as accepts_epsil
 from dpaudit.generators.foreign.contract import (
     accepts_public_seed as accepts_public_seed,
 )
-from dpaudit.generators.foreign.contract import contract_problem
+from dpaudit.generators.foreign.contract import contract_problem, python_number
 from dpaudit.generators.foreign.contract import (
     supports_public_seed as supports_public_seed,
 )
@@ -240,6 +240,8 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
             f"{where}: after fit, `privacy_claim` must be a dict with 'epsilon', 'delta' "
             f"and 'accountant'. Got {type(claim).__name__}."
         )
+    # NumPy numbers (numpy.float32(1.0), numpy.int64(1)) are numbers: kept as Python's.
+    claim = {key: python_number(value) for key, value in claim.items()}
     for key, upper in (("epsilon", math.inf), ("delta", 1.0)):
         value = claim.get(key, 0.0)
         ok = (

@@ -3,16 +3,34 @@
 Shared by the in-process :class:`~dpaudit.generators.plugins.PluginAdapter` and the
 foreign worker (:mod:`dpaudit.generators.foreign.worker`), which runs under an
 interpreter that may lack dpaudit's dependencies: this module imports nothing but
-``inspect``.
+``inspect`` and ``numbers``.
 """
 
 from __future__ import annotations
 
 import inspect
+import numbers
 from collections.abc import Callable
 from typing import Any
 
 PUBLIC_SEED = "public_seed"
+
+
+def python_number(value: Any) -> Any:
+    """A NumPy number in a claim (``numpy.float32(1.0)``, ``numpy.int64(1)``) as the
+    Python number it holds; any other value as it is. A number is a number
+    (scikit-learn's rule): the claim stores Python numbers.
+
+    >>> from fractions import Fraction
+    >>> python_number(3), python_number("x"), python_number(Fraction(1, 2))
+    (3, 'x', Fraction(1, 2))
+    """
+    if isinstance(value, numbers.Real) and not isinstance(value, int | float):
+        item = getattr(value, "item", None)
+        plain = item() if callable(item) else value
+        if isinstance(plain, int | float):
+            return plain
+    return value
 
 
 def accepts_epsilon(cls: type) -> bool:

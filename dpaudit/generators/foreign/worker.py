@@ -51,6 +51,7 @@ import pandas as pd  # noqa: E402
 from dpaudit.generators.foreign import wire  # noqa: E402
 from dpaudit.generators.foreign.contract import (  # noqa: E402
     contract_problem,
+    python_number,
     supports_public_seed,
 )
 
@@ -201,6 +202,7 @@ class Worker:
         claim = getattr(inner, "privacy_claim", None)
         if not isinstance(claim, dict):
             return {"claim_type": type(claim).__name__}
+        claim = {key: python_number(value) for key, value in claim.items()}
         for key, value in claim.items():
             try:
                 json.dumps(value, allow_nan=True)
