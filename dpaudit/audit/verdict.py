@@ -293,7 +293,7 @@ def contradiction(
 
     >>> contradiction(verdict=Verdict.CONSISTENT, eps_emp=99.0, eps_claimed=1.0,
     ...               eps_max_attainable=4.68)  # doctest: +ELLIPSIS
-    'its verdict CONSISTENT contradicts its numbers (eps_emp 99 ... gives VIOLATION)'
+    'its verdict CONSISTENT contradicts its numbers (eps_emp 99, ...gives VIOLATION)'
     >>> contradiction(verdict=Verdict.CONSISTENT, eps_emp=0.5, eps_claimed=1.0,
     ...               eps_max_attainable=4.68) is None
     True
