@@ -88,7 +88,14 @@ def _failure(what: str, err: BaseException) -> dict[str, Any]:
         did = f"its `{what}` {_describe_exit(err.code)}"
     else:
         did = f"its `{what}` raised {type(err).__name__}: {' '.join(str(err).split())}"
-    return {"error": did, "traceback": "".join(traceback.format_exception(err))}
+    return {
+        "error": did,
+        "traceback": "".join(traceback.format_exception(err)),
+        # What the parent needs to tell bad input to one of dpaudit's adapters from
+        # a failure of the adapter or its library (generator.py).
+        "error_kinds": [cls.__name__ for cls in type(err).__mro__],
+        "error_message": " ".join(str(err).split()),
+    }
 
 
 def seed_globals(seed: int) -> None:
