@@ -78,6 +78,17 @@ def import_library(module: str, *, package: str, extra: str | None = None) -> An
         ) from err
 
 
+def installed(distribution: str) -> str:
+    """``smartnoise-synth 1.0.8``: the distribution's name and its installed version
+    (read from the interpreter that runs the adapter), for the claim's ``library``
+    key and every report's versions line."""
+    try:
+        version = importlib.import_module("importlib.metadata").version(distribution)
+    except Exception:
+        return f"{distribution} (version unknown)"
+    return f"{distribution} {version}"
+
+
 def check_preprocessing(value: Any) -> str:
     """The ``preprocessing`` option, checked."""
     if value not in PREPROCESSING:

@@ -49,6 +49,7 @@ from dpaudit.adapters._common import (
     check_preprocessing,
     columns_of,
     import_library,
+    installed,
     quiet,
     seed_globals,
 )
@@ -130,7 +131,7 @@ class SynthcityPATEGAN:
             "epsilon": library_epsilon,
             "delta": delta,
             "accountant": "synthcity PATE moments accountant (data-dependent)",
-            "library": LIBRARY,
+            "library": installed("synthcity"),
             "library_epsilon": library_epsilon,
             "nominal_epsilon": self.epsilon,
             "requested_delta": self.delta,

@@ -399,6 +399,9 @@ class AuditResult:
         source: where the result was read from (not written).
         trace: training traces from the audit directory (not written).
         utility: the utility benchmark (``utility.json``), when run.
+        python: the version of the Python that ran the audit (a foreign
+            generator's worker's is ``claim.extra.worker_python``); None in results
+            written before it was recorded.
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -437,6 +440,7 @@ class AuditResult:
     rounds: Rounds
     timing: Timing = field(default_factory=Timing)
     utility: Mapping[str, Any] | None = None
+    python: str | None = None
     extra: Mapping[str, Any] = field(default_factory=_empty, metadata=_SKIP)
     source: Path | None = field(default=None, metadata=_SKIP)
     trace: Trace | None = field(default=None, metadata=_SKIP)

@@ -265,8 +265,13 @@ class ForeignGenerator:
             self._check_fit_reply(reply)
         self.columns_ = list(data.columns)
         self.domain_ = domain
+        claim = dict(reply["claim"])
+        if isinstance(reply.get("python"), str):
+            # The interpreter that ran the fit (--python), kept with the claim so
+            # that result.json and every report name it.
+            claim.setdefault("worker_python", reply["python"])
         with self._adapter_contract():
-            self.claim_ = check_claim(reply["claim"], self.name)
+            self.claim_ = check_claim(claim, self.name)
         return self
 
     @contextlib.contextmanager

@@ -219,7 +219,12 @@ class Worker:
                     "claim_error": repr(key),
                     "claim_value_type": type(value).__name__,
                 }
-        return {"claim": {str(k): v for k, v in claim.items()}}
+        # The worker's Python, for every report's versions line (the adapters name
+        # their library's installed version in the claim's `library` key).
+        return {
+            "claim": {str(k): v for k, v in claim.items()},
+            "python": sys.version.split()[0],
+        }
 
     def sample(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
         model = self.models.get(int(header["model"]))
@@ -275,7 +280,10 @@ def main() -> None:
         pass
     _die_with_parent(int(os.environ.get("DPAUDIT_WORKER_PARENT", os.getppid())))
     worker = Worker()
-    wire.write_message(proto_out, {"ready": True, "pid": os.getpid()})
+    wire.write_message(
+        proto_out,
+        {"ready": True, "pid": os.getpid(), "python": sys.version.split()[0]},
+    )
     while True:
         try:
             header, blobs = wire.read_message(proto_in)
