@@ -157,3 +157,11 @@ def test_fit_writes_an_adapters_release_on_a_sized_worst_case(
         ]
     )
     assert code == 2 and "built-in" in capsys.readouterr().err
+
+
+def test_utility_takes_the_worker_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["utility", "--python", "/usr/bin/python3", "--models", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "`--python`" in err and "built-in" in err
+    code = main(["utility", "--generator", "x:Y", "--fit-timeout", "-1"])
+    assert code == 2 and "--fit-timeout" in capsys.readouterr().err
