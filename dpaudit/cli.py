@@ -132,6 +132,41 @@ def _data_args(p: argparse.ArgumentParser, default: str) -> None:
     )
 
 
+def _dataset_rows_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dataset-rows",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worst cases only: N rows, N - 1 copies of the base record plus the "
+        "target (as for `dpaudit audit`), for libraries with a minimum table size",
+    )
+
+
+def _worker_args(p: argparse.ArgumentParser) -> None:
+    """The foreign workers' settings, as ``dpaudit audit`` names them."""
+    p.add_argument(
+        "--python",
+        metavar="PATH",
+        help="plug-ins and adapters: the Python interpreter of their worker process "
+        "(default: this one); it needs numpy, pandas and the generator's library",
+    )
+    p.add_argument(
+        "--fit-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="plug-ins and adapters: seconds the fit, the sample or the import may "
+        "take before the worker is stopped (default 3600)",
+    )
+    p.add_argument(
+        "--max-memory",
+        type=int,
+        metavar="MIB",
+        help="plug-ins and adapters: MiB of resident memory the worker may use "
+        "before it is stopped (default: half the machine's memory)",
+    )
+
+
 def _command(p: argparse.ArgumentParser, module: str) -> None:
     p.set_defaults(func=None, module=f"dpaudit.commands.{module}")
 
@@ -183,6 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--claim-out", type=nonempty_path, help="write the privacy claim as JSON"
     )
+    _dataset_rows_arg(p)
+    _worker_args(p)
     _progress_args(p)
     _command(p, "fit")
 
@@ -200,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0, help="root seed, >= 0 (default 0)")
     p.add_argument("--out", required=True, type=nonempty_path, help="output folder")
+    _dataset_rows_arg(p)
     _progress_args(p)
     _command(p, "trace")
 

@@ -22,4 +22,7 @@ FOREIGN_ADAPTERS: dict[str, str] = {
     "smartnoise-dpgan": "dpaudit.adapters.smartnoise:SmartnoiseDPGAN",
     "smartnoise-pacsynth": "dpaudit.adapters.smartnoise:SmartnoisePACSynth",
     "synthcity-pategan": "dpaudit.adapters.synthcity:SynthcityPATEGAN",
+    "dpmm-mst": "dpaudit.adapters.dpmm:DpmmMST",
+    "dpmm-aim": "dpaudit.adapters.dpmm:DpmmAIM",
+    "dpmm-privbayes": "dpaudit.adapters.dpmm:DpmmPrivBayes",
 }

@@ -26,6 +26,12 @@ import pandas as pd
 PREPROCESSING = ("public", "library")
 
 
+class AdapterInputError(ValueError):
+    """Bad input to an adapter (an option, a budget, a table too small for the
+    library): the user's to fix. dpaudit reports it as bad input (exit 2); any other
+    failure inside an adapter is reported as dpaudit's own (exit 3, "report it")."""
+
+
 def seed_globals(seed: int) -> None:
     """Seeds every global generator a foreign library draws from: ``random``, numpy's
     legacy global generator and torch's (where torch is installed), each from its own
@@ -72,10 +78,21 @@ def import_library(module: str, *, package: str, extra: str | None = None) -> An
         ) from err
 
 
+def installed(distribution: str) -> str:
+    """``smartnoise-synth 1.0.8``: the distribution's name and its installed version
+    (read from the interpreter that runs the adapter), for the claim's ``library``
+    key and every report's versions line."""
+    try:
+        version = importlib.import_module("importlib.metadata").version(distribution)
+    except Exception:
+        return f"{distribution} (version unknown)"
+    return f"{distribution} {version}"
+
+
 def check_preprocessing(value: Any) -> str:
     """The ``preprocessing`` option, checked."""
     if value not in PREPROCESSING:
-        raise ValueError(
+        raise AdapterInputError(
             f"`preprocessing` must be one of {list(PREPROCESSING)}. Got {value!r}."
         )
     return str(value)
@@ -85,7 +102,7 @@ def columns_of(domain: dict[str, Any]) -> list[dict[str, Any]]:
     """The domain's columns (the plug-in protocol's JSON form)."""
     columns = domain.get("columns")
     if not isinstance(columns, list) or not columns:
-        raise ValueError(
+        raise AdapterInputError(
             "`domain` must be {'columns': [...]} with at least one column."
         )
     return columns
@@ -139,7 +156,9 @@ def public_frame(domain: dict[str, Any]) -> pd.DataFrame:
 def cast_release(out: Any, domain: dict[str, Any]) -> pd.DataFrame:
     """The library's release as a DataFrame with the domain's columns, in order, each
     cast to its kind: the library's decoded values (bin midpoints, rescaled floats) are
-    clipped into the public bounds and integer columns rounded. Post-processing only.
+    clipped into the public bounds and integer columns rounded; a missing cell (None or
+    NaN: pac-synth leaves cells empty) becomes the column's first public value (0, the
+    first category, the lower bound). Post-processing only.
     """
     columns = columns_of(domain)
     names = [c["name"] for c in columns]
@@ -156,7 +175,11 @@ def cast_release(out: Any, domain: dict[str, Any]) -> pd.DataFrame:
         if kind == "categorical":
             cats = list(col["categories"])
             result[col["name"]] = pd.Series(
-                [_nearest_category(v, cats) for v in series], dtype=object
+                [
+                    cats[0] if _missing(v) else _nearest_category(v, cats)
+                    for v in series
+                ],
+                dtype=object,
             ).infer_objects()
             continue
         numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
@@ -171,6 +194,11 @@ def cast_release(out: Any, domain: dict[str, Any]) -> pd.DataFrame:
         else:
             result[col["name"]] = numbers
     return pd.DataFrame(result, columns=names)
+
+
+def _missing(value: Any) -> bool:
+    """Whether a released cell is empty (None or a float NaN)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _nearest_category(value: Any, categories: list[Any]) -> Any:

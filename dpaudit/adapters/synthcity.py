@@ -44,10 +44,12 @@ import numpy as np
 import pandas as pd
 
 from dpaudit.adapters._common import (
+    AdapterInputError,
     cast_release,
     check_preprocessing,
     columns_of,
     import_library,
+    installed,
     moments_rdp,
     quiet,
     seed_globals,
@@ -84,16 +86,18 @@ class SynthcityPATEGAN:
         if not (
             isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0
         ):
-            raise ValueError(f"`epsilon` must be a finite number > 0. Got {epsilon!r}.")
+            raise AdapterInputError(
+                f"`epsilon` must be a finite number > 0. Got {epsilon!r}."
+            )
         if check_preprocessing(preprocessing) != "library":
-            raise ValueError(
+            raise AdapterInputError(
                 "synthcity-pategan supports only `preprocessing=library`: synthcity 0.2.12 "
                 "learns its schema and encoders from the records and filters the release "
                 "by them, with no public route (docs/adapters.md)."
             )
         for key in ("random_state", "epsilon", "delta"):
             if key in options:
-                raise ValueError(f"option `{key}` is set by dpaudit; remove it.")
+                raise AdapterInputError(f"option `{key}` is set by dpaudit; remove it.")
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         self.options = dict(options)
@@ -128,7 +132,7 @@ class SynthcityPATEGAN:
             "epsilon": library_epsilon,
             "delta": delta,
             "accountant": "synthcity PATE moments accountant (data-dependent)",
-            "library": LIBRARY,
+            "library": installed("synthcity"),
             "library_epsilon": library_epsilon,
             "nominal_epsilon": self.epsilon,
             "requested_delta": self.delta,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import platform
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -22,6 +23,7 @@ import numpy as np
 import dpaudit
 from dpaudit.audit import estimators as est
 from dpaudit.audit.ceiling import profile_rounds_needed
+from dpaudit.audit.claimnotes import over_budget_note
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.estimate import attainable_maximum as est_attainable_maximum
 from dpaudit.audit.estimate import per_attack_alpha
@@ -394,18 +396,24 @@ def analyse(
     return AuditResult(
         version=dpaudit.__version__,
         verdict=verdict,
-        verdict_reason=verdict_reason(
-            verdict,
-            eps_emp=head.eps_emp,
-            eps_claimed=claim.epsilon,
-            eps_max_attainable=head.eps_max_attainable,
-            rounds_needed=power.rounds_needed,
-            approximate=approximate,
-            is_saturated=power.saturated,
-            constant_release=constant,
-            point=head,
-            claim=claim if profile.has_profile else None,
-            profile_rounds_needed=power.profile_rounds_needed,
+        verdict_reason=" ".join(
+            [
+                verdict_reason(
+                    verdict,
+                    eps_emp=head.eps_emp,
+                    eps_claimed=claim.epsilon,
+                    eps_max_attainable=head.eps_max_attainable,
+                    rounds_needed=power.rounds_needed,
+                    approximate=approximate,
+                    is_saturated=power.saturated,
+                    constant_release=constant,
+                    point=head,
+                    claim=claim if profile.has_profile else None,
+                    profile_rounds_needed=power.profile_rounds_needed,
+                ),
+                # A claim above the budget asked (docs/adapters.md).
+                *filter(None, [over_budget_note(claim.epsilon, config.epsilon)]),
+            ]
         ),
         eps_emp=head.eps_emp,
         eps_claimed=claim.epsilon,
@@ -458,6 +466,7 @@ def analyse(
         generator_options=freeze(
             {k: _plain(v) for k, v in setup.generator_options.items()}
         ),
+        python=platform.python_version(),
         seed=config.seed,
         rounds=Rounds(
             total=setup.plan.n_rounds,

@@ -161,7 +161,7 @@ def verdict_reason(
             " Every round of both worlds released the same features for every "
             "attack: the target changed nothing in this release, so no attack and no "
             "number of rounds could separate the worlds here (docs/soundness.md, "
-            '"The continuous worst case").'
+            '"The verdicts", on a constant release).'
         )
         if constant_release
         else ""

@@ -27,6 +27,7 @@ from dpaudit.commands import (
 )
 from dpaudit.data import Dataset, load_dataset
 from dpaudit.generators.base import Generator
+from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.generators.registry import get_spec
 from dpaudit.io import write_atomic
 from dpaudit.reports.escape import printable
@@ -56,8 +57,13 @@ def fit_one(
     check_scalar(args.seed, "--seed", kind=int, min_val=0)
     user_options = parse_options(args.option)
     check_generator_options(args.generator, user_options)
+    spec = get_spec(args.generator)
+    worker = worker_options(args, plugin=spec.plugin)
     dataset = load_dataset(
-        args.dataset or DEFAULT_DATASET, domain=args.domain, data_dir=args.data_dir
+        args.dataset or DEFAULT_DATASET,
+        domain=args.domain,
+        data_dir=args.data_dir,
+        rows=getattr(args, "dataset_rows", None),
     )
     # The memory plan of one fit and its release, before training (audit/memory.py).
     from dpaudit.audit.memory import check_fit_memory
@@ -68,7 +74,6 @@ def fit_one(
         width=dataset.domain.encoded_dim,
         released=len(dataset.train) if asked is None else int(asked),
     )
-    spec = get_spec(args.generator)
     options = spec.with_choices(
         user_options,
         device=args.device,
@@ -80,7 +85,9 @@ def fit_one(
     options = spec.calibrated(
         options, n_rows=len(dataset.train), epsilon=epsilon, delta=delta
     )
-    generator = spec.make_factory()(epsilon=epsilon, delta=delta, **options)
+    generator = spec.make_factory(worker=worker)(
+        epsilon=epsilon, delta=delta, **options
+    )
     started = time.perf_counter()
     with progress_note(
         f"dpaudit: training {args.generator} on {dataset.name} "
@@ -91,6 +98,37 @@ def fit_one(
             dataset.train, domain=dataset.domain, rng=Rngs.from_seed(args.seed)
         )
     return dataset, generator, time.perf_counter() - started
+
+
+def worker_options(args: argparse.Namespace, *, plugin: bool) -> WorkerOptions:
+    """The foreign worker's settings of ``--python``, ``--fit-timeout`` and
+    ``--max-memory`` (``dpaudit audit``'s flags of the same names), checked.
+
+    Raises:
+        InvalidParameterError: a value out of range, or ``--python`` with a built-in
+            generator (it runs in this process).
+    """
+    python = getattr(args, "python", None)
+    timeout = getattr(args, "fit_timeout", None)
+    memory = getattr(args, "max_memory", None)
+    check_scalar(timeout, "--fit-timeout", min_val=0, closed="neither", allow_none=True)
+    check_scalar(memory, "--max-memory", kind=int, min_val=1, allow_none=True)
+    if python is not None:
+        require(
+            bool(python.strip()), "--python", "the path of a Python interpreter", python
+        )
+        require(
+            plugin,
+            "--python",
+            "unset for a built-in generator (it runs plug-ins and adapters in a "
+            "worker under that interpreter)",
+            python,
+        )
+    return WorkerOptions(
+        python=python,
+        fit_timeout=DEFAULT_FIT_TIMEOUT if timeout is None else float(timeout),
+        max_memory=memory,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -119,6 +119,30 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="NAME",
         help="run only this classifier (repeatable; default all 12)",
     )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a generator option, e.g. preprocessing=public (repeatable)",
+    )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="plug-ins and adapters: the Python interpreter of their worker process",
+    )
+    parser.add_argument(
+        "--fit-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="plug-ins and adapters: seconds one fit or sample may take (default 3600)",
+    )
+    parser.add_argument(
+        "--max-memory",
+        type=int,
+        metavar="MIB",
+        help="plug-ins and adapters: MiB of resident memory the worker may use",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="parallel classifier fits")
     parser.add_argument(
         "--quiet",
@@ -192,7 +216,23 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     # The registry knows the generator: its variants and bug flags, and the
     # calibration of a generator whose published settings assume a larger table.
     spec = get_spec(args.generator)
-    options = spec.with_choices({}, variant=args.variant, bugs=args.bugs)
+    from dpaudit.audit.config import check_generator_options
+    from dpaudit.commands import parse_options
+    from dpaudit.commands.fit import worker_options
+
+    given = [getattr(args, k, None) for k in ("python", "fit_timeout", "max_memory")]
+    worker = (
+        None
+        if all(v is None for v in given)
+        else worker_options(args, plugin=spec.plugin)
+    )
+    user_options = parse_options(getattr(args, "option", None))
+    check_generator_options(args.generator, user_options)
+    options = spec.with_choices(
+        user_options,
+        variant=args.variant,
+        bugs=args.bugs,
+    )
     dataset = _load(args)
     options = spec.calibrated(
         options, n_rows=len(dataset.train), epsilon=args.epsilon, delta=args.delta
@@ -213,6 +253,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         classifiers=args.classifiers,
         n_jobs=args.jobs,
         progress=args.progress,
+        worker=worker,
     )
     stream.write(printable(format_table(result), keep="\n"))
     if args.out is not None:

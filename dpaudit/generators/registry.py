@@ -350,9 +350,16 @@ def foreign_adapters() -> dict[str, str]:
 
 def _adapter_description(path: str) -> str:
     library = path.partition(":")[0].rpartition(".")[2]
+    # Only smartnoise is an extra of dpaudit; the others pin what dpaudit cannot
+    # share: their own environment and --python (docs/adapters.md).
+    how = (
+        "pip install 'dpaudit[smartnoise]'"
+        if library == "smartnoise"
+        else f"pip install {library} in its own environment, then --python PATH"
+    )
     return (
         f"adapter {path} (runs in a foreign worker; needs its library installed "
-        f"there, e.g. pip install 'dpaudit[{library}]')"
+        f"there, e.g. {how})"
     )
 
 

@@ -1,9 +1,13 @@
 """The Markdown summary, fit for ``$GITHUB_STEP_SUMMARY`` and pull-request comments.
 
 The same content as the HTML report's summary, without figures. Every string from a
-result is escaped: Markdown punctuation is backslash-escaped, ``<``, ``>`` and ``&``
-become entities, because GitHub renders raw HTML inside Markdown, and control
-characters are shown as escapes (:func:`~dpaudit.reports.escape.printable`).
+result is escaped: Markdown punctuation is backslash-escaped, and so are a ``<``
+that could open an HTML tag or an autolink (before a letter, ``/``, ``!`` or ``?``:
+GitHub renders raw HTML inside Markdown), an ``&`` that could start an entity and a
+``>`` that could start a quote; a ``<`` or ``>`` of a comparison (``eps_emp 1.3 >
+claimed 1``) stays as it is, so the raw text reads as it renders, with no HTML
+entities. Control characters are shown as escapes
+(:func:`~dpaudit.reports.escape.printable`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 
 from dpaudit import __version__
 from dpaudit.audit.result import LOW_FPRS
+from dpaudit.reports.claimview import REPRODUCE, reproduce_rows
 from dpaudit.reports.escape import printable
 from dpaudit.reports.meaning import DATA_NOTICE, explain, headline, power_rows
 from dpaudit.reports.model import AuditResult, Unfinished, audit_name
@@ -42,20 +47,25 @@ from dpaudit.reports.wording import (
 __all__ = ["md_escape", "md_table", "render_markdown"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+#: A ``<`` that could open a tag or an autolink, an ``&`` that could start an entity.
+_MD_MARKUP = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)")
 
 
 def md_escape(text: object) -> str:
     """Escapes ``text`` for Markdown (also inside table cells), on one line: line
-    breaks become spaces, other control characters escapes.
+    breaks become spaces, other control characters escapes; no HTML entities.
 
     Example:
         >>> md_escape("<script>|x_y")
-        '&lt;script&gt;\\\\|x\\\\_y'
+        '\\\\<script>\\\\|x\\\\_y'
+        >>> md_escape("eps_emp 1.3 > claimed 1 & delta < 1e-5; &amp;")
+        'eps\\\\_emp 1.3 > claimed 1 & delta < 1e-5; \\\\&amp;'
     """
     s = printable(text, keep="\n")
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
-    return " ".join(s.split("\n"))
+    s = _MD_MARKUP.sub(lambda m: "\\" + m.group(), s)
+    s = " ".join(s.split("\n"))
+    return "\\" + s if s.startswith(">") else s
 
 
 def _row(cells: Sequence[object]) -> str:
@@ -123,8 +133,24 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
         "**Power of this audit.**",
         "",
         *md_table(
-            ["", ""], [[md_escape(k), md_escape(v)] for k, v in power_rows(result)]
+            ["", ""],
+            [
+                [md_escape(k), md_escape(v)]
+                for k, v in power_rows(result)
+                if k != REPRODUCE
+            ],
         ),
+        "",
+        "**To reproduce** (paste it into a bug report with the versions above):",
+        "",
+        "```",
+        # One line, no backtick: nothing of a result can end the code block.
+        *[
+            printable(v).replace("`", "'")
+            for k, v in reproduce_rows(result)
+            if k == REPRODUCE
+        ],
+        "```",
         "",
         "**What this means.** " + " ".join(md_escape(p) for p in explain(result)),
         "",

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 
+from dpaudit.audit.claimnotes import claim_dp_text, over_budget_note
 from dpaudit.audit.result import Verdict
+from dpaudit.reports.claimview import claim_rows, decide_rounds, reproduce_rows
 from dpaudit.reports.model import AuditResult
-from dpaudit.reports.numbers import fmt_alpha, fmt_eps, fmt_number, fmt_percent
+from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_percent
 from dpaudit.reports.profile_text import (
     profile_headline,
     profile_paragraph,
@@ -40,6 +42,12 @@ def _rounds_needed(result: AuditResult) -> int | None:
     if result.verdict != Verdict.INCONCLUSIVE or result.power is None:
         return None
     return result.power.rounds_needed
+
+
+def _dp_text(result: AuditResult) -> str:
+    """The claim as a guarantee, with its own delta (``1-DP (pure epsilon-DP)``)."""
+    own = result.claim.delta if result.claim.delta is not None else result.delta
+    return claim_dp_text(result.eps_claimed, own)
 
 
 def _tightness(result: AuditResult) -> tuple[float, str] | None:
@@ -103,6 +111,8 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
         rows.append(("estimate", note))
     rows.append(("randomness", randomness_text(result)))
     rows += profile_rows(result)
+    # The claim's own terms, and how to reproduce the audit (reports/claimview.py).
+    rows += claim_rows(result) + reproduce_rows(result)
     return rows
 
 
@@ -160,8 +170,7 @@ def explain(result: AuditResult) -> list[str]:
             f"epsilon is at least {eps}, above the claimed {claim}. This is a proven "
             f"violation, not a suspicion: the {result.attack} attack told apart models "
             "trained with and without the target record more reliably than any "
-            f"({claim}, {fmt_alpha(result.delta)})-DP generator allows, on test rounds "
-            "it never trained on."
+            f"{_dp_text(result)} generator allows, on test rounds it never trained on."
         )
         if approximate_note(result):
             paragraphs.append(
@@ -209,6 +218,17 @@ def explain(result: AuditResult) -> list[str]:
         else:
             sentence += " Run more rounds."
         paragraphs.append(sentence)
+    need = decide_rounds(result)
+    if need is not None:
+        paragraphs.append(
+            "The attack's errors were one-sided (no false positive, or no false "
+            f"negative): an attack keeping these error rates would refute the claim at "
+            f"about {need} rounds per world. Rerun with --rounds {need} or more before "
+            "reading this CONSISTENT as the claim holding."
+        )
+    budget_note = over_budget_note(result.eps_claimed, result.config.epsilon)
+    if budget_note is not None:
+        paragraphs.append(budget_note)
     if result.power is not None and result.power.saturated:
         paragraphs.append(
             f"The estimate is saturated: eps_emp equals the attainable maximum {top}, "

@@ -191,7 +191,9 @@ def claim_extra_rows(result: AuditResult) -> list[tuple[str, str]]:
         text = ", ".join(values)
         if isinstance(distinct, int) and distinct > len(values):
             text += f", … ({distinct} distinct, {len(values)} shown)"
-        rows.append((str(key), text + over))
+        # A value may be a sentence: the rounds go in parentheses, not after its stop.
+        where = f" (in {rounds} round(s))" if rounds is not None else ""
+        rows.append((str(key), text + where))
     return rows
 
 

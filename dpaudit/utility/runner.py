@@ -29,10 +29,13 @@ from dpaudit.validation import check_choice, check_positive_int, require
 
 if TYPE_CHECKING:
     from dpaudit.generators.base import GeneratorFactory
+    from dpaudit.generators.foreign.options import WorkerOptions
     from dpaudit.rng import Rngs
 
 
-def generator_factory(name: str) -> GeneratorFactory:
+def generator_factory(
+    name: str, worker: WorkerOptions | None = None
+) -> GeneratorFactory:
     """:func:`dpaudit.generators.registry.generator_factory`, imported on first use.
 
     The import is deferred so that joblib workers, which import this package to run
@@ -40,7 +43,7 @@ def generator_factory(name: str) -> GeneratorFactory:
     """
     from dpaudit.generators.registry import generator_factory as factory
 
-    return factory(name)
+    return factory(name, worker=worker)
 
 
 def _model_streams(
@@ -67,6 +70,7 @@ def run_utility(
     settings: Sequence[Setting] = SETTINGS,
     n_jobs: int = 1,
     progress: bool = True,
+    worker: WorkerOptions | None = None,
 ) -> UtilityResult:
     """Trains a generator ``n_models`` times, samples, and runs Settings A, B, C.
 
@@ -132,7 +136,11 @@ def run_utility(
     options = dict(generator_options or {})
     root = Rngs.from_seed(seed)
     generator_root, classifier_root = root.spawn(2)
-    factory = generator_factory(generator_name)
+    factory = (
+        generator_factory(generator_name)
+        if worker is None
+        else generator_factory(generator_name, worker)
+    )
 
     train_sets: list[pd.DataFrame] = []
     test_sets: list[pd.DataFrame] = []

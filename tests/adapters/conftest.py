@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LIBRARIES = {
     "snsynth": "DPAUDIT_SMARTNOISE_PYTHON",
     "synthcity": "DPAUDIT_SYNTHCITY_PYTHON",
+    "dpmm": "DPAUDIT_DPMM_PYTHON",
 }
 
 RunScript = Callable[..., Any]

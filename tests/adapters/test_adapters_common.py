@@ -134,3 +134,25 @@ def test_missing_library_is_one_line_naming_the_fix(
         SmartnoiseMST(epsilon=1.0, delta=1e-5).fit(
             data, domain={"columns": [{"name": "b", "kind": "binary"}]}, seed=0
         )
+
+
+def test_dpmm_adapters_check_their_input_without_the_library() -> None:
+    from dpaudit.adapters._common import AdapterInputError
+    from dpaudit.adapters.dpmm import DpmmMST
+
+    for bad in ({"epsilon": 0.0}, {"epsilon": 1.0, "delta": 0.0}):
+        with pytest.raises(AdapterInputError):
+            DpmmMST(**bad)  # type: ignore[arg-type]
+    with pytest.raises(AdapterInputError):
+        DpmmMST(epsilon=1.0, proc_epsilon=-1)
+    model = DpmmMST(epsilon=1.0)
+    domain = model._domain(
+        {
+            "columns": [
+                {"name": "b", "kind": "binary"},
+                {"name": "x", "kind": "continuous", "lower": 0, "upper": 2},
+            ]
+        }
+    )
+    # The public domain in dpmm's form: categories, and numeric bounds.
+    assert domain == {"b": {"categories": [0, 1]}, "x": {"lower": 0.0, "upper": 2.0}}

@@ -142,6 +142,6 @@ def test_reports_show_the_generators_own_claim_keys(texts: dict[str, str]) -> No
         text = texts[fmt].replace("\\_", "_")  # Markdown escapes underscores
         assert "noise_multiplier" in text, fmt
         assert "mean 1.1 (1 to 1.2) over 40 round(s)" in text, fmt
-        assert "adam over 40 round(s)" in text, fmt
+        assert "adam (in 40 round(s))" in text, fmt
     doc = json.loads(texts["json"])
     assert doc["claim"]["extra"]["optimizer"]["values"] == ["adam"]

@@ -17,8 +17,10 @@ never held fixed by ``public_seed`` (docs/plugins.md).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from collections.abc import Iterator
 from typing import Any, Self
 
 import pandas as pd
@@ -43,12 +45,76 @@ _DESCRIBE_LOCK = threading.Lock()
 FIX = "Fix the plug-in (rerun with --debug for its traceback; see docs/plugins.md)."
 
 
-def _raise(reply: dict[str, Any], name: str) -> None:
-    """Raises the plug-in's failure a reply reports, if any."""
+class AdapterError(RuntimeError):
+    """One of dpaudit's own adapters (``dpaudit.adapters``) or the library it wraps
+    failed: dpaudit's fault to report (exit 3), never the user's plug-in to fix."""
+
+
+def is_adapter(plugin: str) -> bool:
+    """Whether ``plugin`` (``module:Class``) is one of dpaudit's own adapters
+    (``dpaudit.adapters.FOREIGN_ADAPTERS``)."""
+    from dpaudit.adapters import FOREIGN_ADAPTERS
+
+    return plugin in FOREIGN_ADAPTERS.values()
+
+
+def adapter_failure(name: str, plugin: str, what: str) -> AdapterError:
+    """The error of a failure inside dpaudit's adapter ``plugin``: the CLI prints it
+    as an unexpected failure (exit 3) with "rerun with --debug ... and report it"."""
+    return AdapterError(
+        f"generator {name!r}: dpaudit's adapter {plugin} failed: {what.rstrip('.')} "
+        "(a fault of the adapter or of the library it wraps, not of your input or "
+        "plug-in; the report should name the library's version, docs/adapters.md)"
+    )
+
+
+def _adapter_error(reply: dict[str, Any], name: str, plugin: str) -> Exception:
+    """The error of a failed reply from one of dpaudit's adapters: bad input (an
+    adapter's own check, a library that is not installed) is the user's to fix
+    (exit 2); anything else is dpaudit's (exit 3)."""
+    kinds = reply.get("error_kinds") or []
+    message = str(reply.get("error_message") or reply.get("error", "")).rstrip(".")
+    if "AdapterInputError" in kinds:
+        return InvalidParameterError(f"generator {name!r}: {message}.")
+    if "ImportError" in kinds:
+        if "--python" not in message:
+            message += (
+                "; install the library and its dependencies in the interpreter that "
+                "runs the worker, or pass --python PATH_TO_THAT_PYTHON (docs/adapters.md)"
+            )
+        return InvalidParameterError(f"generator {name!r}: {message}.")
+    return adapter_failure(name, plugin, str(reply.get("error") or message))
+
+
+def _limits_for_adapter(err: PluginError, name: str, plugin: str) -> Exception:
+    """A worker failure (:mod:`pool`'s limits, a crash) of one of dpaudit's adapters,
+    reworded: a limit the user set stays the user's to raise (exit 2), without the
+    advice to fix a plug-in they did not write; a crash is dpaudit's (exit 3)."""
+    text = str(err)
+    for advice in (", or fix the plug-in.", " or fix the plug-in."):
+        if text.endswith(advice):
+            return PluginError(text[: -len(advice)] + ".")
+    if text.endswith("Fix the plug-in."):
+        return adapter_failure(name, plugin, text[: -len("Fix the plug-in.")])
+    return err
+
+
+def _raise(reply: dict[str, Any], name: str, plugin: str | None = None) -> None:
+    """Raises the plug-in's failure a reply reports, if any (for one of dpaudit's
+    adapters, :func:`_adapter_error`'s)."""
+    adapter = plugin is not None and is_adapter(plugin)
     if "message" in reply:
-        err = PluginError(str(reply["message"]))
+        text = str(reply["message"])
+        err: Exception = (
+            adapter_failure(name, str(plugin), text) if adapter else PluginError(text)
+        )
     elif "error" in reply:
-        err = PluginError(f"generator {name!r}: {reply['error']}. {FIX}")
+        if adapter:
+            err = _adapter_error(reply, name, str(plugin))
+        else:
+            err = PluginError(
+                f"generator {name!r}: {str(reply['error']).rstrip('.')}. {FIX}"
+            )
     else:
         return
     if reply.get("traceback"):
@@ -75,20 +141,25 @@ def describe(
         found = _DESCRIPTIONS.get(key)
     if found is None:
         worker = worker_for_thread(options)
-        found, _ = worker.request(
-            {
-                "op": "describe",
-                "plugin": plugin,
-                "name": name,
-                "entry_point": entry_point,
-            },
-            what="importing its module",
-            name=name,
-            options=options,
-        )
+        try:
+            found, _ = worker.request(
+                {
+                    "op": "describe",
+                    "plugin": plugin,
+                    "name": name,
+                    "entry_point": entry_point,
+                },
+                what="importing its module",
+                name=name,
+                options=options,
+            )
+        except PluginError as err:
+            if not is_adapter(plugin):
+                raise
+            raise _limits_for_adapter(err, name, plugin) from None
         with _DESCRIBE_LOCK:
             _DESCRIPTIONS[key] = found
-    _raise(found, name)
+    _raise(found, name, plugin)
     return found
 
 
@@ -138,13 +209,18 @@ class ForeignGenerator:
     def _request(
         self, worker: Worker, header: dict[str, Any], blobs: list[bytes], what: str
     ) -> tuple[dict[str, Any], list[bytes]]:
-        return worker.request(
-            {**header, "plugin": self.plugin, "name": self.name},
-            blobs,
-            what=what,
-            name=self.name,
-            options=self.options,
-        )
+        try:
+            return worker.request(
+                {**header, "plugin": self.plugin, "name": self.name},
+                blobs,
+                what=what,
+                name=self.name,
+                options=self.options,
+            )
+        except PluginError as err:
+            if not is_adapter(self.plugin):
+                raise
+            raise _limits_for_adapter(err, self.name, self.plugin) from None
 
     def fit(
         self,
@@ -184,7 +260,32 @@ class ForeignGenerator:
         reply, _ = self._request(worker, header, blobs, "fit")
         worker.data_ids.add(data_id)
         self.worker_, self.model_ = worker, model
-        _raise(reply, self.name)
+        _raise(reply, self.name, self.plugin)
+        with self._adapter_contract():
+            self._check_fit_reply(reply)
+        self.columns_ = list(data.columns)
+        self.domain_ = domain
+        claim = dict(reply["claim"])
+        if isinstance(reply.get("python"), str):
+            # The interpreter that ran the fit (--python), kept with the claim so
+            # that result.json and every report name it.
+            claim.setdefault("worker_python", reply["python"])
+        with self._adapter_contract():
+            self.claim_ = check_claim(claim, self.name)
+        return self
+
+    @contextlib.contextmanager
+    def _adapter_contract(self) -> Iterator[None]:
+        """Within: a broken contract of one of dpaudit's own adapters (its claim, its
+        release) is dpaudit's failure (:class:`AdapterError`), not a plug-in's."""
+        try:
+            yield
+        except PluginError as err:
+            if not is_adapter(self.plugin):
+                raise
+            raise adapter_failure(self.name, self.plugin, str(err)) from err
+
+    def _check_fit_reply(self, reply: dict[str, Any]) -> None:
         if "claim_type" in reply:
             raise PluginError(
                 f"generator {self.name!r} breaks the plug-in contract: after fit, "
@@ -198,10 +299,6 @@ class ForeignGenerator:
                 "string key (number, string, boolean, null, list or dict of them). Got a "
                 f"{reply['claim_value_type']}."
             )
-        self.columns_ = list(data.columns)
-        self.domain_ = domain
-        self.claim_ = check_claim(reply["claim"], self.name)
-        return self
 
     def sample(
         self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
@@ -225,15 +322,18 @@ class ForeignGenerator:
             "seeds": plugin_seeds(self.supports_public_randomness, rng, public_rng),
         }
         reply, blobs = self._request(self.worker_, header, [], "sample")
-        _raise(reply, self.name)
-        if "release_type" in reply:
-            raise PluginError(
-                f"generator {self.name!r} breaks the plug-in contract: `sample` must "
-                f"return a DataFrame with columns {self.columns_}. Got "
-                f"{reply['release_type']}."
+        _raise(reply, self.name, self.plugin)
+        with self._adapter_contract():
+            if "release_type" in reply:
+                raise PluginError(
+                    f"generator {self.name!r} breaks the plug-in contract: `sample` "
+                    f"must return a DataFrame with columns {self.columns_}. Got "
+                    f"{reply['release_type']}."
+                )
+            out = wire.decode_frame(reply["frame"], blobs)
+            return check_release(
+                out, self.name, columns=self.columns_, domain=self.domain_
             )
-        out = wire.decode_frame(reply["frame"], blobs)
-        return check_release(out, self.name, columns=self.columns_, domain=self.domain_)
 
     @property
     def privacy_claim_(self) -> PrivacyClaim:

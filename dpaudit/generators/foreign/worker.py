@@ -89,7 +89,14 @@ def _failure(what: str, err: BaseException) -> dict[str, Any]:
         did = f"its `{what}` {_describe_exit(err.code)}"
     else:
         did = f"its `{what}` raised {type(err).__name__}: {' '.join(str(err).split())}"
-    return {"error": did, "traceback": "".join(traceback.format_exception(err))}
+    return {
+        "error": did,
+        "traceback": "".join(traceback.format_exception(err)),
+        # What the parent needs to tell bad input to one of dpaudit's adapters from
+        # a failure of the adapter or its library (generator.py).
+        "error_kinds": [cls.__name__ for cls in type(err).__mro__],
+        "error_message": " ".join(str(err).split()),
+    }
 
 
 def seed_globals(seed: int) -> None:
@@ -214,7 +221,12 @@ class Worker:
                     "claim_error": repr(key),
                     "claim_value_type": type(value).__name__,
                 }
-        return {"claim": {str(k): v for k, v in claim.items()}}
+        # The worker's Python, for every report's versions line (the adapters name
+        # their library's installed version in the claim's `library` key).
+        return {
+            "claim": {str(k): v for k, v in claim.items()},
+            "python": sys.version.split()[0],
+        }
 
     def sample(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
         model = self.models.get(int(header["model"]))
@@ -270,7 +282,10 @@ def main() -> None:
         pass
     _die_with_parent(int(os.environ.get("DPAUDIT_WORKER_PARENT", os.getppid())))
     worker = Worker()
-    wire.write_message(proto_out, {"ready": True, "pid": os.getpid()})
+    wire.write_message(
+        proto_out,
+        {"ready": True, "pid": os.getpid(), "python": sys.version.split()[0]},
+    )
     while True:
         try:
             header, blobs = wire.read_message(proto_in)

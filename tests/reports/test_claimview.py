@@ -1,0 +1,54 @@
+"""Every report says the claim's own terms and how to reproduce the audit: a pure
+claim reads epsilon-DP, a claim above the budget asked is stated, a CONSISTENT with
+one-sided errors says the rounds that would decide it, and the reproduction command
+and versions are printed (terminal, Markdown, HTML)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dpaudit.reports import load_results, render
+from dpaudit.reports.terminal import render_terminal
+
+
+def _doc(consistent_doc: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    doc = consistent_doc(
+        eps_claimed=1.098,
+        counts={"tp": 16, "fp": 0, "tn": 20, "fn": 4},
+    )
+    doc["claim"] = {
+        "epsilon": 1.098,
+        "delta": 0.0,
+        "accountant": "pure epsilon-DP composition (MWEM)",
+        "extra": {
+            "library": {"values": ["smartnoise-synth 1.0.8"], "distinct": 1},
+            "worker_python": {"values": ["3.11.7"], "distinct": 1},
+        },
+    }
+    doc["config"]["generator"] = "smartnoise-mwem"
+    doc["config"]["variant"] = None
+    doc["config"]["generator_options"] = {"preprocessing": "public"}
+    doc["config"]["rounds"] = 50
+    return doc
+
+
+def test_every_report_states_claim_budget_rounds_and_reproduction(
+    make_audit: Callable[..., Path], consistent_doc: Callable[..., dict[str, Any]]
+) -> None:
+    results = load_results(make_audit("a", _doc(consistent_doc)))
+    texts = {fmt: render(results, fmt) for fmt in ("md", "html")}
+    texts["terminal"] = render_terminal(results[0])
+    for fmt, text in texts.items():
+        text = text.replace("\\_", "_").replace("&#39;", "'")
+        assert "1.098-DP (pure epsilon-DP)" in text, fmt
+        assert "(1.098, 1e-05)-DP" not in text, fmt
+        assert "pure epsilon-DP composition (MWEM)" in text, fmt
+        assert "above the budget asked" in text, fmt
+        assert "rounds to decide" in text, fmt
+        assert "dpaudit audit --generator smartnoise-mwem" in text, fmt
+        assert "--option preprocessing=public" in text, fmt
+        assert "Python 3.11.7, smartnoise-synth 1.0.8" in text, fmt
+    md = render(results, "md")
+    assert "&gt;" not in md and "&lt;" not in md
