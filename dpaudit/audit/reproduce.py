@@ -51,7 +51,7 @@ def audit_command(config: AuditConfig) -> str:
     >>> audit_command(AuditConfig(generator="smartnoise-mwem", rounds=300,
     ...     generator_options={"preprocessing": "public"}, dataset="worst-case",
     ...     dataset_rows=2000, python="/venvs/sn/bin/python"))
-    'dpaudit audit --generator smartnoise-mwem --option preprocessing=public --dataset worst-case --rounds 300 --dataset-rows 2000 --python /venvs/sn/bin/python'
+    'dpaudit audit --generator smartnoise-mwem --dataset worst-case --rounds 300 --option preprocessing=public --dataset-rows 2000 --python /venvs/sn/bin/python'
     """
     default = AuditConfig.__new__(AuditConfig)
     words = ["dpaudit", "audit"]
