@@ -9,20 +9,21 @@ interpreter has smartnoise). Every audit runs through the library API
 (:func:`dpaudit.audit.run.run_audit`), the whole pipeline: the plug-in worker, the
 game, the default attacks, the estimator.
 
-Per row, over the seeds: the rate of VIOLATION by the (epsilon, delta) lines (the
-audit's verdict) and by the profile test (the claim's stated regions: the lines, GDP,
+Per row, over the seeds: the rate of VIOLATION by the (epsilon, delta) lines and by
+the profile test (the claim's stated regions: the lines, GDP,
 RDP at every stated order, zCDP), a detection rate on an overclaim, a false-alarm rate
 on a true claim; mean eps_emp and mu_emp; tightness ``mu_emp / mu_true``; the ratio of
 mean mu_emp to the ceiling ``mu_ceiling`` (the expected mu_emp of the Neyman-Pearson
 test with its best threshold known in advance, at the audit's test size and
 per-attack level); the mean wall time of one audit.
 
-The profile test: where the audit's result carries its own profile verdict
-(``result.json`` key ``profile``) it is read from there; otherwise it is computed here
-from each attack's test counts at the audit's own threshold (chosen on validation
-rounds by eps_emp), with the joint Clopper-Pearson event at the attack's Bonferroni
-level (:func:`dpaudit.audit.profile.judge_point`): valid, with thresholds not chosen
-for the profile statistic. The output says which.
+The profile test is the audit's own verdict (it tests every region the claim states,
+thresholds chosen on validation rounds by the refutation ratio); "lines" is whether
+some attack's test point lies outside the (epsilon, delta) lines at those thresholds;
+a row stating no profile (``profile=none``) is the classic lines-only audit. For a
+result without the profile fields (an older dpaudit) the test is computed here from
+each attack's test counts (:func:`dpaudit.audit.profile.judge_point`); the output says
+which.
 
     python benchmarks/profile_zoo.py --seeds 5 --out profile_zoo.json
     python benchmarks/profile_zoo.py --smoke            # seconds: a test runs it
@@ -97,16 +98,21 @@ def zoo_rows(
         if mech == "gaussian":
             for factor in [f for f in factors if f in (1, 4)]:
                 label = "true" if factor == 1 else f"{factor}x"
-                rows.append(
-                    Row(
-                        name=f"gaussian {label} rdp-only",
-                        generator="dpaudit.generators.zoo:ExactGaussian",
-                        epsilon=TRUE_EPSILON / factor,
-                        mechanism="gaussian",
-                        overclaim=float(factor),
-                        options={"true_epsilon": TRUE_EPSILON, "profile": "rdp"},
+                for stated in ("rdp", "none"):
+                    if stated == "none" and factor == 1:
+                        continue
+                    rows.append(
+                        Row(
+                            name=f"gaussian {label} {stated}-only"
+                            if stated == "rdp"
+                            else f"gaussian {label} point only",
+                            generator="dpaudit.generators.zoo:ExactGaussian",
+                            epsilon=TRUE_EPSILON / factor,
+                            mechanism="gaussian",
+                            overclaim=float(factor),
+                            options={"true_epsilon": TRUE_EPSILON, "profile": stated},
+                        )
                     )
-                )
     return rows
 
 
@@ -201,36 +207,51 @@ def stored_claim(out: Path) -> dict[str, Any]:
 
 
 def profile_of(result: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any]:
-    """The profile test of one audit: the result's own (key ``profile``) or computed
-    here from each attack's test counts (module docstring)."""
-    own = result.get("profile")
-    if isinstance(own, dict) and "mu_emp" in own:
+    """The profile test of one audit: the audit's own (its verdict tests every region
+    the claim states, with thresholds chosen by the refutation ratio; per attack
+    ``mu_emp`` and ``regions_violated``), or, for a result without it, computed here
+    from each attack's test counts (module docstring). ``lines``: some attack's test
+    point lies outside the (epsilon, delta) lines; ``mu_emp``: the largest over the
+    attacks (each at its Bonferroni level, so the maximum holds overall)."""
+    attacks = result["attacks"]
+    if all(
+        "regions_violated" in a and a.get("mu_emp") is not None
+        for a in attacks.values()
+    ):
+        regions = sorted(
+            {
+                f"{name}:{r.split('@')[0]}"
+                for name, a in attacks.items()
+                for r in a["regions_violated"]
+            }
+        )
         return {
             "source": "audit",
-            "violation": bool(own.get("violation", own.get("refuted", False))),
-            "mu_emp": float(own["mu_emp"]),
-            "regions": list(own.get("regions_violated", [])),
+            "violation": result["verdict"] == "VIOLATION",
+            "lines": any("lines" in a["regions_violated"] for a in attacks.values()),
+            "mu_emp": max(float(a["mu_emp"]) for a in attacks.values()),
+            "regions": regions,
         }
     profile = ClaimedProfile.from_claim(claim, delta=float(result["delta"]))
-    violation, mu_emp, regions, sizes = False, 0.0, [], (0, 0, 0.05)
-    for name, attack in result["attacks"].items():
+    violation, lines, mu_emp, regions = False, False, 0.0, []
+    for name, attack in attacks.items():
         c, alpha = attack["counts"], float(attack["alpha"])
         n0, n1 = c["fp"] + c["tn"], c["tp"] + c["fn"]
         a = rate_upper_bound(c["fp"], n0, alpha=alpha / 2)
         b = rate_upper_bound(c["fn"], n1, alpha=alpha / 2)
         point = judge_point(a, b, profile)
-        sizes = (n0, n1, alpha)
         mu_emp = max(mu_emp, point.mu_emp)
         if point.regions_violated:
             violation = True
+            lines = lines or "lines" in point.regions_violated
             kinds = {r.split("@")[0] for r in point.regions_violated}
             regions += [f"{name}:{k}" for k in sorted(kinds)]
     return {
         "source": "post hoc",
         "violation": violation,
+        "lines": lines,
         "mu_emp": mu_emp,
         "regions": regions,
-        "sizes": sizes,
     }
 
 
@@ -261,13 +282,14 @@ def audit_once(row: Row, seed: int, rounds: int, workdir: Path) -> dict[str, Any
         "n1": c["tp"] + c["fn"],
         "alpha": float(attack["alpha"]),
         "stated": [k for k in ("gdp_mu", "zcdp_rho", "rdp") if claim.get(k)],
+        "mu_ceiling_audit": result["power"].get("mu_ceiling"),
         "seconds": seconds,
     }
 
 
 def summarise(row: Row, audits: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(audits)
-    lines = sum(a["verdict"] == "VIOLATION" for a in audits) / n
+    lines = sum(a["profile"]["lines"] for a in audits) / n
     prof = sum(a["profile"]["violation"] for a in audits) / n
     mu_emp = float(np.mean([a["profile"]["mu_emp"] for a in audits]))
     truth = mu_true(row)

@@ -61,9 +61,9 @@ from dpaudit.adapters._common import (
     import_library,
     public_frame,
     quiet,
-    rdp_curve,
     seed_globals,
 )
+from dpaudit.adapters._ledgers import MomentsLedger, OpacusLedger
 
 LIBRARY = "smartnoise-synth 1.0.8"
 PACKAGE = "smartnoise-synth==1.0.8"
@@ -271,59 +271,6 @@ def _preprocessor_spent(model: Any) -> float:
     return float(odometer.spent[0])
 
 
-class _MomentsLedger:
-    """Records every call of smartnoise's PATE moments accountant (``moments_acc``)
-    while a PATE synthesizer trains, so the claim carries the library's own final
-    epsilon: ``min over l of (sum of moments - log delta) / l``, the value its stop
-    rule compares with the budget. Each call's result passes through unchanged."""
-
-    def __init__(self, module: Any) -> None:
-        self.module, self.original = module, module.moments_acc
-        self.calls, self.queries, self.total = 0, 0, None
-
-    def __call__(
-        self,
-        num_teachers: Any,
-        votes: Any,
-        lap_scale: Any,
-        l_list: Any,
-        *args: Any,
-        **kwargs: Any,
-    ) -> Any:
-        moments = self.original(num_teachers, votes, lap_scale, l_list, *args, **kwargs)
-        self.calls += 1
-        self.queries += int(votes.numel())
-        self.total = moments.clone() if self.total is None else self.total + moments
-        self.l_list, self.num_teachers, self.lap_scale = l_list, num_teachers, lap_scale
-        return moments
-
-    def __enter__(self) -> _MomentsLedger:
-        self.module.moments_acc = self
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.module.moments_acc = self.original
-
-    def epsilon(self, delta: float) -> float | None:
-        if self.total is None:
-            return None
-        return float(min((self.total - math.log(delta)) / self.l_list).item())
-
-    def profile(self) -> dict[str, Any]:
-        """The accumulated moments as the RDP curve they state: ``alpha(l) / l`` at
-        order ``l + 1`` (as the library computed them: its ``moments_acc`` clamps the
-        term without its log, the ``accountant_missing_log`` defect of
-        docs/bugs.md)."""
-        if self.total is None:
-            return {}
-        ls = self.l_list.double().cpu().numpy()
-        curve, left_out = rdp_curve(ls + 1.0, self.total.double().cpu().numpy() / ls)
-        out: dict[str, Any] = {"rdp": curve}
-        if left_out:
-            out["rdp_orders_left_out"] = left_out
-        return out
-
-
 class SmartnoisePATEGAN(_Smartnoise):
     """smartnoise-synth's PATEGAN (``snsynth.pytorch.nn.pategan.PATEGAN``).
 
@@ -358,12 +305,12 @@ class SmartnoisePATEGAN(_Smartnoise):
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
         module = __import__("snsynth.pytorch.nn.pategan", fromlist=["moments_acc"])
-        with _MomentsLedger(module) as ledger:
+        with MomentsLedger(module) as ledger:
             model.fit(data, **kwargs)
         self.ledger_ = {"ledger": ledger}
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
-        ledger: _MomentsLedger = self.ledger_["ledger"]
+        ledger: MomentsLedger = self.ledger_["ledger"]
         delta = float(model.delta)
         library_epsilon = ledger.epsilon(delta)
         student_iters = int(model.student_iters)
@@ -379,7 +326,7 @@ class SmartnoisePATEGAN(_Smartnoise):
         return extras
 
     def _profile(self, model: Any) -> dict[str, Any]:
-        ledger: _MomentsLedger = self.ledger_["ledger"]
+        ledger: MomentsLedger = self.ledger_["ledger"]
         return ledger.profile()
 
 
@@ -399,12 +346,12 @@ class SmartnoisePATECTGAN(_Smartnoise):
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
         module = __import__("snsynth.pytorch.nn.patectgan", fromlist=["moments_acc"])
-        with _MomentsLedger(module) as ledger:
+        with MomentsLedger(module) as ledger:
             model.fit(data, **kwargs)
         self.ledger_ = {"ledger": ledger}
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
-        ledger: _MomentsLedger = self.ledger_["ledger"]
+        ledger: MomentsLedger = self.ledger_["ledger"]
         extras: dict[str, Any] = {
             "accountant_updates": ledger.calls,
             "queries": ledger.queries,
@@ -416,7 +363,7 @@ class SmartnoisePATECTGAN(_Smartnoise):
         return extras
 
     def _profile(self, model: Any) -> dict[str, Any]:
-        ledger: _MomentsLedger = self.ledger_["ledger"]
+        ledger: MomentsLedger = self.ledger_["ledger"]
         return ledger.profile()
 
 
@@ -446,29 +393,9 @@ class SmartnoiseDPCTGAN(_Smartnoise):
     def _fit_model(
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
-        # Records the library's Opacus engine and the step count at each of its
-        # reads (`get_privacy_spent`), so the claim can state the RDP curve behind
-        # the epsilon it read last; nothing it computes changes.
-        opacus: Any = __import__("opacus")
-        original = opacus.PrivacyEngine
-        engines: list[Any] = []
-
-        class Recording(original):  # type: ignore[misc, valid-type]
-            def __init__(self, *args: Any, **kw: Any) -> None:
-                super().__init__(*args, **kw)
-                engines.append(self)
-                self.reads_: list[int] = []
-
-            def get_privacy_spent(self, *args: Any, **kw: Any) -> Any:
-                self.reads_.append(int(self.steps))
-                return super().get_privacy_spent(*args, **kw)
-
-        opacus.PrivacyEngine = Recording
-        try:
+        with OpacusLedger() as ledger:
             model.fit(data, **kwargs)
-        finally:
-            opacus.PrivacyEngine = original
-        self.ledger_ = {"engines": engines}
+        self.ledger_ = {"opacus": ledger}
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         spent = [float(e) for e in getattr(model, "epsilon_list", [])]
@@ -479,29 +406,14 @@ class SmartnoiseDPCTGAN(_Smartnoise):
         if spent:
             extras["library_epsilon"] = spent[-1]
             extras["epsilon"] = spent[-1]
-        engines = self.ledger_.get("engines") or []
-        if engines:
-            extras["opacus_steps"] = int(engines[-1].steps)
+        ledger: OpacusLedger = self.ledger_["opacus"]
+        if ledger.engines:
+            extras["opacus_steps"] = int(ledger.engines[-1].steps)
         return extras
 
     def _profile(self, model: Any) -> dict[str, Any]:
-        """Opacus's RDP at its orders (``alphas``) for the steps counted when the
-        library last read its epsilon (the claim's ``epsilon``): per-step RDP of the
-        subsampled Gaussian times those steps, what ``get_privacy_spent`` converts.
-        Steps trained after that read (smartnoise reads at the start of each epoch)
-        are not in it, as they are not in the library's epsilon; ``opacus_steps``
-        in the claim counts them all."""
-        engines = self.ledger_.get("engines") or []
-        if not engines or not engines[-1].reads_:
-            return {}
-        engine = engines[-1]
-        steps = engine.reads_[-1]
-        per_step = engine.get_renyi_divergence().double().cpu().numpy()
-        curve, left_out = rdp_curve(engine.alphas, per_step * steps)
-        out: dict[str, Any] = {"rdp": curve, "opacus_steps_at_claim": steps}
-        if left_out:
-            out["rdp_orders_left_out"] = left_out
-        return out
+        ledger: OpacusLedger = self.ledger_["opacus"]
+        return ledger.profile()
 
 
 class SmartnoiseDPGAN(_Smartnoise):

@@ -20,18 +20,18 @@ import numpy as np
 
 import dpaudit
 from dpaudit.audit import estimators as est
+from dpaudit.audit.ceiling import profile_rounds_needed
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.estimate import per_attack_alpha
 from dpaudit.audit.execution import cpu_cores
 from dpaudit.audit.game import SPLIT_CODES, GamePlan
+from dpaudit.audit.profile import ClaimedProfile
 from dpaudit.audit.result import (
-    LOW_FPRS,
     AttackResult,
     AuditResult,
     AuditWarning,
     Claim,
     Estimator,
-    LowFprRate,
     Power,
     PublicCandidate,
     Randomness,
@@ -39,9 +39,16 @@ from dpaudit.audit.result import (
     TargetCandidate,
     freeze,
 )
+from dpaudit.audit.scores import (
+    analyse_scores,
+    ceiling_of,
+    claimed_profile,
+    profile_of_claims,
+    refutable,
+)
+from dpaudit.audit.scores import tpr_at_low_fpr as tpr_at_low_fpr
 from dpaudit.audit.setup import AuditSetup
 from dpaudit.audit.store import ResultStore
-from dpaudit.audit.thresholds import roc_auc, roc_curve, select_threshold
 from dpaudit.audit.verdict import decide, saturated, tightness, verdict_reason
 
 
@@ -54,6 +61,7 @@ def analyse_attack(
     delta: float,
     alpha: float,
     method: est.EstimatorMethod,
+    profile: ClaimedProfile | None = None,
 ) -> AttackResult:
     """Fits the attack on train rounds, picks the threshold on validation rounds and
     bounds epsilon on test rounds (disjoint sets: rule 4)."""
@@ -63,67 +71,17 @@ def analyse_attack(
     attack.fit(x_train, labels["train"])
     s_val = attack.score(store.features(name, idx["validation"]))
     s_test = attack.score(store.features(name, idx["test"]))
-    threshold, direction = select_threshold(
-        s_val, labels["validation"], delta=delta, alpha=alpha, method=method
+    return analyse_scores(
+        name,
+        s_val,
+        labels["validation"],
+        s_test,
+        labels["test"],
+        delta=delta,
+        alpha=alpha,
+        method=method,
+        profile=profile,
     )
-    counts = est.AttackCounts.from_scores(
-        s_test, labels["test"], threshold=threshold, direction=direction
-    )
-    eps = est.eps_lower_bound(counts, delta=delta, alpha=alpha, method=method)
-    n0, n1 = plan.world_sizes("test")
-    oriented = direction * s_test
-    fpr, tpr = roc_curve(oriented, labels["test"])
-    return AttackResult(
-        name=name,
-        eps_emp=float(eps),
-        eps_max_attainable=float(
-            est.eps_max_attainable(n0, n1, delta=delta, alpha=alpha, method=method)
-        ),
-        auc=float(roc_auc(oriented, labels["test"])),
-        validation_auc=float(roc_auc(direction * s_val, labels["validation"])),
-        constant_scores=bool(np.ptp(s_val) == 0 and np.ptp(s_test) == 0),
-        counts=counts,
-        threshold=float(threshold),
-        direction=1 if direction > 0 else -1,
-        alpha=float(alpha),
-        roc_fpr=tuple(fpr),
-        roc_tpr=tuple(tpr),
-        fpr_resolution=1.0 / n0 if n0 > 0 else None,
-        tpr_at_low_fpr=tpr_at_low_fpr(fpr, tpr, n_non_members=n0),
-        scores_member=tuple(float(x) for x in s_test[labels["test"] == 1]),
-        scores_non_member=tuple(float(x) for x in s_test[labels["test"] == 0]),
-    )
-
-
-def tpr_at_low_fpr(
-    fpr: list[float],
-    tpr: list[float],
-    *,
-    n_non_members: int,
-    targets: tuple[float, ...] = LOW_FPRS,
-) -> tuple[LowFprRate, ...]:
-    """The largest TPR of the test-round ROC at an FPR no larger than each target.
-
-    With ``n_non_members`` test rounds without the target the FPR moves in steps of
-    ``1 / n_non_members`` (the resolution): a target below one step is "not
-    resolvable" (``tpr`` ``None``): the only FPR at or below it is 0, which says
-    nothing about the rate at that target. Like the AUC this describes the test
-    rounds (the ROC sweeps every threshold on them); it is not a bound.
-
-    >>> tpr_at_low_fpr([0.0, 0.0, 0.005, 1.0], [0.0, 0.3, 0.5, 1.0], n_non_members=200)
-    ... # doctest: +NORMALIZE_WHITESPACE
-    (LowFprRate(fpr=0.001, tpr=None, resolvable=False),
-     LowFprRate(fpr=0.01, tpr=0.5, resolvable=True))
-    """
-    resolution = 1.0 / n_non_members if n_non_members > 0 else float("inf")
-    out: list[LowFprRate] = []
-    for target in targets:
-        ok = resolution <= target
-        value = max((t for f, t in zip(fpr, tpr) if f <= target + 1e-12), default=0.0)
-        out.append(
-            LowFprRate(fpr=target, tpr=float(value) if ok else None, resolvable=ok)
-        )
-    return tuple(out)
 
 
 #: The fewest released rows per round an audit should use. Every feature of the
@@ -167,8 +125,12 @@ def release_warnings(
     )
 
 
-def headline_attack(per_attack: Mapping[str, AttackResult]) -> str:
-    """The attack the verdict reports: the largest eps_emp; ties go to an attack
+def headline_attack(
+    per_attack: Mapping[str, AttackResult], *, by_ratio: bool = False
+) -> str:
+    """The attack the verdict reports: the largest eps_emp (with ``by_ratio``, for a
+    claim that states a profile: the largest refutation ratio, the statistic the
+    verdict uses); ties go to an attack
     whose scores vary, then to the largest validation-round AUC, then to the first
     attack. Test-round AUC never decides (it would favour chance), and a constant
     guess never beats an attack that separates the worlds at all.
@@ -186,7 +148,8 @@ def headline_attack(per_attack: Mapping[str, AttackResult]) -> str:
     def key(name: str) -> tuple[float, bool, float, int]:
         a = per_attack[name]
         val = 0.5 if a.validation_auc is None else a.validation_auc
-        return (a.eps_emp or 0.0, not a.constant_scores, val, -names.index(name))
+        stat = (a.refutation_ratio if by_ratio else a.eps_emp) or 0.0
+        return (stat, not a.constant_scores, val, -names.index(name))
 
     return max(names, key=key)
 
@@ -283,6 +246,7 @@ def summarise_claims(claims: Mapping[int, Mapping[str, Any]]) -> Claim:
         iterations_mean=float(np.mean(iterations)) if iterations else None,
         records_seen=freeze(trace.get("records_seen")),
         extra=freeze(summarise_extra([c.get("extra") or {} for c in values])),
+        **profile_of_claims(values),
     )
 
 
@@ -311,6 +275,8 @@ def power_of(
     )
     eps_emp = head.eps_emp or 0.0
     top = head.eps_max_attainable or 0.0
+    profile = claimed_profile(claim, delta=delta) if np.isfinite(eps_claimed) else None
+    ceiling = ceiling_of(head, claim, delta=delta, alpha=alpha, method=config.estimator)
     return Power(
         eps_max_attainable=head.eps_max_attainable,
         rounds_needed=needed,
@@ -321,6 +287,13 @@ def power_of(
             eps_claimed=eps_claimed,
         ),
         constant_release=constant_release,
+        mu_max_attainable=head.mu_max_attainable,
+        profile_rounds_needed=profile_rounds_needed(
+            profile, alpha=alpha, split=config.split, method=config.estimator
+        )
+        if profile is not None and profile.has_profile
+        else None,
+        **ceiling,
     )
 
 
@@ -353,6 +326,7 @@ def analyse(
     # claimed delta. An implementation that claims a larger delta than asked
     # (delta_override) is judged at its own, weaker, delta.
     delta = max(config.delta, claim.delta)
+    profile = claimed_profile(claim, delta=delta)
     attacks = setup.make_attacks()
     store.prefetch(attacks)
 
@@ -365,6 +339,7 @@ def analyse(
             delta=delta,
             alpha=alpha,
             method=config.estimator,
+            profile=profile,
         )
         if on_attack is not None:
             on_attack(name)
@@ -382,12 +357,14 @@ def analyse(
         per_attack = {name: one(name) for name in attacks}
     every_round = np.arange(setup.plan.n_rounds, dtype=np.int64)
     constant = all(_constant(store.features(name, every_round)) for name in attacks)
-    best = headline_attack(per_attack)
+    best = headline_attack(per_attack, by_ratio=profile.has_profile)
     head = per_attack[best]
     verdict = decide(
         eps_emp=head.eps_emp,
         eps_claimed=claim.epsilon,
         eps_max_attainable=head.eps_max_attainable,
+        refutation_ratio=head.refutation_ratio if profile.has_profile else None,
+        profile_refutable=refutable(head, profile, config.estimator),
     )
     power = power_of(
         head=head,
@@ -412,6 +389,9 @@ def analyse(
             approximate=approximate,
             is_saturated=power.saturated,
             constant_release=constant,
+            point=head,
+            claim=claim if profile.has_profile else None,
+            profile_rounds_needed=power.profile_rounds_needed,
         ),
         eps_emp=head.eps_emp,
         eps_claimed=claim.epsilon,
@@ -472,6 +452,13 @@ def analyse(
             validation=splits["validation"],
             test=splits["test"],
         ),
+        mu_emp=head.mu_emp,
+        mu_max_attainable=head.mu_max_attainable,
+        eps_of_mu_emp=head.eps_of_mu_emp,
+        fpr_upper=head.fpr_upper,
+        fnr_upper=head.fnr_upper,
+        refutation_ratio=head.refutation_ratio,
+        regions_violated=head.regions_violated,
     )
 
 

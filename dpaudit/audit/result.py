@@ -188,6 +188,17 @@ class Power:
         constant_release: every round of both worlds gave the same features for
             every attack: the target changed nothing that was released, so no attack
             and no number of rounds could separate the worlds (absent: ``False``).
+        mu_max_attainable: the largest mu_emp this test size and level can show (a
+            perfect attack): no mu-GDP claim at or above it can be refuted.
+        profile_rounds_needed: rounds per world for a perfect attack to refute the
+            claim's whole region (lines and stated profile; ``None`` without a
+            profile or when no feasible number suffices).
+        mu_reference: the mu the ceiling is computed for (the claimed ``gdp_mu``).
+        mu_ceiling: the expected mu_emp of the best possible test (the
+            Neyman-Pearson oracle with its threshold known in advance) of an exactly
+            ``mu_reference``-GDP mechanism at this test size and level.
+        mu_to_ceiling: mu_emp / mu_ceiling.
+        eps_ceiling: the expected eps_emp of the same oracle test.
     """
 
     eps_max_attainable: float | None
@@ -195,6 +206,12 @@ class Power:
     saturated: bool = False
     tightness: float | None = None
     constant_release: bool = False
+    mu_max_attainable: float | None = None
+    profile_rounds_needed: int | None = None
+    mu_reference: float | None = None
+    mu_ceiling: float | None = None
+    mu_to_ceiling: float | None = None
+    eps_ceiling: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -239,6 +256,18 @@ class AttackResult:
             recorded).
         scores_member, scores_non_member: test scores with / without the target
             (``scores``).
+        mu_emp: the largest mu such that "the mechanism is mu-GDP" is refuted at this
+            attack's level (from the same bounded test point as eps_emp).
+        mu_max_attainable: the largest mu_emp this test size can show.
+        eps_of_mu_emp: the epsilon, at the tested delta, of a mu_emp-GDP mechanism:
+            what the refuted Gaussian profile corresponds to. Not a bound on the
+            mechanism's epsilon (eps_emp is that).
+        fpr_upper, fnr_upper: the test point: the upper confidence bounds of the
+            FPR and FNR at the chosen threshold (each at ``alpha / 2``).
+        refutation_ratio: the largest of eps_emp / epsilon, mu_emp / mu and the
+            Renyi ratios over the claimed regions (> 1: the claim is refuted).
+        regions_violated: the claimed regions the test point lies outside
+            (``lines``, ``gdp``, ``rdp@<order>``, ``zcdp@<order>``).
     """
 
     name: str = field(metadata=_KEY)
@@ -261,6 +290,13 @@ class AttackResult:
     scores_non_member: tuple[float, ...] = field(
         default=(), metadata={"json": "scores.non_member"}
     )
+    mu_emp: float | None = None
+    mu_max_attainable: float | None = None
+    eps_of_mu_emp: float | None = None
+    fpr_upper: float | None = None
+    fnr_upper: float | None = None
+    refutation_ratio: float | None = None
+    regions_violated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -324,6 +360,13 @@ class Claim:
         extra: a generator's own claim keys over the rounds: per key, numbers as
             ``{mean, min, max, rounds}``, other values as ``{values, distinct,
             rounds}`` (:func:`dpaudit.audit.analysis.summarise_extra`).
+        gdp_mu: the claimed mu-GDP (the largest over the rounds; ``None`` unless
+            every round states one).
+        zcdp_rho: the claimed rho-zCDP, likewise.
+        rdp: the claimed RDP curve ``{"orders": [...], "epsilons": [...]}``: the
+            orders every round states, each at the largest epsilon claimed there
+            (``null``: infinite).
+        reference_rdp: the reference accountant's RDP curve, in the same form.
     """
 
     epsilon: float | None = None
@@ -337,6 +380,10 @@ class Claim:
     iterations_mean: float | None = None
     records_seen: Any = None
     extra: Mapping[str, Mapping[str, Any]] = field(default_factory=_empty)
+    gdp_mu: float | None = None
+    zcdp_rho: float | None = None
+    rdp: Mapping[str, Any] | None = None
+    reference_rdp: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -399,6 +446,10 @@ class AuditResult:
         source: where the result was read from (not written).
         trace: training traces from the audit directory (not written).
         utility: the utility benchmark (``utility.json``), when run.
+        mu_emp, mu_max_attainable, eps_of_mu_emp, fpr_upper, fnr_upper,
+            refutation_ratio, regions_violated: the headline attack's (see
+            :class:`AttackResult`); ``regions_violated`` names what the verdict's
+            VIOLATION rests on.
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -437,6 +488,13 @@ class AuditResult:
     rounds: Rounds
     timing: Timing = field(default_factory=Timing)
     utility: Mapping[str, Any] | None = None
+    mu_emp: float | None = None
+    mu_max_attainable: float | None = None
+    eps_of_mu_emp: float | None = None
+    fpr_upper: float | None = None
+    fnr_upper: float | None = None
+    refutation_ratio: float | None = None
+    regions_violated: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=_empty, metadata=_SKIP)
     source: Path | None = field(default=None, metadata=_SKIP)
     trace: Trace | None = field(default=None, metadata=_SKIP)

@@ -2,13 +2,18 @@
 
 :func:`select_threshold` picks the threshold and direction that maximise the
 empirical-epsilon bound on the validation rounds (never the test rounds: rule 4 in
-docs/soundness.md); :func:`roc_auc` and :func:`roc_curve` describe the test scores.
+docs/soundness.md), or, for a claim that states a privacy profile, the refutation
+ratio the verdict uses (:func:`dpaudit.audit.profile.refutation_ratios`);
+:func:`roc_auc` and :func:`roc_curve` describe the test scores.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import roc_auc_score
 from sklearn.metrics import roc_curve as _sklearn_roc_curve
 
@@ -20,7 +25,9 @@ from dpaudit.audit.estimators import (
     _check_delta,
     _check_method,
     _eps_lower_bounds,
+    _rate_upper_bounds,
 )
+from dpaudit.audit.profile import ClaimedProfile, refutation_ratios
 from dpaudit.errors import InvalidParameterError
 
 __all__ = ["roc_auc", "roc_curve", "select_threshold"]
@@ -35,8 +42,14 @@ def select_threshold(
     delta: float,
     alpha: float = 0.05,
     method: EstimatorMethod = "clopper_pearson",
+    profile: ClaimedProfile | None = None,
 ) -> tuple[float, int]:
     """Chooses the decision threshold and score direction that maximise eps_lo.
+
+    With a ``profile`` that states more than the (epsilon, delta) lines
+    (:attr:`ClaimedProfile.has_profile`) the statistic maximised is instead the
+    refutation ratio of the bounded corner against that claim (the statistic the
+    verdict uses); without one the choice is exactly the eps_lo one.
 
     Every unique score value is a candidate threshold, in both directions (+1:
     ``score >= threshold`` means member; -1: ``score <= threshold`` means member,
@@ -59,6 +72,8 @@ def select_threshold(
         delta: The delta of the claim, in [0, 1).
         alpha: As in :func:`eps_lower_bound`.
         method: As in :func:`eps_lower_bound`.
+        profile: The claim whose refutation ratio is maximised (its ``delta`` is
+            ignored: ``delta`` is used).
 
     Returns:
         ``(threshold, direction)`` with direction +1 or -1.
@@ -90,13 +105,32 @@ def select_threshold(
     cum_n = np.concatenate(([0], np.cumsum(1 - y_sorted)))
     n1, n0 = int(cum_m[-1]), int(cum_n[-1])
     n1_arr, n0_arr = np.full(values.size, n1), np.full(values.size, n0)
+    statistic: Callable[..., NDArray[np.float64]] = _eps_lower_bounds
+    if profile is not None and profile.has_profile:
+        claim = replace(profile, delta=d)
+
+        def ratios(
+            fp: NDArray[np.int64],
+            n_0: NDArray[np.int64],
+            fn: NDArray[np.int64],
+            n_1: NDArray[np.int64],
+            _delta: float,
+            alpha: float,
+            method: str,
+        ) -> NDArray[np.float64]:
+            # The same joint event as eps_lo: each rate at alpha / 2.
+            a = _rate_upper_bounds(fp, n_0, alpha / 2.0, method)
+            b = _rate_upper_bounds(fn, n_1, alpha / 2.0, method)
+            return refutation_ratios(a, b, claim)
+
+        statistic = ratios
 
     # Direction +1, threshold v: rounds with score < v are guessed non-member.
     fn_up, tn_up = cum_m[first], cum_n[first]
-    eps_up = _eps_lower_bounds(n0 - tn_up, n0_arr, fn_up, n1_arr, d, level, name)
+    eps_up = statistic(n0 - tn_up, n0_arr, fn_up, n1_arr, d, level, name)
     # Direction -1, threshold v: rounds with score <= v are guessed member.
     tp_dn, fp_dn = cum_m[last], cum_n[last]
-    eps_dn = _eps_lower_bounds(fp_dn, n0_arr, n1 - tp_dn, n1_arr, d, level, name)
+    eps_dn = statistic(fp_dn, n0_arr, n1 - tp_dn, n1_arr, d, level, name)
 
     best = max(float(eps_up.max()), float(eps_dn.max()))
     # Among thresholds tied at the best eps_lo (all tie at 0 when the validation set

@@ -2,7 +2,11 @@
 
 ``VIOLATION`` only when eps_emp > claimed epsilon (docs/soundness.md, rule 6): eps_emp
 is a lower bound on the true epsilon that holds with the stated confidence, so a bound
-above the claim proves, at that confidence, that the claim is false. ``INCONCLUSIVE``
+above the claim proves, at that confidence, that the claim is false. For a claim that
+states a privacy profile (GDP, RDP, zCDP) the rule is the same for its whole region:
+VIOLATION when the bounded test point lies outside it, i.e. the refutation ratio
+exceeds 1 (:mod:`dpaudit.audit.profile`; docs/soundness.md, "Testing the claim's
+profile"). ``INCONCLUSIVE``
 when the audit could not have refuted the claim (its attainable maximum does not
 exceed it) or has no estimate. ``CONSISTENT`` means this attack, with power to refute
 the claim, found no violation; it is not a proof of privacy.
@@ -12,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from dpaudit.audit.result import Verdict
+from dpaudit.audit.result import AttackResult, Claim, Verdict
 
 
 def _missing(value: float | None) -> bool:
@@ -24,12 +28,23 @@ def decide(
     eps_emp: float | None,
     eps_claimed: float | None,
     eps_max_attainable: float | None,
+    refutation_ratio: float | None = None,
+    profile_refutable: bool | None = None,
 ) -> Verdict:
     """The verdict rule.
 
     ``VIOLATION`` iff ``eps_emp > eps_claimed``; else ``INCONCLUSIVE`` when a number
     is missing or ``eps_max_attainable <= eps_claimed`` (no outcome of this audit could
     have refuted the claim); else ``CONSISTENT``.
+
+    For a claim with a profile (``refutation_ratio`` given): ``VIOLATION`` iff the
+    ratio exceeds 1 (the lines are part of it, so this includes ``eps_emp >
+    eps_claimed``); else ``INCONCLUSIVE`` when not even a perfect attack could have
+    refuted the region (``profile_refutable`` false); else ``CONSISTENT``.
+
+    >>> decide(eps_emp=0.8, eps_claimed=1.0, eps_max_attainable=4.4,
+    ...        refutation_ratio=1.3, profile_refutable=True).value
+    'VIOLATION'
 
     >>> decide(eps_emp=4.68, eps_claimed=1.0, eps_max_attainable=4.68).value
     'VIOLATION'
@@ -40,6 +55,10 @@ def decide(
     >>> decide(eps_emp=None, eps_claimed=1.0, eps_max_attainable=4.68).value
     'INCONCLUSIVE'
     """
+    if refutation_ratio is not None and not _missing(eps_claimed):
+        if refutation_ratio > 1.0:
+            return Verdict.VIOLATION
+        return Verdict.CONSISTENT if profile_refutable else Verdict.INCONCLUSIVE
     if _missing(eps_emp) or _missing(eps_claimed):
         return Verdict.INCONCLUSIVE
     assert eps_emp is not None and eps_claimed is not None
@@ -92,6 +111,9 @@ def verdict_reason(
     approximate: bool = False,
     is_saturated: bool = False,
     constant_release: bool = False,
+    point: AttackResult | None = None,
+    claim: Claim | None = None,
+    profile_rounds_needed: int | None = None,
 ) -> str:
     """One sentence saying why the audit reached ``verdict``.
 
@@ -109,6 +131,14 @@ def verdict_reason(
     def f(x: float | None) -> str:
         return "n/a" if x is None else f"{x:.3f}"
 
+    if claim is not None and point is not None and not _missing(eps_claimed):
+        return profile_reason(
+            verdict,
+            point=point,
+            claim=claim,
+            approximate=approximate,
+            rounds_needed=profile_rounds_needed,
+        )
     if verdict is Verdict.VIOLATION:
         text = (
             f"VIOLATION: eps_emp {f(eps_emp)} exceeds the claimed epsilon "
@@ -158,4 +188,86 @@ def verdict_reason(
         f"{f(eps_claimed)}, although a perfect attack could have shown up to "
         f"{f(eps_max_attainable)} with these test rounds (the attainable maximum); "
         "these attacks did not, and this is no proof of privacy." + constant
+    )
+
+
+def _regions_text(claim: Claim) -> str:
+    parts = [f"(epsilon {claim.epsilon:.3g}, delta {claim.delta:.3g}) lines"]
+    if claim.gdp_mu is not None:
+        parts.append(f"mu {claim.gdp_mu:.3g} GDP curve")
+    if claim.rdp:
+        parts.append(f"RDP curve at {len(claim.rdp.get('orders') or ())} orders")
+    if claim.zcdp_rho is not None:
+        parts.append(f"rho {claim.zcdp_rho:.3g} zCDP")
+    return ", ".join(parts)
+
+
+def _region_detail(region: str, point: AttackResult, claim: Claim) -> str:
+    if region == "lines":
+        return f"eps_emp {point.eps_emp:.3f} > epsilon {claim.epsilon:.3f}"
+    if region == "gdp":
+        return f"mu_emp {point.mu_emp:.3f} > mu {claim.gdp_mu:.3f}"
+    if region.startswith("rdp@"):
+        return f"outside the RDP curve at order {region[4:]}"
+    return f"outside rho-zCDP at order {region[5:]}"
+
+
+def profile_reason(
+    verdict: Verdict,
+    *,
+    point: AttackResult,
+    claim: Claim,
+    approximate: bool = False,
+    rounds_needed: int | None = None,
+) -> str:
+    """One sentence for a claim that states a privacy profile: where the bounded test
+    point lies against the claimed regions, naming the violated ones.
+
+    >>> from dpaudit.audit.estimators import AttackCounts
+    >>> head = AttackResult(name="x", eps_emp=0.8, mu_emp=1.3, fpr_upper=0.02,
+    ...     fnr_upper=0.6, refutation_ratio=1.4, regions_violated=("gdp",),
+    ...     counts=AttackCounts(tp=1, fp=0, tn=1, fn=0))
+    >>> profile_reason(Verdict.VIOLATION, point=head,
+    ...     claim=Claim(epsilon=1.0, delta=1e-5, gdp_mu=0.925))  # doctest: +ELLIPSIS
+    'VIOLATION: the bounded test point (FPR <= 0.0200, FNR <= 0.6000) lies outside the claimed GDP region (mu_emp 1.300 > mu 0.925)...'
+    """
+    where = (
+        f"the bounded test point (FPR <= {point.fpr_upper or 0.0:.4f}, "
+        f"FNR <= {point.fnr_upper or 0.0:.4f})"
+    )
+    ratio = point.refutation_ratio or 0.0
+    if verdict is Verdict.VIOLATION:
+        names = ", ".join(
+            "GDP"
+            if r == "gdp"
+            else r.upper().replace("@", " at order ")
+            if r != "lines"
+            else "(epsilon, delta)"
+            for r in point.regions_violated
+        )
+        details = "; ".join(
+            _region_detail(r, point, claim) for r in point.regions_violated
+        )
+        text = (
+            f"VIOLATION: {where} lies outside the claimed {names} region ({details}); "
+            f"refutation ratio {ratio:.3f}"
+        )
+        if approximate:
+            text += " (approximate: Jeffreys interval, not exact coverage)"
+        return text + "."
+    if verdict is Verdict.INCONCLUSIVE:
+        need = (
+            f"about {rounds_needed} rounds per world would be needed"
+            if rounds_needed is not None
+            else "no feasible number of rounds would do"
+        )
+        return (
+            "INCONCLUSIVE: not even a perfect attack could have refuted the claimed "
+            f"region ({_regions_text(claim)}) with these test rounds; {need}."
+        )
+    return (
+        f"CONSISTENT: {where} lies inside every claimed region ({_regions_text(claim)}):"
+        f" refutation ratio {ratio:.3f}, eps_emp {point.eps_emp or 0.0:.3f}, mu_emp "
+        f"{point.mu_emp or 0.0:.3f}; a perfect attack could have refuted the claim "
+        "with these test rounds, these attacks did not, and this is no proof of privacy."
     )

@@ -172,3 +172,13 @@ def test_bad_options_are_refused() -> None:
         zoo.ExactLaplace(epsilon=1.0, profile="gdp")
     with pytest.raises(ValueError, match="needs `delta` > 0"):
         zoo.ExactGaussian(epsilon=1.0, delta=0.0)
+
+
+def test_the_figures_docs_zoo_states() -> None:
+    text = " ".join(
+        (Path(__file__).resolve().parents[2] / "docs" / "zoo.md").read_text().split()
+    )
+    for epsilon in (4.0, 2.0, 1.0):
+        assert f"{zoo.analytic_gaussian_mu(epsilon, 1e-5):.3f}" in text
+    assert "python benchmarks/profile_zoo.py" in text
+    assert f"{len(zoo.ZOO_ORDERS)} orders" in text
