@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,9 +26,11 @@ from dpaudit.audit.thresholds import roc_auc, roc_curve, select_threshold
 from dpaudit.audit.tradeoff import eps_of_gdp
 
 __all__ = [
+    "JudgedScores",
     "analyse_scores",
     "ceiling_of",
     "claimed_profile",
+    "judge_scores",
     "profile_of_claims",
     "profile_point",
     "refutable",
@@ -48,26 +50,26 @@ def analyse_scores(
     method: est.EstimatorMethod,
     profile: ClaimedProfile | None = None,
 ) -> AttackResult:
-    """One attack's result from its validation and test scores: the threshold chosen
-    on validation rounds (by eps_lo, or by the refutation ratio when ``profile``
-    states more than the lines), the bounds on test rounds (rule 4). The audit's
-    analysis and the calibration tests call this same function."""
-    threshold, direction = select_threshold(
-        s_val, y_val, delta=delta, alpha=alpha, method=method, profile=profile
+    """One attack's result from its validation and test scores: :func:`judge_scores`
+    (the verdict's numbers) and the descriptions of the test scores (ROC, AUC)."""
+    judged = judge_scores(
+        s_val,
+        y_val,
+        s_test,
+        y_test,
+        delta=delta,
+        alpha=alpha,
+        method=method,
+        profile=profile,
     )
-    counts = est.AttackCounts.from_scores(
-        s_test, y_test, threshold=threshold, direction=direction
-    )
-    eps = est.eps_lower_bound(counts, delta=delta, alpha=alpha, method=method)
+    threshold, direction, counts = judged.threshold, judged.direction, judged.counts
+    point = judged.point
     n0, n1 = counts.n_non_members, counts.n_members
     oriented = direction * s_test
     fpr, tpr = roc_curve(oriented, y_test)
-    point = profile_point(
-        counts, delta=delta, alpha=alpha, method=method, profile=profile
-    )
     return AttackResult(
         name=name,
-        eps_emp=float(eps),
+        eps_emp=judged.eps_emp,
         eps_max_attainable=float(
             est.eps_max_attainable(n0, n1, delta=delta, alpha=alpha, method=method)
         ),
@@ -91,6 +93,67 @@ def analyse_scores(
         fnr_upper=point.fnr_upper,
         refutation_ratio=None if profile is None else point.ratio,
         regions_violated=point.regions_violated,
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JudgedScores:
+    """What the verdict uses of one attack's scores.
+
+    Attributes:
+        threshold: The threshold chosen on validation rounds.
+        direction: +1 or -1 (as :meth:`AttackCounts.from_scores`).
+        counts: The test-round confusion matrix at that threshold.
+        eps_emp: The (epsilon, delta)-line bound on test rounds.
+        point: The bounded test point judged against the claim.
+    """
+
+    threshold: float
+    direction: int
+    counts: est.AttackCounts
+    eps_emp: float
+    point: PointTest
+
+
+def judge_scores(
+    s_val: np.ndarray,
+    y_val: np.ndarray,
+    s_test: np.ndarray,
+    y_test: np.ndarray,
+    *,
+    delta: float,
+    alpha: float,
+    method: est.EstimatorMethod,
+    profile: ClaimedProfile | None = None,
+) -> JudgedScores:
+    """The statistical core of the analysis, from an attack's scores on: the
+    threshold chosen on validation rounds (by eps_lo, or by the refutation ratio when
+    ``profile`` states more than the lines), the bounds on test rounds (disjoint:
+    rule 4). The audit (through :func:`analyse_scores`) and the calibration tests call
+    this same function.
+
+    >>> y = np.array([0] * 50 + [1] * 50)
+    >>> s = y * 10.0
+    >>> judge_scores(s, y, s, y, delta=1e-5, alpha=0.05,
+    ...              method="clopper_pearson").counts.to_json()
+    {'tp': 50, 'fp': 0, 'tn': 50, 'fn': 0}
+    """
+    threshold, direction = select_threshold(
+        s_val, y_val, delta=delta, alpha=alpha, method=method, profile=profile
+    )
+    counts = est.AttackCounts.from_scores(
+        s_test, y_test, threshold=threshold, direction=direction
+    )
+    return JudgedScores(
+        threshold=float(threshold),
+        direction=int(direction),
+        counts=counts,
+        eps_emp=float(
+            est.eps_lower_bound(counts, delta=delta, alpha=alpha, method=method)
+        ),
+        point=profile_point(
+            counts, delta=delta, alpha=alpha, method=method, profile=profile
+        ),
     )
 
 

@@ -27,7 +27,11 @@ from dpaudit.audit.estimators import (
     _eps_lower_bounds,
     _rate_upper_bounds,
 )
-from dpaudit.audit.profile import ClaimedProfile, refutation_ratios
+from dpaudit.audit.profile import (
+    ZCDP_SELECTION_GRID,
+    ClaimedProfile,
+    refutation_ratios,
+)
 from dpaudit.errors import InvalidParameterError
 
 __all__ = ["roc_auc", "roc_curve", "select_threshold"]
@@ -121,7 +125,7 @@ def select_threshold(
             # The same joint event as eps_lo: each rate at alpha / 2.
             a = _rate_upper_bounds(fp, n_0, alpha / 2.0, method)
             b = _rate_upper_bounds(fn, n_1, alpha / 2.0, method)
-            return refutation_ratios(a, b, claim)
+            return refutation_ratios(a, b, claim, zcdp_orders=ZCDP_SELECTION_GRID)
 
         statistic = ratios
 

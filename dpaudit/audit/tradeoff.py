@@ -206,24 +206,32 @@ def bernoulli_renyi(
         if np.any(~((arr >= 0.0) & (arr <= 1.0))):
             raise InvalidParameterError(f"`{name}` must be in [0, 1]. Got {arr!r}.")
 
-    def term(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = lam * np.log(x) + (1.0 - lam) * np.log(y)
-        value = np.where(x == 0.0, -np.inf, value)
-        return np.asarray(np.where((x > 0.0) & (y == 0.0), np.inf, value), np.float64)
-
-    def excess(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-        # x ((x / y)^(lambda - 1) - 1): the term's share of (sum - 1), exact near 0.
+    def side(
+        x: NDArray[np.float64],
+        log_x: NDArray[np.float64],
+        log_y: NDArray[np.float64],
+        y_zero: NDArray[np.bool_],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        # x^lambda y^(1-lambda) = x e^d with d = (lambda - 1) log(x / y): its log,
+        # and its excess x (e^d - 1) over x (exact near d = 0).
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            value = x * np.expm1((lam - 1.0) * (np.log(x) - np.log(y)))
-        value = np.where(x == 0.0, 0.0, value)
-        return np.asarray(np.where((x > 0.0) & (y == 0.0), np.inf, value), np.float64)
+            d = (lam - 1.0) * (log_x - log_y)
+            log_term = log_x + d
+            excess = x * np.expm1(d)
+        infinite = (x > 0.0) & y_zero
+        log_term = np.where(x == 0.0, -np.inf, np.where(infinite, np.inf, log_term))
+        excess = np.where(x == 0.0, 0.0, np.where(infinite, np.inf, excess))
+        return log_term, excess
 
+    with np.errstate(divide="ignore"):
+        logs = np.log(pa), np.log(qa), np.log1p(-pa), np.log1p(-qa)
+    t1, e1 = side(pa, logs[0], logs[1], qa == 0.0)
+    t2, e2 = side(1.0 - pa, logs[2], logs[3], qa == 1.0)
     with np.errstate(invalid="ignore"):
-        total = np.logaddexp(term(pa, qa), term(1.0 - pa, 1.0 - qa))
+        total = np.logaddexp(t1, t2)
         # Near lambda = 1 or p = q the sum is 1 + tiny: log1p of the excess keeps
         # the digits log-sum-exp loses to cancellation.
-        small = excess(pa, qa) + excess(1.0 - pa, 1.0 - qa)
+        small = e1 + e2
         near = np.isfinite(small) & (np.abs(small) < 0.5)
         total = np.where(near, np.log1p(np.where(near, small, 0.0)), total)
     out = np.maximum(total / (lam - 1.0), 0.0)  # >= 0 up to rounding

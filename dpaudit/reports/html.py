@@ -47,6 +47,7 @@ from dpaudit.reports.tables import (
     utility_tables,
 )
 from dpaudit.reports.traceview import TRACE_SOURCE, trace_view, variant_text
+from dpaudit.reports.tradeoff_plot import tradeoff_chart
 from dpaudit.reports.wording import (
     attack_set_text,
     attainable,
@@ -245,6 +246,7 @@ def render_result_html(result: AuditResult) -> str:
         "estimator": _estimator_text(result),
         "roc_svg": _svg(plots.roc_chart(result)),
         "roc_log_svg": _svg(plots.roc_chart(result, log=True)),
+        "tradeoff_svg": _svg(tradeoff_chart(result)),
         "resolution": resolution_text(result),
         "warnings": warning_lines(result),
         "histograms": histograms,

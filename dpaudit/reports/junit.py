@@ -153,6 +153,8 @@ def case_from_result(
         ("seed", str(result.seed)),
         ("report", "" if report_path is None else str(report_path)),
         ("warnings", ", ".join(w.code for w in result.warnings)),
+        ("mu_emp", number(result.mu_emp)),
+        ("regions_violated", ", ".join(result.regions_violated or ())),
     )
     power_text = "\n".join(f"{k}: {v}" for k, v in power_rows(result))
     seconds = result.timing.total_seconds or 0.0

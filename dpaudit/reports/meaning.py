@@ -12,6 +12,11 @@ import math
 from dpaudit.audit.result import Verdict
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_alpha, fmt_eps, fmt_number, fmt_percent
+from dpaudit.reports.profile_text import (
+    profile_headline,
+    profile_paragraph,
+    profile_rows,
+)
 from dpaudit.reports.wording import (
     approximate_note,
     attainable,
@@ -92,6 +97,7 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     if note is not None:
         rows.append(("estimate", note))
     rows.append(("randomness", randomness_text(result)))
+    rows += profile_rows(result)
     return rows
 
 
@@ -111,6 +117,9 @@ def headline(result: AuditResult) -> str:
     relation = ">" if result.verdict == Verdict.VIOLATION else "<="
     note = approximate_note(result)
     extra = f", {note}" if note else ""
+    profile = profile_headline(result, tail=f"{result.attack}, {conf}{extra}")
+    if profile is not None:
+        return profile
     return (
         f"{result.verdict}: eps_emp {fmt_eps(result.eps_emp)} {relation} claimed "
         f"{claim} ({result.attack}, {conf}{extra})"
@@ -133,7 +142,10 @@ def explain(result: AuditResult) -> list[str]:
     top = fmt_eps(top_value)
     size = test_size(result)
     paragraphs: list[str] = []
-    if result.verdict == Verdict.VIOLATION:
+    profile = profile_paragraph(result, conf=conf)
+    if profile is not None:
+        paragraphs.append(profile)
+    elif result.verdict == Verdict.VIOLATION:
         paragraphs.append(
             f"The implementation leaks more than it claims: with {conf} "
             f"epsilon is at least {eps}, above the claimed {claim}. This is a proven "

@@ -71,8 +71,9 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
         low = ", ".join(
             f"TPR@{fmt_percent(fpr)} {tpr_cell(attack, fpr)}" for fpr in LOW_FPRS
         )
+        mu = "" if attack.mu_emp is None else f", mu_emp {fmt_number(attack.mu_emp)}"
         lines.append(
-            f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}, "
+            f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}{mu}, "
             f"AUC {fmt_number(attack.auc)}, {low}"
         )
     resolution = resolution_text(result)

@@ -1,0 +1,277 @@
+"""Calibration of the profile test: simulated audits of mechanisms whose privacy
+profile is known exactly (tests/audit/test_profile_calibration.py runs the same
+simulator at test size). Prints false-alarm and detection rates, mean mu_emp and
+eps_emp, and the oracle ceiling.
+
+    python benchmarks/profile_calibration.py            # the figures in docs/soundness.md
+    python benchmarks/profile_calibration.py --smoke    # seconds
+
+Each mechanism releases one number per round; the attack's score is the release
+itself (the likelihood ratio is monotone in it, so this is the Neyman-Pearson test),
+and the audit's own analysis (:func:`dpaudit.audit.scores.judge_scores`) runs from the
+validation and test scores on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.audit.profile import ClaimedProfile
+from dpaudit.audit.scores import judge_scores
+from dpaudit.audit.tradeoff import bernoulli_renyi, gdp_mu_of_eps
+
+#: The RDP orders a simulated claim states (Opacus-like).
+ORDERS: tuple[float, ...] = (
+    1.5,
+    1.75,
+    2.0,
+    2.5,
+    3.0,
+    4.0,
+    5.0,
+    6.0,
+    8.0,
+    16.0,
+    32.0,
+    64.0,
+)
+
+Sampler = Callable[[np.random.Generator, np.ndarray], np.ndarray]
+
+
+def gaussian(mu: float) -> Sampler:
+    """Member N(mu, 1), non-member N(0, 1): exactly mu-GDP, RDP lambda mu^2 / 2."""
+    return lambda gen, bits: gen.normal(mu * bits, 1.0)
+
+
+def laplace(epsilon: float) -> Sampler:
+    """Member Lap(1, 1/epsilon), non-member Lap(0, 1/epsilon): exactly epsilon-DP."""
+    return lambda gen, bits: gen.laplace(bits.astype(np.float64), 1.0 / epsilon)
+
+
+def randomized_response(epsilon: float) -> Sampler:
+    """Releases the bit b with probability e^eps / (1 + e^eps), else 1 - b."""
+    keep = math.exp(epsilon) / (1.0 + math.exp(epsilon))
+    return lambda gen, bits: np.where(
+        gen.random(bits.size) < keep, bits, 1 - bits
+    ).astype(np.float64)
+
+
+def gaussian_claim(
+    epsilon: float,
+    *,
+    delta: float = 1e-5,
+    gdp: bool = True,
+    rdp: bool = True,
+    zcdp: bool = False,
+) -> ClaimedProfile:
+    """The exact profile of the (epsilon, delta)-DP Gaussian mechanism."""
+    mu = gdp_mu_of_eps(epsilon, delta)
+    return ClaimedProfile(
+        epsilon=epsilon,
+        delta=delta,
+        gdp_mu=mu if gdp else None,
+        zcdp_rho=mu * mu / 2 if zcdp else None,
+        rdp_orders=ORDERS if rdp else (),
+        rdp_epsilons=tuple(o * mu * mu / 2 for o in ORDERS) if rdp else (),
+    )
+
+
+def laplace_claim(epsilon: float) -> ClaimedProfile:
+    """epsilon-DP (delta 0) and the Laplace mechanism's exact RDP curve (Mironov,
+    CSF 2017, Prop. 6; sensitivity 1, scale 1/epsilon)."""
+
+    def rdp(lam: float) -> float:
+        e = epsilon
+        return math.log(
+            lam / (2 * lam - 1) * math.exp((lam - 1) * e)
+            + (lam - 1) / (2 * lam - 1) * math.exp(-lam * e)
+        ) / (lam - 1)
+
+    return ClaimedProfile(
+        epsilon=epsilon,
+        delta=0.0,
+        rdp_orders=ORDERS,
+        rdp_epsilons=tuple(rdp(o) for o in ORDERS),
+    )
+
+
+def randomized_response_claim(epsilon: float) -> ClaimedProfile:
+    """epsilon-DP (delta 0) and randomized response's exact RDP curve."""
+    p = 1.0 / (1.0 + math.exp(epsilon))
+    return ClaimedProfile(
+        epsilon=epsilon,
+        delta=0.0,
+        rdp_orders=ORDERS,
+        rdp_epsilons=tuple(float(bernoulli_renyi(p, 1 - p, o)) for o in ORDERS),
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Outcome:
+    """Simulated audits of one mechanism against one claim."""
+
+    audits: int
+    violations: int
+    mean_mu_emp: float
+    mean_eps_emp: float
+
+
+def simulate(
+    sample: Sampler,
+    claim: ClaimedProfile,
+    *,
+    audits: int,
+    validation: int,
+    test: int,
+    alpha: float,
+    seed: int,
+) -> Outcome:
+    """``audits`` audits with ``validation`` and ``test`` rounds per world."""
+    gen = np.random.default_rng(seed)
+    y_val = np.repeat([0, 1], validation)
+    y_test = np.repeat([0, 1], test)
+    hits, mus, epss = 0, [], []
+    for _ in range(audits):
+        judged = judge_scores(
+            sample(gen, y_val),
+            y_val,
+            sample(gen, y_test),
+            y_test,
+            delta=claim.delta,
+            alpha=alpha,
+            method="clopper_pearson",
+            profile=claim,
+        )
+        hits += judged.point.ratio > 1.0
+        mus.append(judged.point.mu_emp)
+        epss.append(judged.eps_emp)
+    return Outcome(
+        audits=audits,
+        violations=hits,
+        mean_mu_emp=float(np.mean(mus)),
+        mean_eps_emp=float(np.mean(epss)),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+    import time
+
+    from dpaudit.audit.ceiling import mu_ceiling
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="a few audits per row")
+    parser.add_argument("--audits", type=int, default=300)
+    args = parser.parse_args(argv)
+    n = 4 if args.smoke else args.audits
+    mu4, mu1 = gdp_mu_of_eps(4.0, 1e-5), gdp_mu_of_eps(1.0, 1e-5)
+    three = 0.05 / 3
+    rows = [
+        # name, sampler, claim, validation, test, alpha, mu_true
+        (
+            "Gaussian (4,1e-5), true profile",
+            gaussian(mu4),
+            gaussian_claim(4.0, zcdp=True),
+            100,
+            200,
+            0.05,
+            mu4,
+        ),
+        (
+            "Laplace eps 1, true profile",
+            laplace(1.0),
+            laplace_claim(1.0),
+            100,
+            200,
+            0.05,
+            None,
+        ),
+        (
+            "RR eps 1, true profile",
+            randomized_response(1.0),
+            randomized_response_claim(1.0),
+            100,
+            200,
+            0.05,
+            None,
+        ),
+        (
+            "Gaussian 4x: claims (1,1e-5), GDP + RDP",
+            gaussian(mu4),
+            gaussian_claim(1.0),
+            200,
+            400,
+            three,
+            mu4,
+        ),
+        (
+            "Gaussian 4x: claims (1,1e-5), RDP only",
+            gaussian(mu4),
+            gaussian_claim(1.0, gdp=False),
+            200,
+            400,
+            three,
+            mu4,
+        ),
+        (
+            "Gaussian 4x: claims (1,1e-5), lines only",
+            gaussian(mu4),
+            ClaimedProfile(epsilon=1.0, delta=1e-5),
+            200,
+            400,
+            three,
+            mu4,
+        ),
+        (
+            "Gaussian 3x: claims (4/3,1e-5), GDP + RDP",
+            gaussian(mu4),
+            gaussian_claim(4.0 / 3.0),
+            200,
+            400,
+            three,
+            mu4,
+        ),
+        (
+            "Gaussian 4x at 2,500 rounds/world, GDP + RDP",
+            gaussian(mu4),
+            gaussian_claim(1.0),
+            500,
+            1000,
+            three,
+            mu4,
+        ),
+    ]
+    del mu1
+    print(
+        "| mechanism and claim | audits | VIOLATION | mean eps_emp | mean mu_emp "
+        "| mu_emp / mu | ceiling / mu | mu_emp / ceiling | seconds |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for i, (name, sample, claim, val, test, alpha, mu) in enumerate(rows):
+        start = time.perf_counter()
+        out = simulate(
+            sample, claim, audits=n, validation=val, test=test, alpha=alpha, seed=i
+        )
+        took = time.perf_counter() - start
+        if mu is not None:
+            top = mu_ceiling(mu, test, test, alpha=alpha)
+            extra = (
+                f"{out.mean_mu_emp / mu:.3f} | {top / mu:.3f} | "
+                f"{out.mean_mu_emp / top:.3f}"
+            )
+        else:
+            extra = "n/a | n/a | n/a"
+        print(
+            f"| {name} | {n} | {out.violations} ({out.violations / n:.1%}) | "
+            f"{out.mean_eps_emp:.3f} | {out.mean_mu_emp:.3f} | {extra} | "
+            f"{took:.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
