@@ -37,6 +37,8 @@ from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.accountants.conversion import Conversion, epsilon_from_moments
 
 FloatArray = NDArray[np.float64]
+#: ``math.exp`` overflows above about 709.78.
+_EXP_LIMIT = 709.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -111,12 +113,14 @@ def moments_increment(gap: ArrayLike, spec: MomentsAccountantSpec) -> FloatArray
     q = error_bound(g, lam=lam)[..., None]
     ls = np.arange(1, orders + 1, dtype=np.float64)
     # Papernot et al. 2017, Thm 3: the bound holds only for q < 1 / (1 + e^{2 lambda}).
-    # Written as e^{-2 lambda} / (1 + e^{-2 lambda}) so that a large lambda (e.g. the
-    # inverted scale 1/lambda) gives 0, not an overflow: no q is below it, and the
-    # data-independent term (finite, or inf: both sound) is used alone.
-    valid = q < math.exp(-2.0 * lam) / (1.0 + math.exp(-2.0 * lam))
+    # e^{2 lambda} is inf beyond float range (a large lambda, e.g. the inverted scale
+    # 1/lambda = 1000): the threshold is then 0, no q is below it, and the
+    # data-independent term (finite, or inf: both sound) is used alone. Below the
+    # range the arithmetic is the former one, bit for bit.
+    e2 = math.exp(2.0 * lam) if 2.0 * lam < _EXP_LIMIT else math.inf
+    valid = q < 1.0 / (1.0 + e2)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        denom = 1.0 - np.exp(2.0 * lam) * q
+        denom = 1.0 - e2 * q
         ratio = np.where(valid, (1.0 - q) / np.where(valid, denom, 1.0), 1.0)
         if spec.index_bug:
             # Orders counted from 0 (l0 = l - 1) and `exp(2*lambda*l0 + 1)` written for
