@@ -249,7 +249,7 @@ def test_closed_standard_output_is_one_line_exit_3(
 def test_memory_plan_sees_the_address_space_limit(tmp_path: Path) -> None:
     """Under `ulimit -v` the memory plan refuses what the limit cannot hold, naming
     the limit it used (was: MemAvailable alone, an out-of-memory error deep in the
-    run). 100,000 rounds need about 2.7 GiB for the rounds alone: above the 1.5 GiB
+    run). 100,000 rounds need about 2.3 GiB for the rounds alone: above the 1.5 GiB
     limit, below the memory free here."""
     name, flag = "RLIMIT_AS", "-v"
     free = meminfo_available()
