@@ -368,6 +368,8 @@ def run_audit(
             this audit did not write, or (with ``force``) a file that is not
             dpaudit's where its files go.
         StoreError: another run holds ``out_dir``, or its store is corrupt.
+        RunFailedError: the disk filled or failed while the store was written (the
+            committed rounds are kept: the same call continues).
     """
     # Absolute from the start: code that changes the working directory during the
     # run (a generator's library, a plug-in run in this process) moves nothing.

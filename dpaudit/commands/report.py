@@ -65,7 +65,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _refuse_contradictions(results: Any) -> None:
     """Refuses a result whose verdict its own numbers contradict (docs/design.md,
-    "Errors"): a report is evidence handed on, and would show the edited verdict."""
+    "Exit codes"): a report is evidence handed on, and would show the edited verdict."""
     from dpaudit.audit.verdict import contradiction
 
     for result in results:
