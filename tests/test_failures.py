@@ -202,12 +202,14 @@ def test_full_disk_is_one_line_exit_3_and_the_same_command_continues(
     assert strip(out) == strip(whole)
 
 
+@pytest.mark.parametrize("size", [SQLITE_PATH_BYTES, 4200])
 def test_out_longer_than_sqlite_opens_is_refused_before_anything(
-    capsys, tmp_path: Path
+    capsys, tmp_path: Path, size: int
 ) -> None:
-    """An --out whose store path SQLite cannot open (was: unexpected
-    OperationalError "unable to open database file"): exit 2, nothing created."""
-    parts = ["x" * 200] * (SQLITE_PATH_BYTES // 200 + 1)
+    """An --out whose store path SQLite cannot open, up to beyond PATH_MAX (was:
+    unexpected OperationalError "unable to open database file"): exit 2, nothing
+    created."""
+    parts = ["x" * 200] * (size // 200 + 1)
     out = tmp_path.joinpath(*parts)
     code, err = _cli(capsys, *RR, "--rounds", "20", "--out", str(out))
     assert code == 2
