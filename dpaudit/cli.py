@@ -271,8 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Every error is one line on stderr (the traceback too with ``--debug``) and its
     code is :func:`~dpaudit.errors.exit_code_for`'s: 2 for bad input (a usage error,
     an :class:`~dpaudit.errors.AuditError`, a path that cannot be read or written),
-    3 for a run that failed otherwise (out of memory, a full disk, a bug: with a hint
-    to rerun with ``--debug`` and report it). Never 1 or 4, which are ``check``'s
+    3 for a run that failed otherwise (out of memory, a full disk, standard output
+    closed: :class:`~dpaudit.errors.RunFailedError`, one line saying what to do; a
+    bug: with a hint to rerun with ``--debug`` and report it). Never 1 or 4, which are ``check``'s
     verdict codes. Ctrl-C exits 130.
     """
     parser = build_parser()

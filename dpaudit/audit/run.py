@@ -430,6 +430,8 @@ def run_audit(
             this audit did not write, or (with ``force``) a file that is not
             dpaudit's where its files go.
         StoreError: another run holds ``out_dir``, or its store is corrupt.
+        RunFailedError: the disk filled or failed while the store was written (the
+            committed rounds are kept: the same call continues).
     """
     if config.game == "one-run":
         # The one place the games part: the one-run game has its own runner.
@@ -441,13 +443,13 @@ def run_audit(
     # Absolute from the start: code that changes the working directory during the
     # run (a generator's library, a plug-in run in this process) moves nothing.
     out = Path(os.path.abspath(out_dir))
+    check_store_path(out, str(out_dir))  # first: beyond PATH_MAX, stat fails too
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(
             f"`--out` {str(out_dir)!r} exists and is not a directory."
         )
     if resume and not out.is_dir():
         raise InvalidParameterError(f"--resume: {str(out_dir)!r} does not exist.")
-    check_store_path(out, str(out_dir))
     if out.is_dir():
         # Another run writing there: refused now, not after the memory plan (which
         # loads the table), so a run started meanwhile is never taken for a free

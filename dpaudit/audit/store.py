@@ -123,8 +123,8 @@ def store_failure(err: BaseException, path: Path) -> Exception | None:
         )
     if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
         return RunFailedError(
-            f"reading or writing {where} failed ({text}): check the disk and its "
-            f"free space, {again}."
+            f"reading or writing {where} failed ({text}): check the disk, its free "
+            f"space and any file-size limit (ulimit -f), {again}."
         )
     return None
 

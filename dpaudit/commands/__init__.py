@@ -48,8 +48,9 @@ exit codes (every command):
        VIOLATION wins over every other outcome
   {EXIT_BAD_INPUT}    bad input: a usage error or typo, a bad policy, configuration, dataset
        or path, a plug-in that breaks its contract (one line names it)
-  {EXIT_FAILED}    a run that failed for another reason: out of memory, a full disk, an
-       unexpected error (rerun with --debug and report it)
+  {EXIT_FAILED}    a run that failed for another reason: out of memory, a full disk,
+       standard output closed (one line says what to do), or an unexpected
+       error (rerun with --debug and report it)
   {EXIT_INCONCLUSIVE}    `check`: an audit is INCONCLUSIVE (too weak to refute its claim: give
        it more rounds), and no VIOLATION, bad input or failed run
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C); `audit` and `check` {EXIT_TERMINATED} on SIGTERM

@@ -72,7 +72,7 @@ def _states_profile(result: Any) -> bool:
 
 def _refuse_contradictions(results: Any) -> None:
     """Refuses a result whose verdict its own numbers contradict (docs/design.md,
-    "Errors"): a report is evidence handed on, and would show the edited verdict."""
+    "Exit codes"): a report is evidence handed on, and would show the edited verdict."""
     from dpaudit.audit.verdict import contradiction
 
     for result in results:
