@@ -416,7 +416,7 @@ backend = "threading"
 device = "cpu"
 
 [[audit]]
-name = "weak"        # eps_emp can reach at most 0.32 here: INCONCLUSIVE
+name = "weak"        # eps_emp can reach at most 0.21 here: INCONCLUSIVE
 epsilon = 10.0
 """
 

@@ -503,6 +503,8 @@ def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
     policy = parse_policy(
         {
             "preset": "quick",
+            # Analysed once: the preset's description states those figures.
+            "defaults": {"sequential": False},
             "audit": [
                 {"generator": "pategan", "attack": "querybased"},
                 {"generator": "pategan"},  # the default set: three attacks
@@ -532,6 +534,19 @@ def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
     )
     weaker = check.planned_power(two.audits[0].settings)
     assert weaker is not None and weaker < planned
+    # The check's default, sequential looks: the full size is the last look, at
+    # its share of the audit's alpha (80 + 80 test rounds, as analysed once).
+    from dpaudit.audit.looks import LOOK_WEIGHTS
+
+    looks = parse_policy(
+        {"preset": "quick", "alpha": 0.05, "audit": [{"generator": "pategan"}]}
+    )
+    assert looks.audits[0].settings["sequential"] is True
+    assert check.planned_power(looks.audits[0].settings) == pytest.approx(
+        estimators.eps_max_attainable(
+            80, 80, delta=1e-5, alpha=0.05 * LOOK_WEIGHTS[-1] / 3
+        )
+    )
 
 
 # ------------------------------------------------------------------ outputs

@@ -14,7 +14,7 @@ import pytest
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.store import ResultStore
 from dpaudit.ci import parse_policy, run_check
-from dpaudit.ci.policy import POLICY_AUDIT_KEYS
+from dpaudit.ci.policy import CHECK_DEFAULTS, POLICY_AUDIT_KEYS
 from dpaudit.cli import main
 from dpaudit.errors import InvalidParameterError
 
@@ -151,7 +151,9 @@ def test_a_second_check_into_the_same_out_needs_force_or_resume(
     tmp_path: Path,
 ) -> None:
     config = AuditConfig.from_mapping(
-        {k: v for k, v in GOOD.items() if k != "name"} | {"alpha": 0.05}
+        {k: v for k, v in GOOD.items() if k != "name"}
+        | {"alpha": 0.05}
+        | dict(CHECK_DEFAULTS)  # the audit a check runs: sequential looks
     )
     _leave_audit(tmp_path / "out" / "good", config)
     with pytest.raises(InvalidParameterError) as info:
