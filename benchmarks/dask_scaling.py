@@ -20,7 +20,7 @@ The cases:
   ``smartnoise-mwem``, worst case of 2,000 rows, 2,000 released rows), its fits in
   worker processes under that interpreter.
 
-Run on an idle machine (the figures of docs/scale.md)::
+Run on an idle machine (the figures of docs/scale.md; about 10 minutes)::
 
     PYTHONPATH=$PWD python benchmarks/dask_scaling.py \\
         --python /work/venvs/smartnoise/bin/python
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[Measurement]]:
     parser.add_argument("--rounds", type=int, default=40, help="busy: rounds per world")
     parser.add_argument("--work", type=int, default=750_000, help="busy: hash rounds")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=20)
     parser.add_argument("--python", help="interpreter of the adapter case")
     parser.add_argument("--adapter", default="smartnoise-mwem")
     parser.add_argument("--adapter-rounds", type=int, default=20)
