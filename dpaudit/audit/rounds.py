@@ -25,6 +25,7 @@ import pandas as pd
 
 from dpaudit.allocator import keep_freed_memory
 from dpaudit.audit.execution import in_groups, run_halving, training_group
+from dpaudit.audit.game import GamePlan
 from dpaudit.audit.setup import AuditSetup, cached_round_rngs, cached_setup
 from dpaudit.audit.streams import Streams
 from dpaudit.data import Domain
@@ -328,23 +329,7 @@ def _train_rounds(
     attacks = setup.make_attacks()
     frames = released.frames()
     features = {name: attack.featurize(frames) for name, attack in attacks.items()}
-    rows = []
-    for i, (r, model) in enumerate(zip(rounds, models)):
-        claim = model.privacy_claim_.to_json()
-        row: dict[str, Any] = {
-            "round": int(r),
-            "bit": int(plan.bits[r]),
-            "split": int(plan.splits[r]),
-            "claim": compact_claim(claim),
-            "features": {name: features[name][i] for name in attacks},
-        }
-        if record_trace:
-            row["trace"] = {
-                "claim": claim,
-                "num_teachers": int(getattr(model, "num_teachers_", 0)),
-            }
-        rows.append(row)
-    return rows
+    return _stored_rows(plan, rounds, models, features, record_trace)
 
 
 def _transcript_rounds(
@@ -375,6 +360,19 @@ def _transcript_rounds(
         name: attack.featurize_transcripts(transcripts)
         for name, attack in attacks.items()
     }
+    return _stored_rows(plan, rounds, models, features, record_trace)
+
+
+def _stored_rows(
+    plan: GamePlan,
+    rounds: list[int],
+    models: Sequence[Generator],
+    features: Mapping[str, Any],
+    record_trace: bool,
+) -> list[dict[str, Any]]:
+    """The store's row of each round: its bit, split, compact claim and every
+    attack's features (``features[name][i]`` for the ``i``-th of ``rounds``), and
+    the full claim when traces are recorded."""
     rows = []
     for i, (r, model) in enumerate(zip(rounds, models)):
         claim = model.privacy_claim_.to_json()
@@ -383,7 +381,7 @@ def _transcript_rounds(
             "bit": int(plan.bits[r]),
             "split": int(plan.splits[r]),
             "claim": compact_claim(claim),
-            "features": {name: features[name][i] for name in attacks},
+            "features": {name: values[i] for name, values in features.items()},
         }
         if record_trace:
             row["trace"] = {
