@@ -23,6 +23,7 @@ from dpaudit.audit.estimators import (
     _check_method,
     _eps_from_rates,
     _rate_upper_bounds,
+    fewest_rounds,
 )
 from dpaudit.audit.profile import ClaimedProfile, refutation_ratios
 from dpaudit.audit.tradeoff import _finite_nonneg, _ndtr, mu_lower_bound
@@ -79,29 +80,11 @@ def profile_rounds_needed(
     level = _check_alpha(alpha) / 2.0
     name = _check_method(method)
 
-    def test_rounds(rounds: int) -> int:
-        return rounds - round(split[0] * rounds) - round(split[1] * rounds)
-
     def refutes(n: int) -> bool:
         u = _upper(0, n, level, name)
         return bool(refutation_ratios(u, u, claim) > 1.0)
 
-    hi = 1
-    while not refutes(hi):
-        if hi >= max_rounds:
-            return None
-        hi = min(2 * hi, max_rounds)
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if refutes(mid):
-            hi = mid
-        else:
-            lo = mid
-    rounds = max(5, int(hi / max(split[2], 1e-12)) - 10)
-    while test_rounds(rounds) < hi:
-        rounds += 1
-    return rounds if rounds <= max_rounds else None
+    return fewest_rounds(refutes, split=split, max_rounds=max_rounds)
 
 
 def _expected_best(

@@ -30,7 +30,7 @@ one-sided bound at the ``alpha`` it is given.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -45,6 +45,7 @@ __all__ = [
     "bonferroni_alpha",
     "eps_lower_bound",
     "eps_max_attainable",
+    "fewest_rounds",
     "rate_upper_bound",
     "rounds_needed",
 ]
@@ -540,26 +541,44 @@ def rounds_needed(
             f"`eps_claimed` must be a finite number >= 0. Got {eps_claimed!r}."
         )
 
-    def test_rounds(rounds: int) -> int:
-        return rounds - round(split[0] * rounds) - round(split[1] * rounds)
-
     def exceeds(n_test: int) -> bool:
         return (
             eps_max_attainable(n_test, n_test, delta=delta, alpha=alpha, method=method)
             > eps_claimed
         )
 
-    # The attainable maximum grows with the test size: the fewest test rounds per
-    # world first (doubling, then bisection), then the fewest rounds giving them.
+    return fewest_rounds(exceeds, split=split, max_rounds=max_rounds)
+
+
+def fewest_rounds(
+    refutes: Callable[[int], bool],
+    *,
+    split: tuple[float, float, float] = (0.4, 0.2, 0.4),
+    max_rounds: int = 10_000_000,
+) -> int | None:
+    """The fewest rounds per world whose test rounds (``n`` per world, as
+    :class:`~dpaudit.audit.game.GamePlan` splits them) make ``refutes(n)`` true, for
+    a ``refutes`` monotone in ``n`` (a perfect attack shows more on more rounds);
+    ``None`` when no ``R <= max_rounds`` suffices.
+
+    >>> fewest_rounds(lambda n: n >= 12)
+    30
+    """
+
+    def test_rounds(rounds: int) -> int:
+        return rounds - round(split[0] * rounds) - round(split[1] * rounds)
+
+    # The fewest test rounds per world first (doubling, then bisection), then the
+    # fewest rounds giving them.
     hi = 1
-    while not exceeds(hi):
+    while not refutes(hi):
         if hi >= max_rounds:
             return None
         hi = min(2 * hi, max_rounds)
-    lo = hi // 2  # exceeds(lo) is False (0 test rounds show nothing)
+    lo = hi // 2  # refutes(lo) is False (0 test rounds show nothing)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if exceeds(mid):
+        if refutes(mid):
             hi = mid
         else:
             lo = mid
