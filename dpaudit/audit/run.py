@@ -376,8 +376,8 @@ def run_looks(
         output.settle()  # no-op after the first batch: committed and swapped in
         trained += time.perf_counter() - t0
         with progress_bar(
-            f"analysis, look {k + 1} of {len(looks.per_world)} ({per_world} rounds "
-            "per world)",
+            f"analysis (attacks), look {k + 1} of {len(looks.per_world)} "
+            f"({per_world} rounds per world)",
             n_attacks,
             unit="attack",
             enabled=progress,

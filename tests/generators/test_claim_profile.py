@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import platform
 from pathlib import Path
 
 import dp_accounting
@@ -195,7 +196,9 @@ def test_an_audit_stores_the_profile_with_each_round(plugin_path: Path) -> None:
     assert len(claims) == 10
     for claim in claims.values():
         assert claim["gdp_mu"] == 0.5 and claim["rdp"] == CURVE
-        assert claim["zcdp_rho"] is None and claim["extra"] == {}
+        # The worker adds its Python's version; nothing else goes to ``extra``.
+        assert claim["zcdp_rho"] is None
+        assert claim["extra"] == {"worker_python": platform.python_version()}
 
 
 # --------------------------------------------------- moments are an RDP curve
