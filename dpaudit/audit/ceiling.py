@@ -23,9 +23,9 @@ from dpaudit.audit.estimators import (
     _check_method,
     _eps_from_rates,
     _rate_upper_bounds,
-    fewest_rounds,
 )
 from dpaudit.audit.profile import ClaimedProfile, refutation_ratios
+from dpaudit.audit.sizing import fewest_rounds
 from dpaudit.audit.tradeoff import _finite_nonneg, _ndtr, mu_lower_bound
 
 __all__ = [
