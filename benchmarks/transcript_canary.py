@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -87,6 +88,15 @@ ROWS = [
     Row("skip_unaccounted_queries", 4.0, ("skip_unaccounted_queries",)),
     Row("delta_override", 4.0, ("delta_override",)),
 ]
+
+#: An exact mechanism small enough to audit a hundred times: the reference's vote with
+#: lambda 0.5 (Lap(2)), batches of 4, one student step per iteration, two iterations:
+#: 8 queries, the target's teacher voting "real" (exact epsilon about 2.96 at 1e-5).
+CALIBRATION = Row(
+    "calibration",
+    20.0,
+    options={"lam": 0.5, "batch_size": 4, "student_steps": 1, "max_iterations": 2},
+)
 
 SMOKE = [Row("reference", 4.0, options={"max_iterations": 2})]
 
@@ -228,6 +238,40 @@ def run_row(
     return out
 
 
+def calibrate(audits: int, rounds: int, out: str | None) -> None:
+    """``audits`` audits of :data:`CALIBRATION`, seeds 1.., each analysed once:
+    the rate at which eps_emp exceeds the transcript's exact epsilon (a false alarm
+    against the truth; at most alpha = 0.05 per audit if the game is sound)."""
+    cfg0 = config(CALIBRATION, rounds, 1, 0, sequential=False)
+    truth = exact(cfg0)["exact"]
+    print(f"exact epsilon {truth['epsilon']:.4f} at delta {cfg0.delta:g}", flush=True)
+    eps: list[float] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(1, audits + 1):
+            cfg = config(CALIBRATION, rounds, seed, 0, sequential=False)
+            doc = run_audit(cfg, out_dir=Path(tmp) / str(seed)).to_json()
+            eps.append(float(doc["eps_emp"]))
+    above = sum(e > truth["epsilon"] for e in eps)
+    summary = {
+        "audits": audits,
+        "rounds": rounds,
+        "exact_epsilon": truth["epsilon"],
+        "above_exact": above,
+        "max_eps_emp": max(eps),
+        "median_eps_emp": float(statistics.median(eps)),
+        "seconds": time.perf_counter() - started,
+        "eps_emp": eps,
+    }
+    print(
+        f"{audits} audits at {rounds} rounds per world: eps_emp above the exact "
+        f"epsilon in {above}; median {summary['median_eps_emp']:.3f}, max "
+        f"{summary['max_eps_emp']:.3f}; {summary['seconds']:.0f} s"
+    )
+    if out:
+        Path(out).write_text(json.dumps(summary, indent=1))
+
+
 def fmt(x: Any, digits: int = 3) -> str:
     if x is None:
         return "-"
@@ -245,7 +289,13 @@ def main() -> None:
     parser.add_argument("--epsilons", default=None, help="comma-separated")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--calibrate", type=int, default=0, help="N audits of the exact mechanism"
+    )
     args = parser.parse_args()
+    if args.calibrate:
+        calibrate(args.calibrate, args.rounds, args.out)
+        return
     rows = SMOKE if args.smoke else ROWS
     rounds = 5 if args.smoke else args.rounds
     if args.only:
