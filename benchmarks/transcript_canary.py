@@ -33,17 +33,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from dpaudit.audit.ceiling import mu_ceiling
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.run import run_audit
 from dpaudit.audit.setup import build_setup
-from dpaudit.audit.tradeoff import gdp_mu_of_eps
+from dpaudit.audit.tradeoff import bernoulli_renyi, gdp_mu_of_eps
 from dpaudit.generators.pate_gan import PateGan
 from dpaudit.generators.pate_gan.canary import canary_privacy
 from dpaudit.generators.pate_gan.model import _with_canary
-from dpaudit.generators.pate_gan.transcript import Recorder, vote_noise
+from dpaudit.generators.pate_gan.transcript import (
+    Recorder,
+    log_probability,
+    vote_noise,
+)
 from dpaudit.rng import Rngs
 
 
@@ -131,6 +136,7 @@ def exact(cfg: AuditConfig) -> dict[str, Any]:
     public = setup.public_streams()
     assert public is not None
     votes, used, k = [], [], 0
+    claim_rdp = None
     for world in (setup.with_target, setup.without):
         trainer = gen._trainer(
             [world],
@@ -140,7 +146,9 @@ def exact(cfg: AuditConfig) -> dict[str, Any]:
         )
         _with_canary(trainer, [world], setup.canary)
         trainer.recorder = Recorder(keep_votes=True)
-        trainer.run()
+        fitted = trainer.run()
+        if claim_rdp is None:
+            claim_rdp = fitted[0].claim.rdp
         (t,) = trainer.recorder.transcripts()
         v = torch.stack(trainer.recorder.votes, dim=1)[0, : len(t.used)].numpy()
         votes.append(v[t.used].ravel())
@@ -159,7 +167,9 @@ def exact(cfg: AuditConfig) -> dict[str, Any]:
     p = canary_privacy(
         votes[0], votes[1], k=k, beta=beta, single_draw=single, delta=cfg.delta
     )
+    rdp = exact_rdp(votes[0], votes[1], k=k, beta=beta, single=single, curve=claim_rdp)
     out["exact"] = {
+        **rdp,
         "epsilon": p.epsilon,
         "mu": p.mu,
         "queries": p.queries,
@@ -168,6 +178,48 @@ def exact(cfg: AuditConfig) -> dict[str, Any]:
         "n1_without_max": int(votes[1].max()),
     }
     return out
+
+
+def exact_rdp(
+    n1_with: Any, n1_without: Any, *, k: int, beta: float, single: bool, curve: Any
+) -> dict[str, Any]:
+    """The canary transcript's exact RDP at the claimed curve's orders (a sum over
+    queries of the larger Renyi divergence of each Bernoulli pair, both directions)
+    against the curve: the largest ratio exact / claimed and its order."""
+    if curve is None:
+        return {"rdp_ratio_max": None, "rdp_ratio_order": None}
+    orders = np.asarray(curve.orders, dtype=np.float64)
+    claimed = np.asarray(curve.epsilons, dtype=np.float64)
+    pairs, counts = np.unique(
+        np.stack([np.asarray(n1_with), np.asarray(n1_without)], axis=1),
+        axis=0,
+        return_counts=True,
+    )
+    total = np.zeros_like(orders)
+    lab = torch.tensor([True])
+    for (x, y), c in zip(pairs.tolist(), counts.tolist()):
+        if x == y:
+            continue
+        p = math.exp(
+            float(
+                log_probability(
+                    torch.tensor([x]), lab, k=k, beta=beta, single_draw=single
+                )
+            )
+        )
+        q = math.exp(
+            float(
+                log_probability(
+                    torch.tensor([y]), lab, k=k, beta=beta, single_draw=single
+                )
+            )
+        )
+        total += c * np.maximum(
+            bernoulli_renyi(p, q, orders), bernoulli_renyi(q, p, orders)
+        )
+    ratio = total / np.maximum(claimed, 1e-300)
+    i = int(np.argmax(ratio))
+    return {"rdp_ratio_max": float(ratio[i]), "rdp_ratio_order": float(orders[i])}
 
 
 def run_row(
