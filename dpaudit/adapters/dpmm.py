@@ -182,6 +182,8 @@ class _Dpmm:
     """One dpmm pipeline behind the plug-in protocol."""
 
     pipeline: ClassVar[str]  # the class name in dpmm.pipelines
+    # Whether the model's ``rho`` is its whole zCDP budget (the claim's profile).
+    zcdp: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -314,6 +316,11 @@ class _Dpmm:
         rho = getattr(gen, "rho", getattr(getattr(gen, "generator", None), "rho", None))
         if isinstance(rho, (int, float)):
             self.privacy_claim["rho"] = float(rho)
+            if self.zcdp:
+                # The claim's profile: the model's rho, and the binning (pure
+                # `spent`-DP, so spent^2 / 2-zCDP) composed in.
+                self.privacy_claim["zcdp_rho"] = float(rho) + spent * spent / 2.0
+        self.privacy_claim["unseeded_noise"] = "OpenDP Gaussian measurements"
         return self
 
     def sample(
@@ -355,3 +362,6 @@ class DpmmPrivBayes(_Dpmm):
     """dpmm's PrivBayes (``PrivBayesPipeline``): a DP Bayesian network."""
 
     pipeline = "PrivBayesPipeline"
+    # Its ``rho`` is ``cdp_rho(epsilon / 2, delta)``, the Gaussian measurements' share
+    # only (the structure is selected with the other half): no zCDP profile.
+    zcdp = False

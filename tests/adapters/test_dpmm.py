@@ -113,7 +113,9 @@ def test_public_encoding_fits_a_table_whose_every_column_has_one_value(
     assert claim["binner"] == "adapter (public domain)"
     assert claim["static_columns"] == [] and claim["preprocessor_epsilon"] == 0.0
     assert claim["epsilon"] == 1.0 and claim["delta"] == 0.01
-    assert claim["rho"] > 0
+    # The profile: MST's rho (cdp_rho(1, 1e-2), mu = sqrt(2 rho) = 0.455), no
+    # binning to compose in.
+    assert claim["zcdp_rho"] == claim["rho"] == pytest.approx(0.10341, abs=1e-5)
     assert result["shape"] == [500, 3] and result["dtypes"] == ["int64"] * 3
     assert set(result["values"]) <= {0, 1}
     # dpmm 0.1.9's own binner, given the public domain or not, drops every static
