@@ -30,6 +30,12 @@ Options (``--option KEY=VALUE``):
   worst case can only be audited with the default.
 - ``proc_epsilon``: the budget of dpmm's DP binning of numeric columns (its default
   0.1; ``null`` for uniform bins over the public bounds).
+- ``n_bins``: bins per numeric column, or ``auto`` (dpmm's default). dpmm's ``auto`` is
+  ``ceil(2 N^(1/3))`` of the number of records ``N`` (times a sigmoid of the budget
+  for priv-tree; ``processing/utils.py``, ``optimal_n_bins``), a count no noise
+  protects (docs/findings.md 7); with ``preprocessing=public`` and ``proc_epsilon``
+  ``null`` the adapter therefore uses 20 (dpmm's ``UniformBinner`` default) unless
+  given a number.
 - anything else goes to the model (``gen_kwargs``), e.g. ``degree=2`` (PrivBayes).
 
 Claim: ``epsilon`` is the model's budget plus what the binning spent (dpmm charges its
@@ -70,6 +76,7 @@ __all__ = ["DpmmAIM", "DpmmMST", "DpmmPrivBayes"]
 
 PACKAGE = "dpmm"
 BINNERS = ("adapter", "dpmm")
+UNIFORM_BINS = 20  # dpmm's UniformBinner default: a public bin count
 
 
 def _state(seed: int) -> Any:
@@ -108,6 +115,7 @@ class _PublicCodec:
         domain: dict[str, Any],
         proc_epsilon: float | None,
         rnd: Any,
+        n_bins: int | str = "auto",
     ) -> _PublicCodec:
         """Takes the categories from ``domain`` and fits the numeric columns' binners
         on ``table`` (the only read of the records, and a DP one unless
@@ -131,9 +139,12 @@ class _PublicCodec:
             found = import_library("dpmm.processing", package=PACKAGE).BINNER_DICT
             kind = "uniform" if proc_epsilon is None else "priv-tree"
             share = None if proc_epsilon is None else float(proc_epsilon) / len(numeric)
+            if kind == "uniform" and n_bins == "auto":
+                # dpmm's "auto" counts the records; uniform bins must not.
+                n_bins = UNIFORM_BINS
             for col in numeric:
                 binner = found[kind](
-                    n_bins="auto",
+                    n_bins=n_bins,
                     epsilon=share,
                     lower=float(col["lower"]),
                     upper=float(col["upper"]),
@@ -193,6 +204,7 @@ class _Dpmm:
         preprocessing: str = "public",
         proc_epsilon: float | None = 0.1,
         binner: str = "adapter",
+        n_bins: int | str = "auto",
         **options: Any,
     ) -> None:
         if not (
@@ -212,6 +224,13 @@ class _Dpmm:
             raise AdapterInputError(
                 f"`proc_epsilon` must be a number > 0 or null. Got {proc_epsilon!r}."
             )
+        if not (
+            n_bins == "auto"
+            or (isinstance(n_bins, int) and not isinstance(n_bins, bool) and n_bins > 0)
+        ):
+            raise AdapterInputError(
+                f"`n_bins` must be an integer > 0 or 'auto'. Got {n_bins!r}."
+            )
         if binner not in BINNERS:
             raise AdapterInputError(
                 f"`binner` must be one of {', '.join(BINNERS)}. Got {binner!r}."
@@ -224,6 +243,7 @@ class _Dpmm:
                 "preprocessing=public (library preprocessing always uses dpmm's)."
             )
         self.binner = binner
+        self.n_bins = n_bins
         self.proc_epsilon = proc_epsilon
         self.options = dict(options)
 
@@ -260,6 +280,7 @@ class _Dpmm:
                 epsilon=self.epsilon,
                 delta=self.delta,
                 proc_epsilon=self.proc_epsilon,
+                n_bins=self.n_bins,
                 n_jobs=1,
                 gen_kwargs=self.options,
                 disable_processing=own,
@@ -273,7 +294,11 @@ class _Dpmm:
         spent = 0.0
         if own:
             self.codec_ = _PublicCodec.fit(
-                table, domain=domain, proc_epsilon=self.proc_epsilon, rnd=state
+                table,
+                domain=domain,
+                proc_epsilon=self.proc_epsilon,
+                rnd=state,
+                n_bins=self.n_bins,
             )
             spent = self.codec_.spent_epsilon
             with quiet():

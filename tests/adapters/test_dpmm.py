@@ -52,12 +52,16 @@ def test_public_codec_refuses_values_outside_the_domain_and_missing_values() -> 
         _PublicCodec.fit(holed, domain=BINARY, proc_epsilon=0.1, rnd=None)
 
 
-def test_the_binner_option_is_checked() -> None:
+def test_the_binner_and_n_bins_options_are_checked() -> None:
     with pytest.raises(AdapterInputError, match="`binner` must be one of"):
         DpmmMST(epsilon=1.0, binner="mine")
     with pytest.raises(AdapterInputError, match="needs preprocessing=public"):
         DpmmAIM(epsilon=1.0, preprocessing="library", binner="dpmm")
     assert DpmmMST(epsilon=1.0, preprocessing="public", binner="dpmm").binner == "dpmm"
+    for bad in (0, -3, 2.5, True, "many"):
+        with pytest.raises(AdapterInputError, match="`n_bins` must be"):
+            DpmmMST(epsilon=1.0, n_bins=bad)
+    assert DpmmMST(epsilon=1.0, n_bins=8).n_bins == 8
 
 
 SCRIPT = r"""
@@ -100,6 +104,16 @@ elif case == "continuous":
     result["sizes"] = codec.sizes
     result["codes_in_range"] = bool(((codes >= 0) & (codes < pd.Series(codec.sizes))).all().all())
     result["range"] = [float(back.to_numpy().min()), float(back.to_numpy().max())]
+    # Uniform bins: dpmm's "auto" counts the records (25 bins for 1,953, 26 for
+    # 1,954); the adapter's public encoding uses a public count.
+    one = {"columns": cont["columns"][:1]}
+    for n in (1953, 1954):
+        frame = pd.DataFrame({"u": np.zeros(n)})
+        auto = dm._PublicCodec.fit(frame, domain=one, proc_epsilon=None, rnd=None)
+        found = __import__("dpmm.processing", fromlist=["BINNER_DICT"]).BINNER_DICT
+        theirs = found["uniform"](n_bins="auto", lower=0.0, upper=1.0)
+        theirs.fit(frame["u"].to_numpy())
+        result[f"uniform_{n}"] = [auto.sizes["u"], int(theirs.bin_domain)]
 json.dump(result, sys.stdout)
 """
 
@@ -134,3 +148,5 @@ def test_public_encoding_bins_constant_numeric_columns_within_the_bounds(
     assert result["sizes"]["u"] >= 1 and result["codes_in_range"]
     low, high = result["range"]
     assert 0.0 <= low <= high <= 1.0
+    assert result["uniform_1953"] == [20, 25]
+    assert result["uniform_1954"] == [20, 26]
