@@ -351,10 +351,11 @@ def run_cell_cheapest(
     log: Path,
 ) -> dict[str, Any]:
     """Decides one cell by the cheapest sound route; returns its table row."""
-    name = f"{generator} {mode} {dataset}"
+    name = " ".join([generator, mode, dataset, *args.cell_option])
     options = cell_options(generator, mode, dataset)
     if isinstance(options, str):
         return {"cell": name, "verdict": "not run", "why": options, "audits": []}
+    options = [*options, *args.cell_option]
     folder = Path(args.out) / name.replace(" ", "_").replace(":", "_")
     audits: list[dict[str, Any]] = []
     wall = 0.0
@@ -498,6 +499,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--skip-done", action="store_true", help="reuse audits already in --out"
+    )
+    parser.add_argument(
+        "--cell-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="cheapest route: an --option added to every cell (named in the cell), "
+        "e.g. bins=2",
     )
     parser.add_argument(
         "--one-run-only",
