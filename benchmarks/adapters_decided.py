@@ -321,6 +321,17 @@ def why_two_world(row: dict[str, Any]) -> tuple[bool, str]:
     )
 
 
+def logged_wall(log: Path, command: str) -> float | None:
+    """The wall time ``log`` recorded for the last run of ``command`` (None: none)."""
+    wall = None
+    if log.exists():
+        for line in log.read_text().splitlines():
+            entry = json.loads(line)
+            if entry.get("command") == command and entry.get("wall_s") is not None:
+                wall = entry["wall_s"]
+    return wall
+
+
 def run_audit(
     cmd: list[str], out: Path, name: str, args: argparse.Namespace, log: Path
 ) -> dict[str, Any]:
@@ -330,8 +341,11 @@ def run_audit(
         "cell": name,
         "command": " ".join(cmd[2:]),
     }
-    if args.skip_done and (out / "result.json").exists():
-        entry.update(rc=0, wall_s=None, reused=True)
+    if (args.skip_done or args.no_run) and (out / "result.json").exists():
+        entry.update(rc=0, wall_s=logged_wall(log, entry["command"]), reused=True)
+        return entry
+    if args.no_run:
+        entry.update(rc=None, wall_s=None, error="no audit in --out (--no-run)")
         return entry
     start = time.perf_counter()
     done = subprocess.run(
@@ -374,7 +388,8 @@ def run_cell_cheapest(
         entry = run_audit(cmd, out, name, args, log)
         if "error" in entry:
             audits.append(entry)
-            why = f"{game} failed: {entry['error']}"
+            failed = "not run" if entry["rc"] is None else "failed"
+            why = f"{game} {failed}: {entry['error']}"
             break
         entry.update(route_row(out, game))
         # A reused audit counts with its own recorded time (no worker start-up).
@@ -409,6 +424,38 @@ def run_cell_cheapest(
         "wall_s_total": round(wall, 1),
         "audits": audits,
     }
+
+
+def markdown_row(row: dict[str, Any]) -> str:
+    """A cheapest-route row as a line of docs/adapters.md's table."""
+    if row.get("verdict") == "not run":
+        return f"| `{row['cell']}` | not run: {row['why']} |" + " |" * 7
+    by_game = {a.get("game"): a for a in row["audits"]}
+    one, two = by_game.get("one-run"), by_game.get("two-world")
+    name, mode, _, *extra = row["cell"].split(" ")
+    label = f"`{name}`" + "".join(f" `{e}`" for e in extra)
+    cells = [label, mode]
+    if one and "correct" in one:
+        cells.append(
+            f"{one['verdict']} {fmt(one['eps_emp'], '.2f')} / "
+            f"{fmt(one['eps_max_attainable'], '.3f')}, {one['correct']} of "
+            f"{one['guesses']}, AUC {fmt(one['auc'], '.2f')}"
+        )
+    else:
+        cells.append("-")
+    if two and "verdict" in two:
+        cells += [
+            f"{two['verdict']} at look {two.get('look')} of {two.get('looks')} "
+            f"({two['rounds']} of {two.get('planned_rounds')})",
+            f"{fmt(two['eps_emp'])} / {fmt(two['eps_max_attainable'])}",
+            f"{fmt(two['mu_emp'])} / {fmt(two['mu_max_attainable'])}",
+            f"{fmt(two['auc'], '.2f')}",
+            f"{two['fp']}/{two['fp'] + two['tn']} / {two['tp']}/{two['tp'] + two['fn']}",
+        ]
+    else:
+        cells += ["not run", "", "", "", ""]
+    cells += [str(row.get("fits_total", "")), fmt(row.get("wall_s_total"), ".0f")]
+    return "| " + " | ".join([*cells, row["why"]]) + " |"
 
 
 def run_cell(
@@ -501,6 +548,11 @@ def main(argv: list[str] | None = None) -> int:
         "--skip-done", action="store_true", help="reuse audits already in --out"
     )
     parser.add_argument(
+        "--no-run",
+        action="store_true",
+        help="cheapest route: run nothing, tabulate the audits already in --out",
+    )
+    parser.add_argument(
         "--cell-option",
         action="append",
         default=[],
@@ -564,6 +616,9 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
     (base / "table.json").write_text(json.dumps(table, indent=2) + "\n")
+    if args.route == "cheapest":
+        lines = [markdown_row(row) for row in table]
+        (base / "table.md").write_text("\n".join(lines) + "\n")
     return 0
 
 

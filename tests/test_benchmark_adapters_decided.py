@@ -63,3 +63,18 @@ def test_smoke_cheapest_route(tmp_path: Path) -> None:
     again = json.loads((tmp_path / "table.json").read_text())
     assert [a["reused"] for c in again for a in c["audits"]] == [True, True, True]
     assert again[1]["verdict"] == "VIOLATION" and again[1]["why"] == rr["why"]
+    assert [c["wall_s_total"] for c in again] == [
+        copy["wall_s_total"],
+        rr["wall_s_total"],
+    ]
+    assert (tmp_path / "table.md").read_text().count("\n| ") == 1
+    # --no-run tabulates what is there and runs nothing.
+    empty = tmp_path / "empty"
+    assert (
+        module.main(["--smoke", "--route", "cheapest", "--no-run", "--out", str(empty)])
+        == 0
+    )
+    rows = json.loads((empty / "table.json").read_text())
+    assert [r["why"] for r in rows] == [
+        "one-run not run: no audit in --out (--no-run)"
+    ] * 2
