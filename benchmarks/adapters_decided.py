@@ -48,7 +48,10 @@ names a mu), the counts, the fits, the wall time and why the cell is (un)decided
 
 Every finished audit is appended to ``--out``/cells.jsonl (``--skip-done`` reuses an
 audit whose ``result.json`` is already in ``--out``: a killed run continues); the
-table goes to stdout and ``--out``/table.json.
+table goes to stdout and ``--out``/table.json (with ``--route cheapest`` also
+``--out``/table.md, rows in docs/adapters.md's format). ``--one-run-only`` runs every
+cell's cheap stage first; ``--no-run`` runs nothing and tabulates what ``--out``
+holds; ``--cell-option KEY=VALUE`` adds an ``--option`` to every cell (named in it).
 """
 
 from __future__ import annotations
