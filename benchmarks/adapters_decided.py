@@ -22,9 +22,36 @@ no continuous column) is reported with the adapter's one line. Each audit's own
     python benchmarks/adapters_decided.py --python /work/venvs/smartnoise/bin/python \\
         --only smartnoise-mwem --out adapters_decided_out
     python benchmarks/adapters_decided.py --smoke      # seconds: one toy plug-in
+    python benchmarks/adapters_decided.py --python /work/venvs/smartnoise/bin/python \\
+        --route cheapest --only smartnoise-mst --datasets worst-case-continuous
+    python benchmarks/adapters_decided.py --smoke --route cheapest   # two toy plug-ins
 
-Every finished audit is appended to ``--out``/cells.jsonl (``--skip-done`` continues
-a killed run); the table goes to stdout and ``--out``/table.json.
+``--route cheapest`` decides a cell by the cheapest sound route instead:
+
+1. the one-run game (``--game one-run --canaries C --guesses G``, one fit; docs/onerun.md)
+   at level ``--one-run-alpha``: a VIOLATION there is a proof and decides the cell. A
+   one-run CONSISTENT decides nothing: it says that these canaries, guessed from
+   this score, did not show the leak, not that the two-world game would not (a leak
+   carried by the extremes of the data, such as a range read from the records, is
+   set by the most extreme canaries and no single canary is seen through it);
+2. else the two-world game with ``--sequential`` planned at ``--max-rounds`` rounds
+   per world (looks at 10, 20, 50 and 100%, stopping at the first look that proves
+   a VIOLATION) at level ``--alpha - --one-run-alpha``. Its CONSISTENT is decided when
+   the headline attack erred both ways, else the result's rounds to decide are
+   reported (one-sided errors); an INCONCLUSIVE reports the rounds it needs.
+
+The two stages' levels add up to ``--alpha`` (0.05): by the union bound the cell's
+route reports a false VIOLATION with probability at most ``--alpha``, whichever
+stage decides it. Each row records the route, the verdict, eps_emp and mu_emp beside
+the most the audit could show (the attainable maximum; mu_ceiling when the claim
+names a mu), the counts, the fits, the wall time and why the cell is (un)decided.
+
+Every finished audit is appended to ``--out``/cells.jsonl (``--skip-done`` reuses an
+audit whose ``result.json`` is already in ``--out``: a killed run continues); the
+table goes to stdout and ``--out``/table.json (with ``--route cheapest`` also
+``--out``/table.md, rows in docs/adapters.md's format). ``--one-run-only`` runs every
+cell's cheap stage first; ``--no-run`` runs nothing and tabulates what ``--out``
+holds; ``--cell-option KEY=VALUE`` adds an ``--option`` to every cell (named in it).
 """
 
 from __future__ import annotations
@@ -50,12 +77,20 @@ MODES = ("library", "public")
 SMOKE_GENERATORS = ("dpaudit.generators.toy_plugins:CopyData",)
 """Smoke mode: a plug-in with no privacy, one attack, 10 rounds per world (too few:
 INCONCLUSIVE), then the rounds needed (a VIOLATION): the escalation, in seconds."""
+SMOKE_CHEAPEST = {
+    "dpaudit.generators.toy_plugins:CopyData": [],
+    "dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse": ["leak=true"],
+}
+"""Smoke mode of ``--route cheapest``: CopyData releases its canaries (a one-run
+VIOLATION decides the cell); the leaking randomized response releases only the
+target's membership, which no canary carries (a one-run CONSISTENT, which decides
+nothing), and the two-world game's looks then prove the VIOLATION."""
 
 
 def cell_options(generator: str, mode: str, dataset: str) -> list[str] | str:
     """The ``--option`` values of a cell, or the reason it cannot run."""
     if ":" in generator:  # a toy plug-in (smoke mode): no preprocessing option
-        return []
+        return list(SMOKE_CHEAPEST.get(generator, []))
     if generator.startswith("synthcity") and mode == "public":
         return "synthcity 0.2.12 has no public preprocessing (the adapter refuses it)"
     if generator == "smartnoise-pacsynth" and dataset == "worst-case-continuous":
@@ -117,6 +152,54 @@ def audit_command(
     return cmd
 
 
+def one_run_command(
+    generator: str,
+    options: list[str],
+    dataset: str,
+    args: argparse.Namespace,
+    out: Path,
+) -> list[str]:
+    """The ``dpaudit audit --game one-run`` command of a cell's first stage."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "dpaudit",
+        "audit",
+        "--game",
+        "one-run",
+        "--generator",
+        generator,
+        "--dataset",
+        dataset,
+        "--canaries",
+        str(args.canaries),
+        "--guesses",
+        str(args.guesses),
+        "--alpha",
+        f"{args.one_run_alpha:g}",
+        "--seed",
+        str(args.seed),
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
+        "--force",
+        "--quiet",
+    ]
+    for option in options:
+        cmd += ["--option", option]
+    if not args.smoke:
+        cmd += [
+            "--dataset-rows",
+            str(args.rows),
+            "--synthetic-rows",
+            str(args.synthetic_rows),
+        ]
+        if args.python:
+            cmd += ["--python", args.python]
+    return cmd
+
+
 def next_rounds(out: Path, rounds: int, cap: int) -> tuple[int | None, str]:
     """The rounds of the next audit of a cell (None: decided) and why."""
     result = load_result(out)
@@ -157,6 +240,225 @@ def row_of(out: Path) -> dict[str, Any]:
         "library": (result.claim.extra.get("library") or {}).get("values", [None])[0],
         "seconds": result.timing.total_seconds,
     }
+
+
+def route_row(out: Path, game: str) -> dict[str, Any]:
+    """What a cheapest-route row records of one audit: the verdict beside the most
+    the audit could show, the counts, the fits."""
+    result = load_result(out)
+    c, power = result.counts, result.power
+    row: dict[str, Any] = {
+        "game": game,
+        "verdict": str(result.verdict),
+        "eps_emp": result.eps_emp,
+        "eps_max_attainable": result.eps_max_attainable,
+        "mu_emp": result.mu_emp,
+        "mu_max_attainable": power.mu_max_attainable if power else None,
+        "mu_ceiling": power.mu_ceiling if power else None,
+        "auc": result.auc,
+        "eps_claimed": result.eps_claimed,
+        "tp": c.tp,
+        "fp": c.fp,
+        "tn": c.tn,
+        "fn": c.fn,
+        "library": (result.claim.extra.get("library") or {}).get("values", [None])[0],
+        "seconds": result.timing.total_seconds,
+        "constant_release": bool(power and power.constant_release),
+        "rounds_needed": power.rounds_needed if power else None,
+    }
+    if result.one_run is not None:
+        one = result.one_run
+        row.update(
+            fits=one.fits,
+            canaries=one.canaries,
+            guesses=one.guesses,
+            correct=one.correct,
+            eps_max_attainable=one.eps_max_attainable,
+        )
+    else:
+        row.update(fits=result.rounds.total, rounds=result.rounds.per_world)
+        if result.sequential is not None:
+            seq = result.sequential
+            row.update(
+                planned_rounds=seq.planned_per_world,
+                look=seq.decided,
+                looks=len(seq.looks),
+                stopped_early=seq.stopped_early,
+            )
+        row["rounds_to_decide"] = decide_rounds(result)
+    return row
+
+
+def why_two_world(row: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a two-world stage decides its cell, and why (or why not)."""
+    rounds = row.get("rounds")
+    if row["verdict"] == "VIOLATION":
+        look = row.get("look")
+        at = f" at look {look} of {row.get('looks')}" if look else ""
+        return True, f"two-world VIOLATION{at} ({rounds} rounds per world): decided"
+    if row["constant_release"]:
+        return True, "constant release: no number of rounds separates the worlds"
+    if row["verdict"] == "INCONCLUSIVE":
+        need = row.get("rounds_needed")
+        return False, (
+            f"INCONCLUSIVE at {rounds} rounds per world: the attainable maximum "
+            + (
+                f"passes the claim at {need} rounds per world"
+                if need
+                else "passes the claim at no feasible size"
+            )
+        )
+    if row["fp"] > 0 and row["fn"] > 0:
+        return True, (
+            f"CONSISTENT with two-sided errors at {rounds} rounds per world: decided"
+        )
+    need = row.get("rounds_to_decide")
+    if need is None:
+        return False, (
+            f"CONSISTENT with one-sided errors at {rounds} rounds per world; "
+            "no feasible size at these error rates"
+        )
+    return False, (
+        f"CONSISTENT with one-sided errors at {rounds} rounds per world: "
+        f"{need} rounds per world would decide it"
+    )
+
+
+def logged_wall(log: Path, command: str) -> float | None:
+    """The wall time ``log`` recorded for the last run of ``command`` (None: none)."""
+    wall = None
+    if log.exists():
+        for line in log.read_text().splitlines():
+            entry = json.loads(line)
+            if entry.get("command") == command and entry.get("wall_s") is not None:
+                wall = entry["wall_s"]
+    return wall
+
+
+def run_audit(
+    cmd: list[str], out: Path, name: str, args: argparse.Namespace, log: Path
+) -> dict[str, Any]:
+    """Runs one audit (or reuses it with ``--skip-done``); its log entry."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    entry: dict[str, Any] = {
+        "cell": name,
+        "command": " ".join(cmd[2:]),
+    }
+    if (args.skip_done or args.no_run) and (out / "result.json").exists():
+        entry.update(rc=0, wall_s=logged_wall(log, entry["command"]), reused=True)
+        return entry
+    if args.no_run:
+        entry.update(rc=None, wall_s=None, error="no audit in --out (--no-run)")
+        return entry
+    start = time.perf_counter()
+    done = subprocess.run(
+        cmd, env=env, cwd=ROOT, check=False, capture_output=True, text=True
+    )
+    entry.update(rc=done.returncode, wall_s=round(time.perf_counter() - start, 1))
+    if done.returncode != 0 or not (out / "result.json").exists():
+        entry["error"] = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return entry
+
+
+def run_cell_cheapest(
+    generator: str,
+    mode: str,
+    dataset: str,
+    args: argparse.Namespace,
+    log: Path,
+) -> dict[str, Any]:
+    """Decides one cell by the cheapest sound route; returns its table row."""
+    name = " ".join([generator, mode, dataset, *args.cell_option])
+    options = cell_options(generator, mode, dataset)
+    if isinstance(options, str):
+        return {"cell": name, "verdict": "not run", "why": options, "audits": []}
+    options = [*options, *args.cell_option]
+    folder = Path(args.out) / name.replace(" ", "_").replace(":", "_")
+    audits: list[dict[str, Any]] = []
+    wall = 0.0
+    stages = [("one-run", folder / "one-run")]
+    if not args.one_run_only:
+        stages.append(("two-world", folder / f"two-world-{args.max_rounds}"))
+    notes: list[str] = []
+    decided, why = False, ""
+    for game, out in stages:
+        if game == "one-run":
+            cmd = one_run_command(generator, options, dataset, args, out)
+        else:
+            two = audit_command(generator, options, dataset, args.max_rounds, args, out)
+            level = f"{args.alpha - args.one_run_alpha:g}"
+            cmd = [*two, "--sequential", "--alpha", level]
+        entry = run_audit(cmd, out, name, args, log)
+        if "error" in entry:
+            audits.append(entry)
+            failed = "not run" if entry["rc"] is None else "failed"
+            why = f"{game} {failed}: {entry['error']}"
+            break
+        entry.update(route_row(out, game))
+        # A reused audit counts with its own recorded time (no worker start-up).
+        wall += entry["wall_s"] if entry["wall_s"] is not None else entry["seconds"]
+        audits.append(entry)
+        with log.open("a") as fh:
+            fh.write(json.dumps(entry) + "\n")
+        if game == "one-run":
+            if entry["verdict"] == "VIOLATION":
+                decided, why = (
+                    True,
+                    (
+                        f"one-run VIOLATION ({entry['correct']} of {entry['guesses']} "
+                        f"guesses right, {entry['fits']} fit): decided"
+                    ),
+                )
+                break
+            notes.append(
+                f"one-run {entry['verdict']} {fmt(entry['eps_emp'], '.2f')} "
+                f"({entry['correct']} of {entry['guesses']} right; decides nothing)"
+            )
+            continue
+        decided, why = why_two_world(entry)
+    last = audits[-1] if audits else {}
+    return {
+        "cell": name,
+        **{k: v for k, v in last.items() if k not in ("cell", "command")},
+        "route": " then ".join(a.get("game", "?") for a in audits),
+        "decided": decided,
+        "why": "; ".join([*notes, why]) if why else "; ".join(notes),
+        "fits_total": sum(a.get("fits", 0) for a in audits),
+        "wall_s_total": round(wall, 1),
+        "audits": audits,
+    }
+
+
+def markdown_row(row: dict[str, Any]) -> str:
+    """A cheapest-route row as a line of docs/adapters.md's table."""
+    if row.get("verdict") == "not run":
+        return f"| `{row['cell']}` | not run: {row['why']} |" + " |" * 7
+    by_game = {a.get("game"): a for a in row["audits"]}
+    one, two = by_game.get("one-run"), by_game.get("two-world")
+    name, mode, _, *extra = row["cell"].split(" ")
+    label = f"`{name}`" + "".join(f" `{e}`" for e in extra)
+    cells = [label, mode]
+    if one and "correct" in one:
+        cells.append(
+            f"{one['verdict']} {fmt(one['eps_emp'], '.2f')} / "
+            f"{fmt(one['eps_max_attainable'], '.3f')}, {one['correct']} of "
+            f"{one['guesses']}, AUC {fmt(one['auc'], '.2f')}"
+        )
+    else:
+        cells.append("-")
+    if two and "verdict" in two:
+        cells += [
+            f"{two['verdict']} at look {two.get('look')} of {two.get('looks')} "
+            f"({two['rounds']} of {two.get('planned_rounds')})",
+            f"{fmt(two['eps_emp'])} / {fmt(two['eps_max_attainable'])}",
+            f"{fmt(two['mu_emp'])} / {fmt(two['mu_max_attainable'])}",
+            f"{fmt(two['auc'], '.2f')}",
+            f"{two['fp']}/{two['fp'] + two['tn']} / {two['tp']}/{two['tp'] + two['fn']}",
+        ]
+    else:
+        cells += ["not run", "", "", "", ""]
+    cells += [str(row.get("fits_total", "")), fmt(row.get("wall_s_total"), ".0f")]
+    return "| " + " | ".join([*cells, row["why"]]) + " |"
 
 
 def run_cell(
@@ -226,9 +528,55 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synthetic-rows", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="adapters_decided_out")
-    parser.add_argument("--smoke", action="store_true", help="one toy plug-in")
+    parser.add_argument("--smoke", action="store_true", help="toy plug-ins")
+    parser.add_argument(
+        "--route",
+        choices=("escalate", "cheapest"),
+        default="escalate",
+        help="escalate: two-world audits, larger until decided; cheapest: the "
+        "one-run game, then one sequential two-world audit (module docstring)",
+    )
+    parser.add_argument("--canaries", type=int, default=200, help="one-run stage")
+    parser.add_argument("--guesses", type=int, default=20, help="one-run stage")
+    parser.add_argument(
+        "--alpha", type=float, default=0.05, help="the cell's level (cheapest route)"
+    )
+    parser.add_argument(
+        "--one-run-alpha",
+        type=float,
+        default=0.01,
+        help="the one-run stage's share of --alpha; the two-world stage gets the rest",
+    )
+    parser.add_argument(
+        "--skip-done", action="store_true", help="reuse audits already in --out"
+    )
+    parser.add_argument(
+        "--no-run",
+        action="store_true",
+        help="cheapest route: run nothing, tabulate the audits already in --out",
+    )
+    parser.add_argument(
+        "--cell-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="cheapest route: an --option added to every cell (named in the cell), "
+        "e.g. bins=2",
+    )
+    parser.add_argument(
+        "--one-run-only",
+        action="store_true",
+        help="cheapest route: the one-run stage only (every cell's cheap stage "
+        "first; a later run with --skip-done adds the two-world stages)",
+    )
     args = parser.parse_args(argv)
-    if args.smoke:
+    if not 0 < args.one_run_alpha < args.alpha < 1:
+        parser.error("need 0 < --one-run-alpha < --alpha < 1")
+    if args.smoke and args.route == "cheapest":
+        generators = list(SMOKE_CHEAPEST)
+        modes, datasets = ["library"], ["worst-case"]
+        args.max_rounds = 100
+    elif args.smoke:
         generators = list(SMOKE_GENERATORS)
         modes, datasets = ["library"], ["worst-case"]
         args.rounds, args.max_rounds = 10, 40
@@ -249,10 +597,14 @@ def main(argv: list[str] | None = None) -> int:
         f"{'FP':>7s} {'TP':>7s} {'claim':>6s} {'rounds':>6s} {'wall s':>7s}  why",
         flush=True,
     )
+    cell = run_cell_cheapest if args.route == "cheapest" else run_cell
     for generator in generators:
         for mode in modes:
             for dataset in datasets:
-                row = run_cell(generator, mode, dataset, args, log)
+                row = cell(generator, mode, dataset, args, log)
+                if "tn" in row:
+                    row.setdefault("n0", row["fp"] + row["tn"])
+                    row.setdefault("n1", row["tp"] + row["fn"])
                 table.append(row)
                 print(
                     f"{row['cell']:58s} {row.get('verdict', '-'):12s} "
@@ -267,6 +619,9 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
     (base / "table.json").write_text(json.dumps(table, indent=2) + "\n")
+    if args.route == "cheapest":
+        lines = [markdown_row(row) for row in table]
+        (base / "table.md").write_text("\n".join(lines) + "\n")
     return 0
 
 
