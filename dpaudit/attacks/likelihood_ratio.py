@@ -53,6 +53,7 @@ class Replayer(Protocol):
         *,
         domain: Domain,
         public_rngs: Sequence[Rngs],
+        canary: pd.DataFrame | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]: ...
 
 
@@ -85,6 +86,8 @@ class LikelihoodRatioAttack:
         without: ``D``.
         with_target: ``D ∪ {target}``.
         public_rng: the fixed public (fit) stream of the audit.
+        canary: the target record when the teachers are canary teachers (the
+            replay's teachers must be the run's); None: trained teachers.
         name: the registry name (default ``likelihood-ratio``).
     """
 
@@ -99,6 +102,7 @@ class LikelihoodRatioAttack:
         with_target: pd.DataFrame,
         public_rng: Rngs,
         name: str = LIKELIHOOD_RATIO,
+        canary: pd.DataFrame | None = None,
     ) -> None:
         self.name = name
         self.generator = generator
@@ -106,6 +110,7 @@ class LikelihoodRatioAttack:
         self.without = without
         self.with_target = with_target
         self.public_rng = public_rng
+        self.canary = canary
         self.fitted_ = False
 
     @property
@@ -136,6 +141,7 @@ class LikelihoodRatioAttack:
             forced,
             domain=self.domain,
             public_rngs=[self.public_rng] * (2 * r),
+            canary=self.canary,
         )
         ll = np.asarray(ll, dtype=np.float64).reshape(r, 2)
         impossible = np.asarray(impossible, dtype=np.bool_).reshape(r, 2)

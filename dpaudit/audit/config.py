@@ -18,7 +18,7 @@ from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit import estimators as est
 from dpaudit.audit import serial
 from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
-from dpaudit.audit.names import Backend, Game, Randomness, ReleaseKind
+from dpaudit.audit.names import Backend, Game, Randomness, ReleaseKind, TeacherKind
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.generators.names import Device
@@ -122,6 +122,10 @@ class AuditConfig:
             fixed before any release is seen (default: a tenth of all canaries, at
             least 1).
         guesses_out: one-run: guesses "out" (default: as many as ``guesses``).
+        teachers: with ``release = "transcript"``: ``trained`` (default, the
+            teachers as implemented) or ``canary`` (the adversary's teachers, each
+            voting "real" exactly when it trained on the target; the proof covers
+            any teachers: docs/soundness.md, "Canary teachers").
     """
 
     generator: str = DEFAULT_GENERATOR
@@ -164,6 +168,7 @@ class AuditConfig:
     fits: int = 1
     guesses: int | None = None
     guesses_out: int | None = None
+    teachers: TeacherKind = "trained"
 
     def __post_init__(self) -> None:
         need = require
@@ -241,6 +246,13 @@ class AuditConfig:
             "0 (unset) with randomness independent: only fixed public randomness has "
             "a public seed to choose",
             self.public_seed,
+        )
+        need(
+            self.teachers == "trained" or self.release == "transcript",
+            "teachers",
+            "trained (unset) unless --release transcript: canary teachers are the "
+            "transcript game's",
+            self.teachers,
         )
         if self.release == "transcript":
             # The likelihood-ratio attack replays training under the audit's one
@@ -445,6 +457,8 @@ class AuditConfig:
                 data.pop(key)
         if data["release"] == "table":
             data.pop("release")
+        if data["teachers"] == "trained":
+            data.pop("teachers")
         # ``sequential`` is written only when set (serial's ``omit_if``): the
         # identities of audits analysed once are those of earlier versions.
         # The chosen public candidate's streams do not depend on how many were

@@ -14,7 +14,13 @@ from types import MappingProxyType
 from typing import Any
 
 from dpaudit.attacks.names import ATTACK_NAMES, SET_NAMES
-from dpaudit.audit.names import BACKENDS, GAMES, RANDOMNESS_MODES, RELEASES
+from dpaudit.audit.names import (
+    BACKENDS,
+    GAMES,
+    RANDOMNESS_MODES,
+    RELEASES,
+    TEACHERS,
+)
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.names import DEVICES
 from dpaudit.validation import Closed, check_choice, check_scalar, require
@@ -147,6 +153,7 @@ AUDIT_CONSTRAINTS: Mapping[str, Constraint] = MappingProxyType(
         "fits": Interval(integer=True, low=1),
         "guesses": Interval(integer=True, low=1, optional=True),
         "guesses_out": Interval(integer=True, low=0, optional=True),
+        "teachers": Choices(values=TEACHERS),
     }
 )
 """Field of :class:`~dpaudit.audit.config.AuditConfig` -> its constraint."""

@@ -14,10 +14,12 @@ __all__ = [
     "RANDOMNESS_MODES",
     "RELEASES",
     "RESULT_FILE",
+    "TEACHERS",
     "Backend",
     "Game",
     "Randomness",
     "ReleaseKind",
+    "TeacherKind",
     "Verdict",
 ]
 
@@ -35,6 +37,13 @@ ReleaseKind = Literal["table", "transcript"]
 ``transcript``, every noisy answer of the generator's private mechanism (PATE-GAN's
 noisy votes; docs/soundness.md, "The transcript release")."""
 RELEASES: tuple[ReleaseKind, ...] = get_args(ReleaseKind)
+
+TeacherKind = Literal["trained", "canary"]
+"""The teachers of a transcript release: ``trained`` as implemented, or ``canary``:
+the adversary's teachers, each voting "real" exactly when it has trained on the target
+(PATE-GAN's and G-PATE's proofs hold for any teachers; docs/soundness.md, "Canary
+teachers")."""
+TEACHERS: tuple[TeacherKind, ...] = get_args(TeacherKind)
 
 RESULT_FILE = "result.json"
 """The file of an audit directory that holds the result

@@ -354,6 +354,7 @@ def _transcript_rounds(
         domain=setup.domain,
         rngs=fit_rngs,
         public_rngs=[public[0]] * len(datasets),
+        canary=setup.canary,
     )
     attacks = setup.make_attacks()
     features = {

@@ -72,6 +72,7 @@ class AuditSetup:
                     without=self.without,
                     with_target=self.with_target,
                     public_rng=public[0],
+                    canary=self.canary,
                 )
             }
         rngs = self.plan.attack_rngs(len(ATTACK_NAMES))
@@ -85,6 +86,11 @@ class AuditSetup:
             )
             for name in self.attacks
         }
+
+    @property
+    def canary(self) -> pd.DataFrame | None:
+        """The target record, when the transcript's teachers are canaries."""
+        return self.target if self.config.teachers == "canary" else None
 
     def supports_public_randomness(self) -> bool:
         """Whether the generator declares ``supports_public_randomness``."""
@@ -269,7 +275,7 @@ def check_transcript_release(setup: AuditSetup, generator: Generator) -> None:
             f"`release` transcript needs a generator that records its noisy answers "
             f"(dpaudit's pategan); {name!r} does not: use --release table."
         )
-    reason = support()
+    reason = support(canary=setup.config.teachers == "canary")
     if reason is not None:
         raise InvalidParameterError(
             f"`release` transcript: {reason}; use --release table."

@@ -156,6 +156,14 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "docs/soundness.md)",
     ),
     Key(
+        "teachers",
+        "with --release transcript: trained (default: the teachers as "
+        "implemented) or canary (the adversary's teachers: each votes 'real' "
+        "exactly when it trained on the target; the claim's proof covers any "
+        "teachers; docs/soundness.md, 'Canary teachers')",
+        choices=("trained", "canary"),
+    ),
+    Key(
         "public_seed",
         "with fixed_public: which public randomness is held fixed: 0 "
         "(default), a candidate index, or 'auto': the candidate under "

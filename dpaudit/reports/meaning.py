@@ -26,6 +26,7 @@ from dpaudit.reports.wording import (
     overall_confidence,
     per_attack_confidence,
     randomness_text,
+    release_text,
     test_size,
 )
 
@@ -110,6 +111,9 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     if note is not None:
         rows.append(("estimate", note))
     rows.append(("randomness", randomness_text(result)))
+    release = release_text(result)
+    if release is not None:
+        rows.append(("release", release))
     rows += profile_rows(result)
     # The claim's own terms, and how to reproduce the audit (reports/claimview.py).
     rows += claim_rows(result) + reproduce_rows(result)

@@ -246,6 +246,20 @@ def approximate_note(result: AuditResult) -> str | None:
     return f"approximate ({name})"
 
 
+def release_text(result: AuditResult) -> str | None:
+    """What a round released, in words; None for the synthetic table (the default)."""
+    config = result.config
+    if config.release != "transcript":
+        return None
+    teachers = (
+        "canary teachers: the adversary's, each voting 'real' exactly when it "
+        "trained on the target (docs/soundness.md, 'Canary teachers')"
+        if config.teachers == "canary"
+        else "the teachers as trained"
+    )
+    return f"transcript: every noisy vote, attacked by the exact likelihood ratio; {teachers}"
+
+
 def randomness_text(result: AuditResult) -> str:
     """The game's randomness mode in words."""
     if result.randomness == "fixed_public":

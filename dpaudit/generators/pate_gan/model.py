@@ -22,6 +22,7 @@ from dpaudit.generators.base import PrivacyClaim, check_release_streams
 from dpaudit.generators.flags import build_config
 from dpaudit.generators.names import PATE_GAN
 from dpaudit.generators.nets import BatchedMLP
+from dpaudit.generators.pate_gan.canary import CanaryTeachers, canary_mask
 from dpaudit.generators.pate_gan.config import (
     PateGanConfig,
     rule_num_teachers,
@@ -158,13 +159,17 @@ class PateGan:
         domain: Domain,
         rngs: Sequence[Rngs],
         public_rngs: Sequence[Rngs] | None = None,
+        canary: pd.DataFrame | None = None,
     ) -> tuple[list[PateGan], list[VoteTranscript]]:
         """:meth:`fit_many`, and each model's transcript: every noisy vote it
         received (:mod:`.transcript`). Recording draws nothing and changes no model.
+        ``canary``: the target record, whose canary teachers (:mod:`.canary`) replace
+        the trained ones; None: the teachers are trained as implemented.
         """
         trainer = self._trainer(
             datasets, domain=domain, rngs=rngs, public_rngs=public_rngs
         )
+        _with_canary(trainer, datasets, canary)
         trainer.recorder = Recorder()
         models = self._models(trainer.run())
         return models, trainer.recorder.transcripts()
@@ -176,6 +181,7 @@ class PateGan:
         *,
         domain: Domain,
         public_rngs: Sequence[Rngs],
+        canary: pd.DataFrame | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         """Log-likelihood of ``transcripts[m]`` had the run trained on
         ``datasets[m]`` with the public streams ``public_rngs[m]``: training replayed
@@ -187,6 +193,8 @@ class PateGan:
         public streams and the data are used: the privacy stream draws nothing
         in a replay (a defect whose noise lies outside the votes,
         ``gaussian_label_noise``, is replayed with a stream unrelated to the run's).
+        ``canary``: as in :meth:`fit_many_with_transcripts` (the replay's teachers
+        must be the run's).
         """
         if not (len(datasets) == len(transcripts) == len(public_rngs)):
             raise InvalidParameterError(
@@ -197,6 +205,7 @@ class PateGan:
         trainer = self._trainer(
             datasets, domain=domain, rngs=unrelated, public_rngs=public_rngs
         )
+        _with_canary(trainer, datasets, canary)
         trainer.replay = Replay(
             list(transcripts), batch=trainer.cfg.batch_size, device=trainer.device
         )
@@ -207,9 +216,10 @@ class PateGan:
             trainer.replay.contradicted.cpu().numpy(),
         )
 
-    def transcript_support(self) -> str | None:
+    def transcript_support(self, *, canary: bool = False) -> str | None:
         """Why this configuration has no transcript to audit, or None when it has
-        one (every noisy vote; :meth:`fit_many_with_transcripts`)."""
+        one (every noisy vote; :meth:`fit_many_with_transcripts`), with trained or
+        (``canary``) canary teachers."""
         if self.config.single_discriminator:
             return "single_discriminator has no teacher votes (no transcript)"
         return None
@@ -488,3 +498,13 @@ def config_from_options(
         **options,
     )
     return config
+
+
+def _with_canary(
+    trainer: Trainer, datasets: Sequence[pd.DataFrame], canary: pd.DataFrame | None
+) -> None:
+    """Gives ``trainer`` canary teachers for ``canary`` (:mod:`.canary`), if any."""
+    if canary is None:
+        return
+    mask = canary_mask(list(datasets), canary, n_max=int(trainer.batch.data.shape[1]))
+    trainer.canary = CanaryTeachers(mask, k=trainer.k, device=trainer.device)

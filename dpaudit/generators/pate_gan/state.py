@@ -29,6 +29,7 @@ from dpaudit.generators.nets import (
     with_ones,
 )
 from dpaudit.generators.optim import BatchedOptimizer, MaskedStep, make_optimizer
+from dpaudit.generators.pate_gan.canary import CanaryTeachers
 from dpaudit.generators.pate_gan.claim import non_private_event
 from dpaudit.generators.pate_gan.config import (
     PateGanConfig,
@@ -142,6 +143,8 @@ class TrainerState:
         # run replays (dpaudit.generators.pate_gan.transcript).
         self.recorder: Recorder | None = None
         self.replay: Replay | None = None
+        # Canary teachers (the transcript game's adversarial teachers), or None.
+        self.canary: CanaryTeachers | None = None
         self.iterations = torch.zeros(m, dtype=torch.long, device=self.device)
         self.perm, self.start, self.size = self.partition()
         # Rows seen per teacher, linear in the rows (not a teachers x rows matrix).
@@ -280,6 +283,8 @@ class TrainerState:
     def mark_seen(self, idx: Tensor, active_t: Tensor) -> None:
         """Records the rows ``idx[M*k, n]`` as seen by the active teachers."""
         self.seen.mark(idx, active_t)
+        if self.canary is not None:
+            self.canary.mark(idx, active_t)
 
     def epsilon(self, gap_counts: Tensor) -> Tensor:
         """The implementation's own accountant on a ledger of vote gaps: ``[M]``."""

@@ -67,6 +67,9 @@ def teacher_iteration(s: TrainerState) -> None:
     """``n_T`` steps of every teacher on real rows of its partition vs generated rows."""
     cfg, m, k, b, dev = s.cfg, s.m, s.k, s.cfg.batch_size, s.device
     active_t = s.active.repeat_interleave(k)
+    if s.canary is not None:
+        _canary_rows(s, active_t)
+        return
     if cfg.lr_teachers_refit and cfg.teacher_rows == "partition":
         # updated: each teacher refits on every row of its partition once, plus as
         # many generated rows (pate_gan.py: X_mb = temp_x[idx[:partition_data_no]]).
@@ -147,6 +150,39 @@ def teacher_iteration(s: TrainerState) -> None:
         train_step(s.teacher_step, loss, active_t)
 
 
+def _canary_rows(s: TrainerState, active_t: Tensor) -> None:
+    """Canary teachers (:mod:`.canary`): the rows each teacher would train on this
+    iteration, drawn from the public stream exactly as the teachers' own path draws
+    them, marked as trained on; no teacher is trained (a canary's vote ignores its
+    weights). Refitted teachers start afresh every iteration."""
+    cfg, m, k, b = s.cfg, s.m, s.k, s.cfg.batch_size
+    assert s.canary is not None
+    if cfg.lr_teachers_refit:
+        s.canary.reset()
+    if cfg.lr_teachers_refit and cfg.teacher_rows == "partition":
+        width = max(int(s.size.max()), 1)
+        pos = torch.arange(width, device=s.device)
+        inside = pos[None, None, :] < s.size[..., None]
+        at = (s.start[..., None] + pos).clamp_(max=s.batch.data.shape[1] - 1)
+        rows = torch.gather(s.perm, 1, at.reshape(m, k * width)).view(m, k, width)
+        rows = torch.where(inside, rows, rows[..., :1])
+        s.mark_seen(rows.reshape(m * k, width), active_t & (s.size > 0).reshape(m * k))
+        s.latent(width)  # the public draws of the fit's generated rows
+        return
+    if cfg.lr_teachers_refit:
+        _, idx, nonempty = s.sample_teacher_rows(b)
+        s.mark_seen(idx, active_t & nonempty)
+        s.latent(b)
+        return
+    steps = cfg.teacher_steps
+    s.latent(steps * b)
+    rows, nonempty_mk = s.teacher_row_indices(steps * b)
+    s.mark_seen(rows.reshape(m * k, steps * b), active_t & nonempty_mk.reshape(m * k))
+    if cfg.gaussian_label_noise:
+        # The defect's path runs in the implementation whatever the teachers are.
+        s.record(non_private_event("gaussian_label_noise"))
+
+
 def _partition_lr_teachers(s: TrainerState) -> None:
     """Logistic-regression teachers refitted on their whole partitions: teacher ``t``
     of a model on its ``size[t]`` rows (each once) and ``size[t]`` generated rows;
@@ -178,6 +214,8 @@ def votes(s: TrainerState, fake: Tensor, fake1: Tensor | None = None) -> Tensor:
     """Number of teachers voting "real" for each generated row: [M, B]. ``fake1``:
     ``with_ones(fake)``, when the caller has it."""
     k = s.k
+    if s.canary is not None:
+        return s.canary.votes(int(fake.shape[1]))
     with torch.no_grad():
         if s.cfg.lr_teachers_refit:
             x = fake.repeat_interleave(k, dim=0)

@@ -1,0 +1,261 @@
+"""PATE-GAN's transcript under canary teachers: each audit beside the exact privacy of
+what it attacked, the claim, and the ceiling at its test size.
+
+Per row (a bug flag or the reference, an epsilon, a worst case): a real audit
+(``--release transcript --teachers canary`` through :func:`dpaudit.audit.run.run_audit`,
+the whole pipeline) and the exact privacy of the canary transcript
+(:func:`dpaudit.generators.pate_gan.canary.canary_privacy`) from one fit in each world
+under the audit's own public stream: the clean votes of every answered query are known
+there (docs/soundness.md, "Canary teachers"). Printed: verdict, eps_emp and mu_emp;
+the claim (epsilon and its GDP mu at the claim's delta), the reference accountant's
+epsilon; the exact epsilon and mu of the canary transcript; the ceiling at the audit's
+test size (the expected mu_emp of the Neyman-Pearson oracle, ``mu_ceiling``) for the
+exact mu and for the claim's mu; and the wall time.
+
+"exact" is not computed where the two worlds answer different numbers of queries
+(the stopping time then depends on the data: ``skip_unaccounted_queries``); the
+output says so.
+
+    python benchmarks/transcript_canary.py --out canary.json
+    python benchmarks/transcript_canary.py --only reference --rounds 1000
+    python benchmarks/transcript_canary.py --smoke        # seconds: a test runs it
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dpaudit.audit.ceiling import mu_ceiling
+from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.run import run_audit
+from dpaudit.audit.setup import build_setup
+from dpaudit.audit.tradeoff import gdp_mu_of_eps
+from dpaudit.generators.pate_gan import PateGan
+from dpaudit.generators.pate_gan.canary import canary_privacy
+from dpaudit.generators.pate_gan.model import _with_canary
+from dpaudit.generators.pate_gan.transcript import Recorder, vote_noise
+from dpaudit.rng import Rngs
+
+
+@dataclass(frozen=True)
+class Row:
+    """One audit of the table."""
+
+    name: str
+    epsilon: float
+    bugs: tuple[str, ...] = ()
+    dataset_rows: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+ROWS = [
+    Row("reference", 1.0),
+    Row("reference", 4.0),
+    Row("reference uncapped", 4.0, options={"max_iterations": 1000}),
+    Row("no_accountant", 1.0, ("no_accountant",)),
+    Row("no_accountant", 4.0, ("no_accountant",)),
+    Row("skip_unaccounted_queries", 1.0, ("skip_unaccounted_queries",)),
+    Row("skip_unaccounted_queries", 4.0, ("skip_unaccounted_queries",)),
+    Row("delta_override", 4.0, ("delta_override",)),
+    Row("partition_last_only", 4.0, ("partition_last_only",)),
+    Row("shared_sampling", 4.0, ("shared_sampling",)),
+    Row("repartition_every_iteration", 4.0, ("repartition_every_iteration",)),
+    Row("partition_last_only k=9", 4.0, ("partition_last_only",), 1250),
+    Row("shared_sampling k=9", 4.0, ("shared_sampling",), 1250),
+    Row("repartition_every_iteration k=9", 4.0, ("repartition_every_iteration",), 1250),
+    Row("partition_last_only k=9", 1.0, ("partition_last_only",), 1250),
+    Row("shared_sampling k=9", 1.0, ("shared_sampling",), 1250),
+]
+
+SMOKE = [Row("reference", 4.0, options={"max_iterations": 2})]
+
+
+def config(
+    row: Row, rounds: int, seed: int, public_seed: int, sequential: bool = True
+) -> AuditConfig:
+    """The audit of ``row`` (sequential looks: a VIOLATION stops at its look)."""
+    return AuditConfig(
+        dataset="worst-case",
+        dataset_rows=row.dataset_rows,
+        bugs=row.bugs,
+        epsilon=row.epsilon,
+        rounds=rounds,
+        seed=seed,
+        public_seed=public_seed,
+        jobs=1,
+        device="cpu",
+        release="transcript",
+        teachers="canary",
+        sequential=sequential,
+        generator_options=dict(row.options),
+    )
+
+
+def exact(cfg: AuditConfig) -> dict[str, Any]:
+    """The exact privacy of the canary transcript of ``cfg``'s game: one fit per
+    world under the audit's public stream, the clean votes of every answered query."""
+    setup = build_setup(cfg)
+    gen = setup.make_generator()
+    assert isinstance(gen, PateGan)
+    public = setup.public_streams()
+    assert public is not None
+    votes, used, k = [], [], 0
+    for world in (setup.with_target, setup.without):
+        trainer = gen._trainer(
+            [world],
+            domain=setup.domain,
+            rngs=Rngs.from_seed(1).spawn(1),
+            public_rngs=[public[0]],
+        )
+        _with_canary(trainer, [world], setup.canary)
+        trainer.recorder = Recorder(keep_votes=True)
+        trainer.run()
+        (t,) = trainer.recorder.transcripts()
+        v = torch.stack(trainer.recorder.votes, dim=1)[0, : len(t.used)].numpy()
+        votes.append(v[t.used].ravel())
+        used.append(int(t.used.sum()))
+        k = trainer.k
+    out: dict[str, Any] = {
+        "teachers": k,
+        "steps_with": used[0],
+        "steps_without": used[1],
+    }
+    if used[0] != used[1]:
+        out["exact"] = None
+        out["why"] = "the worlds answer different numbers of queries"
+        return out
+    beta, single = vote_noise(gen.config)
+    p = canary_privacy(
+        votes[0], votes[1], k=k, beta=beta, single_draw=single, delta=cfg.delta
+    )
+    out["exact"] = {
+        "epsilon": p.epsilon,
+        "mu": p.mu,
+        "queries": p.queries,
+        "differing": p.differing,
+        "n1_with_max": int(votes[0].max()),
+        "n1_without_max": int(votes[1].max()),
+    }
+    return out
+
+
+def run_row(
+    row: Row, rounds: int, seed: int, public_seed: int, root: Path
+) -> dict[str, Any]:
+    cfg = config(row, rounds, seed, public_seed)
+    started = time.perf_counter()
+    result = run_audit(
+        cfg, out_dir=root / f"{row.name}-{row.epsilon}".replace(" ", "_")
+    )
+    seconds = time.perf_counter() - started
+    doc = result.to_json()
+    (attack,) = doc["attacks"].values()
+    c = attack["counts"]
+    n0, n1 = c["fp"] + c["tn"], c["tp"] + c["fn"]
+    claim = doc["claim"]
+    delta = float(claim["delta"])
+    mu_claim = gdp_mu_of_eps(float(claim["epsilon"]), delta) if delta > 0 else math.inf
+    info = exact(cfg)
+    ex = info.get("exact")
+    alpha = float(attack["alpha"])
+    out = {
+        "row": row.name,
+        "epsilon_asked": row.epsilon,
+        "rounds": rounds,
+        "verdict": doc["verdict"],
+        "eps_emp": doc["eps_emp"],
+        "mu_emp": doc["mu_emp"],
+        "auc": attack["auc"],
+        "counts": c,
+        "claim": claim["epsilon"],
+        "delta": delta,
+        "reference": claim.get("reference_epsilon"),
+        "mu_claim": mu_claim,
+        "mu_max_attainable": doc["mu_max_attainable"],
+        "seconds": seconds,
+        **info,
+        "ceiling_claim": None
+        if not math.isfinite(mu_claim)
+        else mu_ceiling(mu_claim, n0, n1, alpha=alpha),
+        "ceiling_exact": None
+        if ex is None
+        else mu_ceiling(ex["mu"], n0, n1, alpha=alpha),
+    }
+    return out
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--public-seed", type=int, default=0)
+    parser.add_argument("--only", default=None, help="comma-separated row names")
+    parser.add_argument("--epsilons", default=None, help="comma-separated")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    rows = SMOKE if args.smoke else ROWS
+    rounds = 5 if args.smoke else args.rounds
+    if args.only:
+        keep = set(args.only.split(","))
+        rows = [r for r in rows if r.name in keep]
+    if args.epsilons:
+        eps = {float(e) for e in args.epsilons.split(",")}
+        rows = [r for r in rows if r.epsilon in eps]
+    header = (
+        "row | eps asked | verdict | eps_emp | mu_emp | AUC | claim | reference | "
+        "exact eps | mu claim | mu exact | ceiling(mu claim) | ceiling(mu exact) | k | s"
+    )
+    print(header)
+    done = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for row in rows:
+            r = run_row(row, rounds, args.seed, args.public_seed, Path(tmp))
+            done.append(r)
+            ex = r.get("exact") or {}
+            print(
+                " | ".join(
+                    fmt(v)
+                    for v in (
+                        r["row"],
+                        r["epsilon_asked"],
+                        r["verdict"],
+                        r["eps_emp"],
+                        r["mu_emp"],
+                        r["auc"],
+                        r["claim"],
+                        r["reference"],
+                        ex.get("epsilon"),
+                        r["mu_claim"],
+                        ex.get("mu"),
+                        r["ceiling_claim"],
+                        r["ceiling_exact"],
+                        r["teachers"],
+                        round(r["seconds"]),
+                    )
+                ),
+                flush=True,
+            )
+            if args.out:
+                Path(args.out).write_text(json.dumps({"rows": done}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
