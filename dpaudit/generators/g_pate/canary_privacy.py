@@ -85,9 +85,13 @@ class CanaryLaw:
     stops: tuple[int, ...]
 
 
-def outcome_probabilities(config: GPateConfig) -> tuple[NDArray, NDArray]:
+def outcome_probabilities(
+    config: GPateConfig, *, holders_with: int = 1, holders_without: int = 0
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``(with_target, without)``: each ``[4]``, the probabilities of ``U``, bin 0,
-    bin ``bins - 1`` and one middle bin (0 when ``bins == 2``).
+    bin ``bins - 1`` and one middle bin (0 when ``bins == 2``), with ``h`` of the
+    ``k`` teachers holding the target (counts ``[k - h, 0, ..., h]``; the game's
+    worlds: ``h = 1`` and ``h = 0``).
 
     >>> w, wo = outcome_probabilities(GPateConfig(epsilon=1.0, delta=1e-5,
     ...     num_teachers=2, bins=3, sigma1=1.0, sigma2=1.0))
@@ -96,7 +100,11 @@ def outcome_probabilities(config: GPateConfig) -> tuple[NDArray, NDArray]:
     """
     k, bins = config.num_teachers, config.bins
     out = []
-    for holders in (1, 0):
+    for holders in (holders_with, holders_without):
+        if not 0 <= holders <= k:
+            raise InvalidParameterError(
+                f"`holders` must be in 0..{k} (the teachers). Got {holders}."
+            )
         counts = np.zeros(bins)
         counts[0], counts[bins - 1] = k - holders, holders
         rows = torch.from_numpy(np.tile(counts, (4, 1)))
@@ -141,9 +149,12 @@ def _admitted(config: GPateConfig, t: int) -> int:
     return lo
 
 
-def canary_law(config: GPateConfig) -> CanaryLaw:
+def canary_law(
+    config: GPateConfig, *, holders_with: int = 1, holders_without: int = 0
+) -> CanaryLaw:
     """The exact law of the canary transcript in both worlds (data-independent
-    accountant only): the stopped law of ``(Q, A)`` by a recursion over iterations
+    accountant only; ``holders``: as in :func:`outcome_probabilities`): the
+    stopped law of ``(Q, A)`` by a recursion over iterations
     on the number answered, then the binomial law of ``n0`` given ``A``.
 
     Raises:
@@ -155,7 +166,14 @@ def canary_law(config: GPateConfig) -> CanaryLaw:
             "`config`: the exact canary privacy needs the data-independent stopping "
             "rule; unsanitised_data_dependent stops on the counts."
         )
-    w, wo = outcome_probabilities(config)
+    w, wo = outcome_probabilities(
+        config, holders_with=holders_with, holders_without=holders_without
+    )
+    if holders_with == holders_without:
+        raise InvalidParameterError(
+            "`holders_with` and `holders_without` must differ (equal counts: the "
+            "transcript has the same law in both worlds, delta = 0)."
+        )
     per = config.batch_size * config.projection_dim
     laws = [
         stats.binom.pmf(np.arange(per + 1), per, float(1.0 - p[0])) for p in (w, wo)

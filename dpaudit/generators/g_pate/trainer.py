@@ -409,7 +409,9 @@ class Trainer:
             )
             going = spend.charge(answered, counts)
             if self.recorder is not None:
-                self.recorder.observe(agg.answered, agg.winners, spend.active, agg.counts)
+                self.recorder.observe(
+                    agg.answered, agg.winners, spend.active, agg.counts
+                )
             if not going:
                 break
             self.generator_phase(x, agg, self._mask(spend.active))

@@ -141,7 +141,7 @@ def log_argmax_probability(counts: Tensor, winner: Tensor, sigma: float) -> Tens
     # The integrand's mode: maximise -z^2/2 + sum_i log Phi(d_i + z); a few Newton
     # steps from 0 (concave objective), clamped for safety.
     z0 = torch.zeros(c.shape[0], 1, dtype=torch.float64, device=c.device)
-    for _ in range(30):
+    for _ in range(50):
         x = d + z0
         lphi = torch.special.log_ndtr(x)
         # r = phi(x)/Phi(x), stably in logs.
@@ -149,7 +149,7 @@ def log_argmax_probability(counts: Tensor, winner: Tensor, sigma: float) -> Tens
         r = torch.where(others, r, torch.zeros_like(r))
         grad = -z0 + r.sum(1, keepdim=True)
         hess = -1.0 - (r * (x + r)).sum(1, keepdim=True)
-        z0 = (z0 - grad / hess).clamp(-40.0, 40.0)
+        z0 = (z0 - grad / hess).clamp(-1e3, 1e3)
     nodes = torch.arange(
         -QUAD_HALF_WIDTH,
         QUAD_HALF_WIDTH + QUAD_STEP / 2,
@@ -202,14 +202,20 @@ def log_answer_probability(
     ans = answered.to(torch.bool)
     win = torch.where(ans, winners.to(torch.long), torch.zeros_like(winners.long()))
     key = torch.cat([c, ans[:, None].to(torch.float64), win[:, None].double()], 1)
-    unique, inverse = torch.unique(key, dim=0, return_inverse=True)
+    # NumPy's unique rows (torch.unique(dim=0) is slow on CPU).
+    np_unique, np_inverse = np.unique(key.cpu().numpy(), axis=0, return_inverse=True)
+    unique = torch.from_numpy(np_unique).to(c.device)
+    inverse = torch.from_numpy(np_inverse.reshape(-1)).to(c.device)
     uc, ua, uw = unique[:, :-2], unique[:, -2].bool(), unique[:, -1].long()
     top = uc.amax(dim=1)
-    gate = torch.special.log_ndtr(torch.where(ua, top - threshold, threshold - top) / sigma1)
+    gate = torch.special.log_ndtr(
+        torch.where(ua, top - threshold, threshold - top) / sigma1
+    )
     arg = torch.zeros_like(gate)
     if bool(ua.any()):
         arg[ua] = log_argmax_probability(uc[ua], uw[ua], sigma2)
-    return (gate + arg)[inverse]
+    out: Tensor = (gate + arg)[inverse]
+    return out
 
 
 # ------------------------------------------------------------------ canaries
@@ -377,17 +383,24 @@ def transcript_log_likelihoods(
     per_bin = np.bincount(
         (won.reshape(m, -1) + offset).reshape(-1), minlength=m * (bins + 1)
     ).reshape(m, bins + 1)[:, :bins]
-    c = torch.from_numpy(np.repeat(counts, bins + 1, axis=0))
-    ans = torch.tensor([True] * bins + [False], dtype=torch.bool).repeat(m)
-    win = torch.tensor([*range(bins), -1], dtype=torch.long).repeat(m)
-    lp = log_answer_probability(
-        c,
-        ans,
-        win,
-        threshold=config.threshold_count,
-        sigma1=config.sigma1,
-        sigma2=config.sigma2,
-    ).numpy().reshape(m, bins + 1)
+    # Every outcome's log-probability, once per distinct counts vector.
+    shapes, which = np.unique(counts, axis=0, return_inverse=True)
+    u = shapes.shape[0]
+    c = torch.from_numpy(np.repeat(shapes, bins + 1, axis=0))
+    ans = torch.tensor([True] * bins + [False], dtype=torch.bool).repeat(u)
+    win = torch.tensor([*range(bins), -1], dtype=torch.long).repeat(u)
+    lp = (
+        log_answer_probability(
+            c,
+            ans,
+            win,
+            threshold=config.threshold_count,
+            sigma1=config.sigma1,
+            sigma2=config.sigma2,
+        )
+        .numpy()
+        .reshape(u, bins + 1)[which.reshape(-1)]
+    )
     stats = np.concatenate([per_bin, unanswered[:, None]], axis=1).astype(np.float64)
     # 0 * -inf (an impossible answer never given) counts as 0.
     terms = np.where(stats > 0, stats * lp, 0.0)
