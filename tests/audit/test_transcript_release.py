@@ -49,7 +49,7 @@ def test_configurations_without_a_transcript_game_are_refused(
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"generator": "gpate"}, "'gpate' does not"),
+        ({"generator": "gpate"}, "trained teachers are not replayed"),
         ({"bugs": ("single_discriminator",)}, "single_discriminator has no"),
     ],
 )
@@ -59,6 +59,17 @@ def test_generators_without_a_transcript_are_refused(
     config = AuditConfig(release="transcript", rounds=5, device="cpu", **settings)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError, match=message):
         build_setup(config)
+
+
+def test_gpate_with_canary_teachers_has_a_transcript_game() -> None:
+    config = AuditConfig(
+        generator="gpate",
+        release="transcript",
+        teachers="canary",
+        rounds=5,
+        device="cpu",
+    )
+    assert build_setup(config).canary is not None
 
 
 def test_the_command_refuses_with_one_line(tmp_path: Path) -> None:
