@@ -262,8 +262,7 @@ def build_setup(
 def check_transcript_release(setup: AuditSetup, generator: Generator) -> None:
     """Refuses ``release = "transcript"`` where no transcript can be audited: a
     generator that records none (plug-ins, adapters), a configuration without one
-    (PATE-GAN's ``single_discriminator`` has no votes; G-PATE's trained teachers
-    are not replayed),
+    (PATE-GAN's ``single_discriminator`` has no votes),
     or a game without fixed public randomness (the attack replays under it).
 
     Raises:

@@ -183,18 +183,52 @@ def test_a_transcript_that_stops_early_contradicts_both_worlds() -> None:
     assert contradicted.all()
 
 
-def test_trained_teachers_are_not_replayed() -> None:
-    gen = _gpate()
-    assert gen.transcript_support(canary=True) is None
-    assert "canary" in str(gen.transcript_support())
-    without, _, _ = _worlds()
-    with pytest.raises(Exception, match="canary"):
-        gen.replay_log_likelihoods(
-            [without],
-            [],
-            domain=worst_case_domain(),
-            public_rngs=[Rngs.from_seed(9)],
+def test_the_trained_replay_is_the_exact_likelihood_of_the_run() -> None:
+    """Trained teachers: the replay (training re-run with the answers forced) reads
+    the run's own clean counts in the run's world, and other counts in the other
+    world (teachers that learn fast enough for votes to differ)."""
+    without, with_target, _ = _worlds()
+    gen = _gpate(max_iterations=5, lr=0.05)
+    cfg, dom = gen.config, worst_case_domain()
+    from dpaudit.generators.g_pate.layout import Layout
+
+    datasets = [without, with_target]
+    streams = [
+        public_and_privacy(r, Rngs.from_seed(9)) for r in Rngs.from_seed(3).spawn(2)
+    ]
+    trainer = Trainer(
+        cfg,
+        [Layout.build(dom, cfg)] * 2,
+        [dom.encode(d) for d in datasets],
+        streams,
+        torch.device("cpu"),
+    )
+    trainer.recorder = Recorder(keep_counts=True)
+    trainer.run()
+    transcripts = trainer.recorder.transcripts()
+    counts = np.stack(trainer.recorder.counts, axis=1)
+    assert (counts[0] != counts[1]).any()  # some votes differ between the worlds
+    ll, contradicted = gen.replay_log_likelihoods(
+        [without, with_target, with_target, without],
+        [transcripts[0], transcripts[0], transcripts[1], transcripts[1]],
+        domain=dom,
+        public_rngs=[Rngs.from_seed(9)] * 4,
+    )
+    assert not contradicted.any()
+    for m, own, other in ((0, 0, 1), (1, 2, 3)):
+        t = transcripts[m]
+        direct = log_answer_probability(
+            torch.from_numpy(counts[m].reshape(-1, cfg.bins).astype(np.float64)),
+            torch.from_numpy(t.answered.reshape(-1)),
+            torch.from_numpy(t.winners.reshape(-1)),
+            threshold=cfg.threshold_count,
+            sigma1=cfg.sigma1,
+            sigma2=cfg.sigma2,
         )
+        assert ll[own] == pytest.approx(float(direct.sum()), abs=1e-9)
+        assert ll[other] != ll[own]
+    assert gen.transcript_support() is None
+    assert gen.transcript_support(canary=True) is None
 
 
 def test_replay_usage_follows_the_data_independent_stopping() -> None:

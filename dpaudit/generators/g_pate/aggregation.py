@@ -103,11 +103,25 @@ def aggregate_counts(
     """Steps 3 and 4 of DPGradAgg from the clean vote histograms ``counts[M, B, p,
     bins]``: Confident-GNMax per coordinate, then the back-projected direction.
     (Canary teachers, :mod:`.transcript`, enter here with crafted counts.)"""
-    bins = counts.shape[-1]
-    width = 2.0 * clip / bins
     top = counts.amax(dim=-1)
     answered = top + sigma1 * threshold_noise >= threshold
     winners = torch.argmax(counts + sigma2 * vote_noise, dim=-1)
+    return back_project(counts, projection, answered, winners, clip=clip)
+
+
+def back_project(
+    counts: Tensor,
+    projection: Tensor,
+    answered: Tensor,
+    winners: Tensor,
+    *,
+    clip: float,
+) -> Aggregate:
+    """Step 4 of DPGradAgg: the winning bins' midpoints (0 where not answered)
+    back-projected with ``R^T``. (A replay enters here with the transcript's
+    answers forced, :mod:`.transcript`.)"""
+    bins = counts.shape[-1]
+    width = 2.0 * clip / bins
     midpoints = -clip + (winners.to(counts.dtype) + 0.5) * width
     answer = torch.where(answered, midpoints, torch.zeros_like(midpoints))
     gradient = torch.einsum("mbpd,mbp->mbd", projection, answer)

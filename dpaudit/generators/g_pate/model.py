@@ -21,6 +21,7 @@ from dpaudit.generators.g_pate.trainer import Fitted, Trainer
 from dpaudit.generators.g_pate.transcript import (
     AnswerTranscript,
     Recorder,
+    Replay,
     canary_counts,
     canary_holders,
     replay_usage,
@@ -187,11 +188,18 @@ class GPate:
         canary: pd.DataFrame | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         """Log-likelihood of ``transcripts[m]`` had the run used ``datasets[m]`` and
-        the public streams ``public_rngs[m]``, under canary teachers (``canary``,
-        the target record): every query's clean counts follow from the partition
-        (public) and the data, so nothing is trained; the answers' probabilities are
-        exact (:func:`.transcript.log_answer_probability`) and summed as sufficient
-        statistics, all models at once.
+        the public streams ``public_rngs[m]``.
+
+        Under canary teachers (``canary``, the target record) every query's clean
+        counts follow from the partition (public) and the data, so nothing is
+        trained; the answers' probabilities are exact
+        (:func:`.transcript.log_answer_probability`) and summed as sufficient
+        statistics, all models at once. With trained teachers (``canary=None``)
+        training is replayed as one tensor program with every answer forced to the
+        transcript's (:class:`.transcript.Replay`): given the answers so far,
+        training is deterministic, so the replay reads the clean counts each world
+        would have had for every query. The privacy stream is not used (the replay
+        draws its noise from a stream unrelated to the run's, then overrides it).
 
         Returns ``(log_likelihood[M], contradicted[M])``: ``contradicted`` where
         that world's accountant, given the transcript's answers, would have
@@ -199,17 +207,8 @@ class GPate:
         after it (the transcript is impossible in that world; its likelihood is 0).
 
         Raises:
-            InvalidParameterError: ``canary`` is None (trained teachers are not
-                replayed: :meth:`transcript_support`), or lengths differ.
+            InvalidParameterError: lengths differ.
         """
-        require(
-            canary is not None,
-            "canary",
-            "the target record (a replay of trained G-PATE teachers is not "
-            "implemented; use teachers = canary)",
-            canary,
-        )
-        assert canary is not None
         datasets, transcripts = list(datasets), list(transcripts)
         require(
             len(datasets) == len(transcripts) == len(public_rngs) and bool(datasets),
@@ -219,6 +218,19 @@ class GPate:
         )
         _check_rngs(public_rngs, "public_rngs")
         require(isinstance(domain, Domain), "domain", "a Domain", type(domain).__name__)
+        if canary is None:
+            out: dict[int, tuple[float, bool]] = {}
+            self._train(
+                datasets,
+                domain=domain,
+                rngs=Rngs.from_seed(0).spawn(len(datasets)),
+                public_rngs=public_rngs,
+                replays=(transcripts, out),
+            )
+            return (
+                np.array([out[i][0] for i in range(len(datasets))], dtype=np.float64),
+                np.array([out[i][1] for i in range(len(datasets))], dtype=np.bool_),
+            )
         cfg = self.config
         counts = np.stack(
             [
@@ -247,14 +259,8 @@ class GPate:
 
     def transcript_support(self, *, canary: bool = False) -> str | None:
         """Why this configuration has no transcript to audit, or None when it has
-        one. G-PATE's transcript is replayed under canary teachers only
-        (:meth:`replay_log_likelihoods`); ``canary=False`` (trained teachers) is
-        refused."""
-        if not canary:
-            return (
-                "G-PATE's trained teachers are not replayed (only canary teachers: "
-                "teachers = canary)"
-            )
+        one (every Confident-GNMax answer; :meth:`fit_many_with_transcripts`), with
+        trained or (``canary``) canary teachers."""
         return None
 
     def _train(
@@ -266,6 +272,8 @@ class GPate:
         public_rngs: Sequence[Rngs] | None,
         canary: pd.DataFrame | None = None,
         transcripts: list[AnswerTranscript] | None = None,
+        replays: tuple[Sequence[AnswerTranscript], dict[int, tuple[float, bool]]]
+        | None = None,
     ) -> list[Fitted]:
         """The fitted models, in order (and, into ``transcripts`` when given, each
         model's transcript, in order)."""
@@ -328,7 +336,16 @@ class GPate:
             )
             if transcripts is not None:
                 trainer.recorder = Recorder()
+            if replays is not None:
+                trainer.replay = Replay([replays[0][i] for i in members], cfg, device)
             fitted, never = trainer.run()
+            if trainer.replay is not None and replays is not None:
+                trainer.replay.finish()
+                for j, i in enumerate(members):
+                    replays[1][i] = (
+                        float(trainer.replay.log_likelihood[j]),
+                        bool(trainer.replay.contradicted[j]),
+                    )
             if trainer.recorder is not None:
                 # A model never trained (budget below one batch) has none: empty.
                 got = trainer.recorder.transcripts() or [

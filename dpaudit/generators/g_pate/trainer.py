@@ -33,6 +33,7 @@ from dpaudit.generators.g_pate.accounting import Spending
 from dpaudit.generators.g_pate.aggregation import (
     Aggregate,
     aggregate_counts,
+    back_project,
     dp_grad_agg,
     teacher_input_gradients,
 )
@@ -48,6 +49,7 @@ from dpaudit.generators.g_pate.networks import (
 from dpaudit.generators.g_pate.partition import assign_teachers, partition_rows
 from dpaudit.generators.g_pate.transcript import (
     Recorder,
+    Replay,
     canary_counts,
     canary_holders,
 )
@@ -201,6 +203,7 @@ class Trainer:
     ) -> None:
         self.config, self.layouts, self.device = config, layouts, device
         self.recorder: Recorder | None = None
+        self.replay: Replay | None = None
         self.m, self.k = len(layouts), config.num_teachers
         layout = layouts[0]
         self.d, self.classes = layout.width, layout.classes
@@ -370,6 +373,16 @@ class Trainer:
             threshold_noise=draws.threshold_noise,
             vote_noise=draws.vote_noise,
         )
+        if self.replay is not None:
+            # The transcript's answers replace the (unrelated) noisy ones.
+            answered, winners = self.replay.forced(agg.answered)
+            agg = back_project(
+                agg.counts,
+                draws.projection / math.sqrt(p),
+                answered,
+                winners,
+                clip=cfg.clip,
+            )
         return x, agg
 
     def generator_phase(self, x: Tensor, agg: Aggregate, mask: Tensor) -> None:
@@ -412,6 +425,8 @@ class Trainer:
                 self.recorder.observe(
                     agg.answered, agg.winners, spend.active, agg.counts
                 )
+            if self.replay is not None:
+                self.replay.observe(agg.counts, agg.answered, agg.winners, spend.active)
             if not going:
                 break
             self.generator_phase(x, agg, self._mask(spend.active))

@@ -320,6 +320,78 @@ def stack_transcripts(
     return answered, winners, used
 
 
+class Replay:
+    """Forces each model's answers to a given transcript and accumulates the
+    transcript's log-likelihood under the model's own clean counts (trained
+    teachers; internal).
+
+    Args:
+        transcripts: one per model (model ``m`` replays ``transcripts[m]``).
+        config: the configuration (queries per iteration, the noise scales).
+        device: the trainer's device.
+    """
+
+    def __init__(
+        self,
+        transcripts: Sequence[AnswerTranscript],
+        config: GPateConfig,
+        device: torch.device,
+    ) -> None:
+        answered, winners, used = stack_transcripts(
+            transcripts, batch=config.batch_size, projection_dim=config.projection_dim
+        )
+        self.config = config
+        self.answered = torch.from_numpy(answered).to(device)
+        self.winners = torch.from_numpy(winners).to(device)
+        self.used = used
+        self.steps = used.shape[1]
+        self.step = 0
+        m = len(transcripts)
+        self.log_likelihood = np.zeros(m, dtype=np.float64)
+        self.contradicted = np.zeros(m, dtype=np.bool_)
+
+    def forced(self, like: Tensor) -> tuple[Tensor, Tensor]:
+        """The current iteration's ``(answered, winners)``, each shaped as ``like``
+        ``[M, B, p]`` (beyond the transcript: nothing answered)."""
+        if self.step < self.steps:
+            winners = self.winners[:, self.step]
+            return self.answered[:, self.step], winners.clamp(min=0)
+        zeros = torch.zeros_like(like, dtype=torch.long)
+        return zeros.to(torch.bool), zeros
+
+    def observe(
+        self, counts: Tensor, answered: Tensor, winners: Tensor, used: NDArray[np.bool_]
+    ) -> None:
+        """The model's clean counts ``[M, B, p, bins]`` of the current iteration,
+        the forced answers and the model's own use ``used[M]``; then moves on."""
+        cfg = self.config
+        m = counts.shape[0]
+        expected = (
+            self.used[:, self.step]
+            if self.step < self.steps
+            else np.zeros(m, dtype=np.bool_)
+        )
+        self.contradicted |= expected != used
+        take = expected & used
+        if take.any():
+            pick = torch.from_numpy(take).to(counts.device)
+            lp = log_answer_probability(
+                counts[pick].reshape(-1, cfg.bins).to("cpu", torch.float64),
+                answered[pick].reshape(-1).cpu(),
+                winners[pick].reshape(-1).cpu(),
+                threshold=cfg.threshold_count,
+                sigma1=cfg.sigma1,
+                sigma2=cfg.sigma2,
+            )
+            self.log_likelihood[take] += lp.reshape(int(take.sum()), -1).sum(1).numpy()
+        self.step += 1
+
+    def finish(self) -> None:
+        """Iterations of the transcripts the replay never reached contradict it."""
+        if self.step < self.steps:
+            self.contradicted |= self.used[:, self.step :].any(axis=1)
+
+
 def replay_usage(
     config: GPateConfig,
     answered: NDArray[np.bool_],
