@@ -507,3 +507,12 @@ def test_the_transcripts_stack_to_one_length() -> None:
     assert answered.shape == (2, 2, 1, 2)
     assert used.tolist() == [[True, False], [True, True]]
     assert (winners[0, 1] == -1).all()
+
+
+def test_module_doctests() -> None:
+    import doctest
+
+    from dpaudit.generators.g_pate import canary_privacy, transcript
+
+    for module in (transcript, canary_privacy):
+        assert doctest.testmod(module).failed == 0

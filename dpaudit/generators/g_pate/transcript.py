@@ -196,7 +196,7 @@ def log_answer_probability(
     >>> lp = log_answer_probability(c, torch.tensor([False, True]),
     ...     torch.tensor([-1, 0]), threshold=2.0, sigma1=1.0, sigma2=1.0)
     >>> [round(math.exp(v), 6) for v in lp.tolist()]
-    [0.5, 0.460172]
+    [0.5, 0.460675]
     """
     c = counts.to(torch.float64)
     ans = answered.to(torch.bool)
