@@ -26,23 +26,29 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from dpaudit.audit.ceiling import mu_ceiling
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.run import run_audit
 from dpaudit.audit.setup import build_setup
-from dpaudit.audit.tradeoff import gdp_mu_of_eps
+from dpaudit.audit.tradeoff import bernoulli_renyi, gdp_mu_of_eps
 from dpaudit.generators.pate_gan import PateGan
 from dpaudit.generators.pate_gan.canary import canary_privacy
 from dpaudit.generators.pate_gan.model import _with_canary
-from dpaudit.generators.pate_gan.transcript import Recorder, vote_noise
+from dpaudit.generators.pate_gan.transcript import (
+    Recorder,
+    log_probability,
+    vote_noise,
+)
 from dpaudit.rng import Rngs
 
 
@@ -55,26 +61,47 @@ class Row:
     bugs: tuple[str, ...] = ()
     dataset_rows: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    public_seed: int | None = None  # None: --public-seed
 
+
+#: Public candidate 7 puts the target in the last partition of the 1,250-row worst
+#: case (k = 9), the one every teacher trains on under ``partition_last_only``; under
+#: candidate 0 it is in another and no teacher ever trains on it (exact epsilon 0).
+LAST = 7
 
 ROWS = [
     Row("reference", 1.0),
     Row("reference", 4.0),
-    Row("reference uncapped", 4.0, options={"max_iterations": 1000}),
+    Row("reference lam=0.01", 4.0, options={"lam": 0.01}),
+    Row("reference lam=0.01", 8.0, options={"lam": 0.01}),
+    Row("shared_sampling k=9", 4.0, ("shared_sampling",), 1250),
+    Row("repartition_every_iteration k=9", 4.0, ("repartition_every_iteration",), 1250),
+    Row(
+        "partition_last_only k=9", 4.0, ("partition_last_only",), 1250, public_seed=LAST
+    ),
+    Row("shared_sampling k=9", 1.0, ("shared_sampling",), 1250),
+    Row(
+        "partition_last_only k=9", 1.0, ("partition_last_only",), 1250, public_seed=LAST
+    ),
+    Row("repartition_every_iteration k=9", 1.0, ("repartition_every_iteration",), 1250),
+    Row("partition_last_only", 4.0, ("partition_last_only",)),
+    Row("shared_sampling", 4.0, ("shared_sampling",)),
+    Row("repartition_every_iteration", 4.0, ("repartition_every_iteration",)),
     Row("no_accountant", 1.0, ("no_accountant",)),
     Row("no_accountant", 4.0, ("no_accountant",)),
     Row("skip_unaccounted_queries", 1.0, ("skip_unaccounted_queries",)),
     Row("skip_unaccounted_queries", 4.0, ("skip_unaccounted_queries",)),
     Row("delta_override", 4.0, ("delta_override",)),
-    Row("partition_last_only", 4.0, ("partition_last_only",)),
-    Row("shared_sampling", 4.0, ("shared_sampling",)),
-    Row("repartition_every_iteration", 4.0, ("repartition_every_iteration",)),
-    Row("partition_last_only k=9", 4.0, ("partition_last_only",), 1250),
-    Row("shared_sampling k=9", 4.0, ("shared_sampling",), 1250),
-    Row("repartition_every_iteration k=9", 4.0, ("repartition_every_iteration",), 1250),
-    Row("partition_last_only k=9", 1.0, ("partition_last_only",), 1250),
-    Row("shared_sampling k=9", 1.0, ("shared_sampling",), 1250),
 ]
+
+#: An exact mechanism small enough to audit a hundred times: the reference's vote with
+#: lambda 0.5 (Lap(2)), batches of 4, one student step per iteration, two iterations:
+#: 8 queries, the target's teacher voting "real" (exact epsilon about 2.96 at 1e-5).
+CALIBRATION = Row(
+    "calibration",
+    20.0,
+    options={"lam": 0.5, "batch_size": 4, "student_steps": 1, "max_iterations": 2},
+)
 
 SMOKE = [Row("reference", 4.0, options={"max_iterations": 2})]
 
@@ -109,6 +136,7 @@ def exact(cfg: AuditConfig) -> dict[str, Any]:
     public = setup.public_streams()
     assert public is not None
     votes, used, k = [], [], 0
+    claim_rdp = None
     for world in (setup.with_target, setup.without):
         trainer = gen._trainer(
             [world],
@@ -118,7 +146,9 @@ def exact(cfg: AuditConfig) -> dict[str, Any]:
         )
         _with_canary(trainer, [world], setup.canary)
         trainer.recorder = Recorder(keep_votes=True)
-        trainer.run()
+        fitted = trainer.run()
+        if claim_rdp is None:
+            claim_rdp = fitted[0].claim.rdp
         (t,) = trainer.recorder.transcripts()
         v = torch.stack(trainer.recorder.votes, dim=1)[0, : len(t.used)].numpy()
         votes.append(v[t.used].ravel())
@@ -137,7 +167,9 @@ def exact(cfg: AuditConfig) -> dict[str, Any]:
     p = canary_privacy(
         votes[0], votes[1], k=k, beta=beta, single_draw=single, delta=cfg.delta
     )
+    rdp = exact_rdp(votes[0], votes[1], k=k, beta=beta, single=single, curve=claim_rdp)
     out["exact"] = {
+        **rdp,
         "epsilon": p.epsilon,
         "mu": p.mu,
         "queries": p.queries,
@@ -148,10 +180,76 @@ def exact(cfg: AuditConfig) -> dict[str, Any]:
     return out
 
 
+def exact_rdp(
+    n1_with: Any, n1_without: Any, *, k: int, beta: float, single: bool, curve: Any
+) -> dict[str, Any]:
+    """The canary transcript's exact RDP at the claimed curve's orders (a sum over
+    queries of the larger Renyi divergence of each Bernoulli pair, both directions)
+    against the curve: the largest ratio exact / claimed and its order."""
+    if curve is None:
+        return {"rdp_ratio_max": None, "rdp_ratio_order": None}
+    orders = np.asarray(curve.orders, dtype=np.float64)
+    claimed = np.asarray(curve.epsilons, dtype=np.float64)
+    pairs, counts = np.unique(
+        np.stack([np.asarray(n1_with), np.asarray(n1_without)], axis=1),
+        axis=0,
+        return_counts=True,
+    )
+    total = np.zeros_like(orders)
+    lab = torch.tensor([True])
+    for (x, y), c in zip(pairs.tolist(), counts.tolist()):
+        if x == y:
+            continue
+        p = math.exp(
+            float(
+                log_probability(
+                    torch.tensor([x]), lab, k=k, beta=beta, single_draw=single
+                )
+            )
+        )
+        q = math.exp(
+            float(
+                log_probability(
+                    torch.tensor([y]), lab, k=k, beta=beta, single_draw=single
+                )
+            )
+        )
+        total += c * np.maximum(
+            bernoulli_renyi(p, q, orders), bernoulli_renyi(q, p, orders)
+        )
+    ratio = total / np.maximum(claimed, 1e-300)
+    i = int(np.argmax(ratio))
+    return {"rdp_ratio_max": float(ratio[i]), "rdp_ratio_order": float(orders[i])}
+
+
 def run_row(
     row: Row, rounds: int, seed: int, public_seed: int, root: Path
 ) -> dict[str, Any]:
-    cfg = config(row, rounds, seed, public_seed)
+    cfg = config(
+        row, rounds, seed, public_seed if row.public_seed is None else row.public_seed
+    )
+    info = exact(cfg)
+    ex = info.get("exact")
+    if ex is not None and ex["differing"] == 0:
+        # Identical transcripts in both worlds: the privacy loss is exactly 0 and
+        # no test of any size separates them; the audit is not run.
+        return {
+            "row": row.name,
+            "epsilon_asked": row.epsilon,
+            "rounds": 0,
+            "public_seed": cfg.public_seed,
+            "verdict": "not run: identical transcripts (exact epsilon 0)",
+            "eps_emp": None,
+            "mu_emp": None,
+            "auc": None,
+            "claim": None,
+            "reference": None,
+            "mu_claim": None,
+            "ceiling_claim": None,
+            "ceiling_exact": None,
+            "seconds": 0.0,
+            **info,
+        }
     started = time.perf_counter()
     result = run_audit(
         cfg, out_dir=root / f"{row.name}-{row.epsilon}".replace(" ", "_")
@@ -164,13 +262,12 @@ def run_row(
     claim = doc["claim"]
     delta = float(claim["delta"])
     mu_claim = gdp_mu_of_eps(float(claim["epsilon"]), delta) if delta > 0 else math.inf
-    info = exact(cfg)
-    ex = info.get("exact")
     alpha = float(attack["alpha"])
     out = {
         "row": row.name,
         "epsilon_asked": row.epsilon,
         "rounds": rounds,
+        "public_seed": cfg.public_seed,
         "verdict": doc["verdict"],
         "eps_emp": doc["eps_emp"],
         "mu_emp": doc["mu_emp"],
@@ -193,6 +290,40 @@ def run_row(
     return out
 
 
+def calibrate(audits: int, rounds: int, out: str | None) -> None:
+    """``audits`` audits of :data:`CALIBRATION`, seeds 1.., each analysed once:
+    the rate at which eps_emp exceeds the transcript's exact epsilon (a false alarm
+    against the truth; at most alpha = 0.05 per audit if the game is sound)."""
+    cfg0 = config(CALIBRATION, rounds, 1, 0, sequential=False)
+    truth = exact(cfg0)["exact"]
+    print(f"exact epsilon {truth['epsilon']:.4f} at delta {cfg0.delta:g}", flush=True)
+    eps: list[float] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(1, audits + 1):
+            cfg = config(CALIBRATION, rounds, seed, 0, sequential=False)
+            doc = run_audit(cfg, out_dir=Path(tmp) / str(seed)).to_json()
+            eps.append(float(doc["eps_emp"]))
+    above = sum(e > truth["epsilon"] for e in eps)
+    summary = {
+        "audits": audits,
+        "rounds": rounds,
+        "exact_epsilon": truth["epsilon"],
+        "above_exact": above,
+        "max_eps_emp": max(eps),
+        "median_eps_emp": float(statistics.median(eps)),
+        "seconds": time.perf_counter() - started,
+        "eps_emp": eps,
+    }
+    print(
+        f"{audits} audits at {rounds} rounds per world: eps_emp above the exact "
+        f"epsilon in {above}; median {summary['median_eps_emp']:.3f}, max "
+        f"{summary['max_eps_emp']:.3f}; {summary['seconds']:.0f} s"
+    )
+    if out:
+        Path(out).write_text(json.dumps(summary, indent=1))
+
+
 def fmt(x: Any, digits: int = 3) -> str:
     if x is None:
         return "-"
@@ -210,7 +341,13 @@ def main() -> None:
     parser.add_argument("--epsilons", default=None, help="comma-separated")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--calibrate", type=int, default=0, help="N audits of the exact mechanism"
+    )
     args = parser.parse_args()
+    if args.calibrate:
+        calibrate(args.calibrate, args.rounds, args.out)
+        return
     rows = SMOKE if args.smoke else ROWS
     rounds = 5 if args.smoke else args.rounds
     if args.only:

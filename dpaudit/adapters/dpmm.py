@@ -14,21 +14,39 @@ a model is fitted.
 
 Options (``--option KEY=VALUE``):
 
-- ``preprocessing``: ``public`` (default) passes the public domain to ``fit`` (each
-  discrete column's ``categories``, each numeric column's ``lower`` and ``upper``),
-  dpmm's documented way to avoid its "PrivacyLeakage" warning; ``library`` passes no
-  domain: dpmm then takes each column's categories from the records (and warns).
+- ``preprocessing``: ``public`` (default) encodes the table from the public domain
+  alone and hands dpmm the encoded table and its domain (the pipeline's documented
+  ``disable_processing=True``): each discrete column's codes are the positions of its
+  public ``categories``; each numeric column is binned by dpmm's own binner
+  (``dpmm.processing.BINNER_DICT``, priv-tree with ``proc_epsilon`` split across the
+  numeric columns, as ``TableBinner`` does) within its public ``lower`` and
+  ``upper``. ``library`` passes the raw table and no domain: dpmm's ``TableBinner``
+  then takes each column's categories from the records (and warns).
+- ``binner``: ``adapter`` (default) as above; ``dpmm`` hands the raw table and the
+  public domain to dpmm's own ``TableBinner`` instead (``preprocessing=public`` only),
+  dpmm's documented use. dpmm's binner drops a column with one value in the records
+  and releases that value (docs/findings.md 5); on a table whose every column has one
+  value it raises ``ValueError: No objects to concatenate``, so the two-world game's
+  worst case can only be audited with the default.
 - ``proc_epsilon``: the budget of dpmm's DP binning of numeric columns (its default
   0.1; ``null`` for uniform bins over the public bounds).
+- ``n_bins``: bins per numeric column, or ``auto`` (dpmm's default). dpmm's ``auto`` is
+  ``ceil(2 N^(1/3))`` of the number of records ``N`` (times a sigmoid of the budget
+  for priv-tree; ``processing/utils.py``, ``optimal_n_bins``), a count no noise
+  protects (docs/findings.md 7); with ``preprocessing=public`` and ``proc_epsilon``
+  ``null`` the adapter therefore uses 20 (dpmm's ``UniformBinner`` default) unless
+  given a number.
 - anything else goes to the model (``gen_kwargs``), e.g. ``degree=2`` (PrivBayes).
 
-Claim: ``epsilon`` is the model's budget plus what the binner spent (dpmm charges its
-binning separately, ``TableBinner.spent_epsilon``); the model's ``rho`` (zCDP, the
-library's ``cdp_rho``) where it has one. Seeding: dpmm draws from a
-``numpy.random.RandomState`` it is given: ``fit`` gets one from ``seed``, ``generate``
-one from ``public_seed`` (else ``seed``): the same seeds give the same release.
+Claim: ``epsilon`` is the model's budget plus what the binning spent (dpmm charges its
+binning separately, ``spent_epsilon``); the model's ``rho`` (zCDP, the library's
+``cdp_rho``) where it has one. Seeding: dpmm draws its selections and sampling from a
+``numpy.random.RandomState`` it is given (``fit`` one from ``seed``, ``generate`` one
+from ``public_seed``, else ``seed``), but its Gaussian and Laplace noise from OpenDP
+(``dpmm/models/base/utils.py``), which no seed fixes: the same seeds do not give the
+same release.
 
-What dpmm 0.1.9 does with a column that has one value in the records
+What dpmm 0.1.9's ``TableBinner`` does with a column that has one value in the records
 (``processing/table_binner.py``, ``static_columns``): it drops it from the model and
 releases that value in every row, whatever the domain says. docs/findings.md.
 """
@@ -36,6 +54,7 @@ releases that value in every row, whatever the domain says. docs/findings.md.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,6 +75,8 @@ from dpaudit.adapters._common import (
 __all__ = ["DpmmAIM", "DpmmMST", "DpmmPrivBayes"]
 
 PACKAGE = "dpmm"
+BINNERS = ("adapter", "dpmm")
+UNIFORM_BINS = 20  # dpmm's UniformBinner default: a public bin count
 
 
 def _state(seed: int) -> Any:
@@ -63,10 +84,117 @@ def _state(seed: int) -> Any:
     return np.random.RandomState(int(word))
 
 
+@dataclass(frozen=True, kw_only=True)
+class _PublicCodec:
+    """The table encoded from the public domain (``preprocessing=public``).
+
+    A discrete column's code is the position of its value among the public
+    ``categories``; a numeric column is binned by dpmm's own binner within its public
+    ``lower`` and ``upper`` (priv-tree with ``proc_epsilon`` split across the numeric
+    columns, as dpmm's ``TableBinner`` does; uniform bins when it is ``None``). Unlike
+    ``TableBinner``, nothing is read from the records to decide which columns to model:
+    a column whose records all hold one value is modelled like any other.
+
+    Attributes:
+        categories: each discrete column's public categories, in code order.
+        binners: each numeric column's fitted dpmm binner.
+        sizes: each column's number of codes (the model's domain).
+        spent_epsilon: what the binners spent (0 without numeric columns).
+    """
+
+    categories: dict[str, list[Any]]
+    binners: dict[str, Any]
+    sizes: dict[str, int]
+    spent_epsilon: float
+
+    @classmethod
+    def fit(
+        cls,
+        table: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        proc_epsilon: float | None,
+        rnd: Any,
+        n_bins: int | str = "auto",
+    ) -> _PublicCodec:
+        """Takes the categories from ``domain`` and fits the numeric columns' binners
+        on ``table`` (the only read of the records, and a DP one unless
+        ``proc_epsilon`` is ``None``)."""
+        categories: dict[str, list[Any]] = {}
+        numeric: list[dict[str, Any]] = []
+        for col in columns_of(domain):
+            if table[col["name"]].isna().any():
+                raise AdapterInputError(
+                    f"column {col['name']!r} has missing values: dpmm's models take "
+                    "none with preprocessing=public (library preprocessing imputes "
+                    "them from the records)."
+                )
+            cats = category_values(col)
+            if cats is None:
+                numeric.append(col)
+            else:
+                categories[col["name"]] = list(cats)
+        binners: dict[str, Any] = {}
+        if numeric:
+            found = import_library("dpmm.processing", package=PACKAGE).BINNER_DICT
+            kind = "uniform" if proc_epsilon is None else "priv-tree"
+            share = None if proc_epsilon is None else float(proc_epsilon) / len(numeric)
+            if kind == "uniform" and n_bins == "auto":
+                # dpmm's "auto" counts the records; uniform bins must not.
+                n_bins = UNIFORM_BINS
+            for col in numeric:
+                binner = found[kind](
+                    n_bins=n_bins,
+                    epsilon=share,
+                    lower=float(col["lower"]),
+                    upper=float(col["upper"]),
+                    rnd=rnd,
+                )
+                binner.fit(table[col["name"]].to_numpy())
+                binners[col["name"]] = binner
+        sizes = {name: len(cats) for name, cats in categories.items()}
+        sizes.update({name: int(b.bin_domain) for name, b in binners.items()})
+        spent = float(sum(float(b.spent_epsilon or 0.0) for b in binners.values()))
+        return cls(
+            categories=categories, binners=binners, sizes=sizes, spent_epsilon=spent
+        )
+
+    def encode(self, table: pd.DataFrame) -> pd.DataFrame:
+        """The codes of ``table`` (one integer column per column of the domain)."""
+        out: dict[str, np.ndarray] = {}
+        for name, cats in self.categories.items():
+            codes = np.asarray(pd.Index(cats).get_indexer(table[name]))
+            if (codes < 0).any():
+                raise AdapterInputError(
+                    f"column {name!r} holds a value outside its public categories "
+                    f"{cats!r}: fix the data or the domain."
+                )
+            out[name] = codes.astype(np.int64)
+        for name, binner in self.binners.items():
+            out[name] = np.asarray(
+                binner.transform(table[name].to_numpy()), dtype=np.int64
+            )
+        return pd.DataFrame(out, index=table.index)
+
+    def decode(self, codes: pd.DataFrame) -> pd.DataFrame:
+        """The values of released ``codes`` (the inverse of :meth:`encode`, a numeric
+        code to a value of its bin as dpmm's binner draws it)."""
+        out: dict[str, Any] = {}
+        for name, cats in self.categories.items():
+            out[name] = np.asarray(cats, dtype=object)[
+                codes[name].to_numpy(dtype=np.int64)
+            ]
+        for name, binner in self.binners.items():
+            out[name] = binner.inverse_transform(codes[name].to_numpy(dtype=np.int64))
+        return pd.DataFrame(out, index=codes.index)
+
+
 class _Dpmm:
     """One dpmm pipeline behind the plug-in protocol."""
 
     pipeline: ClassVar[str]  # the class name in dpmm.pipelines
+    # Whether the model's ``rho`` is its whole zCDP budget (the claim's profile).
+    zcdp: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -75,6 +203,8 @@ class _Dpmm:
         delta: float = 1e-5,
         preprocessing: str = "public",
         proc_epsilon: float | None = 0.1,
+        binner: str = "adapter",
+        n_bins: int | str = "auto",
         **options: Any,
     ) -> None:
         if not (
@@ -94,8 +224,26 @@ class _Dpmm:
             raise AdapterInputError(
                 f"`proc_epsilon` must be a number > 0 or null. Got {proc_epsilon!r}."
             )
+        if not (
+            n_bins == "auto"
+            or (isinstance(n_bins, int) and not isinstance(n_bins, bool) and n_bins > 0)
+        ):
+            raise AdapterInputError(
+                f"`n_bins` must be an integer > 0 or 'auto'. Got {n_bins!r}."
+            )
+        if binner not in BINNERS:
+            raise AdapterInputError(
+                f"`binner` must be one of {', '.join(BINNERS)}. Got {binner!r}."
+            )
         self.epsilon, self.delta = float(epsilon), float(delta)
         self.preprocessing = check_preprocessing(preprocessing)
+        if binner == "dpmm" and self.preprocessing != "public":
+            raise AdapterInputError(
+                "`binner=dpmm` hands dpmm's TableBinner the public domain: it needs "
+                "preprocessing=public (library preprocessing always uses dpmm's)."
+            )
+        self.binner = binner
+        self.n_bins = n_bins
         self.proc_epsilon = proc_epsilon
         self.options = dict(options)
 
@@ -125,34 +273,55 @@ class _Dpmm:
         self.domain_ = domain
         seed_globals(seed)
         table = data.reset_index(drop=True).copy()
-        for col in columns_of(domain):
-            if category_values(col) is not None:
-                # dpmm treats numeric dtypes as numbers to bin: discrete columns
-                # are categories.
-                table[col["name"]] = table[col["name"]].astype("category")
+        own = self.preprocessing == "public" and self.binner == "adapter"
         cls = getattr(pipelines, self.pipeline)
         try:
             model = cls(
                 epsilon=self.epsilon,
                 delta=self.delta,
                 proc_epsilon=self.proc_epsilon,
+                n_bins=self.n_bins,
                 n_jobs=1,
                 gen_kwargs=self.options,
+                disable_processing=own,
             )
         except TypeError as err:
             raise AdapterInputError(
                 f"dpmm's {self.pipeline} does not take these options "
                 f"({' '.join(str(err).split())}). Got --option {sorted(self.options)}."
             ) from err
-        given = self._domain(domain) if self.preprocessing == "public" else None
-        with quiet():
-            model.fit(table, domain=given, random_state=_state(seed))
-        self.model_ = model
+        state = _state(seed)
         spent = 0.0
+        if own:
+            self.codec_ = _PublicCodec.fit(
+                table,
+                domain=domain,
+                proc_epsilon=self.proc_epsilon,
+                rnd=state,
+                n_bins=self.n_bins,
+            )
+            spent = self.codec_.spent_epsilon
+            with quiet():
+                model.fit(
+                    self.codec_.encode(table),
+                    domain=self.codec_.sizes,
+                    random_state=state,
+                )
+        else:
+            for col in columns_of(domain):
+                if category_values(col) is not None:
+                    # dpmm treats numeric dtypes as numbers to bin: discrete columns
+                    # are categories.
+                    table[col["name"]] = table[col["name"]].astype("category")
+            given = self._domain(domain) if self.preprocessing == "public" else None
+            with quiet():
+                model.fit(table, domain=given, random_state=state)
+            proc = getattr(model, "proc", None)
+            if proc is not None:
+                for value in (getattr(proc, "spent_epsilon", None) or {}).values():
+                    spent += float(value or 0.0)
+        self.model_ = model
         proc = getattr(model, "proc", None)
-        if proc is not None:
-            for value in (getattr(proc, "spent_epsilon", None) or {}).values():
-                spent += float(value or 0.0)
         gen = model.gen
         self.privacy_claim = {
             "epsilon": self.epsilon + spent,
@@ -163,13 +332,20 @@ class _Dpmm:
             "nominal_epsilon": self.epsilon,
             "preprocessor_epsilon": spent,
             "preprocessing": self.preprocessing,
+            "binner": "adapter (public domain)" if own else "dpmm TableBinner",
             "static_columns": sorted(
                 str(c) for c in (getattr(proc, "static_columns", None) or {})
             ),
         }
-        rho = getattr(gen, "rho", None)
+        # MST and AIM keep their zCDP budget on the mechanism (``gen.generator``).
+        rho = getattr(gen, "rho", getattr(getattr(gen, "generator", None), "rho", None))
         if isinstance(rho, (int, float)):
             self.privacy_claim["rho"] = float(rho)
+            if self.zcdp:
+                # The claim's profile: the model's rho, and the binning (pure
+                # `spent`-DP, so spent^2 / 2-zCDP) composed in.
+                self.privacy_claim["zcdp_rho"] = float(rho) + spent * spent / 2.0
+        self.privacy_claim["unseeded_noise"] = "OpenDP Gaussian measurements"
         return self
 
     def sample(
@@ -184,6 +360,9 @@ class _Dpmm:
         with quiet():
             out = self.model_.generate(n_records=int(n), random_state=_state(chosen))
         names = [c["name"] for c in columns_of(self.domain_)]
+        codec = getattr(self, "codec_", None)
+        if codec is not None:
+            out = codec.decode(pd.DataFrame(out))
         out = pd.DataFrame(out)[names]
         for name in names:
             if isinstance(out[name].dtype, pd.CategoricalDtype):
@@ -208,3 +387,6 @@ class DpmmPrivBayes(_Dpmm):
     """dpmm's PrivBayes (``PrivBayesPipeline``): a DP Bayesian network."""
 
     pipeline = "PrivBayesPipeline"
+    # Its ``rho`` is ``cdp_rho(epsilon / 2, delta)``, the Gaussian measurements' share
+    # only (the structure is selected with the other half): no zCDP profile.
+    zcdp = False

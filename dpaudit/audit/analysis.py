@@ -372,7 +372,12 @@ def analyse(
     else:
         per_attack = {name: one(name) for name in attacks}
     every_round = np.arange(setup.plan.n_rounds, dtype=np.int64)
-    constant = all(_constant(store.features(name, every_round)) for name in attacks)
+    # A transcript's likelihood-ratio attack: the ratio (its score, column 0) equal in
+    # every round means every transcript was as likely in both worlds.
+    width = 1 if config.release == "transcript" else None
+    constant = all(
+        _constant(store.features(name, every_round)[:, :width]) for name in attacks
+    )
     best = headline_attack(per_attack, by_ratio=profile.has_profile)
     head = per_attack[best]
     verdict = decide(

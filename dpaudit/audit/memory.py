@@ -38,7 +38,10 @@ rounds per world; estimates, not measurements):
   and activations (``12 k b (p + h)``), the rows-seen ledger (``9 n``) and the
   release (``3 x 4 rows x p``), all times ``MARGIN`` (1.5); ``k n`` more for the
   two bug variants whose teachers draw from all rows (``shared_sampling``,
-  ``repartition_every_iteration``: pate_gan/seen.py). With a trace (PATE-GAN,
+  ``repartition_every_iteration``: pate_gan/seen.py). Under ``--release
+  transcript`` three times as many: the likelihood-ratio attack replays a group's
+  ``G`` transcripts in both worlds (``2G`` more models) while the group's own are
+  held. With a trace (PATE-GAN,
   the audit's traced round) ``TRACE_BYTES`` more. A foreign generator's models live
   in its worker processes (each bounded by ``max_memory``): only the release counts
   here. On CUDA the models are on the GPU (the execution plan sizes the batch from
@@ -345,6 +348,9 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
         ):
             # Teachers drawing from all rows: k sets of n rows seen (pate_gan/seen.py).
             per_model += k * n
+        if config.release == "transcript":
+            # The replay of a group's transcripts in both worlds (2 x the group).
+            per_model *= 3
     extra = (workers - 1) * (BASE_BYTES + table) if config.backend == "loky" else 0
     if not foreign and device != "cuda" and hasattr(cfg, "record_trace"):
         extra += TRACE_BYTES

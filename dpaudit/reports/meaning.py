@@ -62,6 +62,32 @@ def _tightness(result: AuditResult) -> tuple[float, str] | None:
     return result.power.tightness, f"claimed epsilon {fmt_number(result.eps_claimed)}"
 
 
+def _transcript(result: AuditResult) -> bool:
+    return result.config.release == "transcript"
+
+
+def _constant_text(result: AuditResult) -> str:
+    if _transcript(result):
+        return (
+            "every transcript exactly as likely in both worlds (likelihood ratio 1 "
+            "in every round): no test or number of rounds can separate them"
+        )
+    return (
+        "the same release in every round of both "
+        "worlds: no attack or number of rounds can separate them"
+    )
+
+
+def _constant_paragraph(result: AuditResult) -> str:
+    if _transcript(result):
+        return (
+            "Every round's transcript was exactly as likely in both worlds (the "
+            "likelihood ratio was 1 in every round; with trained teachers no vote "
+            "changed): "
+        )
+    return "Every round of both worlds released the same features for every attack: "
+
+
 def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     """How strong the audit was, as ``(name, text)`` rows shared by every renderer.
 
@@ -97,13 +123,7 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     if result.power is not None and result.power.saturated:
         rows.append(("saturated", "saturated: more rounds would show more"))
     if result.power is not None and result.power.constant_release:
-        rows.append(
-            (
-                "constant release",
-                "the same release in every round of both "
-                "worlds: no attack or number of rounds can separate them",
-            )
-        )
+        rows.append(("constant release", _constant_text(result)))
     tight = _tightness(result)
     if tight is not None:
         rows.append(("tightness", f"{tight[0]:.2f} (eps_emp / {tight[1]})"))
@@ -240,8 +260,8 @@ def explain(result: AuditResult) -> list[str]:
         )
     if result.power is not None and result.power.constant_release:
         paragraphs.append(
-            "Every round of both worlds released the same features for every attack: "
-            "the target record changed nothing in this release (on this dataset, with "
+            _constant_paragraph(result)
+            + "the target record changed nothing in this release (on this dataset, with "
             "this public randomness), so no attack and no number of rounds could "
             "separate the worlds here. Another target, another dataset or another "
             "public seed (--public-seed auto) may still reach the release."

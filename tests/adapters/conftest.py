@@ -72,3 +72,9 @@ def run_smartnoise() -> RunScript:
 def run_synthcity() -> RunScript:
     """Runs a script under the interpreter that has synthcity."""
     return _runner(_interpreter("synthcity"))
+
+
+@pytest.fixture(scope="session")
+def run_dpmm() -> RunScript:
+    """Runs a script under the interpreter that has dpmm."""
+    return _runner(_interpreter("dpmm"))

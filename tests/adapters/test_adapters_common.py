@@ -23,6 +23,7 @@ from dpaudit.generators.plugins import supports_public_seed
 ADAPTERS = Path(__file__).resolve().parents[2] / "dpaudit" / "adapters"
 ALLOWED = {
     "__future__",
+    "dataclasses",
     "contextlib",
     "importlib",
     "math",

@@ -239,3 +239,14 @@ def test_fit_refuses_a_release_beyond_memory_before_training(
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--rows" in err, err
     assert not out.exists()
+
+
+def test_the_transcript_replay_is_counted() -> None:
+    """A transcript audit holds the group's models and their replays in both
+    worlds: three times a table audit's models (the rest unchanged)."""
+    table = memory.plan_memory(AuditConfig(dataset="worst-case"))
+    transcript = memory.plan_memory(
+        AuditConfig(dataset="worst-case", release="transcript")
+    )
+    assert transcript.model_bytes == 3 * table.model_bytes
+    assert transcript.table == table.table

@@ -156,3 +156,31 @@ def test_the_exact_privacy_agrees_with_its_gaussian_limit() -> None:
     assert p.epsilon == pytest.approx(eps_of_gdp(p.mu, 1e-5), rel=0.05)
     same = _privacy(0, 10, 1.0)
     assert (same.epsilon, same.mu, same.differing) == (0.0, 0.0, 0)
+
+
+@pytest.mark.slow
+def test_a_transcript_with_no_vote_changed_is_a_constant_release(tmp_path) -> None:
+    """Trained teachers on the worst case change no vote in two iterations: the
+    likelihood ratio is 0 in every round, which the result and its report call a
+    constant release (the log-likelihoods themselves vary); canary teachers do
+    change them."""
+    from dpaudit.audit.run import run_audit
+    from dpaudit.reports.meaning import power_rows
+
+    results = {}
+    for teachers in ("trained", "canary"):
+        cfg = AuditConfig(
+            dataset="worst-case",
+            rounds=5,
+            device="cpu",
+            release="transcript",
+            teachers=teachers,
+            generator_options=SMALL,
+        )
+        results[teachers] = run_audit(cfg, out_dir=tmp_path / teachers)
+    trained = results["trained"]
+    assert trained.power is not None and trained.power.constant_release
+    rows = dict(power_rows(trained))
+    assert "exactly as likely in both worlds" in rows["constant release"]
+    canary = results["canary"]
+    assert canary.power is not None and not canary.power.constant_release
