@@ -261,8 +261,8 @@ def build_setup(
 
 def check_transcript_release(setup: AuditSetup, generator: Generator) -> None:
     """Refuses ``release = "transcript"`` where no transcript can be audited: a
-    generator that records none (plug-ins, adapters, G-PATE so far), a
-    configuration without one (PATE-GAN's ``single_discriminator`` has no votes),
+    generator that records none (plug-ins, adapters), a configuration without one
+    (PATE-GAN's ``single_discriminator`` has no votes),
     or a game without fixed public randomness (the attack replays under it).
 
     Raises:
@@ -273,7 +273,7 @@ def check_transcript_release(setup: AuditSetup, generator: Generator) -> None:
     if support is None:
         raise InvalidParameterError(
             f"`release` transcript needs a generator that records its noisy answers "
-            f"(dpaudit's pategan); {name!r} does not: use --release table."
+            f"(dpaudit's pategan and gpate); {name!r} does not: use --release table."
         )
     reason = support(canary=setup.config.teachers == "canary")
     if reason is not None:

@@ -251,6 +251,18 @@ def release_text(result: AuditResult) -> str | None:
     config = result.config
     if config.release != "transcript":
         return None
+    if config.generator == "gpate":
+        teachers = (
+            "canary teachers: the adversary's, each voting the last bin exactly when "
+            "the target is in its partition (docs/soundness.md, 'The transcript "
+            "release of G-PATE (canary teachers)')"
+            if config.teachers == "canary"
+            else "the teachers as trained"
+        )
+        return (
+            "transcript: every Confident-GNMax answer (answered or not, and its "
+            f"noisy bin), attacked by the exact likelihood ratio; {teachers}"
+        )
     teachers = (
         "canary teachers: the adversary's, each voting 'real' exactly when it "
         "trained on the target (docs/soundness.md, 'Canary teachers')"

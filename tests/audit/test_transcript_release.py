@@ -49,7 +49,6 @@ def test_configurations_without_a_transcript_game_are_refused(
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"generator": "gpate"}, "'gpate' does not"),
         ({"bugs": ("single_discriminator",)}, "single_discriminator has no"),
     ],
 )
@@ -61,6 +60,18 @@ def test_generators_without_a_transcript_are_refused(
         build_setup(config)
 
 
+@pytest.mark.parametrize("teachers", ["trained", "canary"])
+def test_gpate_has_a_transcript_game(teachers: str) -> None:
+    config = AuditConfig(
+        generator="gpate",
+        release="transcript",
+        teachers=teachers,  # type: ignore[arg-type]
+        rounds=5,
+        device="cpu",
+    )
+    assert (build_setup(config).canary is not None) == (teachers == "canary")
+
+
 def test_the_command_refuses_with_one_line(tmp_path: Path) -> None:
     proc = subprocess.run(
         [
@@ -69,7 +80,7 @@ def test_the_command_refuses_with_one_line(tmp_path: Path) -> None:
             "dpaudit",
             "audit",
             "--generator",
-            "gpate",
+            "randomized-response",
             "--release",
             "transcript",
             "--rounds",

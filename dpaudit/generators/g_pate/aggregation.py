@@ -77,10 +77,52 @@ def dp_grad_agg(
     counts = torch.zeros(m, b * p, bins, dtype=projected.dtype, device=projected.device)
     counts.scatter_add_(2, votes, torch.ones_like(votes, dtype=projected.dtype))
     counts = counts.reshape(m, b, p, bins)
+    return aggregate_counts(
+        counts,
+        projection,
+        clip=clip,
+        threshold=threshold,
+        sigma1=sigma1,
+        sigma2=sigma2,
+        threshold_noise=threshold_noise,
+        vote_noise=vote_noise,
+    )
+
+
+def aggregate_counts(
+    counts: Tensor,
+    projection: Tensor,
+    *,
+    clip: float,
+    threshold: float,
+    sigma1: float,
+    sigma2: float,
+    threshold_noise: Tensor,
+    vote_noise: Tensor,
+) -> Aggregate:
+    """Steps 3 and 4 of DPGradAgg from the clean vote histograms ``counts[M, B, p,
+    bins]``: Confident-GNMax per coordinate, then the back-projected direction.
+    (Canary teachers, :mod:`.transcript`, enter here with crafted counts.)"""
     top = counts.amax(dim=-1)
     answered = top + sigma1 * threshold_noise >= threshold
     winners = torch.argmax(counts + sigma2 * vote_noise, dim=-1)
-    midpoints = -clip + (winners.to(projected.dtype) + 0.5) * width
+    return back_project(counts, projection, answered, winners, clip=clip)
+
+
+def back_project(
+    counts: Tensor,
+    projection: Tensor,
+    answered: Tensor,
+    winners: Tensor,
+    *,
+    clip: float,
+) -> Aggregate:
+    """Step 4 of DPGradAgg: the winning bins' midpoints (0 where not answered)
+    back-projected with ``R^T``. (A replay enters here with the transcript's
+    answers forced, :mod:`.transcript`.)"""
+    bins = counts.shape[-1]
+    width = 2.0 * clip / bins
+    midpoints = -clip + (winners.to(counts.dtype) + 0.5) * width
     answer = torch.where(answered, midpoints, torch.zeros_like(midpoints))
     gradient = torch.einsum("mbpd,mbp->mbd", projection, answer)
     return Aggregate(

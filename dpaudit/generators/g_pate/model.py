@@ -8,14 +8,26 @@ from typing import Any, Self
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from dpaudit.data import Domain
 from dpaudit.errors import DpauditWarning, NotFittedError
 from dpaudit.generators.base import PrivacyClaim, check_release_streams
 from dpaudit.generators.g_pate.config import GPateConfig, config_from_options
 from dpaudit.generators.g_pate.layout import Layout, resolve_device
+from dpaudit.generators.g_pate.partition import assign_teachers
 from dpaudit.generators.g_pate.release import encoded_releases, stack
 from dpaudit.generators.g_pate.trainer import Fitted, Trainer
+from dpaudit.generators.g_pate.transcript import (
+    AnswerTranscript,
+    Recorder,
+    Replay,
+    canary_counts,
+    canary_holders,
+    replay_usage,
+    stack_transcripts,
+    transcript_log_likelihoods,
+)
 from dpaudit.rng import Rngs, public_and_privacy
 from dpaudit.validation import require
 
@@ -124,14 +136,132 @@ class GPate:
         Returns:
             ``len(datasets)`` new fitted :class:`GPate` objects, in order.
         """
+        return self._models(
+            self._train(datasets, domain=domain, rngs=rngs, public_rngs=public_rngs)
+        )
+
+    def _models(self, fitted: Sequence[Fitted]) -> list[GPate]:
         out = []
-        for fitted in self._train(
-            datasets, domain=domain, rngs=rngs, public_rngs=public_rngs
-        ):
+        for f in fitted:
             model = GPate(self.config)
-            model._fitted = fitted
+            model._fitted = f
             out.append(model)
         return out
+
+    def fit_many_with_transcripts(
+        self,
+        datasets: Sequence[pd.DataFrame],
+        *,
+        domain: Domain,
+        rngs: Sequence[Rngs],
+        public_rngs: Sequence[Rngs] | None = None,
+        canary: pd.DataFrame | None = None,
+    ) -> tuple[list[GPate], list[AnswerTranscript]]:
+        """:meth:`fit_many`, and each model's transcript: every Confident-GNMax
+        answer it received (:mod:`.transcript`). Recording draws nothing and changes
+        no model.
+
+        Args:
+            canary: the target record (one row): the teachers are canary teachers
+                (each votes bin ``bins - 1`` on every query iff the target is in its
+                partition, else bin 0; they are not trained); None (default):
+                trained teachers. Everything else runs as implemented.
+        """
+        transcripts: list[AnswerTranscript] = []
+        fitted = self._train(
+            datasets,
+            domain=domain,
+            rngs=rngs,
+            public_rngs=public_rngs,
+            canary=canary,
+            transcripts=transcripts,
+        )
+        return self._models(fitted), transcripts
+
+    def replay_log_likelihoods(
+        self,
+        datasets: Sequence[pd.DataFrame],
+        transcripts: Sequence[AnswerTranscript],
+        *,
+        domain: Domain,
+        public_rngs: Sequence[Rngs],
+        canary: pd.DataFrame | None = None,
+    ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+        """Log-likelihood of ``transcripts[m]`` had the run used ``datasets[m]`` and
+        the public streams ``public_rngs[m]``.
+
+        Under canary teachers (``canary``, the target record) every query's clean
+        counts follow from the partition (public) and the data, so nothing is
+        trained; the answers' probabilities are exact
+        (:func:`.transcript.log_answer_probability`) and summed as sufficient
+        statistics, all models at once. With trained teachers (``canary=None``)
+        training is replayed as one tensor program with every answer forced to the
+        transcript's (:class:`.transcript.Replay`): given the answers so far,
+        training is deterministic, so the replay reads the clean counts each world
+        would have had for every query. The privacy stream is not used (the replay
+        draws its noise from a stream unrelated to the run's, then overrides it).
+
+        Returns ``(log_likelihood[M], contradicted[M])``: ``contradicted`` where
+        that world's accountant, given the transcript's answers, would have
+        committed an iteration the transcript did not, or the reverse, or gone on
+        after it (the transcript is impossible in that world; its likelihood is 0).
+
+        Raises:
+            InvalidParameterError: lengths differ.
+        """
+        datasets, transcripts = list(datasets), list(transcripts)
+        require(
+            len(datasets) == len(transcripts) == len(public_rngs) and bool(datasets),
+            "datasets",
+            "as many tables as transcripts and public streams (at least one)",
+            f"{len(datasets)}, {len(transcripts)} and {len(public_rngs)}",
+        )
+        _check_rngs(public_rngs, "public_rngs")
+        require(isinstance(domain, Domain), "domain", "a Domain", type(domain).__name__)
+        if canary is None:
+            out: dict[int, tuple[float, bool]] = {}
+            self._train(
+                datasets,
+                domain=domain,
+                rngs=Rngs.from_seed(0).spawn(len(datasets)),
+                public_rngs=public_rngs,
+                replays=(transcripts, out),
+            )
+            return (
+                np.array([out[i][0] for i in range(len(datasets))], dtype=np.float64),
+                np.array([out[i][1] for i in range(len(datasets))], dtype=np.bool_),
+            )
+        cfg = self.config
+        counts = np.stack(
+            [
+                canary_counts(
+                    canary_holders(
+                        assign_teachers(
+                            len(data), cfg.num_teachers, rng=public.spawn(3)[1]
+                        )[0],
+                        _target_rows(data, canary, domain),
+                        cfg.num_teachers,
+                    ),
+                    cfg.bins,
+                )
+                for data, public in zip(datasets, public_rngs)
+            ]
+        )
+        answered, winners, used = stack_transcripts(
+            transcripts, batch=cfg.batch_size, projection_dim=cfg.projection_dim
+        )
+        log_likelihood = transcript_log_likelihoods(
+            cfg, answered, winners, used, counts
+        )
+        replayed, continues = replay_usage(cfg, answered, counts)
+        contradicted = (replayed != used).any(axis=1) | continues
+        return log_likelihood, contradicted
+
+    def transcript_support(self, *, canary: bool = False) -> str | None:
+        """Why this configuration has no transcript to audit, or None when it has
+        one (every Confident-GNMax answer; :meth:`fit_many_with_transcripts`), with
+        trained or (``canary``) canary teachers."""
+        return None
 
     def _train(
         self,
@@ -140,7 +270,13 @@ class GPate:
         domain: Domain,
         rngs: Sequence[Rngs],
         public_rngs: Sequence[Rngs] | None,
+        canary: pd.DataFrame | None = None,
+        transcripts: list[AnswerTranscript] | None = None,
+        replays: tuple[Sequence[AnswerTranscript], dict[int, tuple[float, bool]]]
+        | None = None,
     ) -> list[Fitted]:
+        """The fitted models, in order (and, into ``transcripts`` when given, each
+        model's transcript, in order)."""
         cfg = self.config
         datasets, rngs = list(datasets), list(rngs)
         require(isinstance(domain, Domain), "domain", "a Domain", type(domain).__name__)
@@ -162,6 +298,14 @@ class GPate:
                 len(publics),
             )
             _check_rngs(publics, "public_rng")
+        if canary is not None:
+            require(
+                isinstance(canary, pd.DataFrame) and len(canary) == 1,
+                "canary",
+                "the target record (a table of one row)",
+                type(canary).__name__,
+            )
+            domain.validate(canary, name="canary")
         streams = [public_and_privacy(r, p) for r, p in zip(rngs, publics)]
         device = resolve_device(cfg.device)
         layouts, encoded = [], []
@@ -178,6 +322,7 @@ class GPate:
             groups.setdefault(lay.signature(), []).append(i)
         results: list[Fitted | None] = [None] * len(datasets)
         untrained = 0
+        recorded: list[AnswerTranscript | None] = [None] * len(datasets)
         for members in groups.values():
             trainer = Trainer(
                 cfg,
@@ -185,8 +330,29 @@ class GPate:
                 [encoded[i] for i in members],
                 [streams[i] for i in members],
                 device,
+                target_rows=None
+                if canary is None
+                else [_target_rows(datasets[i], canary, domain) for i in members],
             )
+            if transcripts is not None:
+                trainer.recorder = Recorder()
+            if replays is not None:
+                trainer.replay = Replay([replays[0][i] for i in members], cfg, device)
             fitted, never = trainer.run()
+            if trainer.replay is not None and replays is not None:
+                trainer.replay.finish()
+                for j, i in enumerate(members):
+                    replays[1][i] = (
+                        float(trainer.replay.log_likelihood[j]),
+                        bool(trainer.replay.contradicted[j]),
+                    )
+            if trainer.recorder is not None:
+                # A model never trained (budget below one batch) has none: empty.
+                got = trainer.recorder.transcripts() or [
+                    _empty_transcript(cfg) for _ in members
+                ]
+                for i, t in zip(members, got):
+                    recorded[i] = t
             untrained += len(never)
             for i, model in zip(members, fitted):
                 results[i] = model
@@ -200,6 +366,8 @@ class GPate:
                 DpauditWarning,
                 stacklevel=3,
             )
+        if transcripts is not None:
+            transcripts.extend(t for t in recorded if t is not None)
         return [r for r in results if r is not None]
 
     def sample(
@@ -302,6 +470,26 @@ class GPate:
         if len(frames) == 1:
             return frames[0]
         return pd.concat(frames, ignore_index=True)
+
+
+def _empty_transcript(cfg: GPateConfig) -> AnswerTranscript:
+    shape = (0, cfg.batch_size, cfg.projection_dim)
+    return AnswerTranscript(
+        answered=np.zeros(shape, dtype=np.bool_),
+        winners=np.zeros(shape, dtype=np.int64),
+        used=np.zeros(0, dtype=np.bool_),
+    )
+
+
+def _target_rows(
+    data: pd.DataFrame, canary: pd.DataFrame, domain: Domain
+) -> NDArray[np.bool_]:
+    """Which rows of ``data`` equal the target record (in the domain's types)."""
+    rows = domain.cast(data).reset_index(drop=True)
+    target = domain.cast(canary).reset_index(drop=True)
+    names = list(domain.names)
+    same = (rows[names].to_numpy() == target[names].to_numpy()[:1]).all(axis=1)
+    return np.asarray(same, dtype=np.bool_)
 
 
 def make_gpate(*, epsilon: float, delta: float, **options: Any) -> GPate:

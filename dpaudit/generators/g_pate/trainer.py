@@ -32,6 +32,8 @@ from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.g_pate.accounting import Spending
 from dpaudit.generators.g_pate.aggregation import (
     Aggregate,
+    aggregate_counts,
+    back_project,
     dp_grad_agg,
     teacher_input_gradients,
 )
@@ -45,6 +47,12 @@ from dpaudit.generators.g_pate.networks import (
     make_teachers,
 )
 from dpaudit.generators.g_pate.partition import assign_teachers, partition_rows
+from dpaudit.generators.g_pate.transcript import (
+    Recorder,
+    Replay,
+    canary_counts,
+    canary_holders,
+)
 from dpaudit.generators.optim import (
     MaskedStep,
     make_optimizer,
@@ -178,6 +186,10 @@ class Trainer:
         encoded: each model's encoded private table.
         streams: each model's ``(public, privacy)`` streams.
         device: where the tensors live.
+        target_rows: canary teachers (:mod:`.transcript`): per model, which rows of
+            its table are the target record; None (default): trained teachers.
+            Canary teachers are not trained (their votes are fixed by their
+            partition); every public and privacy draw is made as with trained ones.
     """
 
     def __init__(
@@ -187,8 +199,11 @@ class Trainer:
         encoded: Sequence[NDArray[np.float32]],
         streams: Sequence[tuple[Rngs, Rngs]],
         device: torch.device,
+        target_rows: Sequence[NDArray[np.bool_]] | None = None,
     ) -> None:
         self.config, self.layouts, self.device = config, layouts, device
+        self.recorder: Recorder | None = None
+        self.replay: Replay | None = None
         self.m, self.k = len(layouts), config.num_teachers
         layout = layouts[0]
         self.d, self.classes = layout.width, layout.classes
@@ -196,6 +211,15 @@ class Trainer:
         publics = [public.spawn(3) for public, _ in streams]
         self._init_networks([init for init, _, _ in publics])
         self._stack_data(encoded, [assign for _, assign, _ in publics])
+        self.canary: Tensor | None = None
+        if target_rows is not None:
+            counts = [
+                canary_counts(canary_holders(t, rows, self.k), config.bins)
+                for (t, _), rows in zip(self.assignments, target_rows)
+            ]
+            self.canary = torch.from_numpy(np.stack(counts).astype(np.float32)).to(
+                device
+            )
         plan = NoisePlan.build(config, layout, self.latent)
         self.public_draws = _Chunked(
             [train.torch(device) for _, _, train in publics],
@@ -284,6 +308,8 @@ class Trainer:
     def teacher_phase(self, draws: Draws, active_teachers: Tensor) -> None:
         """``teacher_steps`` updates of every teacher on its own rows (real) and the
         generator's rows (fake), non-private."""
+        if self.canary is not None:
+            return  # canary teachers vote by their partition alone
         b = self.config.batch_size
         for s in range(self.config.teacher_steps):
             self._teacher_update(
@@ -321,6 +347,18 @@ class Trainer:
         b, p = cfg.batch_size, cfg.projection_dim
         cond = self._onehot(draws.uniforms, cfg.teacher_steps * b, b)
         x = self.generators(draws.z_generator, cond)
+        if self.canary is not None:
+            counts = self.canary[:, None, None, :].expand(self.m, b, p, cfg.bins)
+            return x, aggregate_counts(
+                counts.contiguous(),
+                draws.projection / math.sqrt(p),
+                clip=cfg.clip,
+                threshold=cfg.threshold_count,
+                sigma1=cfg.sigma1,
+                sigma2=cfg.sigma2,
+                threshold_noise=draws.threshold_noise,
+                vote_noise=draws.vote_noise,
+            )
         grads = teacher_input_gradients(
             self.teachers, x.detach(), cond, num_teachers=self.k
         )
@@ -335,6 +373,16 @@ class Trainer:
             threshold_noise=draws.threshold_noise,
             vote_noise=draws.vote_noise,
         )
+        if self.replay is not None:
+            # The transcript's answers replace the (unrelated) noisy ones.
+            answered, winners = self.replay.forced(agg.answered)
+            agg = back_project(
+                agg.counts,
+                draws.projection / math.sqrt(p),
+                answered,
+                winners,
+                clip=cfg.clip,
+            )
         return x, agg
 
     def generator_phase(self, x: Tensor, agg: Aggregate, mask: Tensor) -> None:
@@ -372,7 +420,14 @@ class Trainer:
                 if cfg.traces_data_dependent
                 else None
             )
-            if not spend.charge(answered, counts):
+            going = spend.charge(answered, counts)
+            if self.recorder is not None:
+                self.recorder.observe(
+                    agg.answered, agg.winners, spend.active, agg.counts
+                )
+            if self.replay is not None:
+                self.replay.observe(agg.counts, agg.answered, agg.winners, spend.active)
+            if not going:
                 break
             self.generator_phase(x, agg, self._mask(spend.active))
             spend.commit()
