@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from dpaudit.rng import Rngs
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _seeds() -> list[int]:
@@ -49,3 +55,31 @@ def pytest_collection_modifyitems(
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def benchmark_smoke(tmp_path: Path) -> Callable[[str], Path]:
+    """Runs ``benchmarks/NAME --smoke --out FILE`` in a fresh interpreter (the
+    checkout on ``PYTHONPATH``, one thread), asserts it exited 0 and returns FILE."""
+
+    def run(name: str) -> Path:
+        out = tmp_path / f"{Path(name).stem}.json"
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "benchmarks" / name),
+                "--smoke",
+                "--out",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return out
+
+    return run

@@ -4,27 +4,12 @@ transcript audit beside the exact privacy of its transcript) and writes JSON."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 
-
-def test_gpate_canary_smoke(tmp_path: Path) -> None:
-    out = tmp_path / "gpate.json"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    script = str(ROOT / "benchmarks" / "gpate_canary.py")
-    done = subprocess.run(
-        [sys.executable, script, "--smoke", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+def test_gpate_canary_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
+    out = benchmark_smoke("gpate_canary.py")
     (row,) = json.loads(out.read_text())["rows"]
     exact = row["exact"]
     # Two iterations, k = 2: the target's teacher alone holds it; the exact epsilon
