@@ -82,6 +82,10 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stored_rounds(out: Path) -> int:
     """Rounds the audit has committed; read-only, and never creating the store (a
     plain ``connect`` would create an empty ``audit.sqlite`` that the starting audit
@@ -126,6 +130,10 @@ def test_no_worker_survives_its_parent(tmp_path: Path, signum: int, hang: bool) 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        # A suite started in the background of a shell without job control inherits
+        # SIGINT ignored, and Python then keeps it ignored: the child gets the
+        # default disposition, as an interactive user's `dpaudit audit` has.
+        preexec_fn=_default_sigint,
     )
     try:
         deadline = time.time() + 240

@@ -108,9 +108,9 @@ def outcome_probabilities(
         counts = np.zeros(bins)
         counts[0], counts[bins - 1] = k - holders, holders
         rows = torch.from_numpy(np.tile(counts, (4, 1)))
-        ans = torch.tensor([False, True, True, True])
+        ans = torch.tensor([False, True, True, True], device="cpu")
         mid = 1 if bins > 2 else 0
-        win = torch.tensor([-1, 0, bins - 1, mid])
+        win = torch.tensor([-1, 0, bins - 1, mid], device="cpu")
         lp = log_answer_probability(
             rows,
             ans,

@@ -459,8 +459,10 @@ def transcript_log_likelihoods(
     shapes, which = np.unique(counts, axis=0, return_inverse=True)
     u = shapes.shape[0]
     c = torch.from_numpy(np.repeat(shapes, bins + 1, axis=0))
-    ans = torch.tensor([True] * bins + [False], dtype=torch.bool).repeat(u)
-    win = torch.tensor([*range(bins), -1], dtype=torch.long).repeat(u)
+    ans = torch.tensor([True] * bins + [False], dtype=torch.bool, device="cpu").repeat(
+        u
+    )
+    win = torch.tensor([*range(bins), -1], dtype=torch.long, device="cpu").repeat(u)
     lp = (
         log_answer_probability(
             c,

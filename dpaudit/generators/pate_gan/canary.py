@@ -166,12 +166,20 @@ def canary_privacy(
         if x == y:
             continue
         differing += int(c)
-        lab = torch.tensor([True, False])
+        lab = torch.tensor([True, False], device="cpu")
         lp = log_probability(
-            torch.tensor([x, x]), lab, k=k, beta=beta, single_draw=single_draw
+            torch.tensor([x, x], device="cpu"),
+            lab,
+            k=k,
+            beta=beta,
+            single_draw=single_draw,
         ).tolist()
         lq = log_probability(
-            torch.tensor([y, y]), lab, k=k, beta=beta, single_draw=single_draw
+            torch.tensor([y, y], device="cpu"),
+            lab,
+            k=k,
+            beta=beta,
+            single_draw=single_draw,
         ).tolist()
         p, q = math.exp(lp[0]), math.exp(lq[0])
         r = (p + q) / 2.0
