@@ -42,11 +42,10 @@ from dpaudit.audit.run import run_audit
 from dpaudit.audit.setup import build_setup
 from dpaudit.audit.tradeoff import bernoulli_renyi, gdp_mu_of_eps
 from dpaudit.generators.pate_gan import PateGan
-from dpaudit.generators.pate_gan.canary import canary_privacy
+from dpaudit.generators.pate_gan.canary import canary_privacy, log_vote_probabilities
 from dpaudit.generators.pate_gan.model import _with_canary
 from dpaudit.generators.pate_gan.transcript import (
     Recorder,
-    log_probability,
     vote_noise,
 )
 from dpaudit.rng import Rngs
@@ -196,24 +195,13 @@ def exact_rdp(
         return_counts=True,
     )
     total = np.zeros_like(orders)
-    lab = torch.tensor([True])
     for (x, y), c in zip(pairs.tolist(), counts.tolist()):
         if x == y:
             continue
-        p = math.exp(
-            float(
-                log_probability(
-                    torch.tensor([x]), lab, k=k, beta=beta, single_draw=single
-                )
-            )
+        (lp, _), (lq, _) = log_vote_probabilities(
+            x, y, k=k, beta=beta, single_draw=single
         )
-        q = math.exp(
-            float(
-                log_probability(
-                    torch.tensor([y]), lab, k=k, beta=beta, single_draw=single
-                )
-            )
-        )
+        p, q = math.exp(lp), math.exp(lq)
         total += c * np.maximum(
             bernoulli_renyi(p, q, orders), bernoulli_renyi(q, p, orders)
         )

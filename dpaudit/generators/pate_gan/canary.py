@@ -129,6 +129,25 @@ class CanaryPrivacy:
     mu: float
 
 
+def log_vote_probabilities(
+    n1_with: int, n1_without: int, *, k: int, beta: float, single_draw: bool
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """``((log P(real), log P(fake)) with the target, (the same) without)`` of one
+    noisy vote whose clean "real" votes are ``n1_with`` and ``n1_without`` (each
+    outcome's log in its stable form, :func:`.transcript.log_probability`).
+
+    >>> (a, b), (c, d) = log_vote_probabilities(1, 0, k=2, beta=1.0, single_draw=False)
+    >>> round(math.exp(a), 6), round(math.exp(c), 6)
+    (0.5, 0.135335)
+    """
+    from dpaudit.generators.pate_gan.transcript import log_probability
+
+    n1 = torch.tensor([n1_with, n1_with, n1_without, n1_without], device="cpu")
+    labels = torch.tensor([True, False, True, False], device="cpu")
+    lp = log_probability(n1, labels, k=k, beta=beta, single_draw=single_draw).tolist()
+    return (lp[0], lp[1]), (lp[2], lp[3])
+
+
 def canary_privacy(
     n1_with: NDArray[np.int64],
     n1_without: NDArray[np.int64],
@@ -149,8 +168,6 @@ def canary_privacy(
     """
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
-    from dpaudit.generators.pate_gan.transcript import log_probability
-
     a = np.asarray(n1_with, dtype=np.int64).ravel()
     b = np.asarray(n1_without, dtype=np.int64).ravel()
     if a.shape != b.shape:
@@ -166,21 +183,7 @@ def canary_privacy(
         if x == y:
             continue
         differing += int(c)
-        lab = torch.tensor([True, False], device="cpu")
-        lp = log_probability(
-            torch.tensor([x, x], device="cpu"),
-            lab,
-            k=k,
-            beta=beta,
-            single_draw=single_draw,
-        ).tolist()
-        lq = log_probability(
-            torch.tensor([y, y], device="cpu"),
-            lab,
-            k=k,
-            beta=beta,
-            single_draw=single_draw,
-        ).tolist()
+        lp, lq = log_vote_probabilities(x, y, k=k, beta=beta, single_draw=single_draw)
         p, q = math.exp(lp[0]), math.exp(lq[0])
         r = (p + q) / 2.0
         info += c * (p - q) ** 2 / max(r * (1.0 - r), 1e-300)
