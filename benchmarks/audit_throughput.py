@@ -21,11 +21,14 @@ import time
 
 import torch
 
-from dpaudit.audit.execution import plan_for_setup
-from dpaudit.audit.rounds import sample_all
-from dpaudit.audit.runner import AuditConfig, train_batch
-from dpaudit.audit.setup import cached_setup
-from dpaudit.audit.streams import Streams
+from dpaudit.audit import AuditConfig
+from dpaudit.audit.games import (
+    Streams,
+    cached_setup,
+    plan_for_setup,
+    sample_all,
+    train_batch,
+)
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from scipy import stats
 
-from dpaudit.audit.runner import AuditConfig, run_audit
+from dpaudit.audit import AuditConfig, run_audit
 
 TOY = "dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse"
 

@@ -71,8 +71,7 @@ def measure(
     """One audit of ``settings`` on a local cluster of ``processes`` processes."""
     import distributed
 
-    from dpaudit.audit.config import AuditConfig
-    from dpaudit.audit.run import run_audit
+    from dpaudit.audit import AuditConfig, run_audit
 
     before = load_average()
     started = time.perf_counter()

@@ -105,13 +105,16 @@ def time_phases(
     clock = Clock()
     import torch
 
-    from dpaudit.audit.analysis import analyse
-    from dpaudit.audit.config import AuditConfig
-    from dpaudit.audit.execution import plan_for_setup
-    from dpaudit.audit.rounds import compact_claim, sample_all
-    from dpaudit.audit.setup import build_setup
-    from dpaudit.audit.store import ResultStore
-    from dpaudit.audit.streams import Streams
+    from dpaudit.audit import AuditConfig
+    from dpaudit.audit.games import (
+        Streams,
+        analyse,
+        build_setup,
+        compact_claim,
+        plan_for_setup,
+        sample_all,
+    )
+    from dpaudit.audit.storage import ResultStore
 
     setup = build_setup(AuditConfig(rounds=rounds, jobs=1))
     plan = plan_for_setup(setup)

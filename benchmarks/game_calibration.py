@@ -1,13 +1,13 @@
 """Calibration and power of the two cheaper games: sequential looks and one run.
 
 Simulated audits of mechanisms whose privacy is known exactly, decided by the
-audit's own code from the scores on (the nested plan of :mod:`dpaudit.audit.looks`
-and :func:`dpaudit.audit.scores.judge_scores` for the looks; the guesses and the
-bound of :mod:`dpaudit.audit.onerun` for one run). Prints, per row, the rate of
+audit's own code from the scores on (the nested plan of :mod:`dpaudit.audit.games.looks`
+and :func:`dpaudit.audit.games.scores.judge_scores` for the looks; the guesses and the
+bound of :mod:`dpaudit.audit.games.one_run` for one run). Prints, per row, the rate of
 VIOLATION (a false alarm on a true claim, a detection on an overclaim), the mean
 number of fits to the verdict, the mean bound, and beside it the ceiling at that test
 size: the attainable maximum (a perfect attack) and, for the looks, the expected
-mu_emp of the Neyman-Pearson oracle (:func:`dpaudit.audit.ceiling.mu_ceiling`).
+mu_emp of the Neyman-Pearson oracle (:func:`dpaudit.audit.stats.ceiling.mu_ceiling`).
 
     python benchmarks/game_calibration.py             # 300 audits per row
     python benchmarks/game_calibration.py --smoke     # seconds
@@ -27,14 +27,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.ceiling import mu_ceiling, mu_max_attainable
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.looks import plan_looks
-from dpaudit.audit.onerun.bound import eps_lower_bound, eps_max_attainable
-from dpaudit.audit.onerun.plan import guess
-from dpaudit.audit.profile import ClaimedProfile
-from dpaudit.audit.scores import judge_scores
-from dpaudit.audit.tradeoff import gdp_mu_of_eps
+from dpaudit.audit.games import GamePlan, guess, judge_scores, plan_looks
+from dpaudit.audit.stats import (
+    ClaimedProfile,
+    gdp_mu_of_eps,
+    mu_ceiling,
+    mu_max_attainable,
+)
+from dpaudit.audit.stats import onerun_eps_lower_bound as eps_lower_bound
+from dpaudit.audit.stats import onerun_eps_max_attainable as eps_max_attainable
 
 SPLIT = (0.4, 0.2, 0.4)
 DELTA = 1e-5

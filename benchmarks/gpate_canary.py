@@ -29,11 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.ceiling import mu_ceiling
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.run import run_audit
-from dpaudit.audit.setup import build_setup
-from dpaudit.audit.tradeoff import gdp_mu_of_eps
+from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.games import build_setup
+from dpaudit.audit.stats import gdp_mu_of_eps, mu_ceiling
 from dpaudit.generators.g_pate import GPate
 from dpaudit.generators.g_pate.canary_privacy import canary_epsilon, canary_law
 from dpaudit.generators.g_pate.model import _target_rows

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.attacks.groundhog import GroundHogAttack
-from dpaudit.audit.runner import AuditConfig, run_audit
+from dpaudit.audit import AuditConfig, run_audit
 from dpaudit.data import load_cervical_cancer
 from dpaudit.generators.bugs import variants
 from dpaudit.worst_case.targets import candidate_targets

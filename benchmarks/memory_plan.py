@@ -1,4 +1,4 @@
-"""The memory plan (dpaudit/audit/memory.py): refusals and the estimate against the
+"""The memory plan (dpaudit/audit/games/memory.py): refusals and the estimate against the
 measured peak.
 
 Prints, for the three inputs of issue 23 (a 1e6-row table, ``rounds = 1000000000``
@@ -121,8 +121,8 @@ def estimate(args: list[str], cwd: Path) -> str:
         "import sys\n"
         "from dpaudit.cli import build_parser\n"
         "from dpaudit.commands.audit import config_mapping\n"
-        "from dpaudit.audit.config import AuditConfig\n"
-        "from dpaudit.audit.memory import describe, plan_memory\n"
+        "from dpaudit.audit.config.model import AuditConfig\n"
+        "from dpaudit.audit.games.memory import describe, plan_memory\n"
         "args = build_parser().parse_args(['audit', *sys.argv[1:]])\n"
         "print(describe(plan_memory(AuditConfig.from_mapping(config_mapping(args)))))\n"
     )
@@ -139,7 +139,7 @@ def estimate(args: list[str], cwd: Path) -> str:
 MODEL_PEAK = """
 import json, sys
 import numpy as np, pandas as pd
-from dpaudit.audit.memory import model_bytes
+from dpaudit.audit.games.memory import model_bytes
 from dpaudit.data import Domain
 from dpaudit.generators.pate_gan import PateGan, config_from_options
 from dpaudit.rng import Rngs
@@ -167,7 +167,7 @@ print(json.dumps({"k": k, "measured": (hwm() - before) / m, "estimate": est}))
 def model_peaks() -> None:
     """One PATE-GAN model's memory in training, measured (``fit_many`` of ``M``
     models, two iterations, the peak's growth over the loaded table divided by
-    ``M``) against :func:`~dpaudit.audit.memory.model_bytes`."""
+    ``M``) against :func:`~dpaudit.audit.games.memory.model_bytes`."""
     print("one model in training: measured (peak growth / M) and estimated")
     for n, m in ((20_000, 64), (100_000, 16)):
         out = subprocess.run(

@@ -108,7 +108,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dpaudit.audit.runner import AuditConfig, run_audit
+from dpaudit.audit import AuditConfig, run_audit
 
 VARIANTS = ("original", "updated", "synthcity", "turing", "borealis", "smartnoise")
 PLUGINS = {

@@ -8,7 +8,7 @@ eps_emp, and the oracle ceiling.
 
 Each mechanism releases one number per round; the attack's score is the release
 itself (the likelihood ratio is monotone in it, so this is the Neyman-Pearson test),
-and the audit's own analysis (:func:`dpaudit.audit.scores.judge_scores`) runs from the
+and the audit's own analysis (:func:`dpaudit.audit.games.scores.judge_scores`) runs from the
 validation and test scores on.
 """
 
@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.profile import ClaimedProfile
-from dpaudit.audit.scores import judge_scores
-from dpaudit.audit.tradeoff import bernoulli_renyi, gdp_mu_of_eps
+from dpaudit.audit.games import judge_scores
+from dpaudit.audit.stats import ClaimedProfile, bernoulli_renyi, gdp_mu_of_eps
 
 #: The RDP orders a simulated claim states (Opacus-like).
 ORDERS: tuple[float, ...] = (
@@ -162,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
     import time
 
-    from dpaudit.audit.ceiling import mu_ceiling
+    from dpaudit.audit.stats import mu_ceiling
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="a few audits per row")

@@ -22,7 +22,7 @@ thresholds chosen on validation rounds by the refutation ratio); "lines" is whet
 some attack's test point lies outside the (epsilon, delta) lines at those thresholds;
 a row stating no profile (``profile=none``) is the classic lines-only audit. For a
 result without the profile fields (an older dpaudit) the test is computed here from
-each attack's test counts (:func:`dpaudit.audit.profile.judge_point`); the output says
+each attack's test counts (:func:`dpaudit.audit.stats.profile.judge_point`); the output says
 which.
 
     python benchmarks/profile_zoo.py --seeds 5 --out profile_zoo.json
@@ -45,13 +45,16 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dpaudit.audit.ceiling import mu_ceiling
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.estimators import _rate_upper_bounds, rate_upper_bound
-from dpaudit.audit.profile import ClaimedProfile, judge_point
-from dpaudit.audit.run import run_audit
-from dpaudit.audit.store import ResultStore
-from dpaudit.audit.tradeoff import mu_lower_bound
+from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.stats import (
+    ClaimedProfile,
+    judge_point,
+    mu_ceiling,
+    mu_lower_bound,
+    rate_upper_bound,
+    rate_upper_bounds,
+)
+from dpaudit.audit.storage import ResultStore
 from dpaudit.generators.zoo import analytic_gaussian_mu
 
 TRUE_EPSILON = 4.0
@@ -186,8 +189,8 @@ def ceiling(row: Row, n0: int, n1: int, alpha: float) -> float | None:
     if row.mechanism == "gaussian":
         return mu_ceiling(mu_true(row) or 0.0, n0, n1, alpha=alpha)
     k0, k1 = np.arange(n0 + 1), np.arange(n1 + 1)
-    u0 = _rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2, "clopper_pearson")
-    u1 = _rate_upper_bounds(k1, np.full(k1.size, n1), alpha / 2, "clopper_pearson")
+    u0 = rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2, "clopper_pearson")
+    u1 = rate_upper_bounds(k1, np.full(k1.size, n1), alpha / 2, "clopper_pearson")
     table = mu_lower_bound(u0[:, None], u1[None, :])
     best = 0.0
     for p0, p1 in zip(*oracle_rates(row), strict=True):

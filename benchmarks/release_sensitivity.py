@@ -62,10 +62,8 @@ import argparse
 import numpy as np
 import torch
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.rounds import train_and_release
-from dpaudit.audit.setup import build_setup
-from dpaudit.audit.streams import Streams
+from dpaudit.audit import AuditConfig
+from dpaudit.audit.games import Streams, build_setup, train_and_release
 
 ROWS = (
     "reference",

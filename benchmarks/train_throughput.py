@@ -134,9 +134,8 @@ def main() -> None:
 
 def worst_case(m: int, threads: int) -> None:
     """Wall and CPU seconds of the default audit's ``fit_many`` of ``m`` rounds."""
-    from dpaudit.audit.config import AuditConfig
-    from dpaudit.audit.setup import build_setup
-    from dpaudit.audit.streams import Streams
+    from dpaudit.audit import AuditConfig
+    from dpaudit.audit.games import Streams, build_setup
 
     setup = build_setup(AuditConfig(rounds=max(m, 5), jobs=1))
     rngs, public = setup.plan.round_rngs(), setup.public_streams()

@@ -36,11 +36,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from dpaudit.audit.ceiling import mu_ceiling
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.run import run_audit
-from dpaudit.audit.setup import build_setup
-from dpaudit.audit.tradeoff import bernoulli_renyi, gdp_mu_of_eps
+from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.games import build_setup
+from dpaudit.audit.stats import bernoulli_renyi, gdp_mu_of_eps, mu_ceiling
 from dpaudit.generators.pate_gan import PateGan
 from dpaudit.generators.pate_gan.canary import canary_privacy, log_vote_probabilities
 from dpaudit.generators.pate_gan.model import _with_canary

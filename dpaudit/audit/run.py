@@ -19,10 +19,10 @@ State rules (docs/design.md):
   alone could not be kept; "the same command continues" always can.
 * ``force=True`` never loses the audit it replaces: the new audit is written into a
   staging folder inside ``out_dir`` and swapped in only once its first batch is
-  committed (:mod:`dpaudit.audit.staging`); a run failing or killed before that
+  committed (:mod:`dpaudit.audit.storage.staging`); a run failing or killed before that
   leaves the old audit as it was, and a staging folder a kill left is finished by
   the next run. dpaudit moves or removes only its own files in ``out_dir``
-  (:mod:`dpaudit.audit.outdir`): a ``trace/`` it did not write is refused at start.
+  (:mod:`dpaudit.audit.storage.outdir`): a ``trace/`` it did not write is refused at start.
 * ``out_dir`` is made absolute at the start: a generator that changes the working
   directory does not move the audit's files.
 * A stored configuration is data: :func:`resume_config` validates it and imports no
@@ -32,9 +32,9 @@ State rules (docs/design.md):
   parent process dies (:func:`watch_parent`, for a SIGKILL of the parent). Threads
   (the default backend) start no new batch and are waited for (:func:`_run_threads`).
 * The training trace is that of the audit's first with-target round
-  (:func:`~dpaudit.audit.rounds.trace_round`), recorded while the audit trains it.
+  (:func:`~dpaudit.audit.games.two_world.rounds.trace_round`), recorded while the audit trains it.
 * Progress (``progress=True``; ``--quiet`` turns it off): one tqdm bar per phase on
-  stderr (:func:`~dpaudit.audit.selection.progress_bar`): target selection (models,
+  stderr (:func:`~dpaudit.audit.games.progress.progress_bar`): target selection (models,
   then candidates scored), public-seed selection, the audit's models, the analysis.
 """
 
@@ -52,12 +52,22 @@ from pathlib import Path
 from typing import Any
 
 import dpaudit
-from dpaudit.audit.analysis import analyse, with_looks
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.execution import cpu_cores, plan_for_setup
-from dpaudit.audit.looks import audit_looks
-from dpaudit.audit.memory import check_memory
-from dpaudit.audit.outdir import (
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.execution import cpu_cores, plan_for_setup
+from dpaudit.audit.games.looks import audit_looks
+from dpaudit.audit.games.memory import check_memory
+from dpaudit.audit.games.progress import progress_bar
+from dpaudit.audit.games.setup import (
+    AuditSetup,
+    build_setup,
+    cached_round_rngs,
+    load_audit_data,
+)
+from dpaudit.audit.games.two_world.analysis import analyse, with_looks
+from dpaudit.audit.games.two_world.rounds import trace_round, train_batch
+from dpaudit.audit.games.two_world.selection import resolve_public_seed, resolve_target
+from dpaudit.audit.result.model import AuditResult, Timing, Verdict
+from dpaudit.audit.storage.outdir import (
     RESULT,
     RESUME_SETTINGS,
     TRACE,
@@ -75,23 +85,14 @@ from dpaudit.audit.outdir import (
     stored_public_selection,
     stored_timing,
 )
-from dpaudit.audit.result import AuditResult, Timing, Verdict
-from dpaudit.audit.rounds import trace_round, train_batch
-from dpaudit.audit.selection import progress_bar, resolve_public_seed, resolve_target
-from dpaudit.audit.setup import (
-    AuditSetup,
-    build_setup,
-    cached_round_rngs,
-    load_audit_data,
-)
-from dpaudit.audit.staging import new_staging, recover, swap_in
-from dpaudit.audit.store import (
+from dpaudit.audit.storage.staging import new_staging, recover, swap_in
+from dpaudit.audit.storage.store import (
     ResultStore,
     StoreLock,
     check_store_path,
     store_failure,
 )
-from dpaudit.audit.traces import write_trace
+from dpaudit.audit.storage.traces import write_trace
 from dpaudit.errors import InvalidParameterError
 from dpaudit.io import write_atomic
 
@@ -164,7 +165,7 @@ class _Output:
 
     Normally ``out`` itself. A forced run replacing an audit (``staging``) writes
     into its staging folder until its first batch is committed, then swaps it in
-    (:func:`~dpaudit.audit.staging.swap_in`) and goes on in ``out``.
+    (:func:`~dpaudit.audit.storage.staging.swap_in`) and goes on in ``out``.
     """
 
     def __init__(self, out: Path, *, staging: Path | None, replace_trace: bool):
@@ -355,7 +356,7 @@ def _write_training_trace(setup: AuditSetup, output: _Output) -> None:
 def run_looks(
     setup: AuditSetup, output: _Output, *, progress: bool
 ) -> tuple[AuditResult, int, float]:
-    """A sequential audit (:mod:`dpaudit.audit.looks`): trains each look's block,
+    """A sequential audit (:mod:`dpaudit.audit.games.looks`): trains each look's block,
     analyses the look's game at its level, and stops at the first VIOLATION.
 
     Every look depends on the plan and the stored rounds alone, so a resumed audit
@@ -435,7 +436,7 @@ def run_audit(
     """
     if config.game == "one-run":
         # The one place the games part: the one-run game has its own runner.
-        from dpaudit.audit.onerun.game import run_one_run
+        from dpaudit.audit.games.one_run.game import run_one_run
 
         return run_one_run(
             config, out_dir=out_dir, resume=resume, force=force, progress=progress

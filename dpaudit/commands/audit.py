@@ -25,8 +25,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.audit.constraints import AUDIT_CONSTRAINTS, Choices, Interval
-from dpaudit.audit.names import RESULT_FILE
+from dpaudit.audit import RESULT_FILE
+from dpaudit.audit.config import AUDIT_CONSTRAINTS, Choices, Interval
 from dpaudit.commands import EXIT_OK, parse_option
 from dpaudit.commands.audit_keys import (
     _BY_TOML_NAME,
@@ -38,7 +38,7 @@ from dpaudit.commands.audit_keys import FLAG_ONLY as FLAG_ONLY
 from dpaudit.errors import InvalidParameterError
 
 if TYPE_CHECKING:
-    from dpaudit.audit.result import AuditResult
+    from dpaudit.audit import AuditResult
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="audit.toml: the same keys as the flags (flags override it)",
     )
     for key in AUDIT_KEYS:
-        # The field's declared constraint (dpaudit.audit.constraints): an interval
+        # The field's declared constraint (dpaudit.audit.config.keys): an interval
         # is stated in the help, choices become the flag's choices.
         constraint = AUDIT_CONSTRAINTS.get(key.target or "")
         text = key.help
@@ -253,7 +253,7 @@ def _flags_given(args: argparse.Namespace) -> list[Key]:
 def _resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The settings a ``--resume`` may take from this command line; any other flag
     is refused, naming it."""
-    from dpaudit.audit.outdir import RESUME_SETTINGS
+    from dpaudit.audit import RESUME_SETTINGS
 
     allowed = {*RESUME_SETTINGS, "generator", "quiet"}
     conflicts = [key.flag for key in _flags_given(args) if key.name not in allowed]
@@ -299,7 +299,7 @@ class Terminated(BaseException):
 
 def _stopped(out: Path, where: Path, why: str, code: int, *, force: bool) -> int:
     """The one line of a stopped run: what ``out`` (absolute: ``where``) holds now."""
-    from dpaudit.audit.store import ResultStore
+    from dpaudit.audit.storage import ResultStore
 
     if force and (where / RESULT_FILE).exists():
         # The swap moves result.json aside first: the old audit was not replaced.
@@ -315,9 +315,7 @@ def _stopped(out: Path, where: Path, why: str, code: int, *, force: bool) -> int
 
 def run(args: argparse.Namespace) -> int:
     """Runs (or resumes) the audit, prints the result and where ``result.json`` is."""
-    from dpaudit.audit.config import AuditConfig
-    from dpaudit.audit.outdir import resume_config
-    from dpaudit.audit.run import run_audit, shutdown_workers
+    from dpaudit.audit import AuditConfig, resume_config, run_audit, shutdown_workers
 
     values = {} if args.resume else settings(args)
     quiet = bool(args.quiet or values.get("quiet"))

@@ -25,7 +25,7 @@ class Key:
             ``list`` (a repeatable flag; a TOML list), ``options`` (repeatable
             ``KEY=VALUE``; a TOML table), ``split`` (``TRAIN,VALIDATION,TEST``; a
             TOML list of three numbers) or ``record`` (JSON text; a TOML table).
-        field: the :class:`~dpaudit.audit.config.AuditConfig` field it sets, or
+        field: the :class:`~dpaudit.audit.config.model.AuditConfig` field it sets, or
             ``None`` for a setting of the run (``out``, ``force``, ``quiet``).
         choices: the allowed values, if fixed.
         aliases: other TOML names of the key (the configuration's field names).

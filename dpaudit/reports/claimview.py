@@ -7,17 +7,21 @@ and the versions of dpaudit, Python and the audited library.
 Rows of ``(name, text)`` that :func:`dpaudit.reports.meaning.power_rows` appends, so
 the terminal, Markdown, HTML and JUnit renderings all carry them. Only what the
 result records; nothing is estimated but the documented plug-in rounds estimate
-(:func:`dpaudit.audit.claimnotes.rounds_to_decide`).
+(:func:`dpaudit.audit.stats.claimnotes.rounds_to_decide`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dpaudit.audit.claimnotes import claim_dp_text, over_budget_note, rounds_to_decide
-from dpaudit.audit.estimators import AttackCounts
-from dpaudit.audit.reproduce import audit_command, versions_text
+from dpaudit.audit.config import audit_command, versions_text
 from dpaudit.audit.result import Verdict
+from dpaudit.audit.stats import (
+    AttackCounts,
+    claim_dp_text,
+    over_budget_note,
+    rounds_to_decide,
+)
 from dpaudit.reports.model import AuditResult
 
 __all__ = [

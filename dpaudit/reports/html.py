@@ -21,8 +21,8 @@ from markupsafe import Markup
 
 import dpaudit.reports.plots as plots
 from dpaudit import __version__
+from dpaudit.audit.config import to_json
 from dpaudit.audit.result import LOW_FPRS
-from dpaudit.audit.serial import to_json
 from dpaudit.reports.escape import printable
 from dpaudit.reports.meaning import DATA_NOTICE, explain, headline, power_rows
 from dpaudit.reports.model import (

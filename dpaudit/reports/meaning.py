@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from dpaudit.audit.claimnotes import claim_dp_text, over_budget_note
 from dpaudit.audit.result import Verdict
+from dpaudit.audit.stats import claim_dp_text, over_budget_note
 from dpaudit.reports.claimview import claim_rows, decide_rounds, reproduce_rows
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_percent

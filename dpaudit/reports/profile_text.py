@@ -10,7 +10,8 @@ itself.
 
 from __future__ import annotations
 
-from dpaudit.audit.result import AuditResult, Verdict
+from dpaudit.audit import AuditResult
+from dpaudit.audit.result import Verdict
 from dpaudit.reports.numbers import fmt_alpha, fmt_number
 
 __all__ = [

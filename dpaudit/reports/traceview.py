@@ -48,7 +48,7 @@ def trace_view(result: AuditResult) -> TraceView:
     """Which training-trace figures apply to ``result``'s generator.
 
     The traced model's claim (``trace.json``) states, as typed values
-    (:class:`~dpaudit.audit.result.TrainingFacts`), how many teachers training had and
+    (:class:`~dpaudit.audit.result.model.TrainingFacts`), how many teachers training had and
     whether an accountant computed its epsilon; a claim that does not say (an older
     audit, a plug-in) shows every figure its trace has.
     """

@@ -20,7 +20,7 @@ generator leaks most. Selection works in two stages:
 
 The pool is trained in memory (no store, no recursive audit). The audit passes the
 pool a random stream disjoint from every stream of the final game
-(:meth:`dpaudit.audit.streams.Streams.selection`): reusing rounds that picked the
+(:meth:`dpaudit.audit.games.streams.Streams.selection`): reusing rounds that picked the
 target to also bound epsilon would be a winner's-curse bias (the target was chosen
 *because* the attack did well on them), and the confidence statement of the bound
 (docs/soundness.md, rules 1 and 4) would no longer hold. With a disjoint stream the

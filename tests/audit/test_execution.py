@@ -9,16 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from dpaudit.audit import execution, rounds
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.execution import (
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games import execution
+from dpaudit.audit.games.execution import (
     MAX_CUDA_BATCH,
     estimate_model_bytes,
     plan_execution,
     plan_for_setup,
     run_halving,
 )
-from dpaudit.audit.setup import build_setup
+from dpaudit.audit.games.setup import build_setup
+from dpaudit.audit.games.two_world import rounds
 from dpaudit.errors import InvalidParameterError
 
 

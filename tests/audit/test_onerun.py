@@ -12,11 +12,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.onerun.bound import eps_lower_bound, eps_max_attainable, p_value
-from dpaudit.audit.onerun.plan import OneRunPlan, guess
-from dpaudit.audit.onerun.scoring import score_canaries
-from dpaudit.audit.result import AuditResult
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.one_run.plan import OneRunPlan, guess
+from dpaudit.audit.games.one_run.scoring import score_canaries
+from dpaudit.audit.result.model import AuditResult
+from dpaudit.audit.stats.onerun_bound import (
+    eps_lower_bound,
+    eps_max_attainable,
+    p_value,
+)
 from dpaudit.errors import InvalidParameterError
 from dpaudit.reports.schema import schema_errors
 from dpaudit.rng import Rngs

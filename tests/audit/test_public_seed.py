@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.result import PublicCandidate
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.games.streams import Streams
+from dpaudit.audit.games.two_world.selection import selection_streams
+from dpaudit.audit.result.model import PublicCandidate
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.selection import selection_streams
-from dpaudit.audit.streams import Streams
 from dpaudit.errors import InvalidParameterError
 
 TOY = "dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse"

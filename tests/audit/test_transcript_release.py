@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from dpaudit.attacks.likelihood_ratio import LIKELIHOOD_RATIO
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.setup import build_setup
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.setup import build_setup
 from dpaudit.errors import InvalidParameterError
 
 TINY = {"max_iterations": 3, "teacher_steps": 1, "student_steps": 1, "batch_size": 8}

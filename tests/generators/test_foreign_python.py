@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
 from dpaudit.cli import main
 from dpaudit.data import worst_case_domain
 from dpaudit.errors import InvalidParameterError

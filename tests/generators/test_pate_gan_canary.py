@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 import torch
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.setup import AuditSetup, build_setup
-from dpaudit.audit.tradeoff import eps_of_gdp
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.setup import AuditSetup, build_setup
+from dpaudit.audit.stats.tradeoff import eps_of_gdp
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.pate_gan import PateGan
 from dpaudit.generators.pate_gan.canary import (

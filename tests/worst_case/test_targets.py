@@ -9,11 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.runner import AuditConfig, build_setup
-from dpaudit.audit.runner import run_audit as run_typed_audit
-from dpaudit.audit.selection import rank_targets, select_target, selection_streams
-from dpaudit.audit.streams import STREAM_INDEX, Streams
+from dpaudit.audit import AuditConfig
+from dpaudit.audit import run_audit as run_typed_audit
+from dpaudit.audit.games import build_setup
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.games.streams import STREAM_INDEX, Streams
+from dpaudit.audit.games.two_world.selection import (
+    rank_targets,
+    select_target,
+    selection_streams,
+)
 from dpaudit.data import Column, Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
@@ -283,7 +288,7 @@ def test_final_plan_is_the_unselected_plan(
 ) -> None:
     """Selecting the target does not move the final audit onto other rounds: its
     plan is exactly the plan of the same config with the target given by hand."""
-    from dpaudit.audit.selection import resolve_target
+    from dpaudit.audit.games.two_world.selection import resolve_target
 
     planted.to_csv(tmp_path / "p.csv", index=False)
     domain.save(tmp_path / "p.json")
