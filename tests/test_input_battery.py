@@ -420,7 +420,7 @@ ARGVS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "scheduler-without-dask": (
         (*TOY, "--scheduler", "tcp://x:8786"),
-        "`scheduler` must be unset unless --backend dask",
+        "`--scheduler` needs --backend dask",
     ),
     "fit-option-nan": (
         (*FIT, "--dataset", "worst-case", "--option", "lam=NaN"),

@@ -434,6 +434,10 @@ def run_audit(
         RunFailedError: the disk filled or failed while the store was written (the
             committed rounds are kept: the same call continues).
     """
+    if not resume:
+        # Before anything is loaded or written: every setting the chosen game does
+        # not use, or whose requirement is unmet, is refused in one line.
+        config.check_settings()
     if config.game == "one-run":
         # The one place the games part: the one-run game has its own runner.
         from dpaudit.audit.games.one_run.game import run_one_run

@@ -131,7 +131,7 @@ def existing_state(directory: Path, config: Any) -> State:
             identity = handle.get_meta("identity")
     except Exception:  # a corrupt store is a different audit: --force replaces it
         return "different"
-    return "same" if identity == config.identity() else "different"
+    return "same" if config.matches_identity(identity) else "different"
 
 
 def check_outputs(

@@ -291,8 +291,8 @@ def test_two_world_identity_is_unchanged_by_the_game_keys() -> None:
     ("flags", "match"),
     [
         (["--dataset", "cervical_cancer"], "designs its canaries"),
-        (["--target", "2"], "`target` must be unset"),
-        (["--attack", "distance"], "`attack` and `attack_option` must be unset"),
+        (["--target", "2"], "`--target` is a setting of --game two-world"),
+        (["--attack", "distance"], "`--attack` is a setting of --game two-world"),
         (["--guesses", "600"], "`guesses` + `guesses_out` must be at most 1000"),
     ],
 )

@@ -9,10 +9,22 @@ from typing import TYPE_CHECKING
 from dpaudit.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from dpaudit.audit.config.keys import (
-        AUDIT_CONSTRAINTS,
+    from dpaudit.audit.config.constraints import (
+        GROUPS,
         Choices,
         Interval,
+        Key,
+        Requires,
+    )
+    from dpaudit.audit.config.keys import (
+        AUDIT_CONSTRAINTS,
+        AUDIT_KEYS,
+        DEFAULT_OUT,
+        FLAG_ONLY,
+        KEYS_BY_TOML_NAME,
+        RUN_SETTINGS,
+        check_requirements,
+        key_of,
     )
     from dpaudit.audit.config.model import (
         AuditConfig,
@@ -43,8 +55,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "dpaudit.audit.config.keys": (
         "AUDIT_CONSTRAINTS",
-        "Choices",
-        "Interval",
+        "AUDIT_KEYS",
+        "DEFAULT_OUT",
+        "FLAG_ONLY",
+        "KEYS_BY_TOML_NAME",
+        "RUN_SETTINGS",
+        "check_requirements",
+        "key_of",
     ),
     "dpaudit.audit.config.names": (
         "RANDOMNESS_MODES",
@@ -63,25 +80,42 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "nan_to_null",
         "to_json",
     ),
+    "dpaudit.audit.config.constraints": (
+        "GROUPS",
+        "Choices",
+        "Interval",
+        "Key",
+        "Requires",
+    ),
 }
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "AUDIT_CONSTRAINTS",
+    "AUDIT_KEYS",
     "BACKENDS",
+    "DEFAULT_OUT",
+    "FLAG_ONLY",
     "GAMES",
+    "GROUPS",
+    "KEYS_BY_TOML_NAME",
     "RANDOMNESS_MODES",
     "RELEASES",
     "RESULT_FILE",
+    "RUN_SETTINGS",
     "TEACHERS",
     "AuditConfig",
     "Choices",
     "Interval",
+    "Key",
+    "Requires",
     "Verdict",
     "audit_command",
     "check_generator_options",
+    "check_requirements",
+    "key_of",
     "nan_to_null",
     "to_json",
     "versions_text",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib
 import inspect
@@ -16,7 +17,11 @@ from typing import Any
 
 from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit.config import serial
-from dpaudit.audit.config.keys import AUDIT_CONSTRAINTS
+from dpaudit.audit.config.keys import (
+    AUDIT_CONSTRAINTS,
+    RUN_SETTINGS,
+    check_requirements,
+)
 from dpaudit.audit.config.names import (
     Backend,
     Game,
@@ -222,12 +227,6 @@ class AuditConfig:
             self.jobs,
         )
         need(
-            self.scheduler is None or self.backend == "dask",
-            "scheduler",
-            "unset unless --backend dask (the other backends would ignore it)",
-            self.scheduler,
-        )
-        need(
             self.backend != "dask" or bool(self.scheduler),
             "scheduler",
             "a Dask scheduler address with --backend dask",
@@ -246,44 +245,6 @@ class AuditConfig:
             "a candidate index >= 0 or 'auto'",
             self.public_seed,
         )
-        need(
-            self.public_seed == 0 or self.randomness == "fixed_public",
-            "public_seed",
-            "0 (unset) with randomness independent: only fixed public randomness has "
-            "a public seed to choose",
-            self.public_seed,
-        )
-        need(
-            self.teachers == "trained" or self.release == "transcript",
-            "teachers",
-            "trained (unset) unless --release transcript: canary teachers are the "
-            "transcript game's",
-            self.teachers,
-        )
-        if self.release == "transcript":
-            # The likelihood-ratio attack replays training under the audit's one
-            # fixed public stream, and is the only attack on a transcript.
-            need(
-                self.randomness == "fixed_public",
-                "release",
-                "table with randomness independent (the transcript's attack replays "
-                "training under the fixed public stream)",
-                self.release,
-            )
-            need(
-                self.attack == DEFAULT,
-                "attack",
-                "unset with --release transcript (its attack is the exact "
-                "likelihood-ratio test)",
-                self.attack,
-            )
-            need(
-                self.target != "auto" and self.public_seed != "auto",
-                "release",
-                "table with --target auto or --public-seed auto (their selections "
-                "rank the table attacks)",
-                self.release,
-            )
         need(
             self.target is None
             or self.target == "auto"
@@ -352,6 +313,24 @@ class AuditConfig:
                 "workers under that interpreter)",
                 self.python,
             )
+
+    def check_settings(self) -> None:
+        """Refuses a setting that the chosen game does not use, or whose requirement
+        another setting does not meet (:data:`~dpaudit.audit.config.keys.AUDIT_KEYS`:
+        each key's ``games`` and ``requires``), in one line naming both settings.
+
+        :func:`~dpaudit.audit.run.run_audit` calls it first, before anything is
+        loaded or written, for every configuration it is given to run (not for a
+        stored one it continues: that one names what its selections chose, and was
+        checked when it first ran). Construction checks each field alone, so that
+        a selection can name its choice (``--target auto`` becomes the chosen row).
+
+        Raises:
+            InvalidParameterError: naming both settings and the fix.
+        """
+        check_requirements(
+            {f.name: getattr(self, f.name) for f in fields(self)}, _defaults()
+        )
 
     def worker_options(self) -> WorkerOptions:
         """The settings of the foreign workers (plug-ins and adapters)."""
@@ -445,16 +424,20 @@ class AuditConfig:
             return serial.from_json(cls, doc, where)
 
     def identity(self) -> str:
-        """A hash of everything that changes the result (not jobs/backend/device)."""
+        """A hash of everything that changes the result: every setting but the run
+        settings (:data:`~dpaudit.audit.config.keys.RUN_SETTINGS`)."""
+        return self._identity(RUN_SETTINGS)
+
+    def matches_identity(self, recorded: object) -> bool:
+        """Whether ``recorded`` (a store's ``identity``) is this config's: its
+        :meth:`identity`, or the identity dpaudit 0.1 stores recorded, which kept
+        ``batch_size`` (those stores still resume)."""
+        legacy = tuple(k for k in RUN_SETTINGS if k != "batch_size")
+        return recorded in (self.identity(), self._identity(legacy))
+
+    def _identity(self, run_settings: tuple[str, ...]) -> str:
         data = self.to_json()
-        for key in (
-            "jobs",
-            "backend",
-            "scheduler",
-            "device",
-            "fit_timeout",
-            "max_memory",
-        ):
+        for key in run_settings:
             data.pop(key)
         # Keys that did not exist before leave the identities of audits that do not
         # set them unchanged.
@@ -496,6 +479,13 @@ def _check_attack_option_names(attack: str, options: Mapping[str, Any]) -> None:
         f"options that attack {attack!r} takes ({', '.join(accepted) or 'none'})",
         unknown,
     )
+
+
+@functools.cache
+def _defaults() -> dict[str, Any]:
+    """Every field's default (:meth:`AuditConfig.check_settings`)."""
+    default = AuditConfig()
+    return {f.name: getattr(default, f.name) for f in fields(AuditConfig)}
 
 
 def _is_int(value: Any) -> bool:

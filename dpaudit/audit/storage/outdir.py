@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from dpaudit.audit.config.keys import RUN_SETTINGS
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.config.names import RESULT_FILE
 from dpaudit.audit.storage.store import (
@@ -36,17 +37,9 @@ from dpaudit.generators.registry import builtin_generators
 
 RESULT = RESULT_FILE
 TRACE = "trace"
-RESUME_SETTINGS = (
-    "jobs",
-    "backend",
-    "scheduler",
-    "device",
-    "batch_size",
-    "fit_timeout",
-    "max_memory",
-)
-"""Run settings: where and how an audit runs, not what it computes (no part of
-:meth:`AuditConfig.identity`), so a continued audit may change them."""
+RESUME_SETTINGS = RUN_SETTINGS
+"""The settings a continued audit may change: the run settings (where and how an
+audit runs, not what it computes; no part of :meth:`AuditConfig.identity`)."""
 
 
 Ranking = tuple[tuple[int, float], ...]
@@ -101,7 +94,7 @@ def load_stored(out_dir: Path | str) -> tuple[AuditConfig, Ranking | None]:
         raise StoreError(
             f"{str(path)!r} holds an invalid configuration ({err}); {fix}."
         ) from err
-    if identity != config.identity():
+    if not config.matches_identity(identity):
         raise StoreError(
             f"{str(path)!r}: the stored configuration does not match its "
             f"recorded identity (edited or corrupt); {fix}."
@@ -162,13 +155,6 @@ def resume_config(
     if backend != "dask":
         settings["scheduler"] = None
     return replace(config, **settings)
-
-
-def run_key(config: AuditConfig) -> str:
-    """The identity of what an audit computes (not where or in which batches)."""
-    return replace(
-        config, batch_size=1, jobs=1, backend="loky", scheduler=None, device="auto"
-    ).identity()
 
 
 TRACE_KEY = "trace"
@@ -320,7 +306,7 @@ def prepare_directory(
     if config.public_seed == "auto" and stored.public_seed != "auto":
         # A stored audit holds the candidate its selection chose.
         wanted = replace(wanted, public_seed=stored.public_seed)
-    if run_key(stored) != run_key(wanted):
+    if stored.identity() != wanted.identity():
         raise InvalidParameterError(
             f"output directory {str(out_dir)!r} is not empty: it holds a different audit; "
             "pass --force to overwrite it, or choose another --out."

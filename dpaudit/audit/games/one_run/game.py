@@ -74,31 +74,14 @@ METHOD = "one_run"
 
 
 def _check_config(config: AuditConfig, *, resume: bool) -> None:
-    """Refuses, with one line, settings the one-run game has no use for."""
+    """Refuses ``--resume``: the one-run game keeps no store to continue."""
     if resume:
         raise InvalidParameterError(
             "`--resume` must be unset with `--game one-run`: the game keeps no store "
             "to continue; run it again."
         )
-    for key, value, why in (
-        ("target", config.target, "the canaries are the targets"),
-        ("target_record", config.target_record, "the canaries are the targets"),
-    ):
-        if value is not None:
-            raise InvalidParameterError(
-                f"`{key}` must be unset with `--game one-run` ({why}). Got {value!r}."
-            )
-    if config.attack != "default" or config.attack_options:
-        raise InvalidParameterError(
-            "`attack` and `attack_option` must be unset with `--game one-run`: each "
-            "canary is scored by its design (docs/onerun.md). Got "
-            f"{config.attack!r}."
-        )
-    if config.public_seed != 0:
-        raise InvalidParameterError(
-            "`public_seed` must be unset with `--game one-run` (its fits draw all "
-            f"their randomness afresh). Got {config.public_seed!r}."
-        )
+    # Every setting the one-run game does not use was refused before
+    # (AuditConfig.check_settings: the key table's games).
 
 
 def _prepare(out: Path, *, force: bool) -> None:
