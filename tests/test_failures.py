@@ -420,7 +420,7 @@ def test_resume_and_force_while_another_run_writes_are_refused_at_once(
     def not_reached(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("read before the lock was checked")
 
-    monkeypatch.setattr("dpaudit.audit.run.check_memory", not_reached)
+    monkeypatch.setattr("dpaudit.audit.games.two_world.game.check_memory", not_reached)
     monkeypatch.setattr("dpaudit.audit.storage.outdir.load_stored", not_reached)
     before = sorted(p.name for p in out.iterdir())
     with StoreLock(out):

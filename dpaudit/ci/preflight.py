@@ -51,6 +51,7 @@ def preflight_audit(config: Any) -> None:
     """
     if not isinstance(config, AuditConfig):
         return
+    config.check_settings()  # settings the game does not use, unmet requirements
     probe = config
     if config.target == "auto" and config.target_record is None:
         probe = dataclasses.replace(config, target=0)

@@ -236,7 +236,7 @@ def test_a_stopped_threaded_run_waits_for_its_running_batches() -> None:
     import threading
     import time
 
-    from dpaudit.audit.run import _run_threads
+    from dpaudit.audit.games.two_world.game import _run_threads
 
     started: list[int] = []
     finished: list[int] = []

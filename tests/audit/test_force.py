@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit import run as run_module
 from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.two_world import game as run_module
 from dpaudit.audit.run import run_audit
 from dpaudit.audit.storage import staging
 from dpaudit.audit.storage.store import ResultStore

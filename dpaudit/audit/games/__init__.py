@@ -33,8 +33,18 @@ if TYPE_CHECKING:
     from dpaudit.audit.games.plan import (
         GamePlan,
     )
+    from dpaudit.audit.games.registry import (
+        GAMES,
+        GameSpec,
+        game_keys,
+        load_game,
+    )
     from dpaudit.audit.games.releases import (
+        RELEASE_KINDS,
+        TableRelease,
+        TranscriptRelease,
         compact_claim,
+        release_for,
         sample_all,
         train_and_release,
     )
@@ -83,6 +93,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "compact_claim",
         "sample_all",
         "train_and_release",
+        "release_for",
+        "RELEASE_KINDS",
+        "TableRelease",
+        "TranscriptRelease",
     ),
     "dpaudit.audit.games.two_world.analysis": ("analyse",),
     "dpaudit.audit.games.two_world.rounds": ("train_batch",),
@@ -91,14 +105,23 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "judge_scores",
     ),
     "dpaudit.audit.games.one_run.plan": ("guess",),
+    "dpaudit.audit.games.registry": (
+        "GAMES",
+        "GameSpec",
+        "game_keys",
+        "load_game",
+    ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
 __all__ = [
+    "GAMES",
+    "RELEASE_KINDS",
     "AuditSetup",
     "GamePlan",
+    "GameSpec",
     "Streams",
+    "TableRelease",
+    "TranscriptRelease",
     "analyse",
     "audit_looks",
     "build_setup",
@@ -108,12 +131,17 @@ __all__ = [
     "claimed_profile",
     "compact_claim",
     "contradiction",
+    "game_keys",
     "guess",
     "judge_scores",
+    "load_game",
     "plan_for_setup",
     "plan_looks",
     "planned_attainable_maximum",
+    "release_for",
     "sample_all",
     "train_and_release",
     "train_batch",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

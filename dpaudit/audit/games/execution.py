@@ -34,8 +34,11 @@ reason).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
@@ -379,3 +382,29 @@ def run_halving(
 def learned_limit(key: str) -> int | None:
     """The batch size ``run_halving`` fell back to for ``key`` in this process."""
     return _LIMITS.get(key)
+
+
+_WATCH_SECONDS = 0.5
+
+
+def watch_parent(parent_pid: int) -> None:
+    """Worker initializer: exits this worker as soon as ``parent_pid`` is no longer
+    its parent (the audit's main process died, even by SIGKILL, and the worker was
+    re-parented). A daemon thread polls :func:`os.getppid` every half second."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(_WATCH_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dpaudit-parent-watch", daemon=True).start()
+
+
+def shutdown_workers() -> None:
+    """Kills the loky worker processes of this process's reusable executor, if any."""
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        with contextlib.suppress(Exception):
+            executor.shutdown(wait=True, kill_workers=True)

@@ -287,6 +287,7 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
         plan_execution,
         resolve_device,
     )
+    from dpaudit.audit.games.releases import release_for
     from dpaudit.audit.games.setup import audit_generator_options, release_rows
     from dpaudit.data import load_dataset
     from dpaudit.datasets.names import WORST_CASE_NAMES
@@ -348,9 +349,7 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
         ):
             # Teachers drawing from all rows: k sets of n rows seen (pate_gan/seen.py).
             per_model += k * n
-        if config.release == "transcript":
-            # The replay of a group's transcripts in both worlds (2 x the group).
-            per_model *= 3
+        per_model *= release_for(config).memory_factor
     extra = (workers - 1) * (BASE_BYTES + table) if config.backend == "loky" else 0
     if not foreign and device != "cuda" and hasattr(cfg, "record_trace"):
         extra += TRACE_BYTES

@@ -18,10 +18,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Protocol
 
 import pandas as pd
 
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.config.names import ReleaseKind, TeacherKind
 from dpaudit.audit.games.streams import Streams
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
@@ -232,3 +235,267 @@ def release(
         name=name,
     )
     return models, released.frames()
+
+
+def attack_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of ``options`` that attack ``name`` accepts."""
+    from dpaudit.attacks.registry import attack_options as accepted
+
+    allowed = set(accepted(name))
+    return {k: v for k, v in options.items() if k in allowed}
+
+
+class RoundSource(Protocol):
+    """What a release needs of the resolved audit
+    (:class:`~dpaudit.audit.games.setup.AuditSetup` is one)."""
+
+    @property
+    def config(self) -> AuditConfig: ...
+
+    @property
+    def without(self) -> pd.DataFrame: ...
+
+    @property
+    def with_target(self) -> pd.DataFrame: ...
+
+    @property
+    def target(self) -> pd.DataFrame: ...
+
+    @property
+    def synthetic_rows(self) -> int: ...
+
+    @property
+    def attacks(self) -> tuple[str, ...]: ...
+
+    @property
+    def domain(self) -> Domain: ...
+
+    @property
+    def randomness(self) -> str: ...
+
+    def make_generator(self) -> Generator: ...
+
+    def public_streams(self) -> PublicStreams | None: ...
+
+    def attack_rngs(self, n: int) -> list[Rngs]: ...
+
+
+Features = dict[str, Any]
+"""Each attack's features of a group of rounds (``features[name][i]``: round ``i``)."""
+
+
+class TableRelease:
+    """A round releases its synthetic table (black box): the dataset's attacks
+    featurise it. The default."""
+
+    name: ReleaseKind = "table"
+    white_box = False
+    feature_width: int | None = None
+    """Columns of an attack's features that say whether the release is constant
+    (``None``: all)."""
+    memory_factor = 1
+    """Models' memory, as a multiple of the models trained at once."""
+
+    def attack_names(
+        self, config: AuditConfig, *, worst_case: bool, continuous: bool
+    ) -> tuple[str, ...]:
+        """The attacks of the audit: ``config.attack`` expanded for the dataset."""
+        from dpaudit.attacks.registry import expand_attacks
+
+        return tuple(
+            expand_attacks(config.attack, worst_case=worst_case, continuous=continuous)
+        )
+
+    def make_attacks(self, setup: RoundSource) -> dict[str, Any]:
+        """The attacks, each from its own stream (disjoint from the rounds')."""
+        from dpaudit.attacks.registry import ATTACK_NAMES, make_attack
+
+        rngs = setup.attack_rngs(len(ATTACK_NAMES))
+        options = setup.config.attack_options
+        return {
+            name: make_attack(
+                name,
+                domain=setup.domain,
+                target=setup.target,
+                rng=rngs[ATTACK_NAMES.index(name)],
+                **attack_options(name, options),
+            )
+            for name in setup.attacks
+        }
+
+    def canary(self, setup: RoundSource) -> pd.DataFrame | None:
+        """The record canary teachers vote for (none: teachers as trained)."""
+        return None
+
+    def release_group(
+        self,
+        setup: RoundSource,
+        datasets: Sequence[pd.DataFrame],
+        round_rngs: Sequence[Rngs],
+        make_generator: Callable[[], Generator],
+    ) -> tuple[list[Any], Features]:
+        """Trains one model per dataset and releases it to the attacks:
+        ``(models, features)``."""
+        models, released = train_and_release(
+            make_generator,
+            datasets,
+            round_rngs,
+            domain=setup.domain,
+            rows=setup.synthetic_rows,
+            public=setup.public_streams(),
+            name=setup.config.generator,
+        )
+        frames = released.frames()
+        attacks = self.make_attacks(setup)
+        return models, {name: a.featurize(frames) for name, a in attacks.items()}
+
+    def check(self, setup: RoundSource, generator: Generator) -> None:
+        """Refuses, before anything is written, an audit this release cannot run."""
+
+    def describe(self, config: AuditConfig) -> str | None:
+        """What a round released, in words; ``None`` for the synthetic table."""
+        return None
+
+
+class TranscriptRelease(TableRelease):
+    """A round releases every noisy answer of the generator's private mechanism
+    (white box: PATE-GAN's noisy votes, G-PATE's Confident-GNMax answers), attacked
+    by the exact likelihood-ratio test (docs/soundness.md, "The transcript
+    release"); with canary teachers, the adversary's teachers replace teacher
+    training ("Canary teachers")."""
+
+    name: ReleaseKind = "transcript"
+    white_box = True
+    # The likelihood ratio (column 0) equal in every round: every transcript was as
+    # likely in both worlds.
+    feature_width = 1
+    # The replay of a group's transcripts in both worlds (2 x the group).
+    memory_factor = 3
+
+    def __init__(self, teachers: TeacherKind = "trained") -> None:
+        self.teachers = teachers
+        self.canary_teachers = teachers == "canary"
+
+    def attack_names(
+        self, config: AuditConfig, *, worst_case: bool, continuous: bool
+    ) -> tuple[str, ...]:
+        from dpaudit.attacks.likelihood_ratio import LIKELIHOOD_RATIO
+
+        return (LIKELIHOOD_RATIO,)
+
+    def make_attacks(self, setup: RoundSource) -> dict[str, Any]:
+        from dpaudit.attacks.likelihood_ratio import (
+            LIKELIHOOD_RATIO,
+            LikelihoodRatioAttack,
+        )
+
+        public = setup.public_streams()
+        assert public is not None  # refused by check()
+        return {
+            LIKELIHOOD_RATIO: LikelihoodRatioAttack(
+                generator=setup.make_generator(),  # type: ignore[arg-type]
+                domain=setup.domain,
+                without=setup.without,
+                with_target=setup.with_target,
+                public_rng=public[0],
+                canary=self.canary(setup),
+            )
+        }
+
+    def canary(self, setup: RoundSource) -> pd.DataFrame | None:
+        return setup.target if self.canary_teachers else None
+
+    def release_group(
+        self,
+        setup: RoundSource,
+        datasets: Sequence[pd.DataFrame],
+        round_rngs: Sequence[Rngs],
+        make_generator: Callable[[], Generator],
+    ) -> tuple[list[Any], Features]:
+        """Each model trained with its transcript recorded (every noisy answer; the
+        model is the one :func:`train_and_release` trains), then the
+        likelihood-ratio attack replays the group's transcripts in both worlds. No
+        table is sampled: the transcript is the whole release."""
+        public = setup.public_streams()
+        assert public is not None  # refused by check()
+        fit_rngs = [Streams.fit_and_sample(r)[0] for r in round_rngs]
+        generator: Any = make_generator()
+        models, transcripts = generator.fit_many_with_transcripts(
+            datasets,
+            domain=setup.domain,
+            rngs=fit_rngs,
+            public_rngs=[public[0]] * len(datasets),
+            canary=self.canary(setup),
+        )
+        attacks = self.make_attacks(setup)
+        return list(models), {
+            name: a.featurize_transcripts(transcripts) for name, a in attacks.items()
+        }
+
+    def check(self, setup: RoundSource, generator: Generator) -> None:
+        """Refuses a generator that records no transcript (plug-ins, adapters), a
+        configuration without one (PATE-GAN's ``single_discriminator`` has no
+        votes), or a game without fixed public randomness (the attack replays
+        under it)."""
+        name = setup.config.generator
+        support = getattr(generator, "transcript_support", None)
+        if support is None:
+            raise InvalidParameterError(
+                f"`release` transcript needs a generator that records its noisy "
+                f"answers (dpaudit's pategan and gpate); {name!r} does not: use "
+                "--release table."
+            )
+        reason = support(canary=self.canary_teachers)
+        if reason is not None:
+            raise InvalidParameterError(
+                f"`release` transcript: {reason}; use --release table."
+            )
+        if setup.randomness != "fixed_public":
+            raise InvalidParameterError(
+                f"`release` transcript needs fixed public randomness, which {name!r} "
+                "does not declare: use --release table."
+            )
+
+    def describe(self, config: AuditConfig) -> str | None:
+        if config.generator == "gpate":
+            teachers = (
+                "canary teachers: the adversary's, each voting the last bin exactly "
+                "when the target is in its partition (docs/soundness.md, 'The "
+                "transcript release of G-PATE (canary teachers)')"
+                if self.canary_teachers
+                else "the teachers as trained"
+            )
+            return (
+                "transcript: every Confident-GNMax answer (answered or not, and its "
+                f"noisy bin), attacked by the exact likelihood ratio; {teachers}"
+            )
+        teachers = (
+            "canary teachers: the adversary's, each voting 'real' exactly when it "
+            "trained on the target (docs/soundness.md, 'Canary teachers')"
+            if self.canary_teachers
+            else "the teachers as trained"
+        )
+        return (
+            "transcript: every noisy vote, attacked by the exact likelihood ratio; "
+            f"{teachers}"
+        )
+
+
+ReleaseStrategy = TableRelease
+"""A release kind (:class:`TableRelease` and its subclasses)."""
+
+RELEASE_KINDS: Mapping[str, Callable[[AuditConfig], ReleaseStrategy]] = (
+    MappingProxyType(
+        {
+            "table": lambda config: TableRelease(),
+            "transcript": lambda config: TranscriptRelease(config.teachers),
+        }
+    )
+)
+"""A release's name (``--release``) -> its kind for a configuration. A new release
+kind is a class here and one entry (docs/design.md, "Extending dpaudit")."""
+
+
+def release_for(config: AuditConfig) -> ReleaseStrategy:
+    """The release kind of ``config``: the one place it is chosen."""
+    return RELEASE_KINDS[config.release](config)

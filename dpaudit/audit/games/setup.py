@@ -20,11 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-from dpaudit.attacks.likelihood_ratio import LIKELIHOOD_RATIO, LikelihoodRatioAttack
-from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.games.looks import audit_looks
 from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.games.releases import ReleaseStrategy, release_for
 from dpaudit.audit.games.streams import Streams
 from dpaudit.data import Dataset, Domain, load_dataset
 from dpaudit.datasets.names import WORST_CASE_NAMES
@@ -51,6 +50,7 @@ class AuditSetup:
     generator_options: Mapping[str, Any]
     attacks: tuple[str, ...]
     plan: GamePlan
+    release: ReleaseStrategy
 
     @property
     def domain(self) -> Domain:
@@ -62,35 +62,17 @@ class AuditSetup:
         return factory(epsilon=cfg.epsilon, delta=cfg.delta, **self.generator_options)
 
     def make_attacks(self) -> dict[str, Any]:
-        if self.config.release == "transcript":
-            public = self.public_streams()
-            assert public is not None  # refused in build_setup
-            return {
-                LIKELIHOOD_RATIO: LikelihoodRatioAttack(
-                    generator=self.make_generator(),  # type: ignore[arg-type]
-                    domain=self.domain,
-                    without=self.without,
-                    with_target=self.with_target,
-                    public_rng=public[0],
-                    canary=self.canary,
-                )
-            }
-        rngs = self.plan.attack_rngs(len(ATTACK_NAMES))
-        return {
-            name: make_attack(
-                name,
-                domain=self.domain,
-                target=self.target,
-                rng=rngs[ATTACK_NAMES.index(name)],
-                **attack_options(name, self.config.attack_options),
-            )
-            for name in self.attacks
-        }
+        """The audit's attacks (its release kind's)."""
+        return self.release.make_attacks(self)
+
+    def attack_rngs(self, n: int) -> list[Rngs]:
+        """Streams for the attacks, disjoint from the rounds'."""
+        return self.plan.attack_rngs(n)
 
     @property
     def canary(self) -> pd.DataFrame | None:
         """The target record, when the transcript's teachers are canaries."""
-        return self.target if self.config.teachers == "canary" else None
+        return self.release.canary(self)
 
     def supports_public_randomness(self) -> bool:
         """Whether the generator declares ``supports_public_randomness``."""
@@ -111,14 +93,6 @@ class AuditSetup:
         if self.randomness != "fixed_public":
             return None
         return Streams(self.config.seed).public_candidate(int(self.config.public_seed))
-
-
-def attack_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options of ``options`` that attack ``name`` accepts."""
-    from dpaudit.attacks.registry import attack_options as accepted
-
-    allowed = set(accepted(name))
-    return {k: v for k, v in options.items() if k in allowed}
 
 
 def audit_generator_options(
@@ -224,8 +198,10 @@ def build_setup(
     target = with_target.iloc[[-1]].reset_index(drop=True)
     worst_case = dataset.name in WORST_CASE_NAMES
     continuous = dataset.name == WORST_CASE_NAMES[1]
+    release = release_for(config)
     setup = AuditSetup(
         config=config,
+        release=release,
         dataset=dataset,
         without=without,
         with_target=with_target,
@@ -237,14 +213,8 @@ def build_setup(
         generator_options=audit_generator_options(
             config, n_rows=len(without), worst_case=worst_case
         ),
-        attacks=(
-            (LIKELIHOOD_RATIO,)
-            if config.release == "transcript"
-            else tuple(
-                expand_attacks(
-                    config.attack, worst_case=worst_case, continuous=continuous
-                )
-            )
+        attacks=release.attack_names(
+            config, worst_case=worst_case, continuous=continuous
         ),
         plan=GamePlan.create(
             rounds=config.rounds,
@@ -254,37 +224,8 @@ def build_setup(
         ),
     )
     generator = setup.make_generator()  # refuses bad options now, not in a worker
-    if config.release == "transcript":
-        check_transcript_release(setup, generator)
+    release.check(setup, generator)
     return setup
-
-
-def check_transcript_release(setup: AuditSetup, generator: Generator) -> None:
-    """Refuses ``release = "transcript"`` where no transcript can be audited: a
-    generator that records none (plug-ins, adapters), a configuration without one
-    (PATE-GAN's ``single_discriminator`` has no votes),
-    or a game without fixed public randomness (the attack replays under it).
-
-    Raises:
-        InvalidParameterError: naming the reason and the fix.
-    """
-    name = setup.config.generator
-    support = getattr(generator, "transcript_support", None)
-    if support is None:
-        raise InvalidParameterError(
-            f"`release` transcript needs a generator that records its noisy answers "
-            f"(dpaudit's pategan and gpate); {name!r} does not: use --release table."
-        )
-    reason = support(canary=setup.config.teachers == "canary")
-    if reason is not None:
-        raise InvalidParameterError(
-            f"`release` transcript: {reason}; use --release table."
-        )
-    if setup.randomness != "fixed_public":
-        raise InvalidParameterError(
-            f"`release` transcript needs fixed public randomness, which {name!r} "
-            "does not declare: use --release table."
-        )
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,7 +1,7 @@
 """Running the one-run game: canaries, one fit or a few, guesses, the bound.
 
-:func:`run_one_run` is what :func:`dpaudit.audit.run.run_audit` calls for
-``game = "one-run"`` (the one place the two games part). The game (docs/soundness.md,
+:data:`GAME` is the game's declared part; :func:`dpaudit.audit.run.run_audit` runs
+the shared prologue (the output folder, the lock, the cleanup) and calls it. The game (docs/soundness.md,
 "The one-run game"; Steinke, Nasr and Jagielski, NeurIPS 2023):
 
 1. The canaries are designed for the dataset (:mod:`dpaudit.worst_case.canaries`);
@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -59,15 +58,15 @@ from dpaudit.audit.result.model import (
 )
 from dpaudit.audit.result.onerun import OneRunSummary
 from dpaudit.audit.stats.onerun_bound import eps_lower_bound, eps_max_attainable
-from dpaudit.audit.storage.outdir import make_directory, remove_created
-from dpaudit.audit.storage.store import ResultStore, StoreLock
+from dpaudit.audit.storage.outdir import Session
+from dpaudit.audit.storage.store import ResultStore
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import audit_options, generator_factory
 from dpaudit.io import write_atomic
 from dpaudit.worst_case.canaries import CanaryDesign, canary_design
 
-__all__ = ["METHOD", "one_run_reason", "run_one_run"]
+__all__ = ["GAME", "METHOD", "OneRunGame", "one_run_reason"]
 
 #: ``estimator.method`` of a one-run result.
 METHOD = "one_run"
@@ -99,88 +98,112 @@ def _prepare(out: Path, *, force: bool) -> None:
         )
 
 
-def run_one_run(
-    config: AuditConfig,
-    *,
-    out_dir: Path | str,
-    resume: bool = False,
-    force: bool = False,
-    progress: bool = False,
-) -> AuditResult:
-    """Runs the one-run game of ``config`` and writes ``out_dir/result.json``.
+@dataclass(frozen=True, kw_only=True)
+class Prepared:
+    """A one-run audit checked and designed, before anything is written."""
 
-    Raises:
-        InvalidParameterError: bad input (before anything is trained or written),
-            or ``out_dir`` holds an audit this run may not replace.
-        StoreError: another run holds ``out_dir``.
-    """
-    _check_config(config, resume=resume)
-    started = time.perf_counter()
-    out = Path(os.path.abspath(out_dir))
-    if out.exists() and not out.is_dir():
-        raise InvalidParameterError(
-            f"`--out` {str(out_dir)!r} exists and is not a directory."
+    config: AuditConfig
+    design: CanaryDesign
+    plan: OneRunPlan
+    rows: int
+    options: dict[str, Any]
+    make_generator: Callable[[], Generator]
+    started: float
+
+
+class OneRunGame:
+    """The one-run game as a declared part (:class:`~dpaudit.audit.games.base.Game`)."""
+
+    name = "one-run"
+
+    def check(self, config: AuditConfig, *, resume: bool) -> None:
+        _check_config(config, resume=resume)
+
+    def prepare(self, config: AuditConfig) -> Prepared:
+        """The canaries' design, the plan and the generator's options, fixed
+        before any bit is drawn; bad generator options are refused here."""
+        started = time.perf_counter()
+        base_rows = 4 if config.dataset_rows is None else int(config.dataset_rows) - 1
+        design = canary_design(
+            config.dataset, canaries=config.canaries, base_rows=base_rows
         )
-    base_rows = 4 if config.dataset_rows is None else int(config.dataset_rows) - 1
-    design = canary_design(
-        config.dataset, canaries=config.canaries, base_rows=base_rows
-    )
-    plan = OneRunPlan.create(
-        fits=config.fits,
-        canaries=config.canaries,
-        guesses=config.guesses,
-        guesses_out=config.guesses_out,
-        seed=config.seed,
-    )
-    rows = config.synthetic_rows or len(design.base) + config.canaries
-    # Options fixed before the bits: sized for the expected table, base plus half
-    # the canaries, so nothing about the generator depends on which were included.
-    options = audit_options(
-        config.generator,
-        config.generator_options,
-        n_rows=len(design.base) + config.canaries // 2,
-        worst_case=True,
-        epsilon=config.epsilon,
-        delta=config.delta,
-        device=config.device,
-        variant=config.variant,
-        bugs=config.bugs,
-    )
-    factory = generator_factory(config.generator, worker=config.worker_options())
+        plan = OneRunPlan.create(
+            fits=config.fits,
+            canaries=config.canaries,
+            guesses=config.guesses,
+            guesses_out=config.guesses_out,
+            seed=config.seed,
+        )
+        rows = config.synthetic_rows or len(design.base) + config.canaries
+        # Options fixed before the bits: sized for the expected table, base plus
+        # half the canaries, so nothing about the generator depends on which were
+        # included.
+        options = audit_options(
+            config.generator,
+            config.generator_options,
+            n_rows=len(design.base) + config.canaries // 2,
+            worst_case=True,
+            epsilon=config.epsilon,
+            delta=config.delta,
+            device=config.device,
+            variant=config.variant,
+            bugs=config.bugs,
+        )
+        factory = generator_factory(config.generator, worker=config.worker_options())
 
-    def make_generator() -> Generator:
-        return factory(epsilon=config.epsilon, delta=config.delta, **options)
+        def make_generator() -> Generator:
+            return factory(epsilon=config.epsilon, delta=config.delta, **options)
 
-    make_generator()  # refuses bad generator options now, before anything is written
-    created = make_directory(out)
-    lock = StoreLock(out)
-    try:
-        lock.acquire()
-    except BaseException:
-        remove_created(created)
-        raise
-    try:
+        make_generator()  # refuses bad generator options now
+        return Prepared(
+            config=config,
+            design=design,
+            plan=plan,
+            rows=rows,
+            options=options,
+            make_generator=make_generator,
+            started=started,
+        )
+
+    def run(
+        self,
+        prepared: Prepared,
+        out: Path,
+        session: Session,
+        *,
+        resume: bool,
+        force: bool,
+        progress: bool,
+    ) -> AuditResult:
+        """Fits, scores and bounds; writes ``out/result.json`` (atomically, once the
+        result exists)."""
+        config = prepared.config
         _prepare(out, force=force)
         trained = time.perf_counter()
         claims, scores = _fit_all(
-            make_generator, design, plan, rows=rows, config=config, progress=progress
+            prepared.make_generator,
+            prepared.design,
+            prepared.plan,
+            rows=prepared.rows,
+            config=config,
+            progress=progress,
         )
         trained = time.perf_counter() - trained
         result = analyse_one_run(
             config,
-            design=design,
-            plan=plan,
+            design=prepared.design,
+            plan=prepared.plan,
             claims=claims,
             scores=scores,
-            rows=rows,
-            options=options,
+            rows=prepared.rows,
+            options=prepared.options,
         )
         result = replace(
             result,
             source=out / RESULT_FILE,
             timing=Timing(
                 train_seconds=trained,
-                total_seconds=time.perf_counter() - started,
+                total_seconds=time.perf_counter() - prepared.started,
                 sessions=1,
                 resumed=False,
                 rounds_stored_before=0,
@@ -191,10 +214,10 @@ def run_one_run(
             json.dumps(result.to_json(), indent=2, allow_nan=False) + "\n",
         )
         return result
-    finally:
-        lock.release()
-        if not (out / RESULT_FILE).exists():
-            remove_created(created)
+
+
+GAME = OneRunGame()
+"""The one-run game (:data:`dpaudit.audit.games.registry.GAMES`)."""
 
 
 def _fit_all(

@@ -275,9 +275,7 @@ def analyse(
     else:
         per_attack = {name: one(name) for name in attacks}
     every_round = np.arange(setup.plan.n_rounds, dtype=np.int64)
-    # A transcript's likelihood-ratio attack: the ratio (its score, column 0) equal in
-    # every round means every transcript was as likely in both worlds.
-    width = 1 if config.release == "transcript" else None
+    width = setup.release.feature_width  # the columns that show a constant release
     constant = all(
         _constant(store.features(name, every_round)[:, :width]) for name in attacks
     )

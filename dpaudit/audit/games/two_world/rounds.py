@@ -9,17 +9,13 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import pandas as pd
-
 from dpaudit.allocator import keep_freed_memory
 from dpaudit.audit.games.execution import in_groups, run_halving, training_group
 from dpaudit.audit.games.plan import GamePlan
-from dpaudit.audit.games.releases import compact_claim, train_and_release
+from dpaudit.audit.games.releases import compact_claim
 from dpaudit.audit.games.setup import AuditSetup, cached_round_rngs, cached_setup
-from dpaudit.audit.games.streams import Streams
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import generator_factory, get_spec
-from dpaudit.rng import Rngs
 
 
 def trace_round(setup: AuditSetup) -> int | None:
@@ -94,55 +90,9 @@ def _train_rounds(
     make_generator: Callable[[], Generator] = setup.make_generator
     if record_trace:
         make_generator = functools.partial(_traced_generator, setup)
-    if setup.config.release == "transcript":
-        fit_rngs = [Streams.fit_and_sample(all_rngs[r])[0] for r in rounds]
-        return _transcript_rounds(
-            setup, rounds, datasets, fit_rngs, make_generator, record_trace
-        )
-    models, released = train_and_release(
-        make_generator,
-        datasets,
-        [all_rngs[r] for r in rounds],
-        domain=setup.domain,
-        rows=setup.synthetic_rows,
-        public=setup.public_streams(),
-        name=setup.config.generator,
+    models, features = setup.release.release_group(
+        setup, datasets, [all_rngs[r] for r in rounds], make_generator
     )
-    attacks = setup.make_attacks()
-    frames = released.frames()
-    features = {name: attack.featurize(frames) for name, attack in attacks.items()}
-    return _stored_rows(plan, rounds, models, features, record_trace)
-
-
-def _transcript_rounds(
-    setup: AuditSetup,
-    rounds: list[int],
-    datasets: list[pd.DataFrame],
-    fit_rngs: list[Rngs],
-    make_generator: Callable[[], Generator],
-    record_trace: bool,
-) -> list[dict[str, Any]]:
-    """The rounds of a transcript release: each model trained with its transcript
-    recorded (every noisy answer; the model is the one :func:`train_and_release`
-    trains), then the likelihood-ratio attack replays the group's transcripts in
-    both worlds (docs/soundness.md, "The transcript release"). No table is
-    sampled: the transcript is the whole release."""
-    plan = setup.plan
-    public = setup.public_streams()
-    assert public is not None  # refused in build_setup
-    generator: Any = make_generator()
-    models, transcripts = generator.fit_many_with_transcripts(
-        datasets,
-        domain=setup.domain,
-        rngs=fit_rngs,
-        public_rngs=[public[0]] * len(datasets),
-        canary=setup.canary,
-    )
-    attacks = setup.make_attacks()
-    features = {
-        name: attack.featurize_transcripts(transcripts)
-        for name, attack in attacks.items()
-    }
     return _stored_rows(plan, rounds, models, features, record_trace)
 
 

@@ -34,9 +34,8 @@ from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.games.execution import in_groups, training_group
 from dpaudit.audit.games.progress import progress_bar
-from dpaudit.audit.games.releases import PublicStreams, release
+from dpaudit.audit.games.releases import PublicStreams, attack_options, release
 from dpaudit.audit.games.setup import (
-    attack_options,
     audit_generator_options,
     build_setup,
     load_audit_data,
