@@ -174,7 +174,9 @@ def test_a_halved_batch_trains_and_releases_the_same_rounds(
     config_json = json.dumps(config.to_json(), sort_keys=True)
     todo = list(range(8))
     whole = rounds.train_batch(config_json, todo)
-    original = rounds.train_and_release
+    from dpaudit.audit.games import releases
+
+    original = releases.train_and_release
     sizes: list[int] = []
 
     def fails_above_three(*args: Any, **kwargs: Any) -> Any:
@@ -183,7 +185,7 @@ def test_a_halved_batch_trains_and_releases_the_same_rounds(
             raise oom()
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(rounds, "train_and_release", fails_above_three)
+    monkeypatch.setattr(releases, "train_and_release", fails_above_three)
     halved = rounds.train_batch(config_json, todo)
     assert sizes == [8, 4, 2, 2, 2, 2]
     assert [r["round"] for r in halved] == todo

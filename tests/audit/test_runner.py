@@ -409,6 +409,7 @@ def test_trace_switch_changes_no_model(generator: str, options: dict[str, Any]) 
     import pandas as pd
     import torch
 
+    from dpaudit.audit.games.releases import train_and_release
     from dpaudit.audit.games.two_world import rounds
 
     setup = build_setup(
@@ -427,7 +428,7 @@ def test_trace_switch_changes_no_model(generator: str, options: dict[str, Any]) 
             if traced
             else setup.make_generator
         )
-        runs[traced] = rounds.train_and_release(
+        runs[traced] = train_and_release(
             make,
             data,
             streams,

@@ -124,8 +124,8 @@ def test_the_replay_gives_the_exact_likelihood_of_the_canary_transcript() -> Non
 
 
 def test_trained_and_canary_teachers_are_told_apart_in_the_config() -> None:
-    with pytest.raises(InvalidParameterError, match="teachers"):
-        AuditConfig(dataset="worst-case", teachers="canary")
+    with pytest.raises(InvalidParameterError, match="--teachers"):
+        AuditConfig(dataset="worst-case", teachers="canary").check_settings()
     cfg = AuditConfig(dataset="worst-case", release="transcript", teachers="canary")
     assert cfg.to_json()["teachers"] == "canary"
     # Audits that do not set it keep the identities of earlier versions.
