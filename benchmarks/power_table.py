@@ -74,8 +74,9 @@ machine, independent / fixed public:
     exact RR    CONSISTENT 0.793/0.745 | CONSISTENT 0.751/0.724   exactly 1-DP             19/16
 
 Where the reference epsilon is unbounded and the verdict CONSISTENT, the release does
-not depend on the data at all (``benchmarks/release_sensitivity.py``: the same streams
-give bit for bit the same table for D, D' and half of D: ``updated``, ``borealis``), or
+not depend on the data at all (``benchmarks/research/release_sensitivity.py``: the
+same streams give bit for bit the same table for D, D' and half of D: ``updated``,
+``borealis``), or
 (``turing``, independent) the data reaches it but the per-round training randomness
 hides the shift that fixed public randomness exposes.
 
