@@ -146,10 +146,11 @@ def table(
     formats: Mapping[str, str] | None = None,
 ) -> str:
     """``rows`` as a Markdown table: ``columns`` (default every key, in the order
-    first seen), each cell through ``formats[column]`` where given."""
+    first seen), each cell through ``formats[column]`` where given (``seconds``:
+    two decimals unless said otherwise)."""
     if columns is None:
         columns = list(dict.fromkeys(k for row in rows for k in row))
-    formats = formats or {}
+    formats = {"seconds": ".2f", **(formats or {})}
     cells = [[_cell(row.get(c), formats.get(c)) for c in columns] for row in rows]
     widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
 
