@@ -24,12 +24,15 @@ machine.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import math
 import os
 import platform
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -64,12 +67,17 @@ def parse(
     smoke: Mapping[str, Any] | None = None,
 ) -> argparse.Namespace:
     """Parses ``argv``; under ``--smoke`` each option named in ``smoke`` (by its
-    ``dest``) that was left at its default takes the smoke value instead."""
+    ``dest``) that was left at its default takes the smoke value instead, and a
+    ``--work-dir`` left at its default is a temporary folder, removed at exit."""
     args = made.parse_args(argv)
     if args.smoke:
         for dest, value in (smoke or {}).items():
             if getattr(args, dest) == made.get_default(dest):
                 setattr(args, dest, value)
+        if getattr(args, "work_dir", None) == made.get_default("work_dir"):
+            # A smoke run leaves no folder behind where it was started.
+            args.work_dir = tempfile.mkdtemp(prefix="dpaudit-smoke-")
+            atexit.register(shutil.rmtree, args.work_dir, ignore_errors=True)
     return args
 
 
