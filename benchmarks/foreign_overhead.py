@@ -7,8 +7,11 @@ as a subprocess with ``PYTHONPATH`` set to each source tree, alternating the two
 ``--repeats`` times, and prints the wall time and the training time
 (``result.json``'s ``timing.train_seconds``) of each run and the ratio of the medians.
 
-    PYTHONPATH=$PWD python benchmarks/foreign_overhead.py --before /work/main \
+    PYTHONPATH=$PWD python benchmarks/foreign_overhead.py --before ../before \
         --after . --rounds 1000 --repeats 2
+
+(``../before``: a worktree of the commit before foreign workers.) ``--smoke`` times
+this checkout against itself at 10 rounds per world, once.
 
 The toy plug-in copies its data in ``fit`` and draws the release with
 ``DataFrame.sample``: about a millisecond a model, so the figure is the protocol's
