@@ -74,7 +74,7 @@ def parse(
         for dest, value in (smoke or {}).items():
             if getattr(args, dest) == made.get_default(dest):
                 setattr(args, dest, value)
-        if getattr(args, "work_dir", None) == made.get_default("work_dir"):
+        if hasattr(args, "work_dir") and args.work_dir == made.get_default("work_dir"):
             # A smoke run leaves no folder behind where it was started.
             args.work_dir = tempfile.mkdtemp(prefix="dpaudit-smoke-")
             atexit.register(shutil.rmtree, args.work_dir, ignore_errors=True)

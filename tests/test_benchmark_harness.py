@@ -42,6 +42,7 @@ def test_a_smoke_run_gets_a_temporary_work_dir(harness: ModuleType) -> None:
     made = harness.parse(parser, ["--smoke"]).work_dir
     assert made != "bench_out" and Path(made).is_dir()
     assert harness.parse(parser, ["--smoke", "--work-dir", "x"]).work_dir == "x"
+    assert not hasattr(harness.parse(harness.parser("doc"), ["--smoke"]), "work_dir")
 
 
 def test_rows_are_timed_printed_and_written(
