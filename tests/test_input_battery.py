@@ -1,5 +1,5 @@
 """A hostile-input battery (issue 23), beside tests/test_inputs.py (one test per class)
-and benchmarks/malformed_inputs.py (200 cases as subprocesses).
+and tests/test_malformed_inputs.py (200 cases across the commands, checked alike).
 
 Every case runs ``dpaudit`` in-process and must be refused before any work: exit 2,
 exactly one line on stderr naming the input, no traceback, never the generic

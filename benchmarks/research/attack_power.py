@@ -5,7 +5,7 @@ every registered attack sees the same rounds; each attack's eps_emp is computed 
 Bonferroni level alpha / number of attacks) and prints, per configuration, the verdict
 and, per attack, eps_emp and AUC.
 
-    PYTHONPATH=$PWD python benchmarks/attack_power.py --rounds 1000 --jobs 2 \
+    PYTHONPATH=$PWD python benchmarks/research/attack_power.py --rounds 1000 --jobs 2 \
         --out /tmp/attack_power
 
 An audit whose ``result.json`` is already in ``--out`` is read, not rerun (``--rerun``

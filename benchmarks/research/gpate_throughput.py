@@ -34,9 +34,9 @@ under both randomness modes (``independent``: each model its own public stream;
 
 Usage::
 
-    python benchmarks/gpate_throughput.py [--teachers 2000] [--batch 32] [--dim 30]
+    python benchmarks/research/gpate_throughput.py [--teachers 2000] [--batch 32] [--dim 30]
         [--models 1 4] [--iterations 5] [--repeats 5]
-    python benchmarks/gpate_throughput.py --release [--release-models 256]
+    python benchmarks/research/gpate_throughput.py --release [--release-models 256]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ how often eps_emp exceeded ``epsilon``, the mean eps_emp, and the one-sided bino
 test of "P(eps_emp > epsilon) <= alpha": its p-value is P(Bin(audits, alpha) >= X).
 A sound game gives a p-value below 0.001 with probability at most 0.001.
 
-    python benchmarks/calibration_public.py --audits 100 --rounds 1000
+    python benchmarks/research/calibration_public.py --audits 100 --rounds 1000
 """
 
 from __future__ import annotations

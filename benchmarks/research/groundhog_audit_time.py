@@ -5,8 +5,8 @@ GroundHog attack with all three feature sets, on the bundled Cervical Cancer dat
 with one fixed target record (no ``--target auto``: selection would add its own
 mini-audits to the time). Prints the wall time, eps_emp, AUC and verdict.
 
-    python benchmarks/groundhog_audit_time.py                  # borealis, 1,000 rounds
-    python benchmarks/groundhog_audit_time.py --variant original --rounds 20
+    python benchmarks/research/groundhog_audit_time.py                  # borealis, 1,000 rounds
+    python benchmarks/research/groundhog_audit_time.py --variant original --rounds 20
 
 The full run trains 2,000 models and takes many minutes; ``--rounds 20`` checks the
 script end to end. With ``--jobs 1`` (every batch in this process) it also prints the

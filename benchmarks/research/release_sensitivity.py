@@ -9,8 +9,8 @@ depends on the privacy noise alone: no attack, fixed randomness or number of rou
 can separate the worlds, and a CONSISTENT verdict then says nothing about the
 mechanism's analysis (docs/study.md, "What reaches the release").
 
-    python benchmarks/release_sensitivity.py [--only updated,borealis] [--targets 2,388]
-    python benchmarks/release_sensitivity.py --dataset worst-case
+    python benchmarks/research/release_sensitivity.py [--only updated,borealis] [--targets 2,388]
+    python benchmarks/research/release_sensitivity.py --dataset worst-case
 
 ``--targets`` (one per generator, in ``--only`` order; default row 27 for every one)
 are row indices of the Cervical Cancer training table; the power table's

@@ -5,7 +5,7 @@ reference PATE-GAN and a few variants, each with ``--attack all``, and prints pe
 configuration and release size: the verdict, eps_emp, the best attack and the eps_emp
 / AUC of the attacks in ``--show``.
 
-    PYTHONPATH=$PWD python benchmarks/release_size.py --rounds 300 --jobs 2 \
+    PYTHONPATH=$PWD python benchmarks/research/release_size.py --rounds 300 --jobs 2 \
         --out /tmp/release_size
 
 An audit whose ``result.json`` is already in ``--out`` is read, not rerun.

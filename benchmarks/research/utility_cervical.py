@@ -17,7 +17,7 @@ paper's own figure (Jordon et al. 2019).
 
 Usage::
 
-    python benchmarks/utility_cervical.py [--protocol best-of|plain] [--models 5]
+    python benchmarks/research/utility_cervical.py [--protocol best-of|plain] [--models 5]
         [--samples 5] [--jobs 2] [--seed 0] [--variant NAME ...] [--out DIR]
 """
 

@@ -39,7 +39,7 @@ stopped on a data-dependent epsilon that is not sanitised
 
 Usage::
 
-    python benchmarks/gpate_utility_credit.py [--seeds 1] [--teachers 2100]
+    python benchmarks/research/gpate_utility_credit.py [--seeds 1] [--teachers 2100]
         [--max-iterations 10000] [--epsilon 1] [--unsanitised]
         [--conditional-only] [--no-pategan] [--pategan-lam 1e-3] [--data-dir DIR]
 """

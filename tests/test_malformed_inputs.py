@@ -1,30 +1,27 @@
 """Malformed and hostile inputs across ``dpaudit fit, audit, report, check, utility,
-trace`` and ``domain infer``, each run as a subprocess.
+trace`` and ``domain infer``: about 200 cases (once benchmarks/malformed_inputs.py,
+subprocesses; here in-process), beside tests/test_inputs.py (one test per class) and
+tests/test_input_battery.py (TOML, CSV, domain and flag shapes, each with its message).
 
-For every case it prints the input class, the exit code, whether a traceback
-appeared, and the first line of stderr; then a summary per class. A case passes when
-it exits 2 (bad input; never 3, a crash on bad input, never 1, ``check``'s VIOLATION, and never
-0) with no traceback and one line on stderr (``--out`` paths of the case are also
-checked to be absent: nothing half-written).
-
-    PYTHONPATH=$PWD DPAUDIT_DATA_DIR=/work/shared/data \
-        python benchmarks/malformed_inputs.py [--jobs 2] [--only CLASS] [--csv table.csv]
+A case passes when it exits 2 (bad input; never 3, a crash on bad input, never 1,
+``check``'s VIOLATION, and never 0) with no traceback and one line on stderr, and
+leaves nothing where its ``--out`` points nor a default output folder: nothing
+half-written. The plug-in cases load ``badplugins`` (and two broken entry points)
+from a folder put on the path.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import textwrap
-import time
-from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+
+from dpaudit.cli import main
 
 PLUGINS = """
 import math
@@ -640,95 +637,68 @@ def cases(f: dict[str, str], out: str) -> list[tuple[str, list[str]]]:
     return c
 
 
-def run_case(
-    cls: str, argv: list[str], env: dict[str, str], out: Path, cwd: Path, timeout: float
-) -> dict[str, object]:
-    started = time.perf_counter()
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "dpaudit", *argv],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=cwd,
-            timeout=timeout,
-            check=False,
-        )
-        code, err = proc.returncode, proc.stderr
-    except subprocess.TimeoutExpired:
-        code, err = -1, "TIMEOUT"
+#: Where the fixtures and the case's --out stand when the cases are listed; the
+#: test puts the real folders in.
+ROOT, OUT = "@ROOT@", "@ROOT@/OUT"
+
+
+class _Paths(dict[str, str]):
+    """The fixtures' paths under :data:`ROOT`, by name (for listing the cases)."""
+
+    def __missing__(self, name: str) -> str:
+        return f"{ROOT}/{name}"
+
+
+CASES = cases(_Paths(), OUT)
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("malformed")
+    made = make_fixtures(root)
+    assert all(p.startswith(str(root)) for p in made.values())
+    return root
+
+
+@pytest.fixture
+def plugins_on_path(fixtures: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``badplugins`` and the broken entry points importable here and in the
+    plug-in workers; the module is forgotten afterwards."""
+    plugpath = str(fixtures / "plugpath")
+    monkeypatch.syspath_prepend(plugpath)
+    paths = [plugpath, os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+    yield
+    sys.modules.pop("badplugins", None)
+
+
+def test_the_battery_covers_every_class() -> None:
+    classes = {cls for cls, _ in CASES}
+    assert len(CASES) >= 200 and len(classes) == 30, (len(CASES), sorted(classes))
+
+
+@pytest.mark.usefixtures("plugins_on_path")
+@pytest.mark.parametrize(
+    "argv",
+    [argv for _, argv in CASES],
+    ids=[f"{i}-{c}" for i, (c, _) in enumerate(CASES)],
+)
+def test_refused_before_any_work(
+    capsys: pytest.CaptureFixture[str],
+    fixtures: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+) -> None:
+    out = tmp_path / "OUT"
+    argv = [a.replace(OUT, str(out)).replace(ROOT, str(fixtures)) for a in argv]
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    code = main(argv)
+    err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]
-    leftover = out.exists() or (cwd / "dpaudit-audit").exists()
-    traceback = "Traceback (most recent call last)" in err
-    ok = code == 2 and not traceback and len(lines) == 1 and not leftover
-    return {
-        "class": cls,
-        "argv": " ".join(argv),
-        "exit": code,
-        "traceback": traceback,
-        "lines": len(lines),
-        "leftover": leftover,
-        "ok": ok,
-        "first": lines[0][:160] if lines else "",
-        "seconds": round(time.perf_counter() - started, 1),
-    }
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--only", help="run only this input class")
-    parser.add_argument("--csv", help="also write the table here")
-    parser.add_argument("--timeout", type=float, default=180)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="dpaudit-malformed-") as tmp:
-        root = Path(tmp)
-        fixtures = make_fixtures(root)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [fixtures["plugpath"], *filter(None, [env.get("PYTHONPATH")])]
-        )
-        env.setdefault("DPAUDIT_DATA_DIR", str(Path.cwd().parent / "shared" / "data"))
-        all_cases = cases(fixtures, str(root / "OUT"))
-        if args.only:
-            all_cases = [case for case in all_cases if case[0] == args.only]
-
-        def one(i_case: tuple[int, tuple[str, list[str]]]) -> dict[str, object]:
-            i, (cls, argv) = i_case
-            argv = [a.replace(str(root / "OUT"), str(root / f"OUT{i}")) for a in argv]
-            cwd = root / f"cwd{i}"
-            cwd.mkdir()
-            return run_case(cls, argv, env, root / f"OUT{i}", cwd, args.timeout)
-
-        rows = []
-        with ThreadPoolExecutor(args.jobs) as pool:
-            for row in pool.map(one, enumerate(all_cases)):  # printed as they finish
-                rows.append(row)
-                flag = "ok  " if row["ok"] else "FAIL"
-                print(
-                    f"{flag} {row['class']:20s} exit={row['exit']} "
-                    f"tb={int(bool(row['traceback']))} lines={row['lines']} "
-                    f"left={int(bool(row['leftover']))} "
-                    f"| {str(row['argv']).replace(tmp, '$T')[:110]}\n      {row['first']}",
-                    flush=True,
-                )
-        per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for row in rows:
-            per[str(row["class"])][0 if row["ok"] else 1] += 1
-        print(f"\n{'class':22s} ok fail")
-        for cls, (ok, fail) in per.items():
-            print(f"{cls:22s} {ok:2d} {fail:4d}")
-        total_ok = sum(ok for ok, _ in per.values())
-        print(
-            f"{'TOTAL':22s} {total_ok:2d} {len(rows) - total_ok:4d}  ({len(rows)} inputs)"
-        )
-        if args.csv:
-            with open(args.csv, "w", newline="") as fh:
-                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-                writer.writeheader()
-                writer.writerows(rows)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    assert code == 2, err
+    assert "Traceback (most recent call last)" not in err
+    assert len(lines) == 1, err
+    assert not out.exists() and not (cwd / "dpaudit-audit").exists()

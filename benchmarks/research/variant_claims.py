@@ -9,7 +9,7 @@ The variants keep PATE-GAN's formula; the column shows what the same ledger prov
 Runs each variant once at the study's audit settings (epsilon 1, delta 1e-5,
 lambda 1e-3) with an iteration cap, and prints one row per variant.
 
-    python benchmarks/variant_claims.py [--iterations 100] [--lam 1e-3]
+    python benchmarks/research/variant_claims.py [--iterations 100] [--lam 1e-3]
 """
 
 from __future__ import annotations
