@@ -181,8 +181,6 @@ def one_run_command(
         f"{args.one_run_alpha:g}",
         "--seed",
         str(args.seed),
-        "--jobs",
-        "1",
         "--out",
         str(out),
         "--force",
