@@ -59,10 +59,12 @@ of real audits; the estimate is meant to be above it, not exact.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from dpaudit.audit.config.model import AuditConfig
+from dpaudit.data import Dataset
 from dpaudit.errors import InvalidParameterError
 
 MIB = 2**20
@@ -275,11 +277,14 @@ def _file_bytes(config: AuditConfig) -> int | None:
         return None
 
 
-def plan_memory(config: AuditConfig) -> MemoryPlan:
+def plan_memory(
+    config: AuditConfig, *, load: Callable[[], Dataset] | None = None
+) -> MemoryPlan:
     """The estimated peak of ``config``'s audit (module docstring).
 
-    Loads the table (not before its file's size is checked by :func:`check_memory`)
-    and builds the generator object, as the setup will; trains nothing.
+    Loads the table (not before its file's size is checked by :func:`check_memory`;
+    with ``load``, the audit's own loader: the table is loaded once per audit) and
+    builds the generator object, as the setup will; trains nothing.
     """
     from dpaudit.audit.games.execution import (
         TRAINING_GROUP,
@@ -296,11 +301,15 @@ def plan_memory(config: AuditConfig) -> MemoryPlan:
     worst_case = config.dataset in WORST_CASE_NAMES
     continuous = worst_case and config.dataset == WORST_CASE_NAMES[1]
     attacks = _attack_count(config, worst_case=worst_case, continuous=continuous)
-    dataset = load_dataset(
-        config.dataset,
-        domain=config.domain,
-        data_dir=config.data_dir,
-        rows=config.dataset_rows,
+    dataset = (
+        load()
+        if load is not None
+        else load_dataset(
+            config.dataset,
+            domain=config.domain,
+            data_dir=config.data_dir,
+            rows=config.dataset_rows,
+        )
     )
     n = len(dataset.train) + 1
     c = max(1, len(dataset.train.columns))
@@ -418,10 +427,13 @@ def _early_refusal(config: AuditConfig, limit: Limit) -> None:
         )
 
 
-def check_memory(config: AuditConfig) -> MemoryPlan | None:
+def check_memory(
+    config: AuditConfig, *, load: Callable[[], Dataset] | None = None
+) -> MemoryPlan | None:
     """Refuses ``config``'s audit when its estimated peak exceeds the limit.
 
-    Returns the plan (None where no limit can be read).
+    Returns the plan (None where no limit can be read). ``load``: the audit's
+    loader of its table (:func:`plan_memory`).
 
     Raises:
         InvalidParameterError: one line naming the input that drives the estimate
@@ -433,7 +445,7 @@ def check_memory(config: AuditConfig) -> MemoryPlan | None:
     if limit is None:
         return None
     _early_refusal(config, limit)
-    plan = plan_memory(config)
+    plan = plan_memory(config, load=load)
     if plan.total <= limit.bytes:
         return plan
     least = plan.total - plan.models + plan.least_models_at_once * plan.model_bytes

@@ -32,7 +32,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,7 @@ from dpaudit.audit.storage.outdir import (
 from dpaudit.audit.storage.staging import new_staging, swap_in
 from dpaudit.audit.storage.store import ResultStore
 from dpaudit.audit.storage.traces import write_trace
+from dpaudit.data import Dataset
 from dpaudit.errors import InvalidParameterError
 from dpaudit.io import write_atomic
 
@@ -348,6 +349,7 @@ def run_locked(
     out: Path,
     session: Session,
     *,
+    dataset: Dataset,
     resume: bool,
     force: bool,
     progress: bool,
@@ -362,7 +364,6 @@ def run_locked(
     else:
         config, selection, continued = prepare_directory(out, config, resume=resume)
         check_trace(out, continued=continued)
-    dataset = load_audit_data(config)  # once: the selections and the setup share it
     config, ranking = resolve_target(config, progress=progress, dataset=dataset)
     selection = ranking if ranking is not None else selection
     config, public_ranking = resolve_public_seed(
@@ -445,6 +446,15 @@ def run_locked(
     return typed
 
 
+@dataclass(frozen=True, kw_only=True)
+class Prepared:
+    """A two-world audit before anything is written: its configuration and its
+    table, loaded once."""
+
+    config: AuditConfig
+    dataset: Dataset
+
+
 class TwoWorldGame:
     """The distinguishing game as a declared part (:class:`~dpaudit.audit.games.base.Game`)."""
 
@@ -453,14 +463,22 @@ class TwoWorldGame:
     def check(self, config: AuditConfig, *, resume: bool) -> None:
         """Nothing beyond the key table's refusals."""
 
-    def prepare(self, config: AuditConfig) -> AuditConfig:
-        """The memory plan: refused before anything is written."""
-        check_memory(config)
-        return config
+    def prepare(self, config: AuditConfig) -> Prepared:
+        """The memory plan, refused before anything is written; the table, loaded
+        once for the plan, the selections and the setup."""
+        loaded: list[Dataset] = []
+
+        def load() -> Dataset:
+            if not loaded:
+                loaded.append(load_audit_data(config))
+            return loaded[0]
+
+        check_memory(config, load=load)
+        return Prepared(config=config, dataset=load())
 
     def run(
         self,
-        prepared: AuditConfig,
+        prepared: Prepared,
         out: Path,
         session: Session,
         *,
@@ -470,7 +488,13 @@ class TwoWorldGame:
     ) -> AuditResult:
         """Trains, stores and analyses the audit in ``out`` (under the lock)."""
         return run_locked(
-            prepared, out, session, resume=resume, force=force, progress=progress
+            prepared.config,
+            out,
+            session,
+            dataset=prepared.dataset,
+            resume=resume,
+            force=force,
+            progress=progress,
         )
 
 
