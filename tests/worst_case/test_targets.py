@@ -254,6 +254,7 @@ def test_score_candidates_trains_one_pool(
         return frames  # the copy generator's release, row for row
 
     from dpaudit.attacks.registry import make_attack
+    from dpaudit.audit.stats import roc_auc
 
     def attacks(target: pd.DataFrame) -> dict[str, object]:
         return {
@@ -269,6 +270,7 @@ def test_score_candidates_trains_one_pool(
         make_attacks=attacks,
         n_models=40,
         rng=Rngs.from_seed(1),
+        auc=roc_auc,
     )
     assert calls == [40]
     assert ranking[0] == (OUTLIER, 1.0)
@@ -280,6 +282,7 @@ def test_score_candidates_trains_one_pool(
             make_attacks=attacks,
             n_models=4,
             rng=Rngs.from_seed(1),
+            auc=roc_auc,
         )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from dpaudit.audit.stats.estimators import AttackCounts, eps_lower_bound
+from dpaudit.audit.stats.sizing import fewest_rounds
 
 __all__ = ["claim_dp_text", "over_budget_note", "rounds_to_decide"]
 
@@ -97,30 +98,10 @@ def rounds_to_decide(
     if max(fp_rate, fn_rate) >= 1.0:
         return None
 
-    def test_rounds(rounds: int) -> int:
-        return rounds - round(split[0] * rounds) - round(split[1] * rounds)
-
     def refutes(n: int) -> bool:
         fn, fp = math.ceil(fn_rate * n), math.ceil(fp_rate * n)
         c = AttackCounts(tp=n - fn, fp=fp, tn=n - fp, fn=fn)
         bound = eps_lower_bound(c, delta=delta, alpha=alpha, method=method)  # type: ignore[arg-type]
         return bound > eps_claimed
 
-    # Test rounds per world: doubling from this audit's, then bisection.
-    limit = max(test_rounds(max_rounds), 1)
-    lo = max(n_members, n_non)
-    hi = lo
-    while not refutes(hi):
-        if hi >= limit:
-            return None
-        lo, hi = hi, min(2 * hi, limit)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if refutes(mid):
-            hi = mid
-        else:
-            lo = mid
-    rounds = max(5, int(hi / max(split[2], 1e-12)) - 10)
-    while test_rounds(rounds) < hi:
-        rounds += 1
-    return rounds if rounds <= max_rounds else None
+    return fewest_rounds(refutes, split=split, max_rounds=max_rounds)

@@ -14,9 +14,9 @@ from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.metrics import roc_auc_score
 from sklearn.metrics import roc_curve as _sklearn_roc_curve
 
+from dpaudit.audit.stats.auc import auc
 from dpaudit.audit.stats.estimators import (
     EstimatorMethod,
     _as_labels,
@@ -164,7 +164,8 @@ def roc_auc(scores: ArrayLike, labels: ArrayLike) -> float:
         labels: 1-D array of 0/1, same length; 1 means member.
 
     Returns:
-        The AUC (``sklearn.metrics.roc_auc_score``); 0.5 when one class is absent.
+        The AUC (:func:`dpaudit.audit.stats.auc.auc`, the one AUC); 0.5 (chance)
+        when one class is absent.
 
     Raises:
         InvalidParameterError: On malformed arrays.
@@ -175,9 +176,8 @@ def roc_auc(scores: ArrayLike, labels: ArrayLike) -> float:
     """
     y = _as_labels(labels)
     s = _as_scores(scores, y.shape[0])
-    if np.unique(y).size < 2:
-        return 0.5
-    return float(roc_auc_score(y, s))
+    value = auc(s, y)
+    return 0.5 if value is None else value
 
 
 def roc_curve(scores: ArrayLike, labels: ArrayLike) -> tuple[list[float], list[float]]:

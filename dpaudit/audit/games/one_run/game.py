@@ -57,6 +57,7 @@ from dpaudit.audit.result.model import (
     freeze,
 )
 from dpaudit.audit.result.onerun import OneRunSummary
+from dpaudit.audit.stats.auc import auc as stats_auc
 from dpaudit.audit.stats.onerun_bound import eps_lower_bound, eps_max_attainable
 from dpaudit.audit.storage.outdir import Session
 from dpaudit.audit.storage.store import ResultStore
@@ -254,18 +255,6 @@ def _fit_all(
     return claims, np.concatenate(scores)
 
 
-def _auc(scores: NDArray[np.float64], bits: NDArray[np.int64]) -> float | None:
-    """ROC AUC of the scores against the bits (ties count one half; NaN lowest)."""
-    from scipy.stats import rankdata
-
-    pos = bits == 1
-    n1, n0 = int(pos.sum()), int((~pos).sum())
-    if n1 == 0 or n0 == 0:
-        return None
-    ranks = rankdata(np.where(np.isnan(scores), -np.inf, scores))
-    return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
-
-
 def one_run_reason(
     verdict: Verdict,
     *,
@@ -362,7 +351,7 @@ def analyse_one_run(
         fn=plan.guesses_out - made.correct_out,
     )
     flat = plan.bits.ravel()
-    auc = _auc(scores, flat)
+    auc = stats_auc(scores, flat)
     name = summary.score
     finite = np.where(np.isnan(scores), -math.inf, scores)
     attack = AttackResult(

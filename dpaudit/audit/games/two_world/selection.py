@@ -201,6 +201,7 @@ def rank_targets(
             make_attacks=make_attacks,
             n_models=2 * config.selection_rounds,
             rng=pool_rng,
+            auc=roc_auc,
             on_scored=lambda row: bars["scored"].update(1),
         )
     finally:
