@@ -175,3 +175,33 @@ def test_run_settings_are_what_resume_may_change() -> None:
         changed = AuditConfig.from_mapping({"rounds": 50, field: value})
         assert changed.identity() == base.identity()
     assert AuditConfig(rounds=51).identity() != base.identity()
+
+
+def test_list_marks_the_defaults_the_audit_uses(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`dpaudit list datasets` marks AuditConfig's default dataset, and `list
+    attacks` marks the sets `default` expands to on each kind of dataset."""
+    from dpaudit.attacks.registry import expand_attacks
+
+    assert main(["list", "datasets"]) == 0
+    marked = [
+        line.split()[0]
+        for line in capsys.readouterr().out.splitlines()
+        if "(default)" in line
+    ]
+    assert marked == [AuditConfig().dataset]
+    assert main(["list", "attacks"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for kind, flags in (
+        ("worst-case-continuous", {"worst_case": True, "continuous": True}),
+        ("worst-case", {"worst_case": True, "continuous": False}),
+        ("real data", {"worst_case": False, "continuous": False}),
+    ):
+        shown = {
+            line.split()[0]
+            for line in lines
+            if "(default on " in line
+            and kind in line.split("(default on ")[1].rstrip(")").split(", ")
+        }
+        assert shown == set(expand_attacks("default", **flags)), kind

@@ -30,6 +30,7 @@ from dpaudit.audit.config.names import (
     TeacherKind,
 )
 from dpaudit.audit.stats import estimators as est
+from dpaudit.datasets.names import DEFAULT_DATASET
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.generators.names import Device
@@ -142,7 +143,7 @@ class AuditConfig:
     generator: str = DEFAULT_GENERATOR
     variant: str | None = None
     bugs: tuple[str, ...] = ()
-    dataset: str = "worst-case-continuous"
+    dataset: str = DEFAULT_DATASET
     domain: str | None = None
     data_dir: str | None = None
     target: int | str | None = None
