@@ -70,6 +70,15 @@ def _transcript(result: AuditResult) -> bool:
     return bool(release_for(result.config).white_box)
 
 
+def _attacks_text(result: AuditResult) -> str:
+    """``the distance attack`` or ``the 3 attacks (moments, distance, fingerprint)``:
+    every attack that ran, not only the headline."""
+    names = list(result.attacks) or [result.attack]
+    if len(names) == 1:
+        return f"the {names[0]} attack"
+    return f"the {len(names)} attacks ({', '.join(names)})"
+
+
 def _constant_text(result: AuditResult) -> str:
     if _transcript(result):
         return (
@@ -127,6 +136,14 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
         rows.append(("saturated", "saturated: more rounds would show more"))
     if result.power is not None and result.power.constant_release:
         rows.append(("constant release", _constant_text(result)))
+    elif result.power is not None:
+        rows.append(
+            (
+                "constant release",
+                "no: the release differs between rounds (the data and the privacy "
+                "noise reach it)",
+            )
+        )
     tight = _tightness(result)
     if tight is not None:
         rows.append(("tightness", f"{tight[0]:.2f} (eps_emp / {tight[1]})"))
@@ -208,7 +225,7 @@ def explain(result: AuditResult) -> list[str]:
         paragraphs.append(
             f"No violation found: with {conf} epsilon is at least {eps}, "
             f"which does not exceed the claimed {claim}. This does NOT prove the "
-            f"generator private; it only says that the {result.attack} attack, on this "
+            f"generator private; it only says that {_attacks_text(result)}, on this "
             "target record and this dataset, found no violation. A stronger attack, "
             "another target or more rounds may still find one."
         )

@@ -52,3 +52,24 @@ def test_every_report_states_claim_budget_rounds_and_reproduction(
         assert "Python 3.11.7, smartnoise-synth 1.0.8" in text, fmt
     md = render(results, "md")
     assert "&gt;" not in md and "&lt;" not in md
+
+
+def test_a_consistent_paragraph_names_every_attack_and_the_release_row(
+    make_audit: Callable[..., Path], consistent_doc: Callable[..., dict[str, Any]]
+) -> None:
+    """Three attacks ran: the CONSISTENT paragraph names the three, not only the
+    headline; every two-world report says whether the release was constant."""
+    doc = consistent_doc()
+    first = doc["attacks"]["querybased"]
+    doc["attacks"] = {
+        name: dict(first) for name in ("moments", "distance", "fingerprint")
+    }
+    doc["attack"] = "distance"
+    results = load_results(make_audit("three", doc))
+    for text in (render_terminal(results[0]), render(results, "md")):
+        flat = " ".join(text.replace("\\_", "_").split())
+        assert "the 3 attacks (moments, distance, fingerprint)" in flat
+        assert "constant release" in flat and "no: the release differs" in flat
+    single = load_results(make_audit("one", consistent_doc()))
+    flat = " ".join(render_terminal(single[0]).split())
+    assert "the querybased attack, on this target record" in flat
