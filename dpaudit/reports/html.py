@@ -46,7 +46,7 @@ from dpaudit.reports.tables import (
     flatten,
     utility_tables,
 )
-from dpaudit.reports.traceview import TRACE_SOURCE, trace_view, variant_text
+from dpaudit.reports.traceview import NO_TRACE, TRACE_SOURCE, trace_view, variant_text
 from dpaudit.reports.tradeoff_plot import tradeoff_chart
 from dpaudit.reports.wording import (
     attack_set_text,
@@ -163,7 +163,7 @@ def _trace_context(
     note per figure left out (:func:`~dpaudit.reports.traceview.trace_view`)."""
     trace = result.trace
     if trace is None:
-        return [], [], ()
+        return [], [], (NO_TRACE,)
     view = trace_view(result)
     figures = []
     if view.teachers:

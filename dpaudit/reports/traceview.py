@@ -19,6 +19,15 @@ from dpaudit.reports.model import AuditResult
 
 __all__ = ["TRACE_SOURCE", "TraceView", "trace_view", "variant_text"]
 
+#: Why a report has no training trace (every absent part of a report says why).
+NO_TRACE = (
+    "No training trace was recorded for this audit: dpaudit records one (the first "
+    "with-target round's records seen, teacher losses and epsilon over iterations) for "
+    "its own PATE-GAN and G-PATE in the two-world game; a plug-in's or an adapter's "
+    "training runs in its own process and states only its claim, and the one-run game "
+    "keeps no trace."
+)
+
 #: The caption of every training trace: where its model comes from.
 TRACE_SOURCE = (
     "These traces come from the audit's first round of the with-target world (the "

@@ -171,12 +171,19 @@ def warning_lines(result: AuditResult) -> list[str]:
     return [f"warning: {w.message}" for w in result.warnings]
 
 
+INJECTED_CLAIM_KEYS = ("worker_python",)
+"""Keys of ``claim.extra`` that dpaudit adds (the foreign worker's Python version),
+not the generator's own."""
+
+
 def claim_extra_rows(result: AuditResult) -> list[tuple[str, str]]:
     """The generator's own claim keys (``claim.extra``) as ``(key, text)`` rows:
     ``mean 15 (10 to 20) over 2 rounds`` for numbers, the distinct values for the
     rest."""
     rows: list[tuple[str, str]] = []
     for key, summary in result.claim.extra.items():
+        if key in INJECTED_CLAIM_KEYS:
+            continue  # dpaudit's, not the generator's: the versions row shows it
         rounds = summary.get("rounds")
         over = f" over {rounds} round(s)" if rounds is not None else ""
         if "mean" in summary:

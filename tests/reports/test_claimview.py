@@ -73,3 +73,21 @@ def test_a_consistent_paragraph_names_every_attack_and_the_release_row(
     single = load_results(make_audit("one", consistent_doc()))
     flat = " ".join(render_terminal(single[0]).split())
     assert "the querybased attack, on this target record" in flat
+
+
+def test_a_plugin_report_says_why_it_has_no_trace_and_hides_injected_keys(
+    make_audit: Callable[..., Path], consistent_doc: Callable[..., dict[str, Any]]
+) -> None:
+    """A report without a training trace says why (HTML, where traces are drawn);
+    `worker_python`, which dpaudit adds to a foreign claim, is not listed among the
+    generator's own claim keys (the versions row shows it)."""
+    from dpaudit.reports.traceview import NO_TRACE
+
+    results = load_results(make_audit("plugin", _doc(consistent_doc)))
+    assert results[0].trace is None
+    html = render(results, "html").replace("&#39;", "'")
+    assert "Training traces" in html and NO_TRACE.split(":")[0] in html
+    for text in (render(results, "md"), render_terminal(results[0])):
+        assert "library" in text and "smartnoise-synth 1.0.8" in text
+        own = [line for line in text.splitlines() if "worker_python" in line]
+        assert own == [], own
