@@ -93,9 +93,10 @@ def claim_rows(result: AuditResult) -> list[tuple[str, str]]:
                 "rounds to decide",
                 f"about {need} per world: the errors were one-sided ({side}; TP "
                 f"{c.tp} of {c.tp + c.fn}, FP {c.fp} of {c.fp + c.tn}), and an "
-                "attack keeping these rates would refute the claim at that size "
-                f"(a plug-in estimate, docs/adapters.md); rerun with --rounds {need} "
-                "or more",
+                "attack keeping exactly these rates would refute the claim at that "
+                "size (an estimate from the observed rates, which carry their own "
+                "sampling error: at that size the audit decides with roughly even "
+                f"odds); rerun with --rounds {need} or more",
             )
         )
     return rows
