@@ -106,8 +106,16 @@ def reproduce_rows(result: AuditResult) -> list[tuple[str, str]]:
     """The equivalent ``dpaudit audit`` command line and the versions."""
     python = _first(result, "worker_python") or getattr(result, "python", None)
     library = _first(result, "library")
+    command = audit_command(result.config) + " --out OUT"
+    if ":" in result.config.generator:
+        # A plug-in module:Class is imported from the folder that holds its module
+        # (docs/plugins.md): pasted elsewhere, the line needs its PYTHONPATH.
+        command = (
+            f"PYTHONPATH=. {command} (run from the folder that holds the plug-in's "
+            "module, or put that folder on PYTHONPATH)"
+        )
     rows: list[tuple[str, Any]] = [
-        (REPRODUCE, audit_command(result.config) + " --out OUT"),
+        (REPRODUCE, command),
         (
             VERSIONS,
             versions_text(dpaudit=result.version, python=python, library=library),

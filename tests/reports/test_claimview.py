@@ -91,3 +91,20 @@ def test_a_plugin_report_says_why_it_has_no_trace_and_hides_injected_keys(
         assert "library" in text and "smartnoise-synth 1.0.8" in text
         own = [line for line in text.splitlines() if "worker_python" in line]
         assert own == [], own
+
+
+def test_a_plugin_audit_reproduces_with_its_pythonpath(
+    make_audit: Callable[..., Path], consistent_doc: Callable[..., dict[str, Any]]
+) -> None:
+    """A plug-in (module:Class) is imported from its folder: the reproduce line
+    starts with the PYTHONPATH it needs; a built-in's does not."""
+    doc = consistent_doc()
+    doc["config"]["generator"] = "noisy_histogram:NoisyHistogram"
+    text = " ".join(render_terminal(load_results(make_audit("p", doc))[0]).split())
+    assert (
+        "PYTHONPATH=. dpaudit audit --generator noisy_histogram:NoisyHistogram" in text
+    )
+    builtin = " ".join(
+        render_terminal(load_results(make_audit("b", consistent_doc()))[0]).split()
+    )
+    assert "PYTHONPATH" not in builtin
