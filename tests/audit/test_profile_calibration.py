@@ -104,12 +104,6 @@ def test_a_fourfold_gaussian_overclaim_is_found(seed: int) -> None:
     assert rdp_only.violations >= 28
 
 
-def test_the_benchmark_smoke_mode_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    sim.main(["--smoke"])
-    table = capsys.readouterr().out
-    assert table.count("\n| ") >= 8 and "lines only" in table
-
-
 def test_a_lines_only_claim_selects_exactly_as_before() -> None:
     """Without a profile the threshold is the eps_lo one: judge_scores with a
     lines-only claim and select_threshold without a profile agree."""
