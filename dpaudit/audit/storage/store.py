@@ -355,23 +355,25 @@ class ResultStore:
         if self._verified:
             return
         digests = dict(self.conn.execute("SELECT round, digest FROM digests"))
-        rounds = self.conn.execute(
-            "SELECT round, bit, split, claim FROM rounds"
-        ).fetchall()
         vectors: dict[int, list[tuple[str, bytes]]] = {}
         for r, attack, blob in self.conn.execute(
             "SELECT round, attack, vector FROM features"
         ):
             vectors.setdefault(int(r), []).append((str(attack), bytes(blob)))
-        changed = set(digests) ^ {int(r) for r, *_ in rounds}
+        # The rounds are checked as they are read: their claims (kilobytes each, with
+        # RDP curves) are not all held at once.
+        stored: set[int] = set()
+        changed: set[int] = set()
+        for r, bit, split, claim in self.conn.execute(
+            "SELECT round, bit, split, claim FROM rounds"
+        ):
+            stored.add(int(r))
+            if int(r) in digests and digests[int(r)] != round_digest(
+                bit, split, claim, vectors.get(int(r), [])
+            ):
+                changed.add(int(r))
+        changed |= set(digests) ^ stored
         changed |= {r for r in vectors if r not in digests}
-        changed |= {
-            int(r)
-            for r, bit, split, claim in rounds
-            if int(r) in digests
-            and digests[int(r)]
-            != round_digest(bit, split, claim, vectors.get(int(r), []))
-        }
         if changed:
             raise StoreError(
                 f"{str(self.path)!r} was changed after dpaudit wrote it: the stored "
