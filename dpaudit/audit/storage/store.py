@@ -21,6 +21,7 @@ run holds for its whole duration, so two runs never write into one directory.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import hashlib
 import io
@@ -127,6 +128,39 @@ def store_failure(err: BaseException, path: Path) -> Exception | None:
             f"space and any file-size limit (ulimit -f), {again}."
         )
     return None
+
+
+def _curve_key(value: Any) -> tuple[bytes, bytes] | None:
+    """The exact key of an RDP curve ``{"orders": [...], "epsilons": [...]}`` of
+    floats (their bits: equal keys print the same), or None for any other value."""
+    if type(value) is not dict or value.keys() != {"orders", "epsilons"}:
+        return None
+    orders, epsilons = value["orders"], value["epsilons"]
+    if type(orders) is not list or type(epsilons) is not list:
+        return None
+    if not set(map(type, orders)) | set(map(type, epsilons)) <= {float}:
+        return None
+    return array.array("d", orders).tobytes(), array.array("d", epsilons).tobytes()
+
+
+def claim_text(claim: Mapping[str, Any], known: dict[Any, str]) -> str:
+    """``json.dumps(claim, sort_keys=True)``, encoded once for the claims of a batch
+    that print the same (``known``: the texts met before): the RDP curves of a claim
+    are hundreds of floats, mostly the same in every round, and the rest is short.
+
+    >>> c = {"rdp": {"orders": [2.0], "epsilons": [-0.0]}, "epsilon": 1, "x": [None]}
+    >>> claim_text(c, {}) == json.dumps(c, sort_keys=True)
+    True
+    """
+    curves = {k: _curve_key(claim[k]) for k in ("rdp", "reference_rdp") if k in claim}
+    if not curves or None in curves.values():
+        return json.dumps(claim, sort_keys=True)
+    rest = {k: v for k, v in claim.items() if k not in curves}
+    key = (json.dumps(rest, sort_keys=True), tuple(sorted(curves.items())))
+    text = known.get(key)
+    if text is None:
+        text = known[key] = json.dumps(claim, sort_keys=True)
+    return text
 
 
 def round_digest(
@@ -399,9 +433,10 @@ class ResultStore:
         (attack name -> vector).
         """
         self._features.clear()
+        known: dict[Any, str] = {}
         with self.conn:
             for row in rows:
-                r, claim = int(row["round"]), json.dumps(row["claim"], sort_keys=True)
+                r, claim = int(row["round"]), claim_text(row["claim"], known)
                 self.conn.execute(
                     "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)",
                     (r, int(row["bit"]), int(row["split"]), claim),
