@@ -234,6 +234,9 @@ def _curve(claims: list[Mapping[str, Any]], key: str) -> Mapping[str, Any] | Non
     curves = [c.get(key) for c in claims]
     if not curves or any(not isinstance(v, Mapping) for v in curves):
         return None
+    # A curve shared by many rounds (ResultStore.claims) is read once: repeating it
+    # changes neither the common orders nor any maximum.
+    curves = list({id(v): v for v in curves}.values())
     tables = [
         {
             float(o): (math.inf if e is None else float(e))

@@ -21,6 +21,7 @@ run holds for its whole duration, so two runs never write into one directory.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import hashlib
 import io
@@ -127,6 +128,39 @@ def store_failure(err: BaseException, path: Path) -> Exception | None:
             f"space and any file-size limit (ulimit -f), {again}."
         )
     return None
+
+
+def _curve_key(value: Any) -> tuple[bytes, bytes] | None:
+    """The exact key of an RDP curve ``{"orders": [...], "epsilons": [...]}`` of
+    floats (their bits: equal keys print the same), or None for any other value."""
+    if type(value) is not dict or value.keys() != {"orders", "epsilons"}:
+        return None
+    orders, epsilons = value["orders"], value["epsilons"]
+    if type(orders) is not list or type(epsilons) is not list:
+        return None
+    if not set(map(type, orders)) | set(map(type, epsilons)) <= {float}:
+        return None
+    return array.array("d", orders).tobytes(), array.array("d", epsilons).tobytes()
+
+
+def claim_text(claim: Mapping[str, Any], known: dict[Any, str]) -> str:
+    """``json.dumps(claim, sort_keys=True)``, encoded once for the claims of a batch
+    that print the same (``known``: the texts met before): the RDP curves of a claim
+    are hundreds of floats, mostly the same in every round, and the rest is short.
+
+    >>> c = {"rdp": {"orders": [2.0], "epsilons": [-0.0]}, "epsilon": 1, "x": [None]}
+    >>> claim_text(c, {}) == json.dumps(c, sort_keys=True)
+    True
+    """
+    curves = {k: _curve_key(claim[k]) for k in ("rdp", "reference_rdp") if k in claim}
+    if not curves or None in curves.values():
+        return json.dumps(claim, sort_keys=True)
+    rest = {k: v for k, v in claim.items() if k not in curves}
+    key = (json.dumps(rest, sort_keys=True), tuple(sorted(curves.items())))
+    text = known.get(key)
+    if text is None:
+        text = known[key] = json.dumps(claim, sort_keys=True)
+    return text
 
 
 def round_digest(
@@ -355,23 +389,25 @@ class ResultStore:
         if self._verified:
             return
         digests = dict(self.conn.execute("SELECT round, digest FROM digests"))
-        rounds = self.conn.execute(
-            "SELECT round, bit, split, claim FROM rounds"
-        ).fetchall()
         vectors: dict[int, list[tuple[str, bytes]]] = {}
         for r, attack, blob in self.conn.execute(
             "SELECT round, attack, vector FROM features"
         ):
             vectors.setdefault(int(r), []).append((str(attack), bytes(blob)))
-        changed = set(digests) ^ {int(r) for r, *_ in rounds}
+        # The rounds are checked as they are read: their claims (kilobytes each, with
+        # RDP curves) are not all held at once.
+        stored: set[int] = set()
+        changed: set[int] = set()
+        for r, bit, split, claim in self.conn.execute(
+            "SELECT round, bit, split, claim FROM rounds"
+        ):
+            stored.add(int(r))
+            if int(r) in digests and digests[int(r)] != round_digest(
+                bit, split, claim, vectors.get(int(r), [])
+            ):
+                changed.add(int(r))
+        changed |= set(digests) ^ stored
         changed |= {r for r in vectors if r not in digests}
-        changed |= {
-            int(r)
-            for r, bit, split, claim in rounds
-            if int(r) in digests
-            and digests[int(r)]
-            != round_digest(bit, split, claim, vectors.get(int(r), []))
-        }
         if changed:
             raise StoreError(
                 f"{str(self.path)!r} was changed after dpaudit wrote it: the stored "
@@ -397,9 +433,10 @@ class ResultStore:
         (attack name -> vector).
         """
         self._features.clear()
+        known: dict[Any, str] = {}
         with self.conn:
             for row in rows:
-                r, claim = int(row["round"]), json.dumps(row["claim"], sort_keys=True)
+                r, claim = int(row["round"]), claim_text(row["claim"], known)
                 self.conn.execute(
                     "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)",
                     (r, int(row["bit"]), int(row["split"]), claim),
@@ -415,14 +452,22 @@ class ResultStore:
                 )
 
     def claims(self) -> dict[int, dict[str, Any]]:
-        """Every stored round's claim (checked first: :meth:`verify`)."""
+        """Every stored round's claim (checked first: :meth:`verify`).
+
+        Rounds whose stored claims are the same text share one parsed dict (read it,
+        do not change it): a claim with RDP curves is kilobytes, and an audit's rounds
+        mostly claim the same (the first 64 distinct texts are remembered)."""
         self.verify()
-        return {
-            r: json.loads(c)
-            for r, c in self.conn.execute(
-                "SELECT round, claim FROM rounds ORDER BY round"
-            )
-        }
+        parsed: dict[str, dict[str, Any]] = {}
+        out: dict[int, dict[str, Any]] = {}
+        for r, c in self.conn.execute("SELECT round, claim FROM rounds ORDER BY round"):
+            claim = parsed.get(c)
+            if claim is None:
+                claim = json.loads(c)
+                if len(parsed) < 64:
+                    parsed[c] = claim
+            out[r] = claim
+        return out
 
     def _vectors(self, attack: str) -> dict[int, NDArray[np.float64]]:
         """Every stored vector of ``attack`` by round: one query per attack, kept

@@ -20,7 +20,7 @@ import torch
 
 from dpaudit.data import Domain
 from dpaudit.generators import accountants as acc
-from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.base import PrivacyClaim, RdpCurve
 from dpaudit.generators.nets import BatchedMLP
 from dpaudit.generators.pate_gan.claim import (
     accountant_name,
@@ -158,6 +158,18 @@ class Trainer(TrainerState):
         )
         # The claimed accountant's log-moments (bugs included): its RDP curve.
         own_alpha = (self.gap_counts @ self.own_table).cpu().numpy()
+        # The models of a batch mostly state one curve (and the reference the claimed
+        # one): each distinct row of log-moments is converted once, its (frozen) curve
+        # shared by the claims that state it.
+        curves: dict[tuple[str, bytes], RdpCurve] = {}
+
+        def curve(alpha: np.ndarray) -> RdpCurve:
+            key = (alpha.dtype.str, np.ascontiguousarray(alpha).tobytes())
+            found = curves.get(key)
+            if found is None:
+                found = curves[key] = rdp_of_moments(alpha)
+            return found
+
         seen = self.seen.counts().cpu().numpy()
         unused = (self.batch.n_rows - self.seen.union()).cpu().numpy()
         iterations = self.iterations.cpu().numpy()
@@ -213,10 +225,8 @@ class Trainer(TrainerState):
                 reference_epsilon=None if ref is None else float(ref[i]),
                 iterations=int(iterations[i]),
                 trace=trace,
-                rdp=rdp_of_moments(own_alpha[i]) if accounted else None,
-                reference_rdp=None
-                if ref_alpha is None
-                else rdp_of_moments(ref_alpha[i]),
+                rdp=curve(own_alpha[i]) if accounted else None,
+                reference_rdp=None if ref_alpha is None else curve(ref_alpha[i]),
             )
             out.append(
                 Fitted(
