@@ -25,4 +25,6 @@ FOREIGN_ADAPTERS: dict[str, str] = {
     "dpmm-mst": "dpaudit.adapters.dpmm:DpmmMST",
     "dpmm-aim": "dpaudit.adapters.dpmm:DpmmAIM",
     "dpmm-privbayes": "dpaudit.adapters.dpmm:DpmmPrivBayes",
+    "opendp-mst": "dpaudit.adapters.opendp:OpenDPMST",
+    "opendp-aim": "dpaudit.adapters.opendp:OpenDPAIM",
 }

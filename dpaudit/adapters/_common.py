@@ -89,6 +89,17 @@ def installed(distribution: str) -> str:
     return f"{distribution} {version}"
 
 
+def check_epsilon(epsilon: Any) -> float:
+    """The budget ``epsilon``, checked: a finite number > 0."""
+    if not (
+        isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0
+    ):
+        raise AdapterInputError(
+            f"`epsilon` must be a finite number > 0. Got {epsilon!r}."
+        )
+    return float(epsilon)
+
+
 def check_preprocessing(value: Any) -> str:
     """The ``preprocessing`` option, checked."""
     if value not in PREPROCESSING:

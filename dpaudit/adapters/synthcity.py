@@ -46,6 +46,7 @@ import pandas as pd
 from dpaudit.adapters._common import (
     AdapterInputError,
     cast_release,
+    check_epsilon,
     check_preprocessing,
     columns_of,
     import_library,
@@ -83,12 +84,7 @@ class SynthcityPATEGAN:
         preprocessing: str = "library",
         **options: Any,
     ) -> None:
-        if not (
-            isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0
-        ):
-            raise AdapterInputError(
-                f"`epsilon` must be a finite number > 0. Got {epsilon!r}."
-            )
+        check_epsilon(epsilon)
         if check_preprocessing(preprocessing) != "library":
             raise AdapterInputError(
                 "synthcity-pategan supports only `preprocessing=library`: synthcity 0.2.12 "
