@@ -13,10 +13,10 @@ Two ways to reach the library:
   names it: an environment where both are installed); the table is a hand-made CSV of
   N rows, the target its last row (``--target N-1``), with its domain.
 
-    python benchmarks/adapters_audit.py --python /work/venvs/smartnoise/bin/python
-    python benchmarks/adapters_audit.py --mode in-process --python /work/venvs/smartnoise/bin/python
+    python benchmarks/adapters_audit.py --python ~/.cache/dpaudit/envs/smartnoise/bin/python
+    python benchmarks/adapters_audit.py --mode in-process --python ~/.cache/dpaudit/envs/smartnoise/bin/python
     python benchmarks/adapters_audit.py --only synthcity-pategan --rounds 20 \\
-        --python /work/venvs/synthcity/bin/python
+        --python ~/.cache/dpaudit/envs/synthcity/bin/python
 
 Every row is appended to ``--out``/rows.jsonl as it finishes (``--skip-done``
 continues a killed run). Measured here (worker mode, 2,000 released rows, 2 shared CPU

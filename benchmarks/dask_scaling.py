@@ -23,7 +23,7 @@ The cases:
 Run on an idle machine (the figures of docs/scale.md; about 10 minutes)::
 
     PYTHONPATH=$PWD python benchmarks/dask_scaling.py \\
-        --python /work/venvs/smartnoise/bin/python
+        --python ~/.cache/dpaudit/envs/smartnoise/bin/python
 
 ``--smoke``: a few seconds' check that the benchmark runs (one process, tiny fits;
 tests/test_dask_scaling.py runs it).

@@ -17,7 +17,7 @@ The real code draws from the global NumPy and torch generators, seeded per round
 variant from dpaudit's streams. The ledgers do not depend on the draws at lambda =
 1e-3 (every query is charged the data-independent bound), so they must match exactly.
 
-    python benchmarks/fidelity.py --python /work/venvs/smartnoise/bin/python --rounds 3
+    python benchmarks/fidelity.py --python ~/.cache/dpaudit/envs/smartnoise/bin/python --rounds 3
 
 Rounds are cheap (33 iterations of 2 teachers) but the real code's interpreter takes
 about 10 s to import; keep ``--rounds`` small on a shared machine.
@@ -112,6 +112,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpaudit.adapters.envs import env_python
 from dpaudit.data import worst_case_domain
 from dpaudit.generators import accountants as acc
 from dpaudit.generators.pate_gan import PateGan, config_from_options
@@ -264,7 +265,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--python",
-        default="/work/venvs/smartnoise/bin/python",
+        default=str(env_python("smartnoise")),
         help="an interpreter with smartnoise-synth 1.0.8",
     )
     parser.add_argument("--rows", type=int, default=2000)

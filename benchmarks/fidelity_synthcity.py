@@ -21,7 +21,7 @@ raises) and ``n_iter`` = 1,000 (the plug-in's default cap is 200). Which batches
 charged depends on the Laplace noise of each vote, so the ledgers agree in
 distribution, not draw for draw: compare the means.
 
-    python benchmarks/fidelity_synthcity.py --python /work/venvs/synthcity/bin/python \\
+    python benchmarks/fidelity_synthcity.py --python ~/.cache/dpaudit/envs/synthcity/bin/python \\
         --rounds 3
 
 Each real fit takes tens of seconds (10 logistic-regression teachers refitted per
@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpaudit.adapters.envs import env_python
 from dpaudit.data import worst_case_domain
 from dpaudit.generators.pate_gan import PateGan, config_from_options
 from dpaudit.rng import Rngs
@@ -197,7 +198,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--python",
-        default="/work/venvs/synthcity/bin/python",
+        default=str(env_python("synthcity")),
         help="an interpreter with synthcity 0.2.12",
     )
     parser.add_argument("--rows", type=int, default=2000)

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from dpaudit.adapters.envs import env_python
 from dpaudit.audit.ceiling import mu_ceiling
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.estimators import _rate_upper_bounds, rate_upper_bound
@@ -56,7 +57,7 @@ from dpaudit.generators.zoo import analytic_gaussian_mu
 
 TRUE_EPSILON = 4.0
 DELTA = 1e-5
-SMARTNOISE_PYTHON = "/work/venvs/smartnoise/bin/python"
+SMARTNOISE_PYTHON = str(env_python("smartnoise"))
 
 
 @dataclass(frozen=True, kw_only=True)

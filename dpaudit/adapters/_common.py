@@ -73,8 +73,9 @@ def import_library(module: str, *, package: str, extra: str | None = None) -> An
         how = f"pip install 'dpaudit[{extra}]'" if extra else f"pip install {package}"
         raise ImportError(
             f"{package} is not importable by {sys.executable} ({err}). Install it "
-            f"({how}), or install it in its own environment and pass --python "
-            "PATH_TO_THAT_PYTHON (docs/adapters.md)."
+            f"({how}), or build its own environment (`dpaudit env NAME`, "
+            "`dpaudit env --list`) and pass --python PATH_TO_THAT_PYTHON "
+            "(docs/adapters.md)."
         ) from err
 
 

@@ -5,8 +5,8 @@ dpmm ("end-to-end differential privacy") wraps each model in a pipeline
 ``TableBinner`` that encodes the table (categories, DP bins of numeric columns) and
 the marginal model. Install it in its own environment and pass ``--python``:
 
-    python -m venv /work/venvs/dpmm && /work/venvs/dpmm/bin/pip install dpmm
-    dpaudit audit --generator dpmm-mst --python /work/venvs/dpmm/bin/python \\
+    dpaudit env dpmm
+    dpaudit audit --generator dpmm-mst --python ~/.cache/dpaudit/envs/dpmm/bin/python \\
         --dataset worst-case --dataset-rows 2000
 
 This module imports only the standard library, numpy and pandas; dpmm is imported when
