@@ -30,8 +30,8 @@ Seeding: synthcity seeds ``random``, numpy and torch itself from ``random_state`
 adapter passes one derived from ``seed`` to ``fit`` and one derived from
 ``public_seed`` (else ``seed``) to ``generate``. Opacus (DPGAN) draws its noise from
 torch's seeded generator (``secure_mode`` off, synthcity's default). The same seeds
-give the same release, except AIM's, which runs its mechanism inside ``generate``
-(below).
+give the same release. AIM runs its mechanism inside ``generate``: its ``sample``
+draws from ``seed`` and ignores ``public_seed`` (its noise must stay fresh).
 
 Release size: in strict mode synthcity drops generated rows outside the schema learned
 from the records and every duplicate row, so ``generate(count=n)`` can return fewer
@@ -463,9 +463,13 @@ class SynthcityAIM(_Synthcity):
     def sample(
         self, n: int, *, seed: int, public_seed: int | None = None
     ) -> pd.DataFrame:
-        """``n`` rows; ``aim_runs`` counts the runs of the mechanism they took."""
+        """``n`` rows; ``aim_runs`` counts the runs of the mechanism they took.
+
+        synthcity runs AIM's privacy mechanism here, so every draw comes from
+        ``seed`` (fresh in every round) and ``public_seed`` is ignored: noise held
+        fixed by a public seed would be no privacy noise (docs/plugins.md)."""
         self.aim_runs = 0
-        return super().sample(n, seed=seed, public_seed=public_seed)
+        return super().sample(n, seed=seed, public_seed=None)
 
     def _draw(self, n: int, random_state: int) -> pd.DataFrame:
         mechanism = self.plugin_.model.model
