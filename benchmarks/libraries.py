@@ -13,7 +13,7 @@ A cell's audit is ``dpaudit audit --generator NAME --option preprocessing=MODE
 --python PYTHON`` with the two-world game (``--rounds R``, by default ``--attack
 distance --split 0.1,0.2,0.7``: an attack that trains nothing, so 70% of the rounds
 test) or the one-run game (``--game one-run``: one fit, ``--canaries 200 --guesses
-20 --alpha 0.01``). PYTHON is ``dpaudit env``'s interpreter for the adapter's library
+20``, ``--guesses-out`` when given), both at dpaudit's level 0.05. PYTHON is ``dpaudit env``'s interpreter for the adapter's library
 (``$DPAUDIT_ENV_HOME/NAME/bin/python``, by default under ``~/.cache/dpaudit/envs``)
 unless ``--python`` names one. Options that make a fit affordable are added per
 adapter (``AFFORDABLE``) and shown in the row's command. A cell that cannot run (the
@@ -112,9 +112,9 @@ def audit_command(
             str(args.canaries),
             "--guesses",
             str(args.guesses),
-            "--alpha",
-            "0.01",
         ]
+        if args.guesses_out is not None:
+            cmd += ["--guesses-out", str(args.guesses_out)]
     else:
         cmd += ["--rounds", str(args.rounds), "--batch-size", "10"]
         cmd += ["--attack", args.attack]
@@ -254,6 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="0.1,0.2,0.7")
     parser.add_argument("--canaries", type=int, default=200)
     parser.add_argument("--guesses", type=int, default=20)
+    parser.add_argument(
+        "--guesses-out",
+        type=int,
+        help="one-run: 'out' guesses (default as many as --guesses); 0 guesses "
+        "'in' only, a choice to fix before any run of the library",
+    )
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--python", help="one interpreter for every cell")
