@@ -194,9 +194,15 @@ def run_cell(
             if log.exists()
             else []
         )
-        wall = previous[-1].get("wall_s") if previous else None
-        date = previous[-1].get("date") if previous else None
-        return {**row, **route_row(out, args.game), "wall_s": wall, "date": date}
+        last = previous[-1] if previous else {}
+        return {
+            **row,
+            **route_row(out, args.game),
+            # what ran: its own command, wall time and date
+            "command": last.get("command", row["command"]),
+            "wall_s": last.get("wall_s"),
+            "date": last.get("date"),
+        }
     if args.no_run:
         return {**row, "verdict": None, "why": "not run (no audit in --out)"}
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
@@ -221,13 +227,29 @@ def markdown_row(row: dict[str, Any]) -> str:
     if row.get("verdict") is None:
         return f"| {cell} | {row.get('why')} |  |  |  |  |  |  |  |  |"
     library = row.get("library") or "-"
-    game = (
-        f"one-run, {row.get('correct')} of {row.get('guesses')} right"
-        if row.get("game") == "one-run"
-        else f"two-world, {row.get('rounds')} rounds per world"
-    )
+    if row.get("game") == "one-run":
+        game = f"one-run, {row.get('correct')} of {row.get('guesses')} guesses right"
+    else:
+        game = (
+            f"two-world, {row.get('rounds')} rounds per world; FP {row.get('fp')}/"
+            f"{row.get('fp', 0) + row.get('tn', 0)}, TP {row.get('tp')}/"
+            f"{row.get('tp', 0) + row.get('fn', 0)}"
+        )
+    notes = []
+    if row.get("constant_release"):
+        notes.append("constant release: decided")
+    elif row["verdict"] == "CONSISTENT" and row.get("game") != "one-run":
+        if row.get("fp") and row.get("fn"):
+            notes.append("errors both ways: decided")
+        else:
+            notes.append(
+                f"one-sided errors: rounds to decide {row.get('rounds_to_decide')}"
+            )
+    elif row["verdict"] == "CONSISTENT":
+        notes.append("decides nothing alone")
+    note = f"; {'; '.join(notes)}" if notes else ""
     return (
-        f"| {cell} | {row['verdict']} ({game}) | {fmt(row.get('eps_emp'))} / "
+        f"| {cell} | {row['verdict']} ({game}{note}) | {fmt(row.get('eps_emp'))} / "
         f"{fmt(row.get('eps_max_attainable'))} | {fmt(row.get('mu_emp'))} / "
         f"{fmt(row.get('mu_max_attainable'))} | {fmt(row.get('eps_claimed'))} | "
         f"{row.get('fits')} | {fmt(row.get('wall_s'), '.0f')} | `{row['command']}` | "
