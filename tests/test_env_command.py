@@ -92,3 +92,16 @@ def test_bad_input_is_one_line(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err
+
+
+def test_refuses_an_interpreter_the_pins_do_not_fit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho cpython 3 12\n")
+    fake.chmod(0o755)
+    out = tmp_path / "env"
+    assert main(["env", "dpmm", "--out", str(out), "--base-python", str(fake)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is cpython 3 12" in err and "CPython 3.11" in err
+    assert not out.exists()

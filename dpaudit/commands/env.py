@@ -106,19 +106,41 @@ def run(args: argparse.Namespace) -> int:
         )
     recipe = RECIPES[args.name]
     out = (args.out or default_env_dir(recipe.name)).expanduser()
-    if _prepare(out, recipe, rebuild=args.rebuild) == "built":
-        print(f"{recipe.name}: already built in {out}; --rebuild to build it again")
-        print(f"use: --python {env_python(recipe.name, out)}")
-        return EXIT_OK
     base = args.base_python or sys.executable
     if shutil.which(base) is None and not Path(base).is_file():
         raise InvalidParameterError(
             f"--base-python {base!r} is not an interpreter; pass the path of a "
             "CPython 3.11."
         )
+    _check_base(base)
+    if _prepare(out, recipe, rebuild=args.rebuild) == "built":
+        print(f"{recipe.name}: already built in {out}; --rebuild to build it again")
+        print(f"use: --python {env_python(recipe.name, out)}")
+        return EXIT_OK
     progress = not args.quiet and sys.stderr.isatty()
     _build(recipe, out, base, progress=progress)
     return EXIT_OK
+
+
+def _check_base(base: str) -> None:
+    """Refuses an interpreter the pins were not resolved for (CPython 3.11)."""
+    probe = subprocess.run(
+        [
+            base,
+            "-c",
+            "import sys; print(sys.implementation.name, *sys.version_info[:2])",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = probe.stdout.split()
+    if probe.returncode != 0 or found[:3] != ["cpython", "3", "11"]:
+        what = " ".join(found) or "no Python"
+        raise InvalidParameterError(
+            f"--base-python {base!r} is {what}: the pins are resolved for CPython "
+            "3.11; pass a CPython 3.11 interpreter."
+        )
 
 
 def _print_list() -> None:
