@@ -10,6 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from dpaudit.audit.estimators import eps_max_attainable
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -72,3 +74,11 @@ def test_cells_say_why_they_are_not_run(
     assert command == (
         "dpaudit audit --python ~/.cache/dpaudit/envs/opendp/bin/python --out OUT"
     )
+
+
+def test_the_tables_attainable_maximum_is_the_codes() -> None:
+    """docs/libraries.md's two-world cells (20 rounds per world, 70% testing, one
+    attack) could show at most the figure it states."""
+    text = " ".join((ROOT / "docs" / "libraries.md").read_text().split())
+    figure = eps_max_attainable(14, 14, delta=1e-5)
+    assert f"at 20 rounds per world the attainable maximum is {figure:.2f}" in text
