@@ -148,7 +148,13 @@ def _print_list() -> None:
     for name in sorted(RECIPES):
         recipe = RECIPES[name]
         python = env_python(name)
-        state = "built" if _marker(python.parents[1]) else "not built"
+        marker = _marker(python.parents[1]) or {}
+        state = "not built"
+        if marker.get("status") == "complete":
+            same = marker.get("pins_digest") == _digest(recipe)
+            state = "built" if same else "built from older pins (--rebuild)"
+        elif marker:
+            state = "incomplete (build it again)"
         print(
             f"{name:<11} {recipe.library:<24} adapters {recipe.adapters:<12} "
             f"({recipe.notes}); {state}: {python}"
