@@ -237,7 +237,9 @@ def markdown_row(row: dict[str, Any]) -> str:
         )
     notes = []
     if row.get("constant_release"):
-        notes.append("constant release: decided")
+        # dpaudit's "constant release": every round gave every attack the same
+        # feature; with one attack that decides this attack only.
+        notes.append("the attack's feature was the same in every round")
     elif row["verdict"] == "CONSISTENT" and row.get("game") != "one-run":
         if row.get("fp") and row.get("fn"):
             notes.append("errors both ways: decided")
