@@ -13,12 +13,19 @@ Two ways to reach the library:
   names it: an environment where both are installed); the table is a hand-made CSV of
   N rows, the target its last row (``--target N-1``), with its domain.
 
-    python benchmarks/adapters_audit.py --python ~/.cache/dpaudit/envs/smartnoise/bin/python
-    python benchmarks/adapters_audit.py --mode in-process --python ~/.cache/dpaudit/envs/smartnoise/bin/python
+    python benchmarks/adapters_audit.py       # --python: the `smartnoise` environment
+    python benchmarks/adapters_audit.py --mode in-process --python PYTHON
     python benchmarks/adapters_audit.py --only synthcity-pategan --rounds 20 \\
         --python ~/.cache/dpaudit/envs/synthcity/bin/python
+    python benchmarks/adapters_audit.py --smoke    # seconds: a toy plug-in, this Python
 
-Every row is appended to ``--out``/rows.jsonl as it finishes (``--skip-done``
+``--python`` defaults to the interpreter of ``dpaudit env``'s ``smartnoise``
+environment (``$DPAUDIT_ENV_HOME/smartnoise/bin/python``, by default under
+``~/.cache/dpaudit/envs``). ``--smoke`` audits the toy plug-in ``CopyData`` through the
+same path (a worker under ``--python``, by default this interpreter) at 10 rounds per
+world.
+
+Every row is appended to ``--work-dir``/rows.jsonl as it finishes (``--skip-done``
 continues a killed run). Measured here (worker mode, 2,000 released rows, 2 shared CPU
 cores, two audits side by side; docs/adapters.md has the table):
 
@@ -42,6 +49,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import harness
+
 ROOT = Path(__file__).resolve().parents[1]
 
 AUDITS: dict[str, tuple[str, list[str]]] = {
@@ -58,10 +67,14 @@ AUDITS: dict[str, tuple[str, list[str]]] = {
     ),
 }
 DEFAULT = [name for name in AUDITS if name.startswith("smartnoise")]
+SMOKE = "toy CopyData"
+AUDITS[SMOKE] = ("dpaudit.generators.toy_plugins:CopyData", [])
 
 
 def _adapter(name: str) -> str:
     """The ``module:Class`` of an adapter (the FOREIGN_ADAPTERS table)."""
+    if ":" in name:  # a plug-in already
+        return name
     sys.path.insert(0, str(ROOT))
     from dpaudit.adapters import FOREIGN_ADAPTERS
 
@@ -98,6 +111,7 @@ def command(row: str, args: argparse.Namespace, out: Path) -> list[str]:
         str(out),
         "--force",
         "--quiet",
+        *(["--attack", "querybased"] if args.smoke else []),
     ]
     if args.mode == "worker":
         return [
@@ -115,7 +129,7 @@ def command(row: str, args: argparse.Namespace, out: Path) -> list[str]:
             args.python,
             *common,
         ]
-    data, domain = _worst_case_csv(args.rows, Path(args.out) / "data")
+    data, domain = _worst_case_csv(args.rows, Path(args.work_dir) / "data")
     return [
         args.python,
         "-m",
@@ -175,19 +189,10 @@ def summary(
     return found
 
 
-def _fmt(found: dict[str, Any], key: str, width: int) -> str:
-    value = found.get(key)
-    return (
-        f"{value:{width}.3f}" if isinstance(value, (int, float)) else f"{'-':>{width}s}"
-    )
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--mode", choices=["worker", "in-process"], default="worker")
-    parser.add_argument(
-        "--python", required=True, help="the interpreter that has the library"
-    )
+    harness.add_python(parser, "smartnoise", "the library")
     parser.add_argument(
         "--only",
         default=",".join(DEFAULT),
@@ -196,15 +201,26 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=50, help="rounds per world")
     parser.add_argument("--rows", type=int, default=2000, help="table size N")
     parser.add_argument("--synthetic-rows", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="adapters_audit_out")
+    parser.add_argument(
+        "--work-dir",
+        default="adapters_audit_out",
+        metavar="DIR",
+        help="the audits and rows.jsonl",
+    )
     parser.add_argument("--skip-done", action="store_true")
-    args = parser.parse_args()
+    args = harness.parse(
+        parser,
+        argv,
+        smoke={"only": SMOKE, "rounds": 10, "rows": 100, "synthetic_rows": 100},
+    )
+    if args.smoke and not args.python:
+        args.python = sys.executable
+    args.python = harness.python_for(args, "smartnoise", required=True)
     rows = [r.strip() for r in args.only.split(",") if r.strip()]
     unknown = [r for r in rows if r not in AUDITS]
     if unknown:
         parser.error(f"--only: unknown rows {unknown}; choose from {list(AUDITS)}")
-    base = Path(args.out)
+    base = Path(args.work_dir)
     base.mkdir(parents=True, exist_ok=True)
     log = base / "rows.jsonl"
     done = set()
@@ -213,11 +229,7 @@ def main() -> None:
             json.loads(line)["row"] for line in log.read_text().splitlines() if line
         }
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    print(
-        f"{'audit':28s} {'verdict':12s} {'eps_emp':>8s} {'max':>6s} {'AUC':>6s} "
-        f"{'claim':>7s} {'wall s':>7s}",
-        flush=True,
-    )
+    table = harness.Rows(__file__, args)
     for row in rows:
         if row in done:
             continue
@@ -228,14 +240,33 @@ def main() -> None:
         found = summary(row, cmd, out, time.perf_counter() - start, rc)
         with log.open("a") as fh:
             fh.write(json.dumps(found) + "\n")
-
-        print(
-            f"{row:28s} {found.get('verdict') or f'exit {rc}':12s} "
-            f"{_fmt(found, 'eps_emp', 8)} {_fmt(found, 'eps_max_attainable', 6)} "
-            f"{_fmt(found, 'auc', 6)} {_fmt(found, 'eps_claimed', 7)} "
-            f"{found['wall_s']:7.0f}",
-            flush=True,
-        )
+        per_world = found.get("rounds")
+        if isinstance(per_world, dict):
+            per_world = per_world.get("per_world")
+        table.add(**found, rounds_per_world=per_world, seconds=found["wall_s"])
+        print(f"{row}: {found.get('verdict') or f'exit {rc}'}", flush=True)
+        table.save()
+    table.finish(
+        columns=(
+            "row",
+            "verdict",
+            "eps_emp",
+            "eps_max_attainable",
+            "auc",
+            "eps_claimed",
+            "rounds_per_world",
+            "seconds",
+        ),
+        formats={
+            "eps_emp": ".3f",
+            "eps_max_attainable": ".3f",
+            "auc": ".3f",
+            "eps_claimed": ".3f",
+            "seconds": ".0f",
+        },
+    )
+    if any(r.get("rc") for r in table.rows):
+        sys.exit("an audit failed (its exit status is in the row)")
 
 
 if __name__ == "__main__":

@@ -15,12 +15,12 @@ the verdict is not decided:
 - VIOLATION, a constant release, or a CONSISTENT with two-sided errors: decided.
 
 No cell grows past ``--max-rounds`` (it is then reported as undecided, with why).
-A cell the adapter refuses (synthcity has no public preprocessing; pac-synth takes
+A cell the adapter refuses (synthcity's public preprocessing but DPGAN's; pac-synth takes
 no continuous column) is reported with the adapter's one line. Each audit's own
 ``dpaudit audit`` command is recorded.
 
     python benchmarks/adapters_decided.py --python ~/.cache/dpaudit/envs/smartnoise/bin/python \\
-        --only smartnoise-mwem --out adapters_decided_out
+        --only smartnoise-mwem --work-dir adapters_decided_out --out decided.json
     python benchmarks/adapters_decided.py --smoke      # seconds: one toy plug-in
     python benchmarks/adapters_decided.py --python ~/.cache/dpaudit/envs/smartnoise/bin/python \\
         --route cheapest --only smartnoise-mst --datasets worst-case-continuous
@@ -46,12 +46,12 @@ stage decides it. Each row records the route, the verdict, eps_emp and mu_emp be
 the most the audit could show (the attainable maximum; mu_ceiling when the claim
 names a mu), the counts, the fits, the wall time and why the cell is (un)decided.
 
-Every finished audit is appended to ``--out``/cells.jsonl (``--skip-done`` reuses an
-audit whose ``result.json`` is already in ``--out``: a killed run continues); the
-table goes to stdout and ``--out``/table.json (with ``--route cheapest`` also
-``--out``/table.md, rows in docs/adapters.md's format). ``--one-run-only`` runs every
-cell's cheap stage first; ``--no-run`` runs nothing and tabulates what ``--out``
-holds; ``--cell-option KEY=VALUE`` adds an ``--option`` to every cell (named in it).
+Every finished audit is appended to ``--work-dir``/cells.jsonl (``--skip-done`` reuses
+an audit whose ``result.json`` is already in ``--work-dir``: a killed run continues);
+the table goes to stdout, ``--work-dir``/table.json and the harness's ``--out FILE``
+(with ``--route cheapest`` also ``--work-dir``/table.md, rows in docs/adapters.md's
+format). ``--one-run-only`` runs every cell's cheap stage first; ``--no-run`` runs
+nothing and tabulates what ``--work-dir`` holds; ``--cell-option KEY=VALUE`` adds an ``--option`` to every cell (named in it).
 """
 
 from __future__ import annotations
@@ -67,6 +67,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import harness  # noqa: E402
 
 from dpaudit.adapters import FOREIGN_ADAPTERS  # noqa: E402
 from dpaudit.reports.claimview import decide_rounds  # noqa: E402
@@ -190,8 +192,6 @@ def one_run_command(
         f"{args.one_run_alpha:g}",
         "--seed",
         str(args.seed),
-        "--jobs",
-        "1",
         "--out",
         str(out),
         "--force",
@@ -359,7 +359,7 @@ def run_audit(
         entry.update(rc=0, wall_s=logged_wall(log, entry["command"]), reused=True)
         return entry
     if args.no_run:
-        entry.update(rc=None, wall_s=None, error="no audit in --out (--no-run)")
+        entry.update(rc=None, wall_s=None, error="no audit in --work-dir (--no-run)")
         return entry
     start = time.perf_counter()
     done = subprocess.run(
@@ -384,7 +384,7 @@ def run_cell_cheapest(
     if isinstance(options, str):
         return {"cell": name, "verdict": "not run", "why": options, "audits": []}
     options = [*options, *args.cell_option]
-    folder = Path(args.out) / name.replace(" ", "_").replace(":", "_")
+    folder = Path(args.work_dir) / name.replace(" ", "_").replace(":", "_")
     audits: list[dict[str, Any]] = []
     wall = 0.0
     stages = [("one-run", folder / "one-run")]
@@ -488,7 +488,9 @@ def run_cell(
     rounds, audits, why = args.rounds, [], ""
     wall = 0.0
     while rounds is not None:
-        out = Path(args.out) / name.replace(" ", "_").replace(":", "_") / str(rounds)
+        out = (
+            Path(args.work_dir) / name.replace(" ", "_").replace(":", "_") / str(rounds)
+        )
         cmd = audit_command(generator, options, dataset, rounds, args, out)
         start = time.perf_counter()
         done = subprocess.run(
@@ -528,8 +530,12 @@ def fmt(value: Any, spec: str = ".3f") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--python", help="the interpreter that has the library")
+    parser = harness.parser(__doc__)
+    parser.add_argument(
+        "--python",
+        help="the interpreter that has the library (required but with --smoke; "
+        "`dpaudit env` makes one: ~/.cache/dpaudit/envs/NAME/bin/python)",
+    )
     parser.add_argument("--only", default="", help="comma-separated adapter names")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--datasets", default=",".join(DATASETS))
@@ -537,9 +543,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rounds", type=int, default=400)
     parser.add_argument("--rows", type=int, default=2000, help="worst-case size N")
     parser.add_argument("--synthetic-rows", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="adapters_decided_out")
-    parser.add_argument("--smoke", action="store_true", help="toy plug-ins")
+    parser.add_argument(
+        "--work-dir",
+        default="adapters_decided_out",
+        metavar="DIR",
+        help="the audits, cells.jsonl, table.json (and table.md)",
+    )
     parser.add_argument(
         "--route",
         choices=("escalate", "cheapest"),
@@ -559,12 +568,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the one-run stage's share of --alpha; the two-world stage gets the rest",
     )
     parser.add_argument(
-        "--skip-done", action="store_true", help="reuse audits already in --out"
+        "--skip-done", action="store_true", help="reuse audits already in --work-dir"
     )
     parser.add_argument(
         "--no-run",
         action="store_true",
-        help="cheapest route: run nothing, tabulate the audits already in --out",
+        help="cheapest route: run nothing, tabulate the audits already in --work-dir",
     )
     parser.add_argument(
         "--cell-option",
@@ -580,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
         help="cheapest route: the one-run stage only (every cell's cheap stage "
         "first; a later run with --skip-done adds the two-world stages)",
     )
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
     if not 0 < args.one_run_alpha < args.alpha < 1:
         parser.error("need 0 < --one-run-alpha < --alpha < 1")
     if args.smoke and args.route == "cheapest":
@@ -599,15 +608,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         modes = [m for m in args.modes.split(",") if m]
         datasets = [d for d in args.datasets.split(",") if d]
-    base = Path(args.out)
+    base = Path(args.work_dir)
     base.mkdir(parents=True, exist_ok=True)
     log = base / "cells.jsonl"
+    rows = harness.Rows(__file__, args)
     table = []
-    print(
-        f"{'cell':58s} {'verdict':12s} {'eps_emp':>7s} {'max':>6s} {'AUC':>5s} "
-        f"{'FP':>7s} {'TP':>7s} {'claim':>6s} {'rounds':>6s} {'wall s':>7s}  why",
-        flush=True,
-    )
     cell = run_cell_cheapest if args.route == "cheapest" else run_cell
     for generator in generators:
         for mode in modes:
@@ -617,23 +622,40 @@ def main(argv: list[str] | None = None) -> int:
                     row.setdefault("n0", row["fp"] + row["tn"])
                     row.setdefault("n1", row["tp"] + row["fn"])
                 table.append(row)
-                print(
-                    f"{row['cell']:58s} {row.get('verdict', '-'):12s} "
-                    f"{fmt(row.get('eps_emp')):>7s} "
-                    f"{fmt(row.get('eps_max_attainable')):>6s} "
-                    f"{fmt(row.get('auc'), '.2f'):>5s} "
-                    f"{str(row.get('fp', '-')) + '/' + str(row.get('n0', '-')):>7s} "
-                    f"{str(row.get('tp', '-')) + '/' + str(row.get('n1', '-')):>7s} "
-                    f"{fmt(row.get('eps_claimed')):>6s} "
-                    f"{row.get('rounds', '-')!s:>6s} "
-                    f"{fmt(row.get('wall_s_total'), '.0f'):>7s}  {row['why']}",
-                    flush=True,
-                )
+                rows.add(row["cell"], **{**row, "seconds": row.get("wall_s_total")})
+                print(f"{row['cell']}: {row.get('verdict', '-')}, {row['why']}")
+                rows.save()
     (base / "table.json").write_text(json.dumps(table, indent=2) + "\n")
     if args.route == "cheapest":
         lines = [markdown_row(row) for row in table]
         (base / "table.md").write_text("\n".join(lines) + "\n")
+    rows.finish(columns=COLUMNS, formats=FORMATS)
     return 0
+
+
+#: The printed table (every figure, and each audit of a cell, is in --out's rows).
+COLUMNS = (
+    "row",
+    "verdict",
+    "eps_emp",
+    "eps_max_attainable",
+    "auc",
+    "fp",
+    "n0",
+    "tp",
+    "n1",
+    "eps_claimed",
+    "rounds",
+    "seconds",
+    "why",
+)
+FORMATS = {
+    "eps_emp": ".3f",
+    "eps_max_attainable": ".3f",
+    "auc": ".2f",
+    "eps_claimed": ".3f",
+    "seconds": ".0f",
+}
 
 
 if __name__ == "__main__":

@@ -25,8 +25,10 @@ Run on an idle machine (the figures of docs/scale.md; about 10 minutes)::
     PYTHONPATH=$PWD python benchmarks/dask_scaling.py \\
         --python ~/.cache/dpaudit/envs/smartnoise/bin/python
 
-``--smoke``: a few seconds' check that the benchmark runs (one process, tiny fits;
-tests/test_dask_scaling.py runs it).
+(``--python``: smartnoise-synth's interpreter, here where ``dpaudit env`` puts its
+``smartnoise`` environment.) ``--smoke``: a few seconds' check that the benchmark runs
+(one process, tiny fits, no adapter case; tests/test_benchmark_dask_scaling.py runs
+it).
 """
 
 from __future__ import annotations
@@ -35,9 +37,11 @@ import argparse
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import harness
 
 BUSY = "dpaudit.generators.toy_plugins:BusyUniform"
 
@@ -71,8 +75,7 @@ def measure(
     """One audit of ``settings`` on a local cluster of ``processes`` processes."""
     import distributed
 
-    from dpaudit.audit.config import AuditConfig
-    from dpaudit.audit.run import run_audit
+    from dpaudit.audit import AuditConfig, run_audit
 
     before = load_average()
     started = time.perf_counter()
@@ -115,7 +118,7 @@ def measure(
 
 def cases(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """The audits to time, by case name."""
-    common: dict[str, Any] = {"seed": 0, "jobs": 1}
+    common: dict[str, Any] = {"seed": args.seed, "jobs": 1}
     out: dict[str, dict[str, Any]] = {
         "busy": {
             **common,
@@ -143,20 +146,25 @@ def cases(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, list[Measurement]]:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--rounds", type=int, default=40, help="busy: rounds per world")
     parser.add_argument("--work", type=int, default=750_000, help="busy: hash rounds")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--batch-size", type=int, default=20)
-    parser.add_argument("--python", help="interpreter of the adapter case")
+    parser.add_argument(
+        "--python", help="interpreter of the adapter case (none: no adapter case)"
+    )
     parser.add_argument("--adapter", default="smartnoise-mwem")
     parser.add_argument("--adapter-rounds", type=int, default=20)
-    parser.add_argument("--smoke", action="store_true")
-    args = parser.parse_args(argv)
+    args = harness.parse(
+        parser,
+        argv,
+        smoke={"rounds": 5, "work": 1000, "processes": [1], "batch_size": 10},
+    )
     if args.smoke:
-        args.rounds, args.work, args.processes, args.python = 5, 1000, [1], None
-        args.batch_size = 10
+        args.python = None
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per process, BLAS too
+    table = harness.Rows(__file__, args)
     results: dict[str, list[Measurement]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for case, settings in cases(args).items():
@@ -164,15 +172,29 @@ def main(argv: list[str] | None = None) -> dict[str, list[Measurement]]:
                 measure(case, n, settings=settings, folder=Path(tmp))
                 for n in args.processes
             ]
+            for run in results[case]:
+                table.add(
+                    f"{case} {run.processes}",
+                    **asdict(run),
+                    rate=run.rate,
+                    seconds=run.wall_seconds,
+                )
+    ratios = {}
     for case, runs in results.items():
         base = runs[0]
         for run in runs[1:]:
             ratio = run.rate / base.rate
+            ratios[f"{case} {run.processes}/{base.processes}"] = ratio
             print(
                 f"{case}: {run.processes} vs {base.processes} process(es): "
                 f"{ratio:.2f}x ({ratio / (run.processes / base.processes):.0%} of "
                 "linear)"
             )
+    table.finish(
+        title="rate: fits per second of training time",
+        formats={"rate": ".2f", "train_seconds": ".1f", "wall_seconds": ".1f"},
+        ratios=ratios,
+    )
     return results
 
 

@@ -10,6 +10,7 @@ and D', the largest difference, and how many of the 4 x 300 released values anot
 privacy stream changed.
 
     python benchmarks/default_audit_release.py
+    python benchmarks/default_audit_release.py --smoke   # seconds: 1 seed, 3 iterations
 
 Measured on 2 CPU cores (AMD EPYC):
 
@@ -22,6 +23,7 @@ Measured on 2 CPU cores (AMD EPYC):
 
 from __future__ import annotations
 
+import harness
 import numpy as np
 import torch
 
@@ -33,16 +35,18 @@ from dpaudit.worst_case.datasets import (
     worst_case_target,
 )
 
-PUBLIC_SEEDS = 4
 ROWS = 100
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
+    parser.add_argument("--public-seeds", type=int, default=4)
+    parser.add_argument("--max-iterations", type=int, default=100)
+    args = harness.parse(parser, argv, smoke={"public_seeds": 1, "max_iterations": 3})
     torch.set_num_threads(1)
-    print(
-        f"{'dataset':12} {'min_width':>9} {'seeds D != D_':>14} {'max |D - D_|':>13} "
-        f"{'values moved by the noise':>26} {'claim (data-indep.)':>20} iterations"
-    )
+    seeds = args.public_seeds
+    base = 10_000 * args.seed  # seed 0: the seeds of the measured table
+    table = harness.Rows(__file__, args)
     for continuous in (True, False):
         ds = worst_case_dataset(continuous=continuous)
         d0, d1 = neighbouring_pair(
@@ -52,42 +56,53 @@ def main() -> None:
             cfg = config_from_options(
                 epsilon=1.0,
                 delta=1e-5,
-                max_iterations=100,
+                max_iterations=args.max_iterations,
                 device="cpu",
                 min_width=min_width,
                 num_teachers=2,
                 lam=1e-3,
             )
-            differ, moved, largest = 0, 0, 0.0
-            for seed in range(PUBLIC_SEEDS):
-                public = Rngs.from_seed(1000 + seed)
-                out = {}
-                for name, data, privacy in (
-                    ("D", d0, 1),
-                    ("D'", d1, 1),
-                    ("D, noise 2", d0, 2),
-                ):
-                    model = PateGan(cfg).fit(
-                        data,
-                        domain=ds.domain,
-                        rng=Rngs.from_seed(privacy),
-                        public_rng=public,
-                    )
-                    out[name] = model.sample(
-                        ROWS, rng=Rngs.from_seed(7), public_rng=Rngs.from_seed(8)
-                    ).to_numpy(dtype=float)
-                differ += bool((out["D"] != out["D'"]).any())
-                largest = max(largest, float(np.abs(out["D"] - out["D'"]).max()))
-                moved += int((out["D"] != out["D, noise 2"]).sum())
-            claim = model.privacy_claim_
-            total = PUBLIC_SEEDS * out["D"].size
-            print(
-                f"{'continuous' if continuous else 'binary':12} {min_width:>9} "
-                f"{f'{differ} / {PUBLIC_SEEDS}':>14} {largest:>13.2g} "
-                f"{f'{moved} / {total}':>26} "
-                f"{f'{claim.epsilon:.3f} ({claim.epsilon_data_independent:.3f})':>20} "
-                f"{claim.iterations}"
-            )
+            name = "continuous" if continuous else "binary"
+            with table.timed(name, min_width=min_width) as row:
+                differ, moved, largest = 0, 0, 0.0
+                for seed in range(seeds):
+                    public = Rngs.from_seed(base + 1000 + seed)
+                    out = {}
+                    for world, data, privacy in (
+                        ("D", d0, 1),
+                        ("D'", d1, 1),
+                        ("D, noise 2", d0, 2),
+                    ):
+                        model = PateGan(cfg).fit(
+                            data,
+                            domain=ds.domain,
+                            rng=Rngs.from_seed(base + privacy),
+                            public_rng=public,
+                        )
+                        out[world] = model.sample(
+                            ROWS,
+                            rng=Rngs.from_seed(base + 7),
+                            public_rng=Rngs.from_seed(base + 8),
+                        ).to_numpy(dtype=float)
+                    differ += bool((out["D"] != out["D'"]).any())
+                    largest = max(largest, float(np.abs(out["D"] - out["D'"]).max()))
+                    moved += int((out["D"] != out["D, noise 2"]).sum())
+                claim = model.privacy_claim_
+                row.update(
+                    seeds_d_differs=f"{differ} / {seeds}",
+                    max_abs_d_diff=largest,
+                    values_moved_by_noise=f"{moved} / {seeds * out['D'].size}",
+                    claim=claim.epsilon,
+                    claim_data_independent=claim.epsilon_data_independent,
+                    iterations=claim.iterations,
+                )
+    table.finish(
+        formats={
+            "max_abs_d_diff": ".2g",
+            "claim": ".3f",
+            "claim_data_independent": ".3f",
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -19,13 +19,13 @@ worst case, query-based attack, 1,000 rounds per world):
 default), loky worker processes and one process (``--jobs 1``); the results must
 agree (each batch depends only on its rounds).
 
-It prints the machine's load average before and after: figures taken while other
-work runs are slower than on a quiet machine.
+It prints the machine's load average before and after (and, with
+``--compare-backends``, after each run): figures taken while other work runs are
+slower than on a quiet machine. ``--smoke``: 10 rounds per world, seconds.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -34,6 +34,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import harness
 
 
 def _load() -> str:
@@ -43,8 +46,9 @@ def _load() -> str:
     )
 
 
-def time_command(rounds: int, extra: list[str]) -> tuple[float, float]:
-    """Wall and CPU seconds (with children) of `dpaudit audit` run as a subprocess."""
+def time_command(rounds: int, extra: list[str]) -> dict[str, Any]:
+    """Wall and CPU seconds (with children) of `dpaudit audit` run as a subprocess,
+    and its verdict, eps_emp and AUC."""
     with tempfile.TemporaryDirectory() as out:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
@@ -69,11 +73,14 @@ def time_command(rounds: int, extra: list[str]) -> tuple[float, float]:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         result = json.loads((Path(out) / "result.json").read_text())
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(
-        f"  verdict {result['verdict']}, eps_emp {result['eps_emp']:.3f}, "
-        f"AUC {result['auc']:.3f}"
-    )
-    return wall, cpu
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "verdict": result["verdict"],
+        "eps_emp": result["eps_emp"],
+        "auc": result["auc"],
+        "seconds": wall,
+    }
 
 
 class Clock:
@@ -93,7 +100,7 @@ PHASES = ("start-up", "training", "sampling/decoding", "featurisation", "analysi
 
 
 def time_phases(
-    rounds: int, release: str, batch_size: int | None
+    rounds: int, release: str, batch_size: int | None, seed: int
 ) -> dict[str, list[float]]:
     """Wall and CPU seconds per phase of the default audit's rounds, in this process."""
     phases = {name: [0.0, 0.0] for name in PHASES}
@@ -105,15 +112,18 @@ def time_phases(
     clock = Clock()
     import torch
 
-    from dpaudit.audit.analysis import analyse
-    from dpaudit.audit.config import AuditConfig
-    from dpaudit.audit.execution import plan_for_setup
-    from dpaudit.audit.rounds import compact_claim, sample_all
-    from dpaudit.audit.setup import build_setup
-    from dpaudit.audit.store import ResultStore
-    from dpaudit.audit.streams import Streams
+    from dpaudit.audit import AuditConfig
+    from dpaudit.audit.games import (
+        Streams,
+        analyse,
+        build_setup,
+        compact_claim,
+        plan_for_setup,
+        sample_all,
+    )
+    from dpaudit.audit.storage import ResultStore
 
-    setup = build_setup(AuditConfig(rounds=rounds, jobs=1))
+    setup = build_setup(AuditConfig(rounds=rounds, jobs=1, seed=seed))
     plan = plan_for_setup(setup)
     batch = batch_size or plan.batch_size
     torch.set_num_threads(1)
@@ -175,10 +185,8 @@ def time_phases(
     return phases
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument(
         "--release", choices=("batched", "per-model"), default="batched"
@@ -201,16 +209,15 @@ def main() -> None:
         default="",
         help="extra arguments of the timed `dpaudit audit`",
     )
-    args = parser.parse_args()
+    args = harness.parse(parser, argv, smoke={"rounds": 10})
+    table = harness.Rows(__file__, args)
+    command_args = ["--seed", str(args.seed), *args.command_args.split()]
     print(
         f"default audit (pategan, worst-case, querybased), {args.rounds} rounds/world"
     )
-    print(f"before: {_load()}")
     if not args.skip_command:
-        wall, cpu = time_command(args.rounds, args.command_args.split())
-        print(
-            f"dpaudit audit (subprocess): {wall:6.1f} s wall, {cpu:6.1f} s CPU "
-            "(process + workers)"
+        table.add(
+            "dpaudit audit (subprocess)", **time_command(args.rounds, command_args)
         )
     if args.compare_backends:
         for extra in (
@@ -218,23 +225,34 @@ def main() -> None:
             ["--backend", "loky"],
             ["--jobs", "1"],
         ):
-            wall, cpu = time_command(args.rounds, [*extra, *args.command_args.split()])
-            print(
-                f"dpaudit audit {' '.join(extra):19s}: {wall:6.1f} s wall, {cpu:6.1f} s "
-                f"CPU ({_load()})"
+            table.add(
+                f"dpaudit audit {' '.join(extra)}",
+                **time_command(args.rounds, [*extra, *command_args]),
+                load=_load(),
             )
     if not args.skip_phases:
-        phases = time_phases(args.rounds, args.release, args.batch_size)
-        wall = sum(w for w, _ in phases.values())
+        phases = time_phases(args.rounds, args.release, args.batch_size, args.seed)
         cpu = sum(c for _, c in phases.values())
-        print(
-            f"one process, release {args.release}, 1 torch thread:"
-            f"{'wall':>12s} {'CPU':>9s}"
-        )
         for name, (w, c) in phases.items():
-            print(f"  {name:18s} {w:8.2f} s {c:7.2f} s  ({100 * c / cpu:4.1f}% of CPU)")
-        print(f"  {'total':18s} {wall:8.2f} s {cpu:7.2f} s")
-    print(f"after: {_load()}")
+            table.add(f"phase: {name}", wall_s=w, cpu_s=c, cpu_share=c / cpu, seconds=w)
+        table.add(
+            "phases: total",
+            wall_s=sum(w for w, _ in phases.values()),
+            cpu_s=cpu,
+            seconds=sum(w for w, _ in phases.values()),
+        )
+    table.finish(
+        title="the command: wall and CPU seconds of it and its workers; phases: one "
+        f"process, release {args.release}, 1 torch thread",
+        columns=("row", "wall_s", "cpu_s", "cpu_share", "verdict", "eps_emp", "auc"),
+        formats={
+            "wall_s": ".2f",
+            "cpu_s": ".2f",
+            "cpu_share": ".1%",
+            "eps_emp": ".3f",
+            "auc": ".3f",
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,14 @@ The real code draws from the global NumPy and torch generators, seeded per round
 variant from dpaudit's streams. The ledgers do not depend on the draws at lambda =
 1e-3 (every query is charged the data-independent bound), so they must match exactly.
 
-    python benchmarks/fidelity.py --python ~/.cache/dpaudit/envs/smartnoise/bin/python --rounds 3
+    python benchmarks/fidelity.py --rounds 3
+    python benchmarks/fidelity.py --smoke     # seconds; the variant only without smartnoise
+
+``--python`` defaults to the interpreter of ``dpaudit env``'s ``smartnoise``
+environment (``$DPAUDIT_ENV_HOME/smartnoise/bin/python``, by default under
+``~/.cache/dpaudit/envs``); the run stops if there is none. ``--smoke`` (1 round,
+epsilon 0.2: a few iterations, 200 released rows) runs the variant alone unless
+``--python`` is given.
 
 Rounds are cheap (33 iterations of 2 teachers) but the real code's interpreter takes
 about 10 s to import; keep ``--rounds`` small on a shared machine.
@@ -109,10 +116,10 @@ import sys
 import time
 from typing import Any
 
+import harness
 import numpy as np
 import pandas as pd
 
-from dpaudit.adapters.envs import env_python
 from dpaudit.data import worst_case_domain
 from dpaudit.generators import accountants as acc
 from dpaudit.generators.pate_gan import PateGan, config_from_options
@@ -261,19 +268,14 @@ def run_variant(args: dict[str, Any]) -> list[dict[str, Any]]:
     return results
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--python",
-        default=str(env_python("smartnoise")),
-        help="an interpreter with smartnoise-synth 1.0.8",
-    )
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
+    harness.add_python(parser, "smartnoise", "smartnoise-synth 1.0.8")
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--release", type=int, default=2000)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-5)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--continuous",
         action="store_true",
@@ -285,7 +287,14 @@ def main() -> None:
         default=0.1,
         help="--continuous: the budget the library's own path spends on bounds",
     )
-    ns = parser.parse_args()
+    ns = harness.parse(
+        parser, argv, smoke={"rounds": 1, "release": 200, "epsilon": 0.2}
+    )
+    # The real code is required, but a smoke run checks the variant alone unless
+    # --python names the real code's interpreter.
+    python = (
+        ns.python if ns.smoke else harness.python_for(ns, "smartnoise", required=True)
+    )
     args = {
         "rows": ns.rows,
         "rounds": ns.rounds,
@@ -297,14 +306,68 @@ def main() -> None:
         "continuous": ns.continuous,
         "pre_eps": ns.preprocessor_eps if ns.continuous else 0.0,
     }
-    started = time.perf_counter()
-    real = run_real(ns.python, args)
-    real_s = time.perf_counter() - started
+    table = harness.Rows(__file__, ns)
+    real: list[dict[str, Any]] = []
+    if python is None:
+        print("--smoke without --python: the variant only")
+    else:
+        started = time.perf_counter()
+        real = run_real(python, args)
+        rows_of(table, "real", real, time.perf_counter() - started)
     started = time.perf_counter()
     variant = run_variant(args)
-    variant_s = time.perf_counter() - started
-    report(ns, real, variant)
-    print(f"wall: real {real_s:.0f} s (incl. ~10 s import), variant {variant_s:.0f} s")
+    rows_of(table, "variant", variant, time.perf_counter() - started)
+    if real:
+        report(ns, real, variant)
+    table.finish(
+        title=f"per implementation, mode and world, over {ns.rounds} round(s): "
+        "round 0's ledger, the mean release shares; seconds: the implementation's "
+        "wall time (real: incl. ~10 s import) shared among its rows",
+        columns=(
+            "row",
+            "teachers",
+            "iterations",
+            "queries",
+            "epsilon",
+            "budget",
+            "reference",
+            "target_share",
+            "any_one_share",
+            "seconds",
+        ),
+        formats={"epsilon": ".7f", "target_share": ".4f", "any_one_share": ".4f"},
+    )
+
+
+def rows_of(
+    table: harness.Rows, name: str, results: list[dict[str, Any]], seconds: float
+) -> None:
+    """One row per mode and world of ``results``: round 0's ledger and the release
+    shares' means over the rounds."""
+    keys = [(m, w) for m in ("public", "hints") for w in (0, 1) if pick(results, w, m)]
+    for mode, world in keys:
+        got = pick(results, world, mode)
+        first = got[0]
+        table.add(
+            f"{name} {mode} world {world}",
+            **{
+                k: first.get(k)
+                for k in (
+                    "teachers",
+                    "iterations",
+                    "queries",
+                    "gaps",
+                    "epsilon",
+                    "budget",
+                    "reference",
+                    "bounds",
+                )
+            },
+            target_share=float(np.mean([x["target_share"] for x in got])),
+            any_one_share=float(np.mean([x["any_one_share"] for x in got])),
+            rounds=got,
+            seconds=seconds / len(keys),
+        )
 
 
 def pick(results: list[dict[str, Any]], world: int, mode: str) -> list[dict[str, Any]]:

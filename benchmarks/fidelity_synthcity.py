@@ -21,8 +21,13 @@ raises) and ``n_iter`` = 1,000 (the plug-in's default cap is 200). Which batches
 charged depends on the Laplace noise of each vote, so the ledgers agree in
 distribution, not draw for draw: compare the means.
 
-    python benchmarks/fidelity_synthcity.py --python ~/.cache/dpaudit/envs/synthcity/bin/python \\
-        --rounds 3
+    python benchmarks/fidelity_synthcity.py --rounds 3
+    python benchmarks/fidelity_synthcity.py --smoke   # seconds; the variant only
+
+``--python`` defaults to the interpreter of ``dpaudit env``'s ``synthcity``
+environment (``$DPAUDIT_ENV_HOME/synthcity/bin/python``, by default under
+``~/.cache/dpaudit/envs``); the run stops if there is none. ``--smoke`` (1 round,
+epsilon 0.2, 200 released rows) runs the variant alone unless ``--python`` is given.
 
 Each real fit takes tens of seconds (10 logistic-regression teachers refitted per
 iteration); keep ``--rounds`` small on a shared machine.
@@ -51,17 +56,16 @@ of the 2,000 rows asked for in world 0, the adapter draws again until it has the
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 import time
 from typing import Any
 
+import harness
 import numpy as np
 import pandas as pd
 
-from dpaudit.adapters.envs import env_python
 from dpaudit.data import worst_case_domain
 from dpaudit.generators.pate_gan import PateGan, config_from_options
 from dpaudit.rng import Rngs
@@ -194,20 +198,36 @@ def run_variant(args: dict[str, Any]) -> list[dict[str, Any]]:
     return results
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--python",
-        default=str(env_python("synthcity")),
-        help="an interpreter with synthcity 0.2.12",
-    )
+#: The figures averaged per implementation and world, and their formats.
+KEYS = {
+    "iterations": ".1f",
+    "batches": ".1f",
+    "charged": ".1f",
+    "queries": ",.0f",
+    "delta": ".3e",
+    "epsilon": ".4f",
+    "released": ",.0f",
+    "target_share": ".4f",
+    "any_one_share": ".4f",
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
+    harness.add_python(parser, "synthcity", "synthcity 0.2.12")
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--release", type=int, default=2000)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-5)
-    parser.add_argument("--seed", type=int, default=0)
-    ns = parser.parse_args()
+    ns = harness.parse(
+        parser, argv, smoke={"rounds": 1, "release": 200, "epsilon": 0.2}
+    )
+    # The real plug-in is required, but a smoke run checks the variant alone unless
+    # --python names the real plug-in's interpreter.
+    python = (
+        ns.python if ns.smoke else harness.python_for(ns, "synthcity", required=True)
+    )
     args = {
         "rows": ns.rows,
         "rounds": ns.rounds,
@@ -217,42 +237,40 @@ def main() -> None:
         "seed": ns.seed,
         "options": OPTIONS,
     }
-    started = time.perf_counter()
-    real = run_real(ns.python, args)
-    real_s = time.perf_counter() - started
+    table = harness.Rows(__file__, ns)
+    runs: list[tuple[str, list[dict[str, Any]], float]] = []
+    if python is None:
+        print("--smoke without --python: the variant only")
+    else:
+        started = time.perf_counter()
+        real = run_real(python, args)
+        runs.append(("real", real, time.perf_counter() - started))
     started = time.perf_counter()
     variant = run_variant(args)
-    variant_s = time.perf_counter() - started
-    keys = (
-        ("iterations", "iterations", ".1f"),
-        ("batches", "vote batches asked", ".1f"),
-        ("charged", "batches charged", ".1f"),
-        ("queries", "charged queries", ",.0f"),
-        ("delta", "delta used", ".3e"),
-        ("epsilon", "own final epsilon", ".4f"),
-        ("released", "rows released", ",.0f"),
-        ("target_share", "share of (1, 1, 1) rows", ".4f"),
-        ("any_one_share", "share of rows with any 1", ".4f"),
+    runs.append(("variant", variant, time.perf_counter() - started))
+    for world in (0, 1):
+        for name, results, seconds in runs:
+            got = [x for x in results if x["world"] == world]
+            table.add(
+                f"{name} w{world}",
+                **{k: float(np.mean([x[k] for x in got])) for k in KEYS},
+                **(
+                    {"reference": [x["reference"] for x in got]}
+                    if name == "variant"
+                    else {}
+                ),
+                fits=got,
+                seconds=seconds / 2,
+            )
+    table.finish(
+        title=f"synthcity PATE-GAN on the {ns.rows:,}-row worst case, epsilon "
+        f"{ns.epsilon}, mean over {ns.rounds} fits per world; real options "
+        f"{json.dumps(OPTIONS)}; batches: vote batches asked, charged: batches "
+        "charged, queries: charged queries, delta: delta used, epsilon: own final "
+        "epsilon; seconds: half the implementation's wall time",
+        columns=("row", *KEYS, "reference", "seconds"),
+        formats=KEYS,
     )
-    print(
-        f"synthcity PATE-GAN on the {ns.rows:,}-row worst case, epsilon {ns.epsilon}, "
-        f"mean over {ns.rounds} fits per world; real options {json.dumps(OPTIONS)}"
-    )
-    print(
-        f"{'':26s} {'real w0':>10s} {'variant w0':>11s} {'real w1':>10s} {'variant w1':>11s}"
-    )
-    for key, label, fmt in keys:
-        cells = []
-        for world in (0, 1):
-            for results in (real, variant):
-                got = [x[key] for x in results if x["world"] == world]
-                cells.append(format(float(np.mean(got)), fmt))
-        print(
-            f"{label:26s} {cells[0]:>10s} {cells[1]:>11s} {cells[2]:>10s} {cells[3]:>11s}"
-        )
-    ref = [x["reference"] for x in variant if x["world"] == 1]
-    print(f"variant's reference epsilon (world 1): {ref}")
-    print(f"wall: real {real_s:.0f} s, variant {variant_s:.0f} s")
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@ as a subprocess with ``PYTHONPATH`` set to each source tree, alternating the two
 ``--repeats`` times, and prints the wall time and the training time
 (``result.json``'s ``timing.train_seconds``) of each run and the ratio of the medians.
 
-    PYTHONPATH=$PWD python benchmarks/foreign_overhead.py --before /work/main \
+    PYTHONPATH=$PWD python benchmarks/foreign_overhead.py --before ../before \
         --after . --rounds 1000 --repeats 2
+
+(``../before``: a worktree of the commit before foreign workers.) ``--smoke`` times
+this checkout against itself at 10 rounds per world, once.
 
 The toy plug-in copies its data in ``fit`` and draws the release with
 ``DataFrame.sample``: about a millisecond a model, so the figure is the protocol's
@@ -32,7 +35,6 @@ machine).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -41,6 +43,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import harness
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TOY = '''
 class Toy:
@@ -62,7 +68,7 @@ class Toy:
 
 
 def run_once(
-    source: Path, plugin_dir: Path, out: Path, *, rounds: int, jobs: int
+    source: Path, plugin_dir: Path, out: Path, *, rounds: int, jobs: int, seed: int
 ) -> tuple[float, float]:
     """(wall seconds, train seconds) of one audit with dpaudit from ``source``."""
     env = {
@@ -84,6 +90,8 @@ def run_once(
             "querybased",
             "--jobs",
             str(jobs),
+            "--seed",
+            str(seed),
             "--quiet",
             "--force",
             "--out",
@@ -101,13 +109,14 @@ def run_once(
     return wall, float(train)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument(
         "--before",
         type=Path,
-        required=True,
-        help="source tree with in-process plug-ins (e.g. /work/main)",
+        default=None,
+        help="source tree with in-process plug-ins (another worktree or checkout; "
+        "required but with --smoke, which times this checkout twice)",
     )
     parser.add_argument(
         "--after",
@@ -115,10 +124,17 @@ def main() -> None:
         default=Path("."),
         help="source tree with foreign workers (default .)",
     )
-    parser.add_argument("--rounds", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument("--jobs", type=int, default=-1)
     parser.add_argument("--repeats", type=int, default=2)
-    args = parser.parse_args()
+    args = harness.parse(
+        parser,
+        argv,
+        smoke={"before": ROOT, "after": ROOT, "rounds": 10, "repeats": 1},
+    )
+    if args.before is None:
+        parser.error("--before is required (a source tree to compare with)")
+    table = harness.Rows(__file__, args)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "toy_overhead.py").write_text(TOY)
@@ -126,14 +142,16 @@ def main() -> None:
         for repeat in range(args.repeats):
             for label, source in (("before", args.before), ("after", args.after)):
                 wall, train = run_once(
-                    source, folder, folder / label, rounds=args.rounds, jobs=args.jobs
+                    source,
+                    folder,
+                    folder / label,
+                    rounds=args.rounds,
+                    jobs=args.jobs,
+                    seed=args.seed,
                 )
                 times[label].append((wall, train))
-                print(
-                    f"run {repeat + 1} {label:6s} wall {wall:6.1f} s  "
-                    f"train {train:6.1f} s",
-                    flush=True,
-                )
+                table.add(f"run {repeat + 1} {label}", train_s=train, seconds=wall)
+                print(f"run {repeat + 1} {label}: wall {wall:.1f} s", flush=True)
     models = 2 * args.rounds
     medians = {
         label: (
@@ -143,14 +161,22 @@ def main() -> None:
         for label, runs in times.items()
     }
     for label, (wall, train) in medians.items():
-        print(
-            f"median {label:6s} wall {wall:6.1f} s  train {train:6.1f} s  "
-            f"({1000 * train / models:.2f} ms a model)"
+        table.add(
+            f"median {label}",
+            train_s=train,
+            ms_a_model=1000 * train / models,
+            seconds=wall,
         )
-    print(
-        f"after / before: wall {medians['after'][0] / medians['before'][0]:.2f}x, "
-        f"train {medians['after'][1] / medians['before'][1]:.2f}x"
+    ratios = {
+        "wall": medians["after"][0] / medians["before"][0],
+        "train": medians["after"][1] / medians["before"][1],
+    }
+    table.finish(
+        title="seconds: wall time of the audit; train_s: its timing.train_seconds",
+        formats={"train_s": ".1f", "ms_a_model": ".2f", "seconds": ".1f"},
+        after_over_before=ratios,
     )
+    print(f"after / before: wall {ratios['wall']:.2f}x, train {ratios['train']:.2f}x")
 
 
 if __name__ == "__main__":

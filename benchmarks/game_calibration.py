@@ -1,16 +1,16 @@
 """Calibration and power of the two cheaper games: sequential looks and one run.
 
 Simulated audits of mechanisms whose privacy is known exactly, decided by the
-audit's own code from the scores on (the nested plan of :mod:`dpaudit.audit.looks`
-and :func:`dpaudit.audit.scores.judge_scores` for the looks; the guesses and the
-bound of :mod:`dpaudit.audit.onerun` for one run). Prints, per row, the rate of
+audit's own code from the scores on (the nested plan of :mod:`dpaudit.audit.games.looks`
+and :func:`dpaudit.audit.games.scores.judge_scores` for the looks; the guesses and the
+bound of :mod:`dpaudit.audit.games.one_run` for one run). Prints, per row, the rate of
 VIOLATION (a false alarm on a true claim, a detection on an overclaim), the mean
 number of fits to the verdict, the mean bound, and beside it the ceiling at that test
 size: the attainable maximum (a perfect attack) and, for the looks, the expected
-mu_emp of the Neyman-Pearson oracle (:func:`dpaudit.audit.ceiling.mu_ceiling`).
+mu_emp of the Neyman-Pearson oracle (:func:`dpaudit.audit.stats.ceiling.mu_ceiling`).
 
     python benchmarks/game_calibration.py             # 300 audits per row
-    python benchmarks/game_calibration.py --smoke     # seconds
+    python benchmarks/game_calibration.py --smoke     # seconds: 4 audits, 100 rounds
 
 The looks: an exactly mu-GDP Gaussian (member scores N(mu, 1), non-member N(0, 1);
 the attack's score is the release, the Neyman-Pearson test), 1,000 rounds per world,
@@ -21,20 +21,22 @@ randomized response (exactly eps-DP per canary), guesses on the released bits.
 
 from __future__ import annotations
 
-import argparse
 import math
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 
+import harness
 import numpy as np
 
-from dpaudit.audit.ceiling import mu_ceiling, mu_max_attainable
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.looks import plan_looks
-from dpaudit.audit.onerun.bound import eps_lower_bound, eps_max_attainable
-from dpaudit.audit.onerun.plan import guess
-from dpaudit.audit.profile import ClaimedProfile
-from dpaudit.audit.scores import judge_scores
-from dpaudit.audit.tradeoff import gdp_mu_of_eps
+from dpaudit.audit.games import GamePlan, guess, judge_scores, plan_looks
+from dpaudit.audit.stats import (
+    ClaimedProfile,
+    gdp_mu_of_eps,
+    mu_ceiling,
+    mu_max_attainable,
+)
+from dpaudit.audit.stats import onerun_eps_lower_bound as eps_lower_bound
+from dpaudit.audit.stats import onerun_eps_max_attainable as eps_max_attainable
 
 SPLIT = (0.4, 0.2, 0.4)
 DELTA = 1e-5
@@ -195,39 +197,47 @@ def one_run_row(
 
 
 def main(argv: list[str] | None = None) -> list[Row]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--audits", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--smoke", action="store_true", help="a few audits, seconds")
-    args = parser.parse_args(argv)
-    audits, rounds = (4, 100) if args.smoke else (args.audits, 1000)
+    parser = harness.parser(__doc__)
+    parser.add_argument("--audits", type=int, default=300, help="audits per row")
+    parser.add_argument("--rounds", type=int, default=1000, help="looks: per world")
+    args = harness.parse(parser, argv, smoke={"audits": 4, "rounds": 100})
+    table = harness.Rows(__file__, args)
     rows: list[Row] = []
+
+    def record(made: list[Row], seconds: float) -> None:
+        for r in made:
+            rows.append(r)
+            table.add(r.name, **{k: v for k, v in asdict(r).items() if k != "name"})
+            table.rows[-1]["seconds"] = seconds / len(made)
+
     for true_epsilon, claimed in ((1.0, 1.0), (4.0, 1.0)):
-        rows += looks_rows(
+        started = time.perf_counter()
+        made = looks_rows(
             true_epsilon=true_epsilon,
             claimed=claimed,
-            rounds=rounds,
-            audits=audits,
+            rounds=args.rounds,
+            audits=args.audits,
             seed=args.seed,
         )
+        record(made, time.perf_counter() - started)
     for true_epsilon, claimed in ((1.0, 1.0), (2.0, 1.0), (4.0, 1.0)):
-        rows.append(
+        started = time.perf_counter()
+        made = [
             one_run_row(
                 true_epsilon=true_epsilon,
                 claimed=claimed,
                 canaries=1000,
                 guesses=100,
-                audits=audits,
+                audits=args.audits,
                 seed=args.seed,
             )
-        )
-    print("| row | VIOLATION | mean fits | mean bound | ceiling at this size |")
-    print("| --- | --- | --- | --- | --- |")
-    for r in rows:
-        print(
-            f"| {r.name} | {r.violations} of {r.audits} | {r.mean_fits:.0f} | "
-            f"{r.bound} {r.mean_bound:.3f} | {r.ceiling} |"
-        )
+        ]
+        record(made, time.perf_counter() - started)
+    table.finish(
+        title="VIOLATION of audits per row; the once and --sequential rows of a "
+        "Gaussian share their audits (seconds: half the pair's)",
+        formats={"mean_fits": ".0f", "mean_bound": ".3f", "seconds": ".2f"},
+    )
     return rows
 
 

@@ -20,20 +20,17 @@ both mus; and the audit's wall time.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import harness
 
-from dpaudit.audit.ceiling import mu_ceiling
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.run import run_audit
-from dpaudit.audit.setup import build_setup
-from dpaudit.audit.tradeoff import gdp_mu_of_eps
+from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.games import build_setup
+from dpaudit.audit.stats import gdp_mu_of_eps, mu_ceiling
 from dpaudit.generators.g_pate import GPate
 from dpaudit.generators.g_pate.canary_privacy import canary_epsilon, canary_law
 from dpaudit.generators.g_pate.model import _target_rows
@@ -117,30 +114,33 @@ def summarise(doc: dict[str, Any], cfg: AuditConfig, seconds: float) -> dict[str
     }
 
 
-def fmt(x: Any, digits: int = 3) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float | np.floating):
-        return f"{float(x):.{digits}f}"
-    return str(x)
+#: The table's columns (every figure is in --out's rows).
+COLUMNS = (
+    "row",
+    "rounds",
+    "verdict",
+    "eps_emp",
+    "mu_emp",
+    "auc",
+    "claim",
+    "exact_epsilon",
+    "mu_claim",
+    "exact_mu",
+    "ceiling_claim",
+    "ceiling_exact",
+    "seconds",
+)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--epsilons", default="1,4,8", help="comma-separated")
-    parser.add_argument("--rounds", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument(
         "--results", nargs="*", default=None, help="audit output folders to read"
     )
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--out", default=None)
-    args = parser.parse_args()
-    print(
-        "eps asked | rounds | verdict | eps_emp | mu_emp | AUC | claim | exact eps | "
-        "mu claim | mu exact | ceiling(mu claim) | ceiling(mu exact) | s"
-    )
-    done = []
+    args = harness.parse(parser, argv, smoke={"rounds": 5, "epsilons": "4"})
+    table = harness.Rows(__file__, args)
     with tempfile.TemporaryDirectory() as tmp:
         jobs: list[tuple[AuditConfig, dict[str, Any], float]] = []
         if args.results:
@@ -150,40 +150,23 @@ def main() -> None:
                 jobs.append((cfg, doc, float(doc["timing"]["total_seconds"])))
         else:
             options = {"max_iterations": 2} if args.smoke else {}
-            rounds = 5 if args.smoke else args.rounds
-            epsilons = [4.0] if args.smoke else map(float, args.epsilons.split(","))
-            for e in epsilons:
-                cfg = config(e, rounds, args.seed, options)
+            for e in map(float, args.epsilons.split(",")):
+                cfg = config(e, args.rounds, args.seed, options)
                 started = time.perf_counter()
                 result = run_audit(cfg, out_dir=Path(tmp) / f"e{e}")
                 seconds = time.perf_counter() - started
+                print(f"epsilon {e:g}: audited in {seconds:.0f} s", flush=True)
                 jobs.append((cfg, result.to_json(), seconds))
         for cfg, doc, seconds in jobs:
             r = summarise(doc, cfg, seconds)
-            done.append(r)
-            print(
-                " | ".join(
-                    fmt(v)
-                    for v in (
-                        r["epsilon_asked"],
-                        r["rounds"],
-                        r["verdict"],
-                        r["eps_emp"],
-                        r["mu_emp"],
-                        r["auc"],
-                        r["claim"],
-                        r["exact"]["epsilon"],
-                        r["mu_claim"],
-                        r["exact"]["mu"],
-                        r["ceiling_claim"],
-                        r["ceiling_exact"],
-                        round(r["seconds"]),
-                    )
-                ),
-                flush=True,
+            table.add(
+                f"epsilon {r['epsilon_asked']:g}",
+                **r,
+                exact_epsilon=r["exact"]["epsilon"],
+                exact_mu=r["exact"]["mu"],
             )
-            if args.out:
-                Path(args.out).write_text(json.dumps({"rows": done}, indent=1))
+            table.save()
+    table.finish(columns=COLUMNS, formats={"seconds": ".0f"})
 
 
 if __name__ == "__main__":

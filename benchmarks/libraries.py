@@ -3,10 +3,10 @@
 worst-case-continuous}, each audited once under its library's own environment (the one
 ``dpaudit env NAME`` builds), one row per cell.
 
-    python benchmarks/libraries.py --only opendp-mst,opendp-aim --rounds 30 --out OUT
-    python benchmarks/libraries.py --only synthcity-dpgan --game one-run --out OUT
-    python benchmarks/libraries.py --no-run --out OUT      # the table, from OUT
-    python benchmarks/libraries.py --smoke --out OUT       # seconds: one toy plug-in
+    PYTHONPATH=. python benchmarks/libraries.py --only opendp-mst,opendp-aim --rounds 30 --work-dir DIR
+    PYTHONPATH=. python benchmarks/libraries.py --only synthcity-dpgan --game one-run --work-dir DIR
+    PYTHONPATH=. python benchmarks/libraries.py --no-run --work-dir DIR   # the table, from DIR
+    PYTHONPATH=. python benchmarks/libraries.py --smoke      # seconds: one toy plug-in
 
 A cell's audit is ``dpaudit audit --generator NAME --option preprocessing=MODE
 --dataset DATASET --dataset-rows 2000 --synthetic-rows 2000 --seed 0 --jobs 1
@@ -20,8 +20,9 @@ adapter (``AFFORDABLE``) and shown in the row's command. A cell that cannot run 
 adapter refuses the mode, the environment is not built) is a row saying why, with the
 adapter's own one line where it ran and refused.
 
-Every audit is appended to ``OUT/cells.jsonl`` (``--skip-done`` reuses an audit whose
-``result.json`` is in ``OUT``); the table goes to stdout and ``OUT/table.md``, in
+Every audit is appended to ``DIR/cells.jsonl`` (``--skip-done`` reuses an audit whose
+``result.json`` is in ``DIR``); the harness's ``--out FILE`` gets the rows as JSON; the
+table goes to stdout, ``DIR/table.json`` and ``DIR/table.md``, in
 docs/libraries.md's format: verdict, eps_emp and its attainable maximum, mu_emp and
 its attainable maximum, the claim, fits, wall seconds, the exact command, the library
 version and the date.
@@ -43,11 +44,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import harness  # noqa: E402
 from adapters_decided import cell_options as decided_options  # noqa: E402
 from adapters_decided import fmt, route_row  # noqa: E402
 
 from dpaudit.adapters import FOREIGN_ADAPTERS  # noqa: E402
-from dpaudit.adapters.envs import RECIPES, env_python  # noqa: E402
+from dpaudit.adapters.envs import env_python  # noqa: E402
 
 DATASETS = ("worst-case", "worst-case-continuous")
 MODES = ("library", "public")
@@ -181,7 +183,7 @@ def run_cell(
                 f"{recipe_of(generator)} builds it)",
             }
         python = str(found)
-    out = args.out / name.replace("/", "__")
+    out = args.work_dir / name.replace("/", "__")
     cmd = audit_command(generator, options, dataset, python, args, out)
     row["command"] = shown(cmd)
     if (args.skip_done or args.no_run) and (out / "result.json").exists():
@@ -204,7 +206,7 @@ def run_cell(
             "date": last.get("date"),
         }
     if args.no_run:
-        return {**row, "verdict": None, "why": "not run (no audit in --out)"}
+        return {**row, "verdict": None, "why": "not run (no audit in --work-dir)"}
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     start = time.perf_counter()
     done = subprocess.run(
@@ -267,8 +269,15 @@ HEADER = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
+    parser = harness.parser(__doc__)
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=Path("libraries_out"),
+        metavar="DIR",
+        help="the audits, cells.jsonl, table.md and table.json (default "
+        "libraries_out; a temporary folder with --smoke)",
+    )
     parser.add_argument("--only", help="comma-separated adapter names (default all)")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--datasets", default=",".join(DATASETS))
@@ -285,17 +294,21 @@ def main(argv: list[str] | None = None) -> int:
         "'in' only, a choice to fix before any run of the library",
     )
     parser.add_argument("--rows", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--python", help="one interpreter for every cell")
+    parser.add_argument(
+        "--python",
+        help="one interpreter for every cell (default: each library's `dpaudit env` "
+        "environment)",
+    )
     parser.add_argument("--skip-done", action="store_true")
     parser.add_argument("--no-run", action="store_true")
-    parser.add_argument("--smoke", action="store_true")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = harness.parse(
+        parser, argv, smoke={"rounds": 5, "attack": "querybased", "split": ""}
+    )
+    args.work_dir = Path(args.work_dir)
+    args.work_dir.mkdir(parents=True, exist_ok=True)
     if args.smoke:
         generators = [SMOKE_GENERATOR]
         modes, datasets = ["library"], ["worst-case"]
-        args.rounds, args.attack, args.split = 5, "querybased", ""
     else:
         generators = args.only.split(",") if args.only else sorted(FOREIGN_ADAPTERS)
         unknown = [g for g in generators if g not in FOREIGN_ADAPTERS]
@@ -304,19 +317,24 @@ def main(argv: list[str] | None = None) -> int:
                 f"--only: {unknown[0]!r} is no adapter (dpaudit list generators)"
             )
         modes, datasets = args.modes.split(","), args.datasets.split(",")
-    log = args.out / "cells.jsonl"
-    rows = [
-        run_cell(g, m, d, args, log)
-        for g in generators
-        for m in modes
-        for d in datasets
-    ]
+    log = args.work_dir / "cells.jsonl"
+    bench = harness.Rows(__file__, args)
+    rows = []
+    for g in generators:
+        for m in modes:
+            for d in datasets:
+                row = run_cell(g, m, d, args, log)
+                rows.append(row)
+                bench.add(row["cell"], **row)
+                bench.save()
     table = "\n".join([HEADER, *(markdown_row(r) for r in rows)])
-    (args.out / "table.md").write_text(table + "\n")
-    (args.out / "table.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (args.work_dir / "table.md").write_text(table + "\n")
+    (args.work_dir / "table.json").write_text(json.dumps(rows, indent=1) + "\n")
     print(table)
-    known = {name for name in RECIPES}
-    assert all(recipe_of(g) in known for g in generators if ":" not in g)
+    bench.finish(
+        columns=("row", "verdict", "eps_emp", "eps_max_attainable", "fits", "wall_s"),
+        formats={"eps_emp": ".3f", "eps_max_attainable": ".3f", "wall_s": ".0f"},
+    )
     return 0
 
 

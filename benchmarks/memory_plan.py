@@ -1,4 +1,4 @@
-"""The memory plan (dpaudit/audit/memory.py): refusals and the estimate against the
+"""The memory plan (dpaudit/audit/games/memory.py): refusals and the estimate against the
 measured peak.
 
 Prints, for the three inputs of issue 23 (a 1e6-row table, ``rounds = 1000000000``
@@ -10,11 +10,11 @@ the kernel's ``VmHWM`` of the finished child).
 
     PYTHONPATH=. python benchmarks/memory_plan.py            # everything
     PYTHONPATH=. python benchmarks/memory_plan.py --refusals  # the refusals only
+    PYTHONPATH=. python benchmarks/memory_plan.py --smoke     # one refusal, seconds
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
 
 WRAPPER = (
@@ -50,13 +51,19 @@ def measure(args: list[str], cwd: Path) -> tuple[int, float, float, str]:
     return int(code), seconds, int(peak_kib) / 1024, out.stderr.strip()
 
 
-def write_inputs(folder: Path) -> None:
-    """The three inputs of issue 23, and a small CSV table for a normal audit."""
-    rng = np.random.default_rng(0)
-    values = rng.integers(0, 10, size=(1_000_000, 3))
-    np.savetxt(
-        folder / "big.csv", values, fmt="%d", delimiter=",", header="a,b,c", comments=""
-    )
+def write_inputs(folder: Path, *, seed: int, big: bool = True) -> None:
+    """The three inputs of issue 23 (the 1e6-row table only if ``big``)."""
+    if big:
+        rng = np.random.default_rng(seed)
+        values = rng.integers(0, 10, size=(1_000_000, 3))
+        np.savetxt(
+            folder / "big.csv",
+            values,
+            fmt="%d",
+            delimiter=",",
+            header="a,b,c",
+            comments="",
+        )
     integer = [{"name": c, "kind": "integer", "lower": 0, "upper": 9} for c in "abc"]
     (folder / "big.json").write_text(json.dumps({"columns": integer}))
     categories = [f"c{i}" for i in range(10_000)]
@@ -121,8 +128,8 @@ def estimate(args: list[str], cwd: Path) -> str:
         "import sys\n"
         "from dpaudit.cli import build_parser\n"
         "from dpaudit.commands.audit import config_mapping\n"
-        "from dpaudit.audit.config import AuditConfig\n"
-        "from dpaudit.audit.memory import describe, plan_memory\n"
+        "from dpaudit.audit.config.model import AuditConfig\n"
+        "from dpaudit.audit.games.memory import describe, plan_memory\n"
         "args = build_parser().parse_args(['audit', *sys.argv[1:]])\n"
         "print(describe(plan_memory(AuditConfig.from_mapping(config_mapping(args)))))\n"
     )
@@ -139,7 +146,7 @@ def estimate(args: list[str], cwd: Path) -> str:
 MODEL_PEAK = """
 import json, sys
 import numpy as np, pandas as pd
-from dpaudit.audit.memory import model_bytes
+from dpaudit.audit.games.memory import model_bytes
 from dpaudit.data import Domain
 from dpaudit.generators.pate_gan import PateGan, config_from_options
 from dpaudit.rng import Rngs
@@ -164,61 +171,83 @@ print(json.dumps({"k": k, "measured": (hwm() - before) / m, "estimate": est}))
 """
 
 
-def model_peaks() -> None:
+def model_peaks(table: harness.Rows) -> None:
     """One PATE-GAN model's memory in training, measured (``fit_many`` of ``M``
     models, two iterations, the peak's growth over the loaded table divided by
-    ``M``) against :func:`~dpaudit.audit.memory.model_bytes`."""
-    print("one model in training: measured (peak growth / M) and estimated")
+    ``M``) against :func:`~dpaudit.audit.games.memory.model_bytes`."""
     for n, m in ((20_000, 64), (100_000, 16)):
-        out = subprocess.run(
-            [sys.executable, "-c", MODEL_PEAK, str(n), str(m)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if out.returncode:
-            print(f"  n={n}: failed: {out.stderr.strip().splitlines()[-1]}")
-            continue
-        row = json.loads(out.stdout.strip().splitlines()[-1])
-        print(
-            f"  {n:>7d} rows, {row['k']:4d} teachers, M={m:3d}: measured "
-            f"{row['measured'] / 2**20:6.1f} MiB a model, estimate "
-            f"{row['estimate'] / 2**20:6.1f} MiB"
-        )
+        with table.timed(f"one model, {n:,} rows, M={m}") as row:
+            out = subprocess.run(
+                [sys.executable, "-c", MODEL_PEAK, str(n), str(m)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if out.returncode:
+                row["error"] = out.stderr.strip().splitlines()[-1]
+                continue
+            found = json.loads(out.stdout.strip().splitlines()[-1])
+            row.update(
+                teachers=found["k"],
+                measured_mib=found["measured"] / 2**20,
+                estimate_mib=found["estimate"] / 2**20,
+            )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+#: The refusal --smoke runs (no 1e6-row table to write and read).
+SMOKE_REFUSALS = ("rounds = 1e9 (TOML)",)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--refusals", action="store_true", help="refusals only")
-    opts = parser.parse_args()
+    opts = harness.parse(parser, argv)
+    refusals = {
+        k: v for k, v in REFUSALS.items() if not opts.smoke or k in SMOKE_REFUSALS
+    }
+    table = harness.Rows(__file__, opts)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        write_inputs(folder)
-        print("refusals (no --max-memory: the limit is this machine's MemAvailable)")
-        for name, args in REFUSALS.items():
+        write_inputs(folder, seed=opts.seed, big=not opts.smoke)
+        for name, args in refusals.items():
             out = folder / "out"
             code, seconds, peak, err = measure(
                 ["audit", *args, "--out", str(out), "--quiet"], folder
             )
-            last = err.splitlines()[-1] if err else ""
-            print(
-                f"  {name:28s} exit {code}  {seconds:5.1f} s  peak {peak:6.0f} MiB  "
-                f"lines {len(err.splitlines())}  folder created: {out.exists()}"
+            table.add(
+                f"refusal: {name}",
+                exit=code,
+                peak_mib=peak,
+                lines=len(err.splitlines()),
+                folder_created=out.exists(),
+                message=err.splitlines()[-1] if err else "",
+                seconds=seconds,
             )
-            print(f"    {last}")
-        if opts.refusals:
-            return
-        model_peaks()
-        print("normal audits: the plan's estimate and the measured peak")
-        for name, args in NORMAL.items():
-            out = folder / f"out-{len(name)}"
-            full = ["audit", *args, "--out", str(out), "--quiet"]
-            line = estimate([*args, "--out", str(out)], folder)
-            code, seconds, peak, err = measure(full, folder)
-            print(f"  {name:36s} exit {code}  {seconds:6.1f} s  peak {peak:6.0f} MiB")
-            print(f"    {line}")
-            if code not in (0, 1, 3, 4, 5):
-                print(f"    {err.splitlines()[-1] if err else ''}")
+        if not (opts.refusals or opts.smoke):
+            model_peaks(table)
+            for name, args in NORMAL.items():
+                out = folder / f"out-{len(name)}"
+                full = ["audit", *args, "--out", str(out), "--quiet"]
+                line = estimate([*args, "--out", str(out)], folder)
+                code, seconds, peak, err = measure(full, folder)
+                table.add(
+                    f"audit: {name}",
+                    exit=code,
+                    peak_mib=peak,
+                    plan=line,
+                    seconds=seconds,
+                    **(
+                        {}
+                        if code in (0, 1, 3, 4, 5)
+                        else {"error": err.splitlines()[-1] if err else ""}
+                    ),
+                )
+    table.finish(
+        title="refusals (no --max-memory: the limit is this machine's MemAvailable); "
+        "one model in training: measured (peak growth / M) and estimated; normal "
+        "audits: the plan's estimate (plan) and the measured peak",
+        formats={"peak_mib": ".0f", "measured_mib": ".1f", "estimate_mib": ".1f"},
+    )
 
 
 if __name__ == "__main__":

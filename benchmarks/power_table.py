@@ -6,9 +6,11 @@ G-PATE, a plug-in that copies its data and a plug-in that is exactly epsilon-DP 
 public seed), runs the audit with ``--randomness independent`` and with
 ``--randomness fixed_public`` (``--modes auto`` adds fixed public randomness chosen
 adversarially, ``--public-seed auto``) and prints one row per audit: verdict, eps_emp, AUC,
-claim, reference epsilon, attack, wall time. Rows are printed as audits finish and
-appended as JSON lines to ``--out``/rows.jsonl (a killed run keeps what it printed;
-``--skip-done`` continues it).
+claim, reference epsilon, attack, wall time. Rows are appended as JSON lines to
+``--work-dir``/rows.jsonl as audits finish (a killed run keeps them; ``--skip-done``
+continues it), and the table is printed (and written to ``--out FILE``) at the end.
+``--smoke``: the reference and the copy plug-in on the worst case, independent
+randomness, 10 rounds per world.
 
 The tables below were measured before issue 22's fidelity changes (original's and
 turing's thresholded label noise, updated's critic student and refitted teachers,
@@ -74,8 +76,9 @@ machine, independent / fixed public:
     exact RR    CONSISTENT 0.793/0.745 | CONSISTENT 0.751/0.724   exactly 1-DP             19/16
 
 Where the reference epsilon is unbounded and the verdict CONSISTENT, the release does
-not depend on the data at all (``benchmarks/release_sensitivity.py``: the same streams
-give bit for bit the same table for D, D' and half of D: ``updated``, ``borealis``), or
+not depend on the data at all (``benchmarks/research/release_sensitivity.py``: the
+same streams give bit for bit the same table for D, D' and half of D: ``updated``,
+``borealis``), or
 (``turing``, independent) the data reaches it but the per-round training randomness
 hides the shift that fixed public randomness exposes.
 
@@ -108,7 +111,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dpaudit.audit.runner import AuditConfig, run_audit
+import harness
+
+from dpaudit.audit import AuditConfig, run_audit
 
 VARIANTS = ("original", "updated", "synthcity", "turing", "borealis", "smartnoise")
 PLUGINS = {
@@ -193,8 +198,8 @@ def _reference(result: Any) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument(
         "--datasets",
         default="worst-case,cervical_cancer",
@@ -213,7 +218,6 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument("--jobs", type=int, default=-1)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--attack",
         default=None,
@@ -232,10 +236,25 @@ def main() -> None:
         help="row index used as the plug-ins' target on real data",
     )
     parser.add_argument("--data-dir", default=os.environ.get("DPAUDIT_DATA_DIR"))
-    parser.add_argument("--out", default="power-table")
+    parser.add_argument(
+        "--work-dir",
+        default="power-table",
+        metavar="DIR",
+        help="the audits and rows.jsonl",
+    )
     parser.add_argument("--skip-done", action="store_true")
-    args = parser.parse_args()
-    out = Path(args.out)
+    args = harness.parse(
+        parser,
+        argv,
+        smoke={
+            "datasets": "worst-case",
+            "only": "reference,copy-plugin",
+            "modes": "independent",
+            "rounds": 10,
+            "jobs": 1,
+        },
+    )
+    out = Path(args.work_dir)
     out.mkdir(parents=True, exist_ok=True)
     done = set()
     rows_file = out / "rows.jsonl"
@@ -243,12 +262,7 @@ def main() -> None:
         for line in rows_file.read_text().splitlines():
             row = json.loads(line)
             done.add((row["dataset"], row["generator"], row["randomness_asked"]))
-    header = (
-        f"{'dataset':21s} {'generator':16s} {'randomness':13s} {'verdict':12s} "
-        f"{'eps_emp':>8s} {'AUC':>6s} {'claim':>7s} {'reference':>10s} "
-        f"{'attack':18s} {'wall s':>7s}"
-    )
-    print(header, flush=True)
+    table = harness.Rows(__file__, args)
     for dataset in args.datasets.split(","):
         for row in args.only.split(","):
             for mode in args.modes.split(","):
@@ -277,14 +291,34 @@ def main() -> None:
                 }
                 with rows_file.open("a") as fh:
                     fh.write(json.dumps(record) + "\n")
-                print(
-                    f"{dataset:21s} {row:16s} {result.randomness!s:13s} "
-                    f"{result.verdict!s:12s} {_fmt(result.eps_emp):>8s} "
-                    f"{(result.auc or 0):6.3f} {result.eps_claimed:7.3f} "
-                    f"{_reference(result):>10s} {result.attack:18s} "
-                    f"{wall:7.1f}",
-                    flush=True,
+                table.add(
+                    f"{dataset} {row} {mode}",
+                    **record,
+                    reference=_reference(result),
+                    seconds=wall,
                 )
+                print(f"{dataset} {row} {mode}: {result.verdict!s}", flush=True)
+                table.save()
+    table.finish(
+        columns=(
+            "dataset",
+            "generator",
+            "randomness",
+            "verdict",
+            "eps_emp",
+            "auc",
+            "eps_claimed",
+            "reference",
+            "attack",
+            "seconds",
+        ),
+        formats={
+            "eps_emp": ".3f",
+            "auc": ".3f",
+            "eps_claimed": ".3f",
+            "seconds": ".1f",
+        },
+    )
 
 
 if __name__ == "__main__":

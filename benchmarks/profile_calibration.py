@@ -4,11 +4,11 @@ simulator at test size). Prints false-alarm and detection rates, mean mu_emp and
 eps_emp, and the oracle ceiling.
 
     python benchmarks/profile_calibration.py            # the figures in docs/soundness.md
-    python benchmarks/profile_calibration.py --smoke    # seconds
+    python benchmarks/profile_calibration.py --smoke    # seconds: 4 audits a row
 
 Each mechanism releases one number per round; the attack's score is the release
 itself (the likelihood ratio is monotone in it, so this is the Neyman-Pearson test),
-and the audit's own analysis (:func:`dpaudit.audit.scores.judge_scores`) runs from the
+and the audit's own analysis (:func:`dpaudit.audit.games.scores.judge_scores`) runs from the
 validation and test scores on.
 """
 
@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.profile import ClaimedProfile
-from dpaudit.audit.scores import judge_scores
-from dpaudit.audit.tradeoff import bernoulli_renyi, gdp_mu_of_eps
+from dpaudit.audit.games import judge_scores
+from dpaudit.audit.stats import ClaimedProfile, bernoulli_renyi, gdp_mu_of_eps
 
 #: The RDP orders a simulated claim states (Opacus-like).
 ORDERS: tuple[float, ...] = (
@@ -159,16 +158,16 @@ def simulate(
 
 
 def main(argv: list[str] | None = None) -> None:
-    import argparse
-    import time
+    # Imported here: tests/audit/test_profile_calibration.py loads this module for
+    # its simulator, without benchmarks/ on the path.
+    import harness
 
-    from dpaudit.audit.ceiling import mu_ceiling
+    from dpaudit.audit.stats import mu_ceiling
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="a few audits per row")
-    parser.add_argument("--audits", type=int, default=300)
-    args = parser.parse_args(argv)
-    n = 4 if args.smoke else args.audits
+    parser = harness.parser(__doc__)
+    parser.add_argument("--audits", type=int, default=300, help="audits per row")
+    args = harness.parse(parser, argv, smoke={"audits": 4})
+    n = args.audits
     mu4, mu1 = gdp_mu_of_eps(4.0, 1e-5), gdp_mu_of_eps(1.0, 1e-5)
     three = 0.05 / 3
     rows = [
@@ -247,30 +246,46 @@ def main(argv: list[str] | None = None) -> None:
         ),
     ]
     del mu1
-    print(
-        "| mechanism and claim | audits | VIOLATION | mean eps_emp | mean mu_emp "
-        "| mu_emp / mu | ceiling / mu | mu_emp / ceiling | seconds |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    table = harness.Rows(__file__, args)
     for i, (name, sample, claim, val, test, alpha, mu) in enumerate(rows):
-        start = time.perf_counter()
-        out = simulate(
-            sample, claim, audits=n, validation=val, test=test, alpha=alpha, seed=i
-        )
-        took = time.perf_counter() - start
-        if mu is not None:
-            top = mu_ceiling(mu, test, test, alpha=alpha)
-            extra = (
-                f"{out.mean_mu_emp / mu:.3f} | {top / mu:.3f} | "
-                f"{out.mean_mu_emp / top:.3f}"
+        with table.timed(name, audits=n) as row:
+            out = simulate(
+                sample,
+                claim,
+                audits=n,
+                validation=val,
+                test=test,
+                alpha=alpha,
+                seed=100 * args.seed + i,
             )
-        else:
-            extra = "n/a | n/a | n/a"
-        print(
-            f"| {name} | {n} | {out.violations} ({out.violations / n:.1%}) | "
-            f"{out.mean_eps_emp:.3f} | {out.mean_mu_emp:.3f} | {extra} | "
-            f"{took:.1f} |"
-        )
+            top = None if mu is None else mu_ceiling(mu, test, test, alpha=alpha)
+            row.update(
+                violations=out.violations,
+                violation_rate=out.violations / n,
+                mean_eps_emp=out.mean_eps_emp,
+                mean_mu_emp=out.mean_mu_emp,
+                mu_emp_over_mu=None if mu is None else out.mean_mu_emp / mu,
+                ceiling_over_mu=None if top is None else top / mu,
+                mu_emp_over_ceiling=None if top is None else out.mean_mu_emp / top,
+            )
+    table.finish(
+        title="mechanism and claim: VIOLATION of audits, mean eps_emp and mu_emp, "
+        "ceiling = the oracle's mu_emp (mu_ceiling; '-': no mu)",
+        formats={
+            "violation_rate": ".1%",
+            **dict.fromkeys(
+                (
+                    "mean_eps_emp",
+                    "mean_mu_emp",
+                    "mu_emp_over_mu",
+                    "ceiling_over_mu",
+                    "mu_emp_over_ceiling",
+                ),
+                ".3f",
+            ),
+            "seconds": ".1f",
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -4,10 +4,10 @@ Rows: the exact randomized response, Laplace and Gaussian count mechanisms of
 :mod:`dpaudit.generators.zoo` (true epsilon 4; claims 4 (true), 2, 4/3 and 1: the true
 claim and 2x, 3x and 4x overclaims, each stating its exact profile; the Gaussian also
 stating its RDP curve alone), the reference PATE-GAN (``dpaudit audit``'s default),
-G-PATE and smartnoise MST with public preprocessing (through ``--python``, where that
-interpreter has smartnoise). Every audit runs through the library API
-(:func:`dpaudit.audit.run.run_audit`), the whole pipeline: the plug-in worker, the
-game, the default attacks, the estimator.
+G-PATE and smartnoise MST with public preprocessing (through ``--python``, by
+default the ``dpaudit env`` environment ``smartnoise``, where it exists). Every audit
+runs through the library API (:func:`dpaudit.audit.run.run_audit`), the whole
+pipeline: the plug-in worker, the game, the default attacks, the estimator.
 
 Per row, over the seeds: the rate of VIOLATION by the (epsilon, delta) lines and by
 the profile test (the claim's stated regions: the lines, GDP,
@@ -22,7 +22,7 @@ thresholds chosen on validation rounds by the refutation ratio); "lines" is whet
 some attack's test point lies outside the (epsilon, delta) lines at those thresholds;
 a row stating no profile (``profile=none``) is the classic lines-only audit. For a
 result without the profile fields (an older dpaudit) the test is computed here from
-each attack's test counts (:func:`dpaudit.audit.profile.judge_point`); the output says
+each attack's test counts (:func:`dpaudit.audit.stats.profile.judge_point`); the output says
 which.
 
     python benchmarks/profile_zoo.py --seeds 5 --out profile_zoo.json
@@ -32,32 +32,31 @@ which.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import harness
 import numpy as np
 from scipy import stats
 
-from dpaudit.adapters.envs import env_python
-from dpaudit.audit.ceiling import mu_ceiling
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.estimators import _rate_upper_bounds, rate_upper_bound
-from dpaudit.audit.profile import ClaimedProfile, judge_point
-from dpaudit.audit.run import run_audit
-from dpaudit.audit.store import ResultStore
-from dpaudit.audit.tradeoff import mu_lower_bound
+from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.stats import (
+    ClaimedProfile,
+    judge_point,
+    mu_ceiling,
+    mu_lower_bound,
+    rate_upper_bound,
+    rate_upper_bounds,
+)
+from dpaudit.audit.storage import ResultStore
 from dpaudit.generators.zoo import analytic_gaussian_mu
 
 TRUE_EPSILON = 4.0
 DELTA = 1e-5
-SMARTNOISE_PYTHON = str(env_python("smartnoise"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,7 +116,9 @@ def zoo_rows(
     return rows
 
 
-def other_rows(names: tuple[str, ...], mst_rounds: int) -> list[Row]:
+def other_rows(
+    names: tuple[str, ...], mst_rounds: int, python: str | None
+) -> list[Row]:
     rows = []
     if "pategan" in names:
         rows.append(
@@ -125,14 +126,14 @@ def other_rows(names: tuple[str, ...], mst_rounds: int) -> list[Row]:
         )
     if "gpate" in names:
         rows.append(Row(name="G-PATE", generator="gpate", epsilon=1))
-    if "mst" in names:
+    if "mst" in names and python is not None:
         rows.append(
             Row(
                 name="smartnoise MST (public)",
                 generator="smartnoise-mst",
                 epsilon=1,
                 options={"preprocessing": "public"},
-                extra={"python": SMARTNOISE_PYTHON},
+                extra={"python": python},
                 rounds=mst_rounds,
             )
         )
@@ -187,8 +188,8 @@ def ceiling(row: Row, n0: int, n1: int, alpha: float) -> float | None:
     if row.mechanism == "gaussian":
         return mu_ceiling(mu_true(row) or 0.0, n0, n1, alpha=alpha)
     k0, k1 = np.arange(n0 + 1), np.arange(n1 + 1)
-    u0 = _rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2, "clopper_pearson")
-    u1 = _rate_upper_bounds(k1, np.full(k1.size, n1), alpha / 2, "clopper_pearson")
+    u0 = rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2, "clopper_pearson")
+    u1 = rate_upper_bounds(k1, np.full(k1.size, n1), alpha / 2, "clopper_pearson")
     table = mu_lower_bound(u0[:, None], u1[None, :])
     best = 0.0
     for p0, p1 in zip(*oracle_rates(row), strict=True):
@@ -317,37 +318,36 @@ def summarise(row: Row, audits: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _fmt(value: Any, spec: str = ".2f") -> str:
-    return "n/a" if value is None else format(value, spec)
-
-
-def print_table(rows: list[dict[str, Any]]) -> None:
-    head = (
-        f"{'row':28s} {'stated':16s} {'seeds':>5s} {'lines':>6s} {'profile':>7s} "
-        f"{'eps_emp':>7s} {'mu_emp':>6s} {'mu':>5s} {'tight':>5s} {'ceil':>5s} "
-        f"{'/ceil':>5s} {'s/audit':>7s}"
-    )
-    print(head)
-    print("-" * len(head))
-    for r in rows:
-        print(
-            f"{r['row']:28s} {','.join(r['stated']) or '-':16s} {r['seeds']:5d} "
-            f"{r['lines_violation_rate']:6.2f} {r['profile_violation_rate']:7.2f} "
-            f"{r['mean_eps_emp']:7.2f} {r['mean_mu_emp']:6.3f} "
-            f"{_fmt(r['mu_true'], '.3f'):>5s} {_fmt(r['tightness']):>5s} "
-            f"{_fmt(r['mu_ceiling'], '.3f'):>5s} {_fmt(r['ceiling_ratio']):>5s} "
-            f"{r['mean_seconds']:7.1f}"
-        )
-    print(
-        "lines/profile: fraction of audits with VIOLATION by the (epsilon, delta) lines "
-        "(the audit's verdict) and by the profile test (detection on an overclaim, "
-        "false alarm on a true claim); tight: mean mu_emp / mu_true; ceil: the "
-        "oracle's expected mu_emp at this test size; /ceil: mean mu_emp / ceil."
-    )
+#: The table's columns (every figure, and each audit, is in --out's rows).
+COLUMNS = (
+    "row",
+    "stated",
+    "seeds",
+    "lines_violation_rate",
+    "profile_violation_rate",
+    "mean_eps_emp",
+    "mean_mu_emp",
+    "mu_true",
+    "tightness",
+    "mu_ceiling",
+    "ceiling_ratio",
+    "mean_seconds",
+)
+FORMATS = {
+    "lines_violation_rate": ".2f",
+    "profile_violation_rate": ".2f",
+    "mean_eps_emp": ".2f",
+    "mean_mu_emp": ".3f",
+    "mu_true": ".3f",
+    "tightness": ".2f",
+    "mu_ceiling": ".3f",
+    "ceiling_ratio": ".2f",
+    "mean_seconds": ".1f",
+}
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--seeds", type=int, default=3, help="audits per row")
     parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument(
@@ -361,62 +361,55 @@ def main(argv: list[str] | None = None) -> None:
         help="overclaim factors of the zoo rows (1: the true claim)",
     )
     parser.add_argument("--mst-rounds", type=int, default=25)
-    parser.add_argument("--out", type=Path, default=None, help="write the JSON here")
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="seconds: one tiny audit of two zoo rows (a test runs it)",
+    harness.add_python(parser, "smartnoise", "smartnoise-synth (the MST row)")
+    args = harness.parse(
+        parser, argv, smoke={"seeds": 1, "rounds": 10, "only": "rr,gaussian"}
     )
-    args = parser.parse_args(argv)
     only = tuple(s.strip() for s in args.only.split(",") if s.strip())
-    if args.smoke:
-        args.seeds, args.rounds = 1, 10
-        only = tuple(x for x in only if x in ("rr", "gaussian"))
     factors = tuple(int(f) for f in args.factors.split(","))
     rows = zoo_rows(
         tuple(m for m in ("rr", "laplace", "gaussian") if m in only), factors
     )
     if args.smoke:
         rows = [r for r in rows if r.name in ("rr true", "gaussian 4x")]
-    rows += other_rows(only, args.mst_rounds)
-    if "mst" in only and not Path(SMARTNOISE_PYTHON).exists():
-        print(f"skipping MST: {SMARTNOISE_PYTHON} is absent")
-        rows = [r for r in rows if r.generator != "smartnoise-mst"]
-    load = os.getloadavg()
+    python = harness.python_for(args, "smartnoise", required=False)
+    if "mst" in only and python is None:
+        print(
+            f"skipping MST: no --python and {harness.env_python('smartnoise')} is absent"
+        )
+    rows += other_rows(only, args.mst_rounds, python)
     print(
         f"{len(rows)} rows x {args.seeds} seeds, {args.rounds} rounds per world "
-        f"(MST: {args.mst_rounds}); load average {load[0]:.1f} on {os.cpu_count()} "
-        "CPUs"
+        f"(MST: {args.mst_rounds})"
     )
-    summaries = []
+    table = harness.Rows(__file__, args)
     with tempfile.TemporaryDirectory(prefix="profile_zoo-") as tmp:
         for row in rows:
+            started = time.perf_counter()
             audits = [
                 audit_once(row, seed, args.rounds, Path(tmp))
-                for seed in range(args.seeds)
+                for seed in range(args.seed, args.seed + args.seeds)
             ]
             summary = summarise(row, audits)
             summary["rounds"] = row.rounds or args.rounds
-            summaries.append(summary)
+            summary["seconds"] = time.perf_counter() - started
+            table.add(**summary)
             print(
                 f"  {row.name}: {summary['profile_violation_rate']:.2f} profile, "
                 f"{summary['lines_violation_rate']:.2f} lines, mu_emp "
                 f"{summary['mean_mu_emp']:.3f}, {summary['mean_seconds']:.1f} s/audit",
                 flush=True,
             )
+            table.save()
     print()
-    print_table(summaries)
-    payload = {
-        "seeds": args.seeds,
-        "rounds": args.rounds,
-        "mst_rounds": args.mst_rounds,
-        "load_average": load,
-        "cpus": os.cpu_count(),
-        "rows": summaries,
-    }
-    if args.out is not None:
-        args.out.write_text(json.dumps(payload, indent=1) + "\n")
-        print(f"wrote {args.out}")
+    table.finish(columns=COLUMNS, formats=FORMATS)
+    print(
+        "lines/profile: fraction of audits with VIOLATION by the (epsilon, delta) lines "
+        "(the audit's verdict) and by the profile test (detection on an overclaim, "
+        "false alarm on a true claim); tightness: mean mu_emp / mu_true; mu_ceiling: "
+        "the oracle's expected mu_emp at this test size; ceiling_ratio: mean mu_emp / "
+        "mu_ceiling."
+    )
 
 
 if __name__ == "__main__":

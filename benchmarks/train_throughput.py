@@ -19,11 +19,11 @@ was imported (``torch.optim``'s Optimizer imports it on first use: about 1.4 s).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 import time
 
+import harness
 import torch
 
 from dpaudit.allocator import keep_freed_memory
@@ -33,8 +33,8 @@ from dpaudit.generators.pate_gan import PateGan, PateGanConfig
 from dpaudit.rng import Rngs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
@@ -70,11 +70,17 @@ def main() -> None:
         help="first time the default audit's fit_many of M worst-case "
         "models, then stop",
     )
-    args = parser.parse_args()
+    args = harness.parse(
+        parser,
+        argv,
+        smoke={"iterations": 2, "models": "1,4", "sequential": 2},
+    )
     torch.set_num_threads(args.threads)
     kept = keep_freed_memory() if args.allocator == "keep" else False
+    table = harness.Rows(__file__, args)
     if args.worst_case:
-        worst_case(args.worst_case, args.threads)
+        worst_case(args.worst_case, args.threads, table)
+        table.finish(formats={"wall_s": ".2f", "cpu_s": ".2f"})
         return
     ds = load_cervical_cancer()
     # A budget that never binds: every model runs exactly --iterations iterations.
@@ -94,49 +100,53 @@ def main() -> None:
     PateGan(cfg).fit_many(
         [ds.train] * 2, domain=ds.domain, rngs=Rngs.from_seed(9).spawn(2)
     )  # warm-up
-    rngs = Rngs.from_seed(0).spawn(max(int(m) for m in args.models.split(",")))
-    started = time.perf_counter()
-    for rng in rngs[: args.sequential]:
-        PateGan(cfg).fit(ds.train, domain=ds.domain, rng=rng)
-    seconds = time.perf_counter() - started
-    sequential = args.sequential * args.iterations / seconds
-    print(
-        f"pategan {args.variant or 'reference'}, device {args.device}, "
-        f"torch threads {args.threads}, "
-        f"{args.iterations} iterations per model, 5 teachers, 686 x 29, "
-        f"allocator {'keeps freed memory' if kept else 'glibc defaults'}"
-    )
-    print(f"sequential loop of single fits: {sequential:8.1f} model-iterations/s")
+    rngs = Rngs.from_seed(args.seed).spawn(max(int(m) for m in args.models.split(",")))
+    with table.timed("sequential loop of single fits", models=args.sequential) as row:
+        for rng in rngs[: args.sequential]:
+            PateGan(cfg).fit(ds.train, domain=ds.domain, rng=rng)
+    sequential = args.sequential * args.iterations / row["seconds"]
+    row["model_iterations_per_s"] = sequential
     for m in (int(x) for x in args.models.split(",")):
-        started = time.perf_counter()
-        models = PateGan(cfg).fit_many([ds.train] * m, domain=ds.domain, rngs=rngs[:m])
-        if args.device == "cuda":
-            torch.cuda.synchronize()
-        seconds = time.perf_counter() - started
+        with table.timed(f"batched M = {m}", models=m) as row:
+            models = PateGan(cfg).fit_many(
+                [ds.train] * m, domain=ds.domain, rngs=rngs[:m]
+            )
+            if args.device == "cuda":
+                torch.cuda.synchronize()
         assert all(
             model.privacy_claim_.iterations == args.iterations for model in models
         )
-        rate = m * args.iterations / seconds
-        print(
-            f"batched M = {m:4d}: {rate:8.1f} model-iterations/s "
-            f"({seconds:6.2f} s), {rate / sequential:6.1f}x the sequential loop"
-        )
+        rate = m * args.iterations / row["seconds"]
+        row.update(model_iterations_per_s=rate, x_sequential=rate / sequential)
     if args.floor:
         m = max(int(x) for x in args.models.split(","))
         floor = teacher_gemm_seconds(m, device=args.device)
-        print(
-            f"floor at M = {m}: the teachers' matmuls alone (5 steps x 4 GEMMs, + 5 vote "
-            f"GEMMs) take {floor * 1e3:.1f} ms per iteration: at most "
-            f"{m / floor:8.1f} model-iterations/s, {m / floor / sequential:6.1f}x the "
-            "sequential loop, even if everything else were free"
+        # The teachers' matmuls alone (5 steps x 4 GEMMs, + 5 vote GEMMs) per
+        # iteration: at most this rate even if everything else were free.
+        table.add(
+            f"floor at M = {m}: teacher matmuls",
+            models=m,
+            ms_per_iteration=floor * 1e3,
+            model_iterations_per_s=m / floor,
+            x_sequential=m / floor / sequential,
         )
+    table.finish(
+        title=f"pategan {args.variant or 'reference'}, device {args.device}, "
+        f"torch threads {args.threads}, {args.iterations} iterations per model, "
+        "5 teachers, 686 x 29, allocator "
+        f"{'keeps freed memory' if kept else 'glibc defaults'}",
+        formats={
+            "model_iterations_per_s": ".1f",
+            "x_sequential": ".1f",
+            "ms_per_iteration": ".1f",
+        },
+    )
 
 
-def worst_case(m: int, threads: int) -> None:
+def worst_case(m: int, threads: int, table: harness.Rows) -> None:
     """Wall and CPU seconds of the default audit's ``fit_many`` of ``m`` rounds."""
-    from dpaudit.audit.config import AuditConfig
-    from dpaudit.audit.setup import build_setup
-    from dpaudit.audit.streams import Streams
+    from dpaudit.audit import AuditConfig
+    from dpaudit.audit.games import Streams, build_setup
 
     setup = build_setup(AuditConfig(rounds=max(m, 5), jobs=1))
     rngs, public = setup.plan.round_rngs(), setup.public_streams()
@@ -150,11 +160,14 @@ def worst_case(m: int, threads: int) -> None:
         datasets, domain=setup.domain, rngs=[f for f, _ in split], **extra
     )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    iterations = max(model.privacy_claim_.iterations for model in models)
-    print(
-        f"default audit's training, {m} worst-case models (up to {iterations} "
-        f"iterations), torch threads {threads}: {wall:.2f} s wall, {cpu:.2f} s CPU; "
-        f"torch._dynamo imported: {'torch._dynamo' in sys.modules}"
+    table.add(
+        f"default audit's training, {m} worst-case models",
+        max_iterations=max(model.privacy_claim_.iterations for model in models),
+        threads=threads,
+        wall_s=wall,
+        cpu_s=cpu,
+        dynamo_imported="torch._dynamo" in sys.modules,
+        seconds=wall,
     )
 
 

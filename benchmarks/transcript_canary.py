@@ -23,8 +23,6 @@ output says so.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import statistics
 import tempfile
@@ -33,14 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import harness
 import numpy as np
 import torch
 
-from dpaudit.audit.ceiling import mu_ceiling
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.run import run_audit
-from dpaudit.audit.setup import build_setup
-from dpaudit.audit.tradeoff import bernoulli_renyi, gdp_mu_of_eps
+from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.games import build_setup
+from dpaudit.audit.stats import bernoulli_renyi, gdp_mu_of_eps, mu_ceiling
 from dpaudit.generators.pate_gan import PateGan
 from dpaudit.generators.pate_gan.canary import canary_privacy, log_vote_probabilities
 from dpaudit.generators.pate_gan.model import _with_canary
@@ -278,7 +275,7 @@ def run_row(
     return out
 
 
-def calibrate(audits: int, rounds: int, out: str | None) -> None:
+def calibrate(audits: int, rounds: int, table: harness.Rows) -> None:
     """``audits`` audits of :data:`CALIBRATION`, seeds 1.., each analysed once:
     the rate at which eps_emp exceeds the transcript's exact epsilon (a false alarm
     against the truth; at most alpha = 0.05 per audit if the game is sound)."""
@@ -286,100 +283,90 @@ def calibrate(audits: int, rounds: int, out: str | None) -> None:
     truth = exact(cfg0)["exact"]
     print(f"exact epsilon {truth['epsilon']:.4f} at delta {cfg0.delta:g}", flush=True)
     eps: list[float] = []
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
+    with (
+        table.timed("calibration", audits=audits, rounds=rounds) as row,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         for seed in range(1, audits + 1):
             cfg = config(CALIBRATION, rounds, seed, 0, sequential=False)
             doc = run_audit(cfg, out_dir=Path(tmp) / str(seed)).to_json()
             eps.append(float(doc["eps_emp"]))
-    above = sum(e > truth["epsilon"] for e in eps)
-    summary = {
-        "audits": audits,
-        "rounds": rounds,
-        "exact_epsilon": truth["epsilon"],
-        "above_exact": above,
-        "max_eps_emp": max(eps),
-        "median_eps_emp": float(statistics.median(eps)),
-        "seconds": time.perf_counter() - started,
-        "eps_emp": eps,
-    }
-    print(
-        f"{audits} audits at {rounds} rounds per world: eps_emp above the exact "
-        f"epsilon in {above}; median {summary['median_eps_emp']:.3f}, max "
-        f"{summary['max_eps_emp']:.3f}; {summary['seconds']:.0f} s"
+        row.update(
+            exact_epsilon=truth["epsilon"],
+            above_exact=sum(e > truth["epsilon"] for e in eps),
+            max_eps_emp=max(eps),
+            median_eps_emp=float(statistics.median(eps)),
+            eps_emp=eps,
+        )
+    table.finish(
+        title=f"{audits} audits at {rounds} rounds per world: eps_emp above the "
+        "exact epsilon (above_exact)",
+        columns=[
+            "row",
+            "audits",
+            "rounds",
+            "exact_epsilon",
+            "above_exact",
+            "median_eps_emp",
+            "max_eps_emp",
+            "seconds",
+        ],
     )
-    if out:
-        Path(out).write_text(json.dumps(summary, indent=1))
 
 
-def fmt(x: Any, digits: int = 3) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
+#: The table's columns (every figure is in --out's rows).
+COLUMNS = (
+    "row",
+    "epsilon_asked",
+    "verdict",
+    "eps_emp",
+    "mu_emp",
+    "auc",
+    "claim",
+    "reference",
+    "exact_epsilon",
+    "mu_claim",
+    "exact_mu",
+    "ceiling_claim",
+    "ceiling_exact",
+    "teachers",
+    "seconds",
+)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
+    parser.add_argument("--rounds", type=int, default=1000, help="rounds per world")
     parser.add_argument("--public-seed", type=int, default=0)
     parser.add_argument("--only", default=None, help="comma-separated row names")
     parser.add_argument("--epsilons", default=None, help="comma-separated")
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--out", default=None)
     parser.add_argument(
         "--calibrate", type=int, default=0, help="N audits of the exact mechanism"
     )
-    args = parser.parse_args()
+    args = harness.parse(parser, argv, smoke={"rounds": 5})
+    table = harness.Rows(__file__, args)
     if args.calibrate:
-        calibrate(args.calibrate, args.rounds, args.out)
+        calibrate(args.calibrate, args.rounds, table)
         return
     rows = SMOKE if args.smoke else ROWS
-    rounds = 5 if args.smoke else args.rounds
     if args.only:
         keep = set(args.only.split(","))
         rows = [r for r in rows if r.name in keep]
     if args.epsilons:
         eps = {float(e) for e in args.epsilons.split(",")}
         rows = [r for r in rows if r.epsilon in eps]
-    header = (
-        "row | eps asked | verdict | eps_emp | mu_emp | AUC | claim | reference | "
-        "exact eps | mu claim | mu exact | ceiling(mu claim) | ceiling(mu exact) | k | s"
-    )
-    print(header)
-    done = []
     with tempfile.TemporaryDirectory() as tmp:
         for row in rows:
-            r = run_row(row, rounds, args.seed, args.public_seed, Path(tmp))
-            done.append(r)
+            r = run_row(row, args.rounds, args.seed, args.public_seed, Path(tmp))
             ex = r.get("exact") or {}
+            table.add(**r, exact_epsilon=ex.get("epsilon"), exact_mu=ex.get("mu"))
             print(
-                " | ".join(
-                    fmt(v)
-                    for v in (
-                        r["row"],
-                        r["epsilon_asked"],
-                        r["verdict"],
-                        r["eps_emp"],
-                        r["mu_emp"],
-                        r["auc"],
-                        r["claim"],
-                        r["reference"],
-                        ex.get("epsilon"),
-                        r["mu_claim"],
-                        ex.get("mu"),
-                        r["ceiling_claim"],
-                        r["ceiling_exact"],
-                        r["teachers"],
-                        round(r["seconds"]),
-                    )
-                ),
+                f"{r['row']} eps {r['epsilon_asked']:g}: {r['verdict']}, eps_emp "
+                f"{r['eps_emp']:.3f}, {r['seconds']:.0f} s",
                 flush=True,
             )
-            if args.out:
-                Path(args.out).write_text(json.dumps({"rows": done}, indent=1))
+            table.save()
+    table.finish(columns=COLUMNS, formats={"seconds": ".0f"})
 
 
 if __name__ == "__main__":

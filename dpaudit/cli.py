@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import dpaudit
 from dpaudit.allocator import keep_freed_memory
-from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
+from dpaudit.audit.config import AUDIT_CONSTRAINTS
 from dpaudit.commands import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,

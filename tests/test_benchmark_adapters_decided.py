@@ -1,6 +1,7 @@
 """benchmarks/adapters_decided.py's smoke mode: a cell is audited again, larger, until
 its verdict is decided (INCONCLUSIVE at 10 rounds per world, then a VIOLATION at the
-rounds the result said were needed), and the table is written as JSON."""
+rounds the result said were needed), and the table is written as JSON (the work
+folder's table.json and the harness's --out FILE)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _harness_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark imports benchmarks/harness.py, found beside it when run."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+
+
 @pytest.mark.slow
 def test_smoke_escalates_until_decided(tmp_path: Path, capsys) -> None:
     spec = importlib.util.spec_from_file_location(
@@ -21,8 +28,11 @@ def test_smoke_escalates_until_decided(tmp_path: Path, capsys) -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.main(["--smoke", "--out", str(tmp_path)]) == 0
+    out = tmp_path / "decided.json"
+    assert module.main(["--smoke", "--work-dir", str(tmp_path), "--out", str(out)]) == 0
     table = json.loads((tmp_path / "table.json").read_text())
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["verdict"] for r in rows] == [c["verdict"] for c in table]
     assert len(table) == 1
     cell = table[0]
     audits = cell["audits"]
@@ -43,7 +53,7 @@ def test_smoke_cheapest_route(tmp_path: Path) -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    argv = ["--smoke", "--route", "cheapest", "--out", str(tmp_path)]
+    argv = ["--smoke", "--route", "cheapest", "--work-dir", str(tmp_path)]
     assert module.main(argv) == 0
     copy, rr = json.loads((tmp_path / "table.json").read_text())
     assert copy["route"] == "one-run" and copy["decided"]
@@ -71,10 +81,12 @@ def test_smoke_cheapest_route(tmp_path: Path) -> None:
     # --no-run tabulates what is there and runs nothing.
     empty = tmp_path / "empty"
     assert (
-        module.main(["--smoke", "--route", "cheapest", "--no-run", "--out", str(empty)])
+        module.main(
+            ["--smoke", "--route", "cheapest", "--no-run", "--work-dir", str(empty)]
+        )
         == 0
     )
     rows = json.loads((empty / "table.json").read_text())
     assert [r["why"] for r in rows] == [
-        "one-run not run: no audit in --out (--no-run)"
+        "one-run not run: no audit in --work-dir (--no-run)"
     ] * 2

@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from dpaudit.audit.estimators import eps_max_attainable
+from dpaudit.audit.stats.estimators import eps_max_attainable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,7 +30,7 @@ def test_smoke_writes_the_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     module = _module()
-    assert module.main(["--smoke", "--out", str(tmp_path)]) == 0
+    assert module.main(["--smoke", "--work-dir", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "table.json").read_text())
     assert len(rows) == 1
     row = rows[0]
@@ -54,7 +54,7 @@ def test_cells_say_why_they_are_not_run(
         "n_iter=2",
     ]
     monkeypatch.setenv("DPAUDIT_ENV_HOME", str(tmp_path / "none"))
-    assert module.main(["--only", "opendp-mst", "--out", str(tmp_path)]) == 0
+    assert module.main(["--only", "opendp-mst", "--work-dir", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "table.json").read_text())
     assert len(rows) == 4
     assert all("dpaudit env opendp builds it" in r["why"] for r in rows)

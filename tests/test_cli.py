@@ -138,7 +138,10 @@ def test_domain_infer_warns(capsys, tmp_path: Path) -> None:
     pd.DataFrame({"x": [1, 5, 9], "y": [0.5, 0.1, 0.2]}).to_csv(csv, index=False)
     code, out, err = run(capsys, "domain", "infer", str(csv))
     assert code == 0
-    assert "NOT private" in err
+    assert "NOT private" in err and err.count("\n") == 1
+    # It names the columns whose bounds came from the records, and the fix.
+    assert "x (lower, upper)" in err and "y (lower, upper)" in err
+    assert "replace each with a public value" in err
     assert json.loads(out)["columns"][0] == {
         "name": "x",
         "kind": "integer",

@@ -167,3 +167,16 @@ def test_worst_cases_validate_in_their_domain(continuous: bool) -> None:
         InvalidParameterError, match="worst-case, worst-case-continuous"
     ):
         load_dataset("no-such-dataset")
+
+
+def test_a_release_outside_the_bounds_names_the_generator_fix() -> None:
+    """A released value outside the public bounds is the generator's to fix (its
+    `sample`), not the domain's or the data's."""
+    from dpaudit.data import Column, Domain
+
+    domain = Domain([Column(name="a", kind="continuous", lower=0.0, upper=1.0)])
+    with pytest.raises(DataError, match="clamp or resample in its `sample`") as err:
+        domain.validate(pd.DataFrame({"a": [0.5, 1.5]}), name="release", min_rows=0)
+    assert "Widen" not in str(err.value)
+    with pytest.raises(DataError, match="Widen the public bounds"):
+        domain.validate(pd.DataFrame({"a": [0.5, 1.5]}), name="data")

@@ -16,9 +16,13 @@ from pathlib import Path
 import pytest
 
 from dpaudit.attacks.registry import expand_attacks
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.estimators import bonferroni_alpha, eps_max_attainable, rounds_needed
-from dpaudit.audit.game import GamePlan
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.stats.estimators import (
+    bonferroni_alpha,
+    eps_max_attainable,
+    rounds_needed,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DELTA = 1e-5

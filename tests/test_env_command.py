@@ -36,10 +36,9 @@ def test_default_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.setenv("DPAUDIT_ENV_HOME", str(tmp_path / "h"))
     assert envs.env_python("dpmm") == tmp_path / "h" / "dpmm" / "bin" / "python"
     monkeypatch.delenv("DPAUDIT_ENV_HOME")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
-    assert (
-        envs.default_env_dir("opendp") == tmp_path / "c" / "dpaudit" / "envs" / "opendp"
-    )
+    monkeypatch.setenv("HOME", str(tmp_path / "c"))
+    expected = tmp_path / "c" / ".cache" / "dpaudit" / "envs" / "opendp"
+    assert envs.default_env_dir("opendp") == expected
 
 
 @pytest.mark.parametrize("recipe", sorted(envs.RECIPES))

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpaudit.audit.memory import GIB, meminfo_available, rlimit_available
-from dpaudit.audit.runner import AuditConfig, run_audit
-from dpaudit.audit.store import SQLITE_PATH_BYTES, ResultStore, StoreLock
+from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.games.memory import GIB, meminfo_available, rlimit_available
+from dpaudit.audit.storage.store import SQLITE_PATH_BYTES, ResultStore, StoreLock
 from dpaudit.cli import main
 from dpaudit.generators.plugins import check_claim
 
@@ -420,8 +420,8 @@ def test_resume_and_force_while_another_run_writes_are_refused_at_once(
     def not_reached(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("read before the lock was checked")
 
-    monkeypatch.setattr("dpaudit.audit.run.check_memory", not_reached)
-    monkeypatch.setattr("dpaudit.audit.outdir.load_stored", not_reached)
+    monkeypatch.setattr("dpaudit.audit.games.two_world.game.check_memory", not_reached)
+    monkeypatch.setattr("dpaudit.audit.storage.outdir.load_stored", not_reached)
     before = sorted(p.name for p in out.iterdir())
     with StoreLock(out):
         for argv in (

@@ -1,5 +1,5 @@
 """Malformed inputs, one test per class: exit 2, one line on stderr naming the input and
-the fix, no traceback, nothing written (benchmarks/malformed_inputs.py tries 200)."""
+the fix, no traceback, nothing written (tests/test_malformed_inputs.py tries 200)."""
 
 from __future__ import annotations
 

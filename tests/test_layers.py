@@ -127,6 +127,85 @@ def test_no_module_imports_a_layer_above_it() -> None:
     assert upward == []
 
 
+AUDIT_LAYERS: dict[str, int] = {
+    "stats": 0,
+    "config": 1,
+    "storage": 2,
+    "result": 3,
+    "games": 4,
+    "games.two_world": 5,
+    "games.one_run": 5,
+    "games.registry": 6,
+    "games.__init__": 6,
+    "run": 7,
+    "__init__": 8,
+}
+"""Sub-layers inside ``dpaudit.audit``, bottom to top (docs/design.md, "The audit
+package"): pure statistics < configuration < storage < the typed result < what the
+games share < each game (neither game imports the other) < the game registry and the
+games' face < :func:`run_audit` < the audit's face."""
+
+
+def _audit_layer(module: str) -> tuple[int, str]:
+    """``(sub-layer, sub-package)`` of a module of ``dpaudit.audit``."""
+    path = (PACKAGE / "audit").joinpath(*module.split(".")[2:])
+    parts = module.split(".")[2:]
+    if not parts:
+        return AUDIT_LAYERS["__init__"], "audit"
+    if path.is_dir() and (path / "__init__.py").exists():
+        parts = [*parts, "__init__"]  # a package: its face
+    for n in (3, 2, 1):
+        key = ".".join(parts[:n])
+        if key in AUDIT_LAYERS:
+            return AUDIT_LAYERS[key], ".".join(parts[:2])
+        if n == 2 and parts[0] == "games" and parts[1] not in AUDIT_LAYERS:
+            continue
+    pytest.fail(f"module {module} is in no sub-layer of dpaudit.audit: add it")
+    raise AssertionError  # unreachable
+
+
+def test_audit_sub_layers_run_one_way() -> None:
+    """Inside ``dpaudit.audit`` no module imports a sub-layer above its own, and
+    neither game imports the other."""
+    modules = _modules()
+    wrong = []
+    for module, path in sorted(modules.items()):
+        if not module.startswith("dpaudit.audit"):
+            continue
+        level, place = _audit_layer(module)
+        for target, line in _imports(path, modules):
+            if not target.startswith("dpaudit.audit") or target == module:
+                continue
+            other, other_place = _audit_layer(target)
+            sideways = other == level == 5 and other_place != place
+            if other > level or sideways:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert wrong == []
+
+
+def test_outside_code_imports_only_audit_faces() -> None:
+    """``ci``, ``commands``, ``reports``, ``cli`` and the benchmarks import the faces
+    of ``dpaudit.audit`` and of its sub-packages, never a module inside them."""
+    modules = _modules()
+    faces = {
+        m
+        for m, p in modules.items()
+        if m.startswith("dpaudit.audit") and p.name == "__init__.py"
+    }
+    sources = [
+        p
+        for m, p in modules.items()
+        if m.count(".")
+        and m.split(".")[1] in ("ci", "commands", "reports", "cli", "__main__")
+    ] + sorted((ROOT / "benchmarks").rglob("*.py"))
+    wrong = []
+    for path in sources:
+        for target, line in _imports(path, modules):
+            if target.startswith("dpaudit.audit") and target not in faces:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert wrong == []
+
+
 def test_no_import_cycles() -> None:
     graph = _graph()
     # Tarjan's strongly connected components: any component with two or more

@@ -26,34 +26,19 @@ from dpaudit.attacks.moments import MomentsAttack
 from dpaudit.attacks.names import ALL as ALL
 from dpaudit.attacks.names import ATTACK_NAMES as ATTACK_NAMES
 from dpaudit.attacks.names import DEFAULT as DEFAULT
+from dpaudit.attacks.names import DEFAULT_REAL as DEFAULT_REAL
+from dpaudit.attacks.names import DEFAULT_WORST_CASE as DEFAULT_WORST_CASE
+from dpaudit.attacks.names import (
+    DEFAULT_WORST_CASE_CONTINUOUS as DEFAULT_WORST_CASE_CONTINUOUS,
+)
 from dpaudit.attacks.names import SET_NAMES as SET_NAMES
 from dpaudit.attacks.querybased import QueryBasedAttack
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
 
-#: ``default`` on the worst case. Measured by ``benchmarks/attack_power.py`` (1,000
-#: rounds per world, fixed public randomness): ``querybased`` misses ``updated`` (AUC
-#: 0.5: it releases its model space and the target moves column c's mean by about
-#: 4e-4, no value across the 0.5 decode threshold of the counted cells), which
-#: ``moments`` (eps_emp 4.21) and ``fingerprint`` (4.21) detect; no other attack
-#: detected a variant these three miss. ``querybased`` stays for the ``independent``
-#: game, where the study's 4.68 on ``original`` comes from it and a fingerprint never
-#: repeats.
-DEFAULT_WORST_CASE = ("querybased", "moments", "fingerprint")
-#: ``default`` on the continuous worst case (``worst-case-continuous``). Measured (400
-#: rounds per world, ``--attack all``, both randomness modes): ``moments`` detected every
-#: leak of a variant that any of the nine attacks did (turing, original, updated, the
-#: copy plug-in: each at the attainable maximum); ``querybased``, which rounds the
-#: release to binary, missed turing and updated (AUC 0.5). Under independent
-#: randomness the exact randomized-response plug-in's one target row among 100 fresh
-#: uniform rows is diluted in the moments (AUC 0.47) and seen by ``distance`` (AUC
-#: 0.69). ``fingerprint`` stays as the exact test of a release that the fixed game makes
-#: deterministic, whatever features the shift avoids.
-DEFAULT_WORST_CASE_CONTINUOUS = ("moments", "distance", "fingerprint")
-#: ``default`` on real tables: the same set (a deterministic release repeats whatever
-#: the table; moments of the raw columns keep sub-threshold shifts).
-DEFAULT_REAL = ("querybased", "moments", "fingerprint")
+# The default sets, with the measurements behind them: dpaudit.attacks.names.
+
 
 # name -> (class, fixed keyword arguments)
 _FACTORIES: Mapping[str, tuple[Callable[..., Attack], Mapping[str, Any]]] = {

@@ -1,0 +1,80 @@
+"""dpaudit's audit: the distinguishing game and the one-run game, their analysis,
+the typed result and the store.
+
+The face of the package (its names are imported on first use, PEP 562): outside
+``dpaudit.audit`` (``ci``, ``commands``, ``reports``, benchmarks) code imports these and
+the faces of the sub-packages (:mod:`dpaudit.audit.config`, :mod:`dpaudit.audit.stats`,
+:mod:`dpaudit.audit.result`, :mod:`dpaudit.audit.storage`, :mod:`dpaudit.audit.games`),
+never a module inside them. The layout (docs/design.md, "The audit package"):
+
+- ``config/``: the key table (every setting declared once), :class:`AuditConfig`, the
+  stable names, serialisation, the reproduce line;
+- ``stats/``: pure statistics (estimators, sizing, Bayesian, trade-off curves, privacy
+  profiles, ceilings, thresholds, the one-run bound, the AUC);
+- ``result/``: the typed result and every record type it holds;
+- ``storage/``: the SQLite store, the output folder, staging, training traces;
+- ``games/``: the game registry, the resolved audit, the releases, and each game
+  (``two_world/``, ``one_run/``);
+- :mod:`dpaudit.audit.run`: :func:`run_audit`, the prologue every game shares.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dpaudit.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from dpaudit.audit.config.model import (
+        AuditConfig,
+    )
+    from dpaudit.audit.config.names import (
+        RESULT_FILE,
+        Verdict,
+    )
+    from dpaudit.audit.result.model import (
+        SCHEMA_VERSION,
+        AuditResult,
+    )
+    from dpaudit.audit.run import (
+        run_audit,
+        shutdown_workers,
+    )
+    from dpaudit.audit.storage.outdir import (
+        RESUME_SETTINGS,
+        resume_config,
+    )
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "dpaudit.audit.run": (
+        "run_audit",
+        "shutdown_workers",
+    ),
+    "dpaudit.audit.storage.outdir": (
+        "RESUME_SETTINGS",
+        "resume_config",
+    ),
+    "dpaudit.audit.config.model": ("AuditConfig",),
+    "dpaudit.audit.config.names": (
+        "RESULT_FILE",
+        "Verdict",
+    ),
+    "dpaudit.audit.result.model": (
+        "SCHEMA_VERSION",
+        "AuditResult",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ = [
+    "RESULT_FILE",
+    "RESUME_SETTINGS",
+    "SCHEMA_VERSION",
+    "AuditConfig",
+    "AuditResult",
+    "Verdict",
+    "resume_config",
+    "run_audit",
+    "shutdown_workers",
+]

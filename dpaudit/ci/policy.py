@@ -8,7 +8,7 @@ The policy's ``alpha`` is the family-wise false-alarm level: the probability tha
 check reports any VIOLATION although every generator keeps its claim. It is split
 evenly over the audits (Bonferroni), and each audit gets ``alpha / n_audits`` as its
 ``alpha``: the total probability that its eps_emp overshoots (each error rate is then
-bounded at half that, see :func:`dpaudit.audit.estimators.eps_lower_bound`, and the
+bounded at half that, see :func:`dpaudit.audit.stats.estimators.eps_lower_bound`, and the
 runner splits it again over several attacks). The default ``alpha = 0.05`` makes a
 one-audit policy identical to ``dpaudit audit``'s default and to the audit study
 (upper ends of the two-sided 95% Clopper-Pearson intervals of both rates: eps_emp at
@@ -44,8 +44,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.constraints import AUDIT_CONSTRAINTS
+from dpaudit.audit import AuditConfig
+from dpaudit.audit.config import AUDIT_CONSTRAINTS
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.names import PATE_GAN
 from dpaudit.io import read_input
@@ -74,7 +74,7 @@ CHECK_DEFAULTS: Mapping[str, Any] = MappingProxyType({"sequential": True})
 _TOP_KEYS = frozenset({"alpha", "preset", "defaults", "audit"})
 #: The keys an ``[[audit]]`` table or ``[defaults]`` may hold, generated from the one
 #: definition of an audit's keys (the fields of
-#: :class:`~dpaudit.audit.config.AuditConfig`): every audit key but ``alpha`` (the
+#: :class:`~dpaudit.audit.config.model.AuditConfig`): every audit key but ``alpha`` (the
 #: policy's, split over the audits), plus the policy's own ``name``.
 POLICY_AUDIT_KEYS: tuple[str, ...] = tuple(
     sorted(({f.name for f in fields(AuditConfig)} - {"alpha"}) | {"name"})
@@ -197,7 +197,7 @@ def _merge_options(
 
 def _check_values(table: Mapping[str, Any], where: str) -> None:
     """Checks each value of ``[defaults]`` that has a simple constraint (rounds,
-    epsilon, backend, ...: :data:`~dpaudit.audit.constraints.AUDIT_CONSTRAINTS`) when
+    epsilon, backend, ...: :data:`~dpaudit.audit.config.keys.AUDIT_CONSTRAINTS`) when
     the policy is read: a bad default is refused even where every audit sets its own
     (each audit's merged settings are checked before any audit runs, by
     :func:`dpaudit.ci.run.run_check`)."""

@@ -17,10 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.names import RESULT_FILE
-from dpaudit.audit.setup import build_setup
-from dpaudit.audit.store import ResultStore
+from dpaudit.audit import RESULT_FILE, AuditConfig
+from dpaudit.audit.games import build_setup
+from dpaudit.audit.storage import ResultStore
 from dpaudit.errors import AuditError, InvalidParameterError
 
 __all__ = [
@@ -45,13 +44,14 @@ def preflight_audit(config: Any) -> None:
     as far as it can be without training: the data must have a row), checks the
     attack names and generator options and constructs the generator once (a plug-in
     is imported and instantiated). A config that is not an
-    :class:`~dpaudit.audit.config.AuditConfig` (a custom runner's) is not checked.
+    :class:`~dpaudit.audit.config.model.AuditConfig` (a custom runner's) is not checked.
 
     Raises:
         InvalidParameterError: Whatever the run would have refused, as one line.
     """
     if not isinstance(config, AuditConfig):
         return
+    config.check_settings()  # settings the game does not use, unmet requirements
     probe = config
     if config.target == "auto" and config.target_record is None:
         probe = dataclasses.replace(config, target=0)
@@ -132,7 +132,7 @@ def existing_state(directory: Path, config: Any) -> State:
             identity = handle.get_meta("identity")
     except Exception:  # a corrupt store is a different audit: --force replaces it
         return "different"
-    return "same" if identity == config.identity() else "different"
+    return "same" if config.matches_identity(identity) else "different"
 
 
 def check_outputs(

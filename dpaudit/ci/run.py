@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from dpaudit.audit.names import RESULT_FILE
-from dpaudit.audit.result import AuditResult, Verdict
+from dpaudit.audit import RESULT_FILE, AuditResult
+from dpaudit.audit.result import Verdict
 from dpaudit.ci.policy import Policy
 from dpaudit.ci.preflight import check_outputs, preflight_audit
 from dpaudit.errors import (
@@ -201,14 +201,14 @@ class CheckReport:
 
 def planned_power(settings: Mapping[str, Any]) -> float | None:
     """The largest eps_emp an audit with these settings can show, before running it:
-    :func:`dpaudit.audit.estimate.planned_attainable_maximum` of the audit they
+    :func:`dpaudit.audit.games.estimate.planned_attainable_maximum` of the audit they
     configure (its test split, ``delta``, and ``alpha`` split over its attacks as the
     analysis splits it), so it is the attainable maximum the audit's result will
     report. ``None`` when the settings are invalid (the run reports why).
     """
     try:
-        from dpaudit.audit.config import AuditConfig
-        from dpaudit.audit.estimate import planned_attainable_maximum
+        from dpaudit.audit import AuditConfig
+        from dpaudit.audit.games import planned_attainable_maximum
 
         return float(planned_attainable_maximum(AuditConfig.from_mapping(settings)))
     except Exception:  # reported by the run
@@ -299,7 +299,7 @@ def run_check(
         out_dir: Where audit directories go (``out_dir/<audit name>/``); a
             comparison report of all audits is written to ``out_dir/report.html``.
         runner: ``run_audit(config, *, out_dir, progress)``; default
-            :func:`dpaudit.audit.runner.run_audit`.
+            :func:`dpaudit.audit.run_audit`.
         make_config: Builds the runner's config from settings; default
             ``AuditConfig.from_mapping``.
         progress: Show each run's progress bar.
@@ -324,7 +324,7 @@ def run_check(
     from dpaudit.reports.model import attach_directory
 
     if runner is None or make_config is None:
-        from dpaudit.audit.runner import AuditConfig, run_audit
+        from dpaudit.audit import AuditConfig, run_audit
 
         runner = runner or run_audit
         make_config = make_config or AuditConfig.from_mapping

@@ -2,7 +2,7 @@
 
 The configuration comes from ``--config audit.toml`` (a table ``[audit]`` or top-level
 keys), overridden by the flags. Both come from one definition,
-:data:`dpaudit.commands.audit_keys.AUDIT_KEYS`:
+:data:`dpaudit.audit.config.keys.AUDIT_KEYS`:
 every key is a flag (``data_dir`` is ``--data-dir``) and every flag but ``--config``
 and ``--resume`` is a key, with the same meaning. :func:`print_result` is the one
 place that prints a result.
@@ -25,42 +25,42 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.audit.constraints import AUDIT_CONSTRAINTS, Choices, Interval
-from dpaudit.audit.names import RESULT_FILE
-from dpaudit.commands import EXIT_OK, parse_option
-from dpaudit.commands.audit_keys import (
-    _BY_TOML_NAME,
+from dpaudit.audit import RESULT_FILE
+from dpaudit.audit.config import (
     AUDIT_KEYS,
     DEFAULT_OUT,
+    GROUPS,
+    KEYS_BY_TOML_NAME,
+    RUN_SETTINGS,
+    Choices,
     Key,
 )
-from dpaudit.commands.audit_keys import FLAG_ONLY as FLAG_ONLY
+from dpaudit.audit.config import FLAG_ONLY as FLAG_ONLY
+from dpaudit.commands import EXIT_OK, parse_option
 from dpaudit.errors import InvalidParameterError
 
 if TYPE_CHECKING:
-    from dpaudit.audit.result import AuditResult
+    from dpaudit.audit import AuditResult
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds the flags of ``dpaudit audit`` (:data:`AUDIT_KEYS`, ``--config``,
-    ``--resume``) to ``parser``."""
-    parser.add_argument(
+    """Adds the flags of ``dpaudit audit`` to ``parser``, one argument group per
+    option group of :data:`AUDIT_KEYS` (``--config`` and ``--resume`` in the
+    output group's company: they say where the configuration is)."""
+    groups = {name: parser.add_argument_group(name) for name in GROUPS}
+    groups["what is audited"].add_argument(
         "--config",
         metavar="TOML",
         help="audit.toml: the same keys as the flags (flags override it)",
     )
     for key in AUDIT_KEYS:
-        # The field's declared constraint (dpaudit.audit.constraints): an interval
-        # is stated in the help, choices become the flag's choices.
-        constraint = AUDIT_CONSTRAINTS.get(key.target or "")
-        text = key.help
-        if isinstance(constraint, Interval):
-            text = f"{text}; {constraint.describe()}"
+        # The key's declared constraint: an interval is stated in the help
+        # (Key.full_help), choices become the flag's choices.
         kwargs: dict[str, Any] = {
-            "help": text.replace("%", "%%"),
+            "help": key.full_help().replace("%", "%%"),
             "dest": key.name,
             "default": None,
         }
@@ -71,9 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             kwargs["metavar"] = "KEY=VALUE" if key.kind == "options" else "NAME"
         else:
             kwargs["type"] = {"int": int, "float": float}.get(key.kind, str)
-            choices = constraint.values if isinstance(constraint, Choices) else None
-            if choices or key.choices:
-                kwargs["choices"] = choices or key.choices
+            if isinstance(key.constraint, Choices):
+                kwargs["choices"] = key.constraint.values
             else:
                 kwargs["metavar"] = key.metavar or {
                     "int": "N",
@@ -83,16 +82,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                 }.get(key.kind, key.name.upper())
         # One progress convention for every command: --quiet, alias --no-progress.
         aliases = ("--no-progress",) if key.name == "quiet" else ()
-        parser.add_argument(key.flag, *aliases, **kwargs)
-    parser.add_argument(
+        groups[key.group].add_argument(key.flag, *aliases, **kwargs)
+    may_change = ", ".join(key.flag for key in _resume_keys() if key.name != "quiet")
+    groups["output"].add_argument(
         "--resume",
         metavar="DIR",
-        help="continue the audit stored in DIR (killed, failed, or "
-        "finished: analysed again); only --jobs, --backend, "
-        "--scheduler, --device, --batch-size, --fit-timeout, "
-        "--max-memory and --quiet may be "
-        "given with it, and --generator to name a plug-in again",
+        help="continue the audit stored in DIR (killed, failed, or finished: "
+        f"analysed again); only {may_change} and --quiet may be given with it "
+        "(--generator only to name a plug-in again)",
     )
+
+
+def _resume_keys() -> list[Key]:
+    """The keys ``--resume`` may be given with: the run settings, the keys it may
+    name again (``--generator``) and ``--quiet``."""
+    return [
+        key
+        for key in AUDIT_KEYS
+        if key.target in RUN_SETTINGS or key.resume_repeat or key.name == "quiet"
+    ]
 
 
 def load_toml(path: str) -> dict[str, Any]:
@@ -177,8 +185,6 @@ def _toml_value(key: Key, value: Any, where: str) -> Any:
             raise _bad(where, "a row index or 'auto'", value)
     elif not isinstance(value, str):
         raise _bad(where, "a string", value)
-    if key.choices and value not in key.choices:
-        raise _bad(where, f"one of {', '.join(key.choices)}", value)
     return value
 
 
@@ -209,9 +215,9 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "config", None):
         table = load_toml(args.config)
         for name, value in table.items():
-            key = _BY_TOML_NAME.get(name)
+            key = KEYS_BY_TOML_NAME.get(name)
             if key is None:
-                known = sorted(_BY_TOML_NAME)
+                known = sorted(KEYS_BY_TOML_NAME)
                 raise InvalidParameterError(
                     f"`--config` key {name!r} is not an audit key; valid keys: "
                     f"{', '.join(known)}. Got it in {args.config!r}."
@@ -253,9 +259,7 @@ def _flags_given(args: argparse.Namespace) -> list[Key]:
 def _resume_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The settings a ``--resume`` may take from this command line; any other flag
     is refused, naming it."""
-    from dpaudit.audit.outdir import RESUME_SETTINGS
-
-    allowed = {*RESUME_SETTINGS, "generator", "quiet"}
+    allowed = {key.name for key in _resume_keys()}
     conflicts = [key.flag for key in _flags_given(args) if key.name not in allowed]
     if getattr(args, "config", None):
         conflicts.insert(0, "--config")
@@ -299,7 +303,7 @@ class Terminated(BaseException):
 
 def _stopped(out: Path, where: Path, why: str, code: int, *, force: bool) -> int:
     """The one line of a stopped run: what ``out`` (absolute: ``where``) holds now."""
-    from dpaudit.audit.store import ResultStore
+    from dpaudit.audit.storage import ResultStore
 
     if force and (where / RESULT_FILE).exists():
         # The swap moves result.json aside first: the old audit was not replaced.
@@ -315,9 +319,7 @@ def _stopped(out: Path, where: Path, why: str, code: int, *, force: bool) -> int
 
 def run(args: argparse.Namespace) -> int:
     """Runs (or resumes) the audit, prints the result and where ``result.json`` is."""
-    from dpaudit.audit.config import AuditConfig
-    from dpaudit.audit.outdir import resume_config
-    from dpaudit.audit.run import run_audit, shutdown_workers
+    from dpaudit.audit import AuditConfig, resume_config, run_audit, shutdown_workers
 
     values = {} if args.resume else settings(args)
     quiet = bool(args.quiet or values.get("quiet"))

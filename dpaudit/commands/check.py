@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         with terminate_as_exception():
             return _run(args)
     except Terminated:
-        from dpaudit.audit.run import shutdown_workers
+        from dpaudit.audit import shutdown_workers
 
         shutdown_workers()
         print(

@@ -66,7 +66,7 @@ def fit_one(
         rows=getattr(args, "dataset_rows", None),
     )
     # The memory plan of one fit and its release, before training (audit/memory.py).
-    from dpaudit.audit.memory import check_fit_memory
+    from dpaudit.audit.games import check_fit_memory
 
     asked = getattr(args, "rows", None)
     check_fit_memory(

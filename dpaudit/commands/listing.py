@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from dpaudit.attacks.names import ATTACK_NAMES
+from dpaudit.attacks.names import (
+    ATTACK_NAMES,
+    DEFAULT_REAL,
+    DEFAULT_WORST_CASE,
+    DEFAULT_WORST_CASE_CONTINUOUS,
+)
 from dpaudit.commands import EXIT_OK
-from dpaudit.datasets.names import DATASET_NAMES
+from dpaudit.datasets.names import DATASET_NAMES, DEFAULT_DATASET
 from dpaudit.generators.entry_points import ENTRY_POINT_GROUP
 from dpaudit.generators.registry import registered_generators
 
@@ -24,10 +29,18 @@ def run(args: argparse.Namespace) -> int:
         )
     elif args.what == "datasets":
         for name in DATASET_NAMES:
-            print(name)
+            print(f"{name}  (default)" if name == DEFAULT_DATASET else name)
     elif args.what == "attacks":
-        for name in (*ATTACK_NAMES, "all"):
-            print(name)
+        sets = {
+            "worst-case-continuous": DEFAULT_WORST_CASE_CONTINUOUS,
+            "worst-case": DEFAULT_WORST_CASE,
+            "real data": DEFAULT_REAL,
+        }
+        for name in ATTACK_NAMES:
+            where = [kind for kind, names in sets.items() if name in names]
+            print(f"{name}  (default on {', '.join(where)})" if where else name)
+        print("all  (every attack)")
+        print("default  (the dataset's default set, marked above)")
     elif args.what == "variants":
         from dpaudit.generators.bugs import variants
 

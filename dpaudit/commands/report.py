@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpaudit.audit.names import RESULT_FILE
+from dpaudit.audit import RESULT_FILE
 from dpaudit.errors import InvalidParameterError
 from dpaudit.reports import DEFAULT_FILENAMES, FORMATS, render
 from dpaudit.validation import is_text
@@ -73,7 +73,7 @@ def _states_profile(result: Any) -> bool:
 def _refuse_contradictions(results: Any) -> None:
     """Refuses a result whose verdict its own numbers contradict (docs/design.md,
     "Exit codes"): a report is evidence handed on, and would show the edited verdict."""
-    from dpaudit.audit.verdict import contradiction
+    from dpaudit.audit.games import contradiction
 
     for result in results:
         problem = contradiction(

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.audit.names import RANDOMNESS_MODES
+from dpaudit.audit.config import RANDOMNESS_MODES
 from dpaudit.ci.study.plan import QUICK, SETTINGS, STUDY_ROUNDS, SUBJECTS
 from dpaudit.commands import EXIT_FAILED, EXIT_OK
 from dpaudit.generators.names import DEVICES

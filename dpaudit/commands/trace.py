@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dpaudit.audit.traces import only_trace_files, write_trace
+from dpaudit.audit.storage import only_trace_files, write_trace
 from dpaudit.commands import EXIT_OK, budget
 from dpaudit.commands.fit import fit_one
 from dpaudit.generators.registry import trace_options

@@ -438,10 +438,16 @@ class Domain:
             low, high = values < col.lower, values > col.upper
             if low.any() or high.any():
                 value = float(values[low | high][0])
+                fix = (
+                    "The generator must release values within the public bounds: "
+                    "clamp or resample in its `sample`"
+                    if name == "release"
+                    else "Widen the public bounds in the domain file or remove the "
+                    "record"
+                )
                 raise DataError(
                     f"column {col.name!r} has the value {value!r} outside the domain's "
-                    f"bounds [{_plain(col.lower)}, {_plain(col.upper)}]. Widen the public "
-                    "bounds in the domain file or remove the record."
+                    f"bounds [{_plain(col.lower)}, {_plain(col.upper)}]. {fix}."
                 )
 
     # ------------------------------------------------------------ transforms

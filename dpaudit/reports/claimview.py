@@ -7,17 +7,21 @@ and the versions of dpaudit, Python and the audited library.
 Rows of ``(name, text)`` that :func:`dpaudit.reports.meaning.power_rows` appends, so
 the terminal, Markdown, HTML and JUnit renderings all carry them. Only what the
 result records; nothing is estimated but the documented plug-in rounds estimate
-(:func:`dpaudit.audit.claimnotes.rounds_to_decide`).
+(:func:`dpaudit.audit.stats.claimnotes.rounds_to_decide`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dpaudit.audit.claimnotes import claim_dp_text, over_budget_note, rounds_to_decide
-from dpaudit.audit.estimators import AttackCounts
-from dpaudit.audit.reproduce import audit_command, versions_text
+from dpaudit.audit.config import audit_command, versions_text
 from dpaudit.audit.result import Verdict
+from dpaudit.audit.stats import (
+    AttackCounts,
+    claim_dp_text,
+    over_budget_note,
+    rounds_to_decide,
+)
 from dpaudit.reports.model import AuditResult
 
 __all__ = [
@@ -89,9 +93,10 @@ def claim_rows(result: AuditResult) -> list[tuple[str, str]]:
                 "rounds to decide",
                 f"about {need} per world: the errors were one-sided ({side}; TP "
                 f"{c.tp} of {c.tp + c.fn}, FP {c.fp} of {c.fp + c.tn}), and an "
-                "attack keeping these rates would refute the claim at that size "
-                f"(a plug-in estimate, docs/adapters.md); rerun with --rounds {need} "
-                "or more",
+                "attack keeping exactly these rates would refute the claim at that "
+                "size (an estimate from the observed rates, which carry their own "
+                "sampling error: at that size the audit decides with roughly even "
+                f"odds); rerun with --rounds {need} or more",
             )
         )
     return rows
@@ -101,8 +106,16 @@ def reproduce_rows(result: AuditResult) -> list[tuple[str, str]]:
     """The equivalent ``dpaudit audit`` command line and the versions."""
     python = _first(result, "worker_python") or getattr(result, "python", None)
     library = _first(result, "library")
+    command = audit_command(result.config) + " --out OUT"
+    if ":" in result.config.generator:
+        # A plug-in module:Class is imported from the folder that holds its module
+        # (docs/plugins.md): pasted elsewhere, the line needs its PYTHONPATH.
+        command = (
+            f"PYTHONPATH=. {command} (run from the folder that holds the plug-in's "
+            "module, or put that folder on PYTHONPATH)"
+        )
     rows: list[tuple[str, Any]] = [
-        (REPRODUCE, audit_command(result.config) + " --out OUT"),
+        (REPRODUCE, command),
         (
             VERSIONS,
             versions_text(dpaudit=result.version, python=python, library=library),

@@ -21,8 +21,8 @@ from markupsafe import Markup
 
 import dpaudit.reports.plots as plots
 from dpaudit import __version__
+from dpaudit.audit.config import to_json
 from dpaudit.audit.result import LOW_FPRS
-from dpaudit.audit.serial import to_json
 from dpaudit.reports.escape import printable
 from dpaudit.reports.meaning import DATA_NOTICE, explain, headline, power_rows
 from dpaudit.reports.model import (
@@ -46,7 +46,7 @@ from dpaudit.reports.tables import (
     flatten,
     utility_tables,
 )
-from dpaudit.reports.traceview import TRACE_SOURCE, trace_view, variant_text
+from dpaudit.reports.traceview import NO_TRACE, TRACE_SOURCE, trace_view, variant_text
 from dpaudit.reports.tradeoff_plot import tradeoff_chart
 from dpaudit.reports.wording import (
     attack_set_text,
@@ -163,7 +163,7 @@ def _trace_context(
     note per figure left out (:func:`~dpaudit.reports.traceview.trace_view`)."""
     trace = result.trace
     if trace is None:
-        return [], [], ()
+        return [], [], (NO_TRACE,)
     view = trace_view(result)
     figures = []
     if view.teachers:

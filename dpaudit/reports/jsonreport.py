@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit import __version__
-from dpaudit.audit.result import SCHEMA_VERSION
-from dpaudit.audit.serial import nan_to_null
+from dpaudit.audit import SCHEMA_VERSION
+from dpaudit.audit.config import nan_to_null
 from dpaudit.reports.model import AuditResult, Unfinished, path_from
 from dpaudit.reports.schema import validate
 
 __all__ = ["finite", "render_json", "result_document"]
 
 
-#: NaN and infinities as ``None`` (the one helper, :func:`dpaudit.audit.serial.nan_to_null`;
+#: NaN and infinities as ``None`` (the one helper, :func:`dpaudit.audit.config.serial.nan_to_null`;
 #: kept under this name for callers of this module).
 finite = nan_to_null
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
-from dpaudit.audit.claimnotes import claim_dp_text, over_budget_note
 from dpaudit.audit.result import Verdict
+from dpaudit.audit.stats import claim_dp_text, over_budget_note
 from dpaudit.reports.claimview import claim_rows, decide_rounds, reproduce_rows
+from dpaudit.reports.games import own_text
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_percent
 from dpaudit.reports.profile_text import (
@@ -63,7 +64,19 @@ def _tightness(result: AuditResult) -> tuple[float, str] | None:
 
 
 def _transcript(result: AuditResult) -> bool:
-    return result.config.release == "transcript"
+    """Whether the audit attacked a white-box release (the mechanism's answers)."""
+    from dpaudit.audit.games import release_for
+
+    return bool(release_for(result.config).white_box)
+
+
+def _attacks_text(result: AuditResult) -> str:
+    """``the distance attack`` or ``the 3 attacks (moments, distance, fingerprint)``:
+    every attack that ran, not only the headline."""
+    names = list(result.attacks) or [result.attack]
+    if len(names) == 1:
+        return f"the {names[0]} attack"
+    return f"the {len(names)} attacks ({', '.join(names)})"
 
 
 def _constant_text(result: AuditResult) -> str:
@@ -95,12 +108,11 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     INCONCLUSIVE), saturation, tightness (where a reference or claim is finite), an
     approximate VIOLATION's interval and the randomness mode. Only what the result
     records; keys a version-1 result lacks are left out or said "not recorded".
-    A one-run result has its own rows (:mod:`dpaudit.reports.onerun`).
+    A game with its own words has its own rows (:mod:`dpaudit.reports.games`).
     """
-    if result.game == "one-run" and result.one_run is not None:
-        from dpaudit.reports.onerun import one_run_rows
-
-        return one_run_rows(result)
+    own = own_text(result)
+    if own is not None:
+        return own.rows(result)
     rows: list[tuple[str, str]] = []
     if result.verdict_reason:
         rows.append(("verdict reason", result.verdict_reason))
@@ -124,6 +136,14 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
         rows.append(("saturated", "saturated: more rounds would show more"))
     if result.power is not None and result.power.constant_release:
         rows.append(("constant release", _constant_text(result)))
+    elif result.power is not None:
+        rows.append(
+            (
+                "constant release",
+                "no: the release differs between rounds (the data and the privacy "
+                "noise reach it)",
+            )
+        )
     tight = _tightness(result)
     if tight is not None:
         rows.append(("tightness", f"{tight[0]:.2f} (eps_emp / {tight[1]})"))
@@ -174,10 +194,9 @@ def explain(result: AuditResult) -> list[str]:
     Returns:
         Plain-text paragraphs (callers escape them for their format).
     """
-    if result.game == "one-run" and result.one_run is not None:
-        from dpaudit.reports.onerun import one_run_explain
-
-        return one_run_explain(result)
+    own = own_text(result)
+    if own is not None:
+        return own.explain(result)
     conf = confidence_text(result)
     claim = fmt_number(result.eps_claimed)
     eps = fmt_eps(result.eps_emp)
@@ -206,7 +225,7 @@ def explain(result: AuditResult) -> list[str]:
         paragraphs.append(
             f"No violation found: with {conf} epsilon is at least {eps}, "
             f"which does not exceed the claimed {claim}. This does NOT prove the "
-            f"generator private; it only says that the {result.attack} attack, on this "
+            f"generator private; it only says that {_attacks_text(result)}, on this "
             "target record and this dataset, found no violation. A stronger attack, "
             "another target or more rounds may still find one."
         )

@@ -1,7 +1,7 @@
-"""Loading audit directories into :class:`~dpaudit.audit.result.AuditResult`.
+"""Loading audit directories into :class:`~dpaudit.audit.result.model.AuditResult`.
 
 An audit writes a directory holding ``result.json`` (defined by
-:mod:`dpaudit.audit.result`; its JSON Schema is ``templates/result.schema.json``) and,
+:mod:`dpaudit.audit.result.model`; its JSON Schema is ``templates/result.schema.json``) and,
 optionally, ``utility.json`` and a ``trace/`` folder (``records_seen.csv``,
 ``losses.csv``, ``epsilon.csv``, ``trace.json``). This module reads them, checks the
 document against the schema once, and builds the frozen result with
@@ -21,11 +21,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from dpaudit.audit.names import RESULT_FILE
+from dpaudit.audit import RESULT_FILE, AuditResult
 from dpaudit.audit.result import (
     READABLE_SCHEMA_VERSIONS,
     AttackResult,
-    AuditResult,
     Counts,
     Estimator,
     Power,

@@ -13,12 +13,12 @@ from dpaudit.audit.result import Verdict
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_eps, fmt_number
 
-__all__ = ["is_one_run", "one_run_explain", "one_run_rounds", "one_run_rows"]
-
-
-def is_one_run(result: AuditResult) -> bool:
-    """Whether ``result`` comes from the one-run game (and records its counts)."""
-    return result.game == "one-run" and result.one_run is not None
+__all__ = [
+    "one_run_explain",
+    "one_run_rounds",
+    "one_run_rows",
+    "one_run_test_size",
+]
 
 
 def _plural(n: int, word: str) -> str:
@@ -102,3 +102,11 @@ def one_run_explain(result: AuditResult) -> list[str]:
         "This is no proof of privacy: other canaries, scores or the two-world game "
         "may show more."
     ]
+
+
+def one_run_test_size(result: AuditResult) -> str:
+    """``100 guesses about 1000 canaries`` (what the two-world game calls its test
+    rounds)."""
+    s = result.one_run
+    assert s is not None
+    return f"{s.guesses} guesses about {s.canaries} canaries"

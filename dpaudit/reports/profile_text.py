@@ -10,7 +10,8 @@ itself.
 
 from __future__ import annotations
 
-from dpaudit.audit.result import AuditResult, Verdict
+from dpaudit.audit import AuditResult
+from dpaudit.audit.result import Verdict
 from dpaudit.reports.numbers import fmt_alpha, fmt_number
 
 __all__ = [
@@ -66,10 +67,11 @@ def profile_rows(result: AuditResult) -> list[tuple[str, str]]:
             rows.append(
                 (
                     "eps_of_mu_emp",
-                    f"{fmt_number(result.eps_of_mu_emp)} (the epsilon at delta "
-                    f"{fmt_alpha(result.delta)} of a mu_emp-GDP mechanism: what the "
-                    "refuted Gaussian profile corresponds to, not a bound on this "
-                    "mechanism's epsilon)",
+                    f"{fmt_number(result.eps_of_mu_emp)} (descriptive: the epsilon at "
+                    f"delta {fmt_alpha(result.delta)} of a mu_emp-GDP mechanism, what "
+                    "the refuted Gaussian profile corresponds to; not a bound on this "
+                    "mechanism's epsilon, and not compared with the claim: the "
+                    "verdict's eps_emp is)",
                 )
             )
     if result.fpr_upper is not None and result.fnr_upper is not None:

@@ -3,7 +3,7 @@
 The schema ships as a package file, ``dpaudit/reports/templates/result.schema.json``
 (JSON Schema draft 2020-12), so that other tools can validate dpaudit's output. dpaudit
 itself does not depend on the ``jsonschema`` package. The schema restates
-:mod:`dpaudit.audit.result` (the one definition of the document); a test fails when the
+:mod:`dpaudit.audit.result.model` (the one definition of the document); a test fails when the
 two disagree on a key. :func:`validate` implements the subset of keywords the schema uses (``type``, ``required``, ``properties``,
 ``additionalProperties``, ``items``, ``enum``, ``const``, ``minimum``, ``maximum``,
 ``exclusiveMinimum``, ``anyOf`` and local ``$ref``) and refuses any other keyword, so
@@ -19,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from dpaudit.audit.result import SCHEMA_VERSION
+from dpaudit.audit import SCHEMA_VERSION
 from dpaudit.errors import InvalidParameterError
 
 __all__ = ["SCHEMA_VERSION", "load_schema", "schema_errors", "validate"]

@@ -19,6 +19,15 @@ from dpaudit.reports.model import AuditResult
 
 __all__ = ["TRACE_SOURCE", "TraceView", "trace_view", "variant_text"]
 
+#: Why a report has no training trace (every absent part of a report says why).
+NO_TRACE = (
+    "No training trace was recorded for this audit: dpaudit records one (the first "
+    "with-target round's records seen, teacher losses and epsilon over iterations) for "
+    "its own PATE-GAN and G-PATE in the two-world game; a plug-in's or an adapter's "
+    "training runs in its own process and states only its claim, and the one-run game "
+    "keeps no trace."
+)
+
 #: The caption of every training trace: where its model comes from.
 TRACE_SOURCE = (
     "These traces come from the audit's first round of the with-target world (the "
@@ -48,7 +57,7 @@ def trace_view(result: AuditResult) -> TraceView:
     """Which training-trace figures apply to ``result``'s generator.
 
     The traced model's claim (``trace.json``) states, as typed values
-    (:class:`~dpaudit.audit.result.TrainingFacts`), how many teachers training had and
+    (:class:`~dpaudit.audit.result.model.TrainingFacts`), how many teachers training had and
     whether an accountant computed its epsilon; a claim that does not say (an older
     audit, a plug-in) shows every figure its trace has.
     """

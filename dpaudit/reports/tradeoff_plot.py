@@ -16,8 +16,8 @@ import math
 import matplotlib as mpl
 import numpy as np
 
-from dpaudit.audit.profile import gdp_tradeoff, rdp_boundary
-from dpaudit.audit.scores import claimed_profile
+from dpaudit.audit.games import claimed_profile
+from dpaudit.audit.stats import gdp_tradeoff, rdp_boundary
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_number
 from dpaudit.reports.plots import _RC, _figure, _label, _svg

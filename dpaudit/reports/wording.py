@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from dpaudit.audit.result import Verdict
+from dpaudit.reports.games import own_text
 from dpaudit.reports.model import AttackResult, AuditResult
 from dpaudit.reports.numbers import fmt_alpha, fmt_number, fmt_percent, fmt_value
 
@@ -95,10 +96,9 @@ def level_text(result: AuditResult) -> str:
 
 def test_size(result: AuditResult) -> str:
     """The test split in words: ``400 + 400 test rounds`` (without + with the target)."""
-    if result.game == "one-run" and result.one_run is not None:
-        return (
-            f"{result.one_run.guesses} guesses about {result.one_run.canaries} canaries"
-        )
+    own = own_text(result)
+    if own is not None:
+        return own.test_size(result)
     n0, n1 = result.estimator.test_non_members, result.estimator.test_members
     if n0 is not None and n1 is not None:
         return f"{n0} + {n1} test rounds"
@@ -171,12 +171,19 @@ def warning_lines(result: AuditResult) -> list[str]:
     return [f"warning: {w.message}" for w in result.warnings]
 
 
+INJECTED_CLAIM_KEYS = ("worker_python",)
+"""Keys of ``claim.extra`` that dpaudit adds (the foreign worker's Python version),
+not the generator's own."""
+
+
 def claim_extra_rows(result: AuditResult) -> list[tuple[str, str]]:
     """The generator's own claim keys (``claim.extra``) as ``(key, text)`` rows:
     ``mean 15 (10 to 20) over 2 rounds`` for numbers, the distinct values for the
     rest."""
     rows: list[tuple[str, str]] = []
     for key, summary in result.claim.extra.items():
+        if key in INJECTED_CLAIM_KEYS:
+            continue  # dpaudit's, not the generator's: the versions row shows it
         rounds = summary.get("rounds")
         over = f" over {rounds} round(s)" if rounds is not None else ""
         if "mean" in summary:
@@ -199,10 +206,9 @@ def claim_extra_rows(result: AuditResult) -> list[tuple[str, str]]:
 
 def rounds_text(result: AuditResult) -> str:
     """``2000 rounds (1000 per world): train 800, validation 400, test 800``."""
-    if result.game == "one-run" and result.one_run is not None:
-        from dpaudit.reports.onerun import one_run_rounds
-
-        return one_run_rounds(result)
+    own = own_text(result)
+    if own is not None:
+        return own.rounds(result)
     r = result.rounds
     per_world = f" ({r.per_world} per world)" if r.per_world is not None else ""
     return (
@@ -247,29 +253,12 @@ def approximate_note(result: AuditResult) -> str | None:
 
 
 def release_text(result: AuditResult) -> str | None:
-    """What a round released, in words; None for the synthetic table (the default)."""
-    config = result.config
-    if config.release != "transcript":
-        return None
-    if config.generator == "gpate":
-        teachers = (
-            "canary teachers: the adversary's, each voting the last bin exactly when "
-            "the target is in its partition (docs/soundness.md, 'The transcript "
-            "release of G-PATE (canary teachers)')"
-            if config.teachers == "canary"
-            else "the teachers as trained"
-        )
-        return (
-            "transcript: every Confident-GNMax answer (answered or not, and its "
-            f"noisy bin), attacked by the exact likelihood ratio; {teachers}"
-        )
-    teachers = (
-        "canary teachers: the adversary's, each voting 'real' exactly when it "
-        "trained on the target (docs/soundness.md, 'Canary teachers')"
-        if config.teachers == "canary"
-        else "the teachers as trained"
-    )
-    return f"transcript: every noisy vote, attacked by the exact likelihood ratio; {teachers}"
+    """What a round released, in words (the release kind's own wording,
+    :mod:`dpaudit.audit.games.releases`); None for the synthetic table (the
+    default)."""
+    from dpaudit.audit.games import release_for
+
+    return release_for(result.config).describe(result.config)
 
 
 def randomness_text(result: AuditResult) -> str:

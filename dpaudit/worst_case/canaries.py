@@ -1,6 +1,6 @@
 """Canaries for the one-run game: records a release can reveal one by one.
 
-The one-run game (:mod:`dpaudit.audit.onerun`) trains on a fixed base table plus
+The one-run game (:mod:`dpaudit.audit.games.one_run`) trains on a fixed base table plus
 ``m`` canaries, each included with probability 1/2, and guesses from one release
 which canaries were included. The guesses can only be as good as the release lets
 the canaries be told apart, so the canaries are designed per dataset:

@@ -20,7 +20,7 @@ generator leaks most. Selection works in two stages:
 
 The pool is trained in memory (no store, no recursive audit). The audit passes the
 pool a random stream disjoint from every stream of the final game
-(:meth:`dpaudit.audit.streams.Streams.selection`): reusing rounds that picked the
+(:meth:`dpaudit.audit.games.streams.Streams.selection`): reusing rounds that picked the
 target to also bound epsilon would be a winner's-curse bias (the target was chosen
 *because* the attack did well on them), and the confidence statement of the bound
 (docs/soundness.md, rules 1 and 4) would no longer hold. With a disjoint stream the
@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy import stats
 
 from dpaudit.data import Domain
 from dpaudit.errors import DataError, InvalidParameterError
@@ -137,16 +136,6 @@ def pool_datasets(
     return out
 
 
-def _auc(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> float:
-    """Mann-Whitney AUC (ties count one half); 0.5 without both classes."""
-    n1 = int(labels.sum())
-    n0 = labels.size - n1
-    if n0 == 0 or n1 == 0:
-        return 0.5
-    ranks = stats.rankdata(scores)
-    return float((ranks[labels].sum() - n1 * (n1 + 1) / 2) / (n0 * n1))
-
-
 def score_candidates(
     data: pd.DataFrame,
     *,
@@ -155,6 +144,7 @@ def score_candidates(
     make_attacks: AttackFactory,
     n_models: int,
     rng: Rngs,
+    auc: Callable[[NDArray[np.float64], NDArray[np.bool_]], float],
     on_scored: Callable[[int], None] | None = None,
 ) -> list[tuple[int, float]]:
     """Scores every candidate from one shared pool of ``n_models`` models.
@@ -167,6 +157,9 @@ def score_candidates(
         make_attacks: the attacks aimed at a target record.
         n_models: models in the pool (at least :data:`MIN_POOL_MODELS`).
         rng: the pool's stream (membership coins, the fit/score halves, the models).
+        auc: the AUC of scores against membership (the audit passes
+            :func:`dpaudit.audit.stats.thresholds.roc_auc`, the one AUC; chance
+            without both classes).
         on_scored: called with each candidate's row once it is scored (progress; it
             changes nothing).
 
@@ -203,7 +196,7 @@ def score_candidates(
                 continue
             attack.fit(features[fits], labels[fits].astype(np.int64))
             scores = np.asarray(attack.score(features[~fits]), dtype=np.float64)
-            aucs.append(_auc(scores, labels[~fits]))
+            aucs.append(auc(scores, labels[~fits]))
         scored.append((int(row), max(aucs)))
         if on_scored is not None:
             on_scored(int(row))

@@ -21,9 +21,9 @@ import pytest
 import torch
 
 from dpaudit.attacks.likelihood_ratio import log_likelihood_ratio
-from dpaudit.audit import estimators as est
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.thresholds import select_threshold
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.stats import estimators as est
+from dpaudit.audit.stats.thresholds import select_threshold
 from dpaudit.generators.pate_gan.transcript import log_probability
 from dpaudit.rng import Rngs
 

@@ -238,7 +238,7 @@ def test_default_set_per_dataset_kind(worst_domain: Domain, worst_target) -> Non
 
 
 def test_audit_config_default_is_the_set() -> None:
-    from dpaudit.audit.config import AuditConfig
+    from dpaudit.audit.config.model import AuditConfig
 
     assert AuditConfig().attack == "default"
     AuditConfig(attack="moments")

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpaudit.audit.runner import AuditConfig, run_audit
-from dpaudit.audit.store import ResultStore
+from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.storage.store import ResultStore
 
 FAILURE = 1e-6
 ALPHA = 1e-4

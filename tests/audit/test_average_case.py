@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from dpaudit.attacks.registry import ATTACK_NAMES
-from dpaudit.audit import estimators as est
-from dpaudit.audit.runner import AuditConfig
-from dpaudit.audit.runner import run_audit as run_typed_audit
+from dpaudit.audit import AuditConfig
+from dpaudit.audit import run_audit as run_typed_audit
+from dpaudit.audit.stats import estimators as est
 from dpaudit.data import load_cervical_cancer
 from dpaudit.errors import DataError
 from dpaudit.worst_case.targets import candidate_targets

@@ -2,7 +2,7 @@
 
 Models trained in one batched tensor program agree with their single fits to float32
 rounding only (tests/generators/test_nets.py states why), so the audit trains fixed
-training groups of rounds (:data:`dpaudit.audit.execution.TRAINING_GROUP`), whatever
+training groups of rounds (:data:`dpaudit.audit.games.execution.TRAINING_GROUP`), whatever
 the batch a worker takes. These tests shrink the group to 4 rounds (the threads of the
 default backend share the module) so that a small audit spans several groups and
 batches of several sizes cut across them, then compare every stored feature vector bit
@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit import execution
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games import execution
 from dpaudit.audit.run import run_audit
 
 #: What legitimately differs between two runs of one audit: how it ran and how long.

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.verdict import Verdict
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.verdict import Verdict
 from dpaudit.generators.catalogue import declared_bugs
 from dpaudit.generators.g_pate.config import GPateConfig
 from dpaudit.generators.pate_gan.config import PateGanConfig

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from dpaudit.audit.runner import AuditConfig, run_audit
+from dpaudit.audit import AuditConfig, run_audit
 
 TOY = "dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse"
 AUDITS = 20

@@ -1,4 +1,4 @@
-"""The audit configuration's declared constraints (dpaudit.audit.constraints): one
+"""The audit configuration's declared constraints (dpaudit.audit.config.keys): one
 table checked by AuditConfig and read by the command line's help."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import typing
 import numpy as np
 import pytest
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.constraints import AUDIT_CONSTRAINTS, Choices, Interval
+from dpaudit.audit.config.keys import AUDIT_CONSTRAINTS, Choices, Interval
+from dpaudit.audit.config.model import AuditConfig
 from dpaudit.cli import build_parser
 from dpaudit.errors import InvalidParameterError
 
@@ -93,7 +93,7 @@ def test_reading_a_recorded_config_imports_no_generator(tmp_path) -> None:
     path.write_text(json.dumps(doc), encoding="utf-8")
     code = (
         "import json, sys\n"
-        "from dpaudit.audit.config import AuditConfig\n"
+        "from dpaudit.audit.config.model import AuditConfig\n"
         f"c = AuditConfig.from_json(json.load(open({str(path)!r})))\n"
         "print(dict(c.generator_options), 'torch' in sys.modules)"
     )
@@ -111,7 +111,7 @@ def test_the_audit_flags_take_their_choices_and_ranges_from_the_table() -> None:
     choices offers exactly those, a field with an interval states it in its help."""
     import argparse
 
-    from dpaudit.audit.constraints import AUDIT_CONSTRAINTS, Choices, Interval
+    from dpaudit.audit.config.keys import AUDIT_CONSTRAINTS, Choices, Interval
     from dpaudit.commands.audit import AUDIT_KEYS, add_arguments
 
     parser = argparse.ArgumentParser()

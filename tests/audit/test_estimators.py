@@ -1,4 +1,4 @@
-"""Tests of dpaudit.audit.estimators: oracles, pinned values, properties."""
+"""Tests of dpaudit.audit.stats.estimators: oracles, pinned values, properties."""
 
 from __future__ import annotations
 
@@ -13,17 +13,17 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from dpaudit.audit import estimators
-from dpaudit.audit.bayesian import eps_bayesian
-from dpaudit.audit.estimate import EpsilonEstimate, estimate
-from dpaudit.audit.estimators import (
+from dpaudit.audit.games.estimate import EpsilonEstimate, estimate
+from dpaudit.audit.stats import estimators
+from dpaudit.audit.stats.bayesian import eps_bayesian
+from dpaudit.audit.stats.estimators import (
     AttackCounts,
     bonferroni_alpha,
     eps_lower_bound,
     eps_max_attainable,
     rate_upper_bound,
 )
-from dpaudit.audit.thresholds import roc_auc, roc_curve, select_threshold
+from dpaudit.audit.stats.thresholds import roc_auc, roc_curve, select_threshold
 from dpaudit.errors import InvalidParameterError
 
 TEMPLATE = re.compile(r"^`\w+` must be .+\. Got .+\.$", re.DOTALL)

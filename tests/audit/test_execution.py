@@ -9,16 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from dpaudit.audit import execution, rounds
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.execution import (
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games import execution
+from dpaudit.audit.games.execution import (
     MAX_CUDA_BATCH,
     estimate_model_bytes,
     plan_execution,
     plan_for_setup,
     run_halving,
 )
-from dpaudit.audit.setup import build_setup
+from dpaudit.audit.games.setup import build_setup
+from dpaudit.audit.games.two_world import rounds
 from dpaudit.errors import InvalidParameterError
 
 
@@ -173,7 +174,9 @@ def test_a_halved_batch_trains_and_releases_the_same_rounds(
     config_json = json.dumps(config.to_json(), sort_keys=True)
     todo = list(range(8))
     whole = rounds.train_batch(config_json, todo)
-    original = rounds.train_and_release
+    from dpaudit.audit.games import releases
+
+    original = releases.train_and_release
     sizes: list[int] = []
 
     def fails_above_three(*args: Any, **kwargs: Any) -> Any:
@@ -182,7 +185,7 @@ def test_a_halved_batch_trains_and_releases_the_same_rounds(
             raise oom()
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(rounds, "train_and_release", fails_above_three)
+    monkeypatch.setattr(releases, "train_and_release", fails_above_three)
     halved = rounds.train_batch(config_json, todo)
     assert sizes == [8, 4, 2, 2, 2, 2]
     assert [r["round"] for r in halved] == todo
@@ -235,7 +238,7 @@ def test_a_stopped_threaded_run_waits_for_its_running_batches() -> None:
     import threading
     import time
 
-    from dpaudit.audit.run import _run_threads
+    from dpaudit.audit.games.two_world.game import _run_threads
 
     started: list[int] = []
     finished: list[int] = []

@@ -1,5 +1,5 @@
 """``--force`` never loses data, and dpaudit touches only its own files in ``--out``
-(dpaudit/audit/staging.py, dpaudit/audit/outdir.py): the old audit stays
+(dpaudit/audit/storage/staging.py, dpaudit/audit/storage/outdir.py): the old audit stays
 byte-identical until the new one has stored its first batch (a plug-in failing in
 ``fit``, a SIGKILL at any step of the swap), a user's ``trace/`` and other files are
 never moved or removed, and relative output paths survive a working directory that
@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit import run as run_module
-from dpaudit.audit import staging
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.two_world import game as run_module
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.store import ResultStore
-from dpaudit.audit.traces import trace_digest, write_trace
+from dpaudit.audit.storage import staging
+from dpaudit.audit.storage.store import ResultStore
+from dpaudit.audit.storage.traces import trace_digest, write_trace
 from dpaudit.cli import main
 from dpaudit.errors import InvalidParameterError
 

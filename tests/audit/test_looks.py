@@ -14,18 +14,18 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.estimate import per_attack_alpha
-from dpaudit.audit.game import SPLIT_CODES, GamePlan, split_sizes
-from dpaudit.audit.looks import (
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.estimate import per_attack_alpha
+from dpaudit.audit.games.looks import (
     LOOK_FRACTIONS,
     LOOK_WEIGHTS,
     audit_looks,
     plan_looks,
 )
-from dpaudit.audit.result import AuditResult, Verdict
+from dpaudit.audit.games.plan import SPLIT_CODES, GamePlan, split_sizes
+from dpaudit.audit.games.scores import judge_scores
+from dpaudit.audit.result.model import AuditResult, Verdict
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.scores import judge_scores
 from dpaudit.errors import InvalidParameterError
 from dpaudit.reports.wording import rounds_text
 
@@ -114,7 +114,7 @@ def sequential_false_alarm(
     ``epsilon``-DP on the membership bit, the optimal attack scoring a round by its
     released bit) claiming its true ``epsilon``: whether any look calls a VIOLATION.
     Each look is decided by the audit's own code (the nested plan, its look's game
-    and :func:`~dpaudit.audit.scores.judge_scores` at the look's level); ``spend=False`` takes every
+    and :func:`~dpaudit.audit.games.scores.judge_scores` at the look's level); ``spend=False`` takes every
     look at the full ``alpha`` (the unsound procedure, for comparison)."""
     looks = plan_looks(rounds, split=SPLIT, alpha=alpha)
     plan = GamePlan.create(rounds=rounds, split=SPLIT, seed=seed, looks=looks.per_world)

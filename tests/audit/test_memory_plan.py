@@ -1,4 +1,4 @@
-"""The memory plan (dpaudit/audit/memory.py): an audit whose estimated peak exceeds
+"""The memory plan (dpaudit/audit/games/memory.py): an audit whose estimated peak exceeds
 the limit is refused before anything is written; normal audits are not.
 
 The refusals pass ``--max-memory`` so that they do not depend on this machine's free
@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpaudit.audit import memory
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games import memory
 from dpaudit.errors import InvalidParameterError
 
 REPO = Path(__file__).resolve().parents[2]

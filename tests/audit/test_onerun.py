@@ -12,11 +12,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.onerun.bound import eps_lower_bound, eps_max_attainable, p_value
-from dpaudit.audit.onerun.plan import OneRunPlan, guess
-from dpaudit.audit.onerun.scoring import score_canaries
-from dpaudit.audit.result import AuditResult
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.one_run.plan import OneRunPlan, guess
+from dpaudit.audit.games.one_run.scoring import score_canaries
+from dpaudit.audit.result.model import AuditResult
+from dpaudit.audit.stats.onerun_bound import (
+    eps_lower_bound,
+    eps_max_attainable,
+    p_value,
+)
 from dpaudit.errors import InvalidParameterError
 from dpaudit.reports.schema import schema_errors
 from dpaudit.rng import Rngs
@@ -287,8 +291,8 @@ def test_two_world_identity_is_unchanged_by_the_game_keys() -> None:
     ("flags", "match"),
     [
         (["--dataset", "cervical_cancer"], "designs its canaries"),
-        (["--target", "2"], "`target` must be unset"),
-        (["--attack", "distance"], "`attack` and `attack_option` must be unset"),
+        (["--target", "2"], "`--target` is a setting of --game two-world"),
+        (["--attack", "distance"], "`--attack` is a setting of --game two-world"),
         (["--guesses", "600"], "`guesses` + `guesses_out` must be at most 1000"),
     ],
 )

@@ -8,12 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit.audit.analysis import headline_attack, summarise_claims
-from dpaudit.audit.estimate import planned_attainable_maximum
-from dpaudit.audit.estimators import AttackCounts, eps_max_attainable, rounds_needed
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.result import AttackResult
-from dpaudit.audit.verdict import Verdict, decide, saturated, tightness, verdict_reason
+from dpaudit.audit.games.claims import summarise_claims
+from dpaudit.audit.games.estimate import planned_attainable_maximum
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.games.two_world.analysis import headline_attack
+from dpaudit.audit.games.verdict import (
+    Verdict,
+    decide,
+    saturated,
+    tightness,
+    verdict_reason,
+)
+from dpaudit.audit.result.model import AttackResult
+from dpaudit.audit.stats.estimators import (
+    AttackCounts,
+    eps_max_attainable,
+    rounds_needed,
+)
 
 
 def test_decide_rule() -> None:
@@ -138,8 +149,8 @@ def test_constant_release_is_detected_from_the_store(tmp_path: Path) -> None:
     """A generator that releases the same table whatever its data (``ConstantRelease``
     below, through the plug-in path) gives identical features in every round: the
     reason says so; the copy plug-in's do not."""
-    from dpaudit.audit.result import AuditResult
-    from dpaudit.audit.runner import AuditConfig, run_audit
+    from dpaudit.audit import AuditConfig, run_audit
+    from dpaudit.audit.result.model import AuditResult
     from dpaudit.reports.junit import case_from_result, render_junit
     from dpaudit.reports.markdown import render_markdown
 

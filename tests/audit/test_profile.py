@@ -1,4 +1,4 @@
-"""Tests of dpaudit.audit.profile: oracles (dp_accounting, mpmath, riskcal), the
+"""Tests of dpaudit.audit.stats.profile: oracles (dp_accounting, mpmath, riskcal), the
 monotonicity the soundness argument rests on, and the ceiling's anchors."""
 
 from __future__ import annotations
@@ -12,10 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.audit import ceiling, profile, tradeoff
-from dpaudit.audit.ceiling import mu_ceiling, mu_max_attainable, profile_rounds_needed
-from dpaudit.audit.estimators import AttackCounts, eps_lower_bound, rate_upper_bound
-from dpaudit.audit.profile import (
+from dpaudit.audit.stats import ceiling, profile, tradeoff
+from dpaudit.audit.stats.ceiling import (
+    mu_ceiling,
+    mu_max_attainable,
+    profile_rounds_needed,
+)
+from dpaudit.audit.stats.estimators import (
+    AttackCounts,
+    eps_lower_bound,
+    rate_upper_bound,
+)
+from dpaudit.audit.stats.profile import (
     ClaimedProfile,
     bernoulli_renyi,
     box_renyi,

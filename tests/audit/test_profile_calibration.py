@@ -2,7 +2,7 @@
 false alarms on true claims at most alpha, and the power the issue asks for.
 
 The simulator (benchmarks/profile_calibration.py) runs the audit's own analysis
-(:func:`dpaudit.audit.scores.judge_scores`) from validation and test scores on; the
+(:func:`dpaudit.audit.games.scores.judge_scores`) from validation and test scores on; the
 attack's score is the release itself (the likelihood ratio is monotone in it).
 """
 
@@ -16,9 +16,9 @@ from types import ModuleType
 import pytest
 from scipy import stats
 
-from dpaudit.audit.ceiling import mu_ceiling
-from dpaudit.audit.profile import ClaimedProfile
-from dpaudit.audit.tradeoff import gdp_mu_of_eps
+from dpaudit.audit.stats.ceiling import mu_ceiling
+from dpaudit.audit.stats.profile import ClaimedProfile
+from dpaudit.audit.stats.tradeoff import gdp_mu_of_eps
 
 
 def _load() -> ModuleType:
@@ -115,7 +115,7 @@ def test_a_lines_only_claim_selects_exactly_as_before() -> None:
     lines-only claim and select_threshold without a profile agree."""
     import numpy as np
 
-    from dpaudit.audit.thresholds import select_threshold
+    from dpaudit.audit.stats.thresholds import select_threshold
 
     gen = np.random.default_rng(5)
     y = np.repeat([0, 1], 200)

@@ -9,13 +9,18 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.audit import scores
-from dpaudit.audit.analysis import headline_attack, summarise_claims
-from dpaudit.audit.estimators import AttackCounts
-from dpaudit.audit.profile import ClaimedProfile
-from dpaudit.audit.result import AttackResult, Claim, Verdict
-from dpaudit.audit.scores import analyse_scores, claimed_profile, refutable
-from dpaudit.audit.verdict import decide, verdict_reason
+from dpaudit.audit.games import scores
+from dpaudit.audit.games.claims import summarise_claims
+from dpaudit.audit.games.scores import (
+    analyse_scores,
+    claimed_profile,
+    refutable,
+)
+from dpaudit.audit.games.two_world.analysis import headline_attack
+from dpaudit.audit.games.verdict import decide, verdict_reason
+from dpaudit.audit.result.model import AttackResult, Claim, Verdict
+from dpaudit.audit.stats.estimators import AttackCounts
+from dpaudit.audit.stats.profile import ClaimedProfile
 
 
 def test_doctests_pass() -> None:

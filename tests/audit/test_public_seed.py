@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.result import PublicCandidate
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.games.streams import Streams
+from dpaudit.audit.games.two_world.selection import selection_streams
+from dpaudit.audit.result.model import PublicCandidate
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.selection import selection_streams
-from dpaudit.audit.streams import Streams
 from dpaudit.errors import InvalidParameterError
 
 TOY = "dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse"
@@ -81,8 +81,11 @@ def test_candidates_and_pools_are_disjoint_from_the_game(seed: int) -> None:
 def test_config_checks_and_identity() -> None:
     # The default audit's identity is the one earlier versions stored (computed
     # before public_seed existed): stored audits still resume.
-    # The default audit (worst-case-continuous since 0.2) has this identity.
-    assert AuditConfig().identity() == "b5cb29af172904e0"
+    # The default audit (worst-case-continuous since 0.2) had this identity, which
+    # kept batch_size, a run setting: its stores still match.
+    assert AuditConfig().matches_identity("b5cb29af172904e0")
+    assert AuditConfig(batch_size=7).identity() == AuditConfig().identity()
+    assert not AuditConfig(rounds=7).matches_identity("b5cb29af172904e0")
     assert AuditConfig(public_candidates=4).identity() == AuditConfig().identity()
     assert AuditConfig(public_seed=3).identity() != AuditConfig().identity()
     assert AuditConfig.from_mapping({"public_seed": "3"}).public_seed == 3
@@ -90,10 +93,15 @@ def test_config_checks_and_identity() -> None:
         {"public_seed": -1},
         {"public_seed": "best"},
         {"public_candidates": 1},
-        {"public_seed": "auto", "randomness": "independent"},
     ):
         with pytest.raises(InvalidParameterError, match="public_"):
             AuditConfig.from_mapping(bad)
+    for unmet in (
+        {"public_seed": "auto", "randomness": "independent"},
+        {"public_candidates": 4},
+    ):
+        with pytest.raises(InvalidParameterError, match="--public-"):
+            AuditConfig.from_mapping(unmet).check_settings()
 
 
 def test_auto_finds_the_public_randomness_that_leaks(tmp_path: Path) -> None:
@@ -111,14 +119,14 @@ def test_auto_finds_the_public_randomness_that_leaks(tmp_path: Path) -> None:
         "rounds": 50,
         "seed": seed,
         "jobs": 1,
-        "selection_rounds": 20,
     }
     default = run_audit(AuditConfig(**common), out_dir=tmp_path / "default")
     assert default.randomness == "fixed_public"
     assert default.eps_emp == 0.0 and str(default.verdict) == "CONSISTENT"
     assert default.public_selection is None
     chosen = run_audit(
-        AuditConfig(**common, public_seed="auto"), out_dir=tmp_path / "auto"
+        AuditConfig(**common, public_seed="auto", selection_rounds=20),
+        out_dir=tmp_path / "auto",
     )
     assert chosen.config.public_seed == 7
     ranking = chosen.public_selection or ()
@@ -129,7 +137,7 @@ def test_auto_finds_the_public_randomness_that_leaks(tmp_path: Path) -> None:
     # The stored audit names the chosen candidate: analysing it again (``auto``
     # still asked for) neither selects again nor changes anything.
     again = run_audit(
-        AuditConfig(**common, public_seed="auto"),
+        AuditConfig(**common, public_seed="auto", selection_rounds=20),
         out_dir=tmp_path / "auto",
         resume=True,
     )

@@ -9,8 +9,8 @@ from typing import Any, ClassVar, Self
 import pandas as pd
 import pytest
 
-from dpaudit.audit.runner import AuditConfig
-from dpaudit.audit.runner import run_audit as run_typed_audit
+from dpaudit.audit import AuditConfig
+from dpaudit.audit import run_audit as run_typed_audit
 from dpaudit.data import Domain
 from dpaudit.generators import registry
 from dpaudit.generators.base import PrivacyClaim

@@ -8,8 +8,8 @@ import shlex
 
 import pytest
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.reproduce import audit_command
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.config.reproduce import audit_command
 from dpaudit.cli import build_parser
 from dpaudit.commands.audit import config_mapping
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
 from dpaudit.cli import build_parser, main
 from dpaudit.commands.audit import AUDIT_KEYS, FLAG_ONLY, config_mapping, settings
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit.runner import AuditConfig
-from dpaudit.audit.runner import run_audit as run_typed_audit
-from dpaudit.audit.store import ResultStore, StoreLock
-from dpaudit.audit.traces import write_trace
+from dpaudit.audit import AuditConfig
+from dpaudit.audit import run_audit as run_typed_audit
+from dpaudit.audit.storage.store import ResultStore, StoreLock
+from dpaudit.audit.storage.traces import write_trace
 from dpaudit.cli import main
 from dpaudit.errors import InvalidParameterError, StoreError
 
@@ -97,7 +97,7 @@ def test_lock_is_refused_across_processes(tmp_path: Path) -> None:
             "-c",
             textwrap.dedent(f"""
             import sys, time
-            from dpaudit.audit.store import StoreLock
+            from dpaudit.audit.storage.store import StoreLock
             StoreLock({str(out)!r}).acquire()
             print("held", flush=True)
             sys.stdin.readline()

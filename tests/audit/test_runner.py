@@ -18,12 +18,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit import estimators as est
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.runner import AuditConfig, build_setup
-from dpaudit.audit.runner import run_audit as run_typed_audit
-from dpaudit.audit.store import ResultStore
-from dpaudit.audit.thresholds import select_threshold
+from dpaudit.audit import AuditConfig
+from dpaudit.audit import run_audit as run_typed_audit
+from dpaudit.audit.games import build_setup
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.stats import estimators as est
+from dpaudit.audit.stats.thresholds import select_threshold
+from dpaudit.audit.storage.store import ResultStore
 from dpaudit.errors import InvalidParameterError
 
 
@@ -275,7 +276,7 @@ def _strip(result: dict) -> dict:
 
 @pytest.mark.slow
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
-    """PATE-GAN trains whole training groups of 128 rounds (dpaudit.audit.execution):
+    """PATE-GAN trains whole training groups of 128 rounds (dpaudit.audit.games.execution):
     80 rounds per world are a batch of 128 models, committed, then one of 32, during
     which the audit is killed."""
     args = [
@@ -408,7 +409,8 @@ def test_trace_switch_changes_no_model(generator: str, options: dict[str, Any]) 
     import pandas as pd
     import torch
 
-    from dpaudit.audit import rounds
+    from dpaudit.audit.games.releases import train_and_release
+    from dpaudit.audit.games.two_world import rounds
 
     setup = build_setup(
         AuditConfig(
@@ -426,7 +428,7 @@ def test_trace_switch_changes_no_model(generator: str, options: dict[str, Any]) 
             if traced
             else setup.make_generator
         )
-        runs[traced] = rounds.train_and_release(
+        runs[traced] = train_and_release(
             make,
             data,
             streams,
@@ -463,7 +465,8 @@ def _without_wall(claim: dict[str, Any]) -> dict[str, Any]:
 def test_audit_trace_is_its_first_member_round_and_kept_on_resume(
     tmp_path: Path,
 ) -> None:
-    from dpaudit.audit.rounds import compact_claim, trace_round
+    from dpaudit.audit.games.releases import compact_claim
+    from dpaudit.audit.games.two_world.rounds import trace_round
 
     config = AuditConfig(
         rounds=5,
@@ -498,7 +501,7 @@ def test_audit_trace_is_its_first_member_round_and_kept_on_resume(
         assert (doc["eps_emp"], doc["auc"]) == (first["eps_emp"], first["auc"])
     # The store records the trace it wrote; --force replaces that trace (its own)
     # with the new audit's.
-    from dpaudit.audit.traces import trace_digest
+    from dpaudit.audit.storage.traces import trace_digest
 
     with ResultStore(out) as store:
         assert store.get_meta("trace") == {"digest": trace_digest(out / "trace")}

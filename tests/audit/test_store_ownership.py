@@ -1,5 +1,5 @@
 """dpaudit writes only into a store it created, and never analyses a store that was
-changed after it wrote it (dpaudit/audit/store.py)."""
+changed after it wrote it (dpaudit/audit/storage/store.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.store import APPLICATION_ID, ResultStore
+from dpaudit.audit.storage.store import APPLICATION_ID, ResultStore
 from dpaudit.errors import StoreError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpaudit.audit.store import ResultStore, _from_bytes, _to_bytes, decode_vectors
+from dpaudit.audit.storage.store import (
+    ResultStore,
+    _from_bytes,
+    _to_bytes,
+    decode_vectors,
+)
 from dpaudit.errors import StoreError
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from dpaudit.attacks.likelihood_ratio import LIKELIHOOD_RATIO
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.setup import build_setup
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.setup import build_setup
 from dpaudit.errors import InvalidParameterError
 
 TINY = {"max_iterations": 3, "teacher_steps": 1, "student_steps": 1, "batch_size": 8}
@@ -34,16 +34,18 @@ def test_the_release_key_round_trips_and_keeps_old_identities() -> None:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"randomness": "independent"}, "`release` must be table with randomness"),
-        ({"attack": "moments"}, "`attack` must be unset with --release transcript"),
-        ({"target": "auto"}, "`release` must be table with --target auto"),
+        ({"randomness": "independent"}, "`--release` needs --randomness fixed_public"),
+        ({"attack": "moments"}, "`--release` needs --attack default"),
+        ({"target": "auto"}, "`--release` needs a --target other than auto"),
+        ({"public_seed": "auto"}, "`--release` needs a --public-seed other than auto"),
     ],
 )
 def test_configurations_without_a_transcript_game_are_refused(
     settings: dict[str, object], message: str
 ) -> None:
+    config = AuditConfig(release="transcript", **settings)  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError, match=message):
-        AuditConfig(release="transcript", **settings)  # type: ignore[arg-type]
+        config.check_settings()
 
 
 @pytest.mark.parametrize(

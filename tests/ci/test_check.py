@@ -498,7 +498,7 @@ def test_bad_settings_stop_the_check_before_any_run(tmp_path: Path) -> None:
 
 
 def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
-    from dpaudit.audit import estimators
+    from dpaudit.audit.stats import estimators
 
     policy = parse_policy(
         {
@@ -536,7 +536,7 @@ def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
     assert weaker is not None and weaker < planned
     # The check's default, sequential looks: the full size is the last look, at
     # its share of the audit's alpha (80 + 80 test rounds, as analysed once).
-    from dpaudit.audit.looks import LOOK_WEIGHTS
+    from dpaudit.audit.games.looks import LOOK_WEIGHTS
 
     looks = parse_policy(
         {"preset": "quick", "alpha": 0.05, "audit": [{"generator": "pategan"}]}
@@ -678,11 +678,11 @@ def test_command_bad_policy_raises(tmp_path: Path) -> None:
 
 def test_policy_keys_are_audit_config_keys() -> None:
     """Every key the example policy and the quick preset set is one the runner knows."""
-    from dpaudit.audit import runner
+    from dpaudit.audit import AuditConfig
 
     example = Path(__file__).resolve().parents[2] / "examples" / "privacy.toml"
     for audit in load_policy(example).audits:
-        config = runner.AuditConfig.from_mapping(dict(audit.settings))
+        config = AuditConfig.from_mapping(dict(audit.settings))
         assert config.alpha == audit.settings["alpha"]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dpaudit import ci
-from dpaudit.audit.result import AuditResult, Verdict
+from dpaudit.audit.result.model import AuditResult, Verdict
 from dpaudit.ci import as_result, parse_policy, run_check
 from dpaudit.commands import check as check_command
 from dpaudit.errors import InvalidParameterError
@@ -268,7 +268,7 @@ def test_result_warnings_in_the_log_line_and_the_summary(tmp_path: Path) -> None
     check's log line and step summary, as in every report."""
     import dataclasses
 
-    from dpaudit.audit.result import AuditWarning
+    from dpaudit.audit.result.model import AuditWarning
 
     message = "the release has 4 rows per round; raise it with --synthetic-rows 100"
 

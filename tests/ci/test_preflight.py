@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.store import ResultStore
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.storage.store import ResultStore
 from dpaudit.ci import parse_policy, run_check
 from dpaudit.ci.policy import CHECK_DEFAULTS, POLICY_AUDIT_KEYS
 from dpaudit.cli import main

@@ -29,7 +29,7 @@ import pytest
 yaml = pytest.importorskip("yaml")
 
 import dpaudit  # noqa: E402
-from dpaudit.audit.config import AuditConfig  # noqa: E402
+from dpaudit.audit.config.model import AuditConfig  # noqa: E402
 from dpaudit.ci import load_policy  # noqa: E402
 from dpaudit.ci.preflight import preflight_audit  # noqa: E402
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit.result import AuditResult, Power, Verdict
+from dpaudit.audit.result.model import AuditResult, Power, Verdict
 from dpaudit.ci.study import (
     PUBLISHED,
     QUICK,
@@ -142,7 +142,7 @@ def test_quick_plan_caps_iterations_and_shrinks_selection() -> None:
 
 
 def test_every_plan_setting_is_a_valid_audit_config() -> None:
-    from dpaudit.audit.config import AuditConfig
+    from dpaudit.audit.config.model import AuditConfig
 
     for audit in study_plan(quick=True):
         AuditConfig.from_mapping(dict(audit.settings))

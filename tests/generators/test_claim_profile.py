@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
 
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.store import ResultStore
+from dpaudit.audit.storage.store import ResultStore
 from dpaudit.cli import main
 from dpaudit.errors import InvalidParameterError, PluginError
 from dpaudit.generators import accountants as acc

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.run import run_audit
-from dpaudit.audit.store import ResultStore
+from dpaudit.audit.storage.store import ResultStore
 from dpaudit.cli import main
 from dpaudit.errors import PluginError
 from dpaudit.generators.base import PrivacyClaim

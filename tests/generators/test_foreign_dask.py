@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.run import run_audit
 
 REPO = Path(__file__).resolve().parents[2]

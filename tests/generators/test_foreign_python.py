@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from dpaudit.adapters.envs import env_python
-from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.config.model import AuditConfig
 from dpaudit.cli import main
 from dpaudit.data import worst_case_domain
 from dpaudit.errors import InvalidParameterError

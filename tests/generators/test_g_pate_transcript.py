@@ -14,9 +14,9 @@ from numpy.typing import NDArray
 from scipy import integrate, stats
 
 from dpaudit.attacks.likelihood_ratio import log_likelihood_ratio
-from dpaudit.audit import estimators as est
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.thresholds import select_threshold
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.stats import estimators as est
+from dpaudit.audit.stats.thresholds import select_threshold
 from dpaudit.data import worst_case_dataset, worst_case_domain
 from dpaudit.generators.g_pate import GPate, GPateConfig
 from dpaudit.generators.g_pate.accounting import Spending

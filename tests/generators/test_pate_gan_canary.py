@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 import torch
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.setup import AuditSetup, build_setup
-from dpaudit.audit.tradeoff import eps_of_gdp
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.setup import AuditSetup, build_setup
+from dpaudit.audit.stats.tradeoff import eps_of_gdp
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.pate_gan import PateGan
 from dpaudit.generators.pate_gan.canary import (
@@ -124,8 +124,8 @@ def test_the_replay_gives_the_exact_likelihood_of_the_canary_transcript() -> Non
 
 
 def test_trained_and_canary_teachers_are_told_apart_in_the_config() -> None:
-    with pytest.raises(InvalidParameterError, match="teachers"):
-        AuditConfig(dataset="worst-case", teachers="canary")
+    with pytest.raises(InvalidParameterError, match="--teachers"):
+        AuditConfig(dataset="worst-case", teachers="canary").check_settings()
     cfg = AuditConfig(dataset="worst-case", release="transcript", teachers="canary")
     assert cfg.to_json()["teachers"] == "canary"
     # Audits that do not set it keep the identities of earlier versions.

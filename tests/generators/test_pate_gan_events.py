@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpaudit.audit.result import TrainingFacts
+from dpaudit.audit.result.model import TrainingFacts
 from dpaudit.generators.bugs import variants
 from dpaudit.generators.pate_gan import UNBOUNDED, PateGan, config_from_options
 from dpaudit.rng import Rngs

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from dpaudit.attacks.likelihood_ratio import LikelihoodRatioAttack
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.setup import AuditSetup, build_setup
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.setup import AuditSetup, build_setup
 from dpaudit.generators.pate_gan import PateGan
 from dpaudit.generators.pate_gan.transcript import (
     Recorder,

@@ -53,7 +53,7 @@ def test_teacherless_trace_shows_no_teacher_or_epsilon_figures(
     assert "no teacher partitions" in html and "No epsilon curve" in html
     assert "none (nominal epsilon)" in html
     # The traces are captioned as coming from the audit's first with-target round
-    # (dpaudit.audit.rounds.trace_round), not from an extra fit.
+    # (dpaudit.audit.games.two_world.rounds.trace_round), not from an extra fit.
     assert TRACE_SOURCE.startswith("These traces come from the audit's first round")
     assert "extra fit" not in TRACE_SOURCE
     assert "the audit&#39;s first round of the with-target world" in html

@@ -10,9 +10,13 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit.analysis import MIN_RELEASE_ROWS, release_warnings, tpr_at_low_fpr
-from dpaudit.audit.result import LowFprRate
-from dpaudit.audit.serial import to_json
+from dpaudit.audit.config.serial import to_json
+from dpaudit.audit.games.two_world.analysis import (
+    MIN_RELEASE_ROWS,
+    release_warnings,
+    tpr_at_low_fpr,
+)
+from dpaudit.audit.result.model import LowFprRate
 from dpaudit.reports import load_result, render, render_terminal
 from dpaudit.reports.plots import roc_chart
 

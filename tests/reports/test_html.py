@@ -98,8 +98,9 @@ def test_consistent_report_says_it_proves_nothing(
         "At this test size (400 + 400 test rounds) the largest epsilon any attack "
         "could show is 4.68, above the claimed 1" in text
     )
-    # No trace, no utility: those sections are left out.
-    assert "Training traces" not in text and "Utility" not in text
+    # No trace: the section says why; no utility (not part of an audit): left out.
+    assert "No training trace was recorded for this audit" in text
+    assert "Utility" not in text
 
 
 def test_consistent_without_power_says_so(consistent_doc: Callable[..., dict]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit.estimate import attainable_maximum, per_attack_alpha
+from dpaudit.audit.games.estimate import attainable_maximum, per_attack_alpha
 from dpaudit.reports import load_result, render, render_terminal
 from dpaudit.reports.plots import epsilon_bars
 

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from dpaudit.audit.result import AuditResult, json_keys
+from dpaudit.audit.result.model import AuditResult, json_keys
 from dpaudit.reports import render
 from dpaudit.reports.schema import schema_errors
 from dpaudit.reports.terminal import render_terminal

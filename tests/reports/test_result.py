@@ -1,4 +1,4 @@
-"""The typed result (dpaudit.audit.result): one definition of result.json, checked
+"""The typed result (dpaudit.audit.result.model): one definition of result.json, checked
 against the shipped schema, and how every renderer shows the audit's power."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from dpaudit.audit import result as result_module
-from dpaudit.audit.result import (
+from dpaudit.audit.config.serial import json_fields
+from dpaudit.audit.result import model as result_module
+from dpaudit.audit.result.model import (
     SCHEMA_VERSION,
     AuditResult,
     Power,
     Verdict,
     json_keys,
 )
-from dpaudit.audit.serial import json_fields
 from dpaudit.errors import InvalidParameterError
 from dpaudit.reports import load_result, render, render_html
 from dpaudit.reports.schema import load_schema, schema_errors
@@ -128,7 +128,7 @@ def test_sequential_section_round_trips_and_conforms(
 ) -> None:
     from dataclasses import replace
 
-    from dpaudit.audit.result import SequentialLook, SequentialLooks
+    from dpaudit.audit.result.model import SequentialLook, SequentialLooks
 
     looks = SequentialLooks(
         planned_per_world=1000,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dpaudit.audit.config import AuditConfig
-from dpaudit.audit.setup import build_setup
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.setup import build_setup
 from dpaudit.cli import main
 from dpaudit.data import load_dataset
 from dpaudit.errors import InvalidParameterError

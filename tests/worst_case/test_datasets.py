@@ -15,7 +15,8 @@ from dpaudit.attacks.registry import (
     DEFAULT_WORST_CASE_CONTINUOUS,
     expand_attacks,
 )
-from dpaudit.audit.runner import AuditConfig, build_setup, run_audit
+from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.games import build_setup
 from dpaudit.commands import listing
 from dpaudit.data import (
     DATASET_NAMES,

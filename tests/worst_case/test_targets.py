@@ -9,11 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpaudit.audit.game import GamePlan
-from dpaudit.audit.runner import AuditConfig, build_setup
-from dpaudit.audit.runner import run_audit as run_typed_audit
-from dpaudit.audit.selection import rank_targets, select_target, selection_streams
-from dpaudit.audit.streams import STREAM_INDEX, Streams
+from dpaudit.audit import AuditConfig
+from dpaudit.audit import run_audit as run_typed_audit
+from dpaudit.audit.games import build_setup
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.games.streams import STREAM_INDEX, Streams
+from dpaudit.audit.games.two_world.selection import (
+    rank_targets,
+    select_target,
+    selection_streams,
+)
 from dpaudit.data import Column, Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
@@ -249,6 +254,7 @@ def test_score_candidates_trains_one_pool(
         return frames  # the copy generator's release, row for row
 
     from dpaudit.attacks.registry import make_attack
+    from dpaudit.audit.stats import roc_auc
 
     def attacks(target: pd.DataFrame) -> dict[str, object]:
         return {
@@ -264,6 +270,7 @@ def test_score_candidates_trains_one_pool(
         make_attacks=attacks,
         n_models=40,
         rng=Rngs.from_seed(1),
+        auc=roc_auc,
     )
     assert calls == [40]
     assert ranking[0] == (OUTLIER, 1.0)
@@ -275,6 +282,7 @@ def test_score_candidates_trains_one_pool(
             make_attacks=attacks,
             n_models=4,
             rng=Rngs.from_seed(1),
+            auc=roc_auc,
         )
 
 
@@ -283,7 +291,7 @@ def test_final_plan_is_the_unselected_plan(
 ) -> None:
     """Selecting the target does not move the final audit onto other rounds: its
     plan is exactly the plan of the same config with the target given by hand."""
-    from dpaudit.audit.selection import resolve_target
+    from dpaudit.audit.games.two_world.selection import resolve_target
 
     planted.to_csv(tmp_path / "p.csv", index=False)
     domain.save(tmp_path / "p.json")

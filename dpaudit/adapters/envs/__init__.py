@@ -9,7 +9,7 @@ for versions). An audit then runs the adapter under that environment's interpret
 
 Where an environment lives, unless ``--out`` says otherwise:
 ``$DPAUDIT_ENV_HOME/NAME`` when ``DPAUDIT_ENV_HOME`` is set, else
-``$XDG_CACHE_HOME/dpaudit/envs/NAME`` (``~/.cache/dpaudit/envs/NAME``). Tests and docs
+``~/.cache/dpaudit/envs/NAME``. Tests, benchmarks (``benchmarks/harness.py``) and docs
 find a library's interpreter there (:func:`env_python`).
 
 This module imports only the standard library.
@@ -106,8 +106,7 @@ def env_home() -> Path:
     named = os.environ.get(ENV_HOME_VARIABLE)
     if named:
         return Path(named).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache).expanduser() / "dpaudit" / "envs"
+    return Path.home() / ".cache" / "dpaudit" / "envs"
 
 
 def default_env_dir(name: str) -> Path:

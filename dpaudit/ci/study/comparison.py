@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpaudit.audit.result import AuditResult, Verdict
+from dpaudit.audit import AuditResult
+from dpaudit.audit.result import Verdict
 from dpaudit.ci.study.plan import STUDY_ROUNDS, StudyAudit
 from dpaudit.generators.registry import REAL_DATA_ITERATIONS, WORST_CASE_ITERATIONS
 from dpaudit.reports.numbers import fmt_eps, fmt_number

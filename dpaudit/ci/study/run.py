@@ -3,7 +3,7 @@
 ``OUT/study.json`` records the study's options; ``OUT/<audit name>/`` is an ordinary
 audit directory (``audit.sqlite``, ``result.json``, ``report.html``). With ``resume``
 a finished audit is read back, a started one continues where it stopped
-(:func:`dpaudit.audit.runner.run_audit` with ``resume=True``), and the others run. An
+(:func:`dpaudit.audit.run_audit` with ``resume=True``), and the others run. An
 audit that raises is recorded as ``ERROR`` and the study goes on.
 """
 
@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import dpaudit
-from dpaudit.audit.names import RESULT_FILE
-from dpaudit.audit.result import AuditResult
+from dpaudit.audit import RESULT_FILE, AuditResult
 from dpaudit.ci.run import power_text
 from dpaudit.ci.study.plan import StudyAudit
 from dpaudit.errors import InvalidParameterError
@@ -114,7 +113,7 @@ def check_manifest(
 
 
 def _default_runner() -> tuple[Runner, Callable[[Mapping[str, Any]], Any]]:
-    from dpaudit.audit.runner import AuditConfig, run_audit
+    from dpaudit.audit import AuditConfig, run_audit
 
     return run_audit, AuditConfig.from_mapping
 

@@ -293,7 +293,7 @@ class Spending:
                 accountants.optimal_order(rdp, delta=cfg.delta)
             )
         trace["ledger"] = ledger.to_json()
-        # Typed facts a report reads (dpaudit.audit.result.TrainingFacts).
+        # Typed facts a report reads (dpaudit.audit.result.model.TrainingFacts).
         trace["teachers"] = int(cfg.num_teachers)
         trace["accounted"] = bool(ledger.num_queries)
         return PrivacyClaim(

@@ -16,7 +16,7 @@ of its region, not per row of the table: ``[M * k, W + 1]`` bits for the widest 
 - ``rows`` (``shared_sampling``, ``repartition_every_iteration``): each teacher draws
   from all ``n`` rows, so ``k`` genuinely different sets of up to ``n`` rows are
   counted with ``k n`` bits. These two bug variants stay quadratic (``k`` grows with
-  ``n``); the memory plan (:mod:`dpaudit.audit.memory`) counts it.
+  ``n``); the memory plan (:mod:`dpaudit.audit.games.memory`) counts it.
 
 Counts are exactly those of the former ``[M * k, n]`` matrix of rows seen (which every
 variant allocated, and once more per step): tests/generators/test_pate_gan_seen.py

@@ -187,7 +187,7 @@ class Trainer(TrainerState):
                 "wall_seconds": seconds / self.m,
                 "reference_note": note,
                 "non_private_events": sorted(self.non_private),
-                # Typed facts a report reads (dpaudit.audit.result.TrainingFacts).
+                # Typed facts a report reads (dpaudit.audit.result.model.TrainingFacts).
                 "teachers": 0 if cfg.single_discriminator else k,
                 "accounted": accounted,
             }

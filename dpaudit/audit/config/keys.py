@@ -1,0 +1,552 @@
+"""Every setting of an audit, declared once: :data:`AUDIT_KEYS`.
+
+A :class:`Key` holds what the code needs to know of a setting: its command-line flag
+and TOML key, its type and constraint (scikit-learn's ``_parameter_constraints``),
+its option group in ``dpaudit audit --help``, which games use it, which other settings
+it ``requires``, and whether it is a run setting (where and how an audit runs, never
+what it computes: ``--resume`` may change it and the audit's identity leaves it out).
+From this one table come the parser and its help groups
+(:mod:`dpaudit.commands.audit`), the TOML keys, the field constraints and the
+cross-field refusals (:func:`check_requirements`), :data:`RUN_SETTINGS` and the resume
+allow-list.
+
+No heavy imports: the parser reads this table before anything is trained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from dpaudit.attacks.names import ATTACK_NAMES, SET_NAMES
+from dpaudit.audit.config.constraints import (
+    GROUPS,
+    ONE_RUN,
+    TWO_WORLD,
+    Choices,
+    Constraint,
+    Interval,
+    Key,
+    Requires,
+)
+from dpaudit.audit.config.names import (
+    BACKENDS,
+    GAMES,
+    RANDOMNESS_MODES,
+    RELEASES,
+    TEACHERS,
+)
+from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.names import DEVICES
+from dpaudit.generators.registry import DEFAULT_GENERATOR
+
+__all__ = [
+    "AUDIT_CONSTRAINTS",
+    "AUDIT_KEYS",
+    "DEFAULT_OUT",
+    "FLAG_ONLY",
+    "GROUPS",
+    "KEYS_BY_TOML_NAME",
+    "RUN_SETTINGS",
+    "Choices",
+    "Constraint",
+    "Interval",
+    "Key",
+    "Requires",
+    "check_requirements",
+    "key_of",
+]
+
+
+DEFAULT_OUT = "dpaudit-audit"
+
+_BACKEND_DASK = Requires(key="backend", values=("dask",), fix="--backend dask")
+_TARGET_AUTO = Requires(key="target", values=("auto",), fix="--target auto")
+_PUBLIC_AUTO = Requires(key="public_seed", values=("auto",), fix="--public-seed auto")
+_FIXED_PUBLIC = Requires(
+    key="randomness", values=("fixed_public",), fix="--randomness fixed_public"
+)
+_TRANSCRIPT = Requires(
+    key="release", values=("transcript",), fix="--release transcript"
+)
+
+AUDIT_KEYS: tuple[Key, ...] = (
+    # ------------------------------------------------------------ what is audited
+    Key(
+        name="generator",
+        help="a name of `dpaudit list generators` or a plug-in module:Class "
+        f"(default {DEFAULT_GENERATOR})",
+        group="what is audited",
+        resume_repeat=True,
+    ),
+    Key(
+        name="variant",
+        help="a bug variant (dpaudit list variants)",
+        group="what is audited",
+    ),
+    Key(
+        name="bug",
+        help="switch a bug flag on (repeatable; dpaudit list bugs)",
+        group="what is audited",
+        kind="list",
+        field="bugs",
+        aliases=("bugs",),
+    ),
+    Key(
+        name="option",
+        help="a generator option KEY=VALUE, e.g. lam=0.01 (repeatable)",
+        group="what is audited",
+        kind="options",
+        field="generator_options",
+        aliases=("generator_options",),
+    ),
+    Key(
+        name="epsilon",
+        help="privacy budget given to the generator (default 1)",
+        group="what is audited",
+        kind="float",
+        constraint=Interval(low=0, closed="neither"),
+    ),
+    Key(
+        name="delta",
+        help="delta given to the generator (default 1e-5)",
+        group="what is audited",
+        kind="float",
+        constraint=Interval(low=0, high=1, closed="left"),
+    ),
+    # ------------------------------------------------------------ data and target
+    Key(
+        name="dataset",
+        help="worst-case-continuous (default), worst-case, a named dataset "
+        "(dpaudit list datasets), or a CSV path (with --domain)",
+        group="data and target",
+    ),
+    Key(
+        name="dataset_rows",
+        help="worst cases only: N rows, N - 1 copies of the base record plus "
+        "the target (default 5), for libraries with a minimum table size",
+        group="data and target",
+        kind="int",
+        constraint=Interval(integer=True, low=2, optional=True),
+    ),
+    Key(
+        name="domain",
+        help="the public domain JSON of a CSV dataset",
+        group="data and target",
+    ),
+    Key(
+        name="data_dir",
+        help="folder of the named datasets (default $DPAUDIT_DATA_DIR or "
+        "../shared/data)",
+        group="data and target",
+    ),
+    Key(
+        name="target",
+        help="row index, or 'auto' (most vulnerable record)",
+        group="data and target",
+        games=TWO_WORLD,
+    ),
+    Key(
+        name="target_record",
+        help="a target record as a JSON object (TOML: a table)",
+        group="data and target",
+        kind="record",
+        games=TWO_WORLD,
+    ),
+    Key(
+        name="candidates",
+        help="candidate records mini-audited (default 64)",
+        group="data and target",
+        kind="int",
+        constraint=Interval(integer=True, low=1),
+        games=TWO_WORLD,
+        requires=(_TARGET_AUTO,),
+    ),
+    Key(
+        name="selection_rounds",
+        help="rounds per world of each candidate's mini-audit, for --target auto "
+        "and --public-seed auto (default 100)",
+        group="data and target",
+        kind="int",
+        constraint=Interval(integer=True, low=5),
+        games=TWO_WORLD,
+        requires_any=(_TARGET_AUTO, _PUBLIC_AUTO),
+    ),
+    Key(
+        name="synthetic_rows",
+        help="rows released per round (default 100 on the worst case, |D| otherwise)",
+        group="data and target",
+        kind="int",
+        constraint=Interval(integer=True, low=1, optional=True),
+    ),
+    # ------------------------------------------------------------------- the game
+    Key(
+        name="game",
+        help="two-world (default): the distinguishing game, 2 x --rounds fits; "
+        "one-run: --canaries canaries each included with probability 1/2 in "
+        "--fits fits, guessed from the releases (docs/soundness.md)",
+        group="the game",
+        constraint=Choices(values=GAMES),
+    ),
+    Key(
+        name="rounds",
+        help="rounds per world (default 1000)",
+        group="the game",
+        kind="int",
+        constraint=Interval(integer=True, low=5),
+        games=TWO_WORLD,
+    ),
+    Key(
+        name="split",
+        help="fractions of each world's rounds for attack training, threshold "
+        "selection and test, as TRAIN,VALIDATION,TEST (default 0.4,0.2,0.4)",
+        group="the game",
+        kind="split",
+        games=TWO_WORLD,
+    ),
+    Key(
+        name="sequential",
+        help="analyse after 10%, 20%, 50% and 100% of --rounds and stop at the first "
+        "look that proves a VIOLATION (alpha is spent across the looks; never "
+        "stops early otherwise)",
+        group="the game",
+        kind="bool",
+        games=TWO_WORLD,
+    ),
+    Key(
+        name="randomness",
+        help="fixed_public (default): one public stream (weights, partitions, "
+        "batches, latents, the release's sampling) for every round and both "
+        "worlds, fresh privacy noise per round, where the generator declares "
+        "its proof holds for any fixed public stream (docs/soundness.md); "
+        "independent: every draw fresh per round",
+        group="the game",
+        constraint=Choices(values=RANDOMNESS_MODES),
+        games=TWO_WORLD,
+    ),
+    Key(
+        name="public_seed",
+        help="which public randomness is held fixed: 0 (default), a candidate "
+        "index, or 'auto': the candidate under which the attacks separate the "
+        "worlds best on selection rounds disjoint from the audit's "
+        "(docs/soundness.md)",
+        group="the game",
+        games=TWO_WORLD,
+        requires=(_FIXED_PUBLIC,),
+    ),
+    Key(
+        name="public_candidates",
+        help="candidates compared, each with 2 x --selection-rounds models (default 8)",
+        group="the game",
+        kind="int",
+        constraint=Interval(integer=True, low=2),
+        games=TWO_WORLD,
+        requires=(_PUBLIC_AUTO,),
+    ),
+    Key(
+        name="release",
+        help="what a round releases to the attacks: table (default: the synthetic "
+        "table) or transcript (every noisy vote of dpaudit's PATE-GAN and G-PATE, "
+        "attacked by the exact likelihood-ratio test; docs/soundness.md)",
+        group="the game",
+        constraint=Choices(values=RELEASES),
+        games=TWO_WORLD,
+        # The likelihood-ratio attack replays training under the audit's one fixed
+        # public stream and is the only attack on a transcript; the selections of
+        # --target auto and --public-seed auto rank the table attacks.
+        requires=(
+            _FIXED_PUBLIC,
+            Requires(key="attack", values=("default",), fix="--attack default"),
+            Requires(
+                key="target",
+                values=("auto",),
+                negate=True,
+                fix="a --target other than auto",
+            ),
+            Requires(
+                key="public_seed",
+                values=("auto",),
+                negate=True,
+                fix="a --public-seed other than auto",
+            ),
+        ),
+    ),
+    Key(
+        name="teachers",
+        help="trained (default: the teachers as implemented) or canary (the "
+        "adversary's teachers: each votes 'real' exactly when it trained on the "
+        "target; the claim's proof covers any teachers; docs/soundness.md, "
+        "'Canary teachers')",
+        group="the game",
+        constraint=Choices(values=TEACHERS),
+        games=TWO_WORLD,
+        requires=(_TRANSCRIPT,),
+    ),
+    Key(
+        name="seed",
+        help="the root seed (default 0)",
+        group="the game",
+        kind="int",
+        constraint=Interval(integer=True, low=0),
+    ),
+    # ---------------------------------------------------------- the one-run game
+    Key(
+        name="canaries",
+        help="canaries per fit (default 1000)",
+        group="the one-run game",
+        kind="int",
+        constraint=Interval(integer=True, low=2),
+        games=ONE_RUN,
+    ),
+    Key(
+        name="fits",
+        help="fits, each with its own canaries (default 1)",
+        group="the one-run game",
+        kind="int",
+        constraint=Interval(integer=True, low=1),
+        games=ONE_RUN,
+    ),
+    Key(
+        name="guesses",
+        help="guesses 'in' (and 'out' unless --guesses-out), fixed in advance "
+        "(default: a tenth of all canaries)",
+        group="the one-run game",
+        kind="int",
+        constraint=Interval(integer=True, low=1, optional=True),
+        games=ONE_RUN,
+    ),
+    Key(
+        name="guesses_out",
+        help="guesses 'out', fixed in advance (default: --guesses)",
+        group="the one-run game",
+        kind="int",
+        constraint=Interval(integer=True, low=0, optional=True),
+        games=ONE_RUN,
+    ),
+    # ---------------------------------------------------- attacks and statistics
+    Key(
+        name="attack",
+        help="the attack; default: the dataset's default set (dpaudit list "
+        "attacks), the verdict their best with a Bonferroni split of alpha; "
+        "all: every attack",
+        group="attacks and statistics",
+        constraint=Choices(values=(*ATTACK_NAMES, *SET_NAMES)),
+        games=TWO_WORLD,
+    ),
+    Key(
+        name="attack_option",
+        help="an attack option KEY=VALUE, e.g. n_queries=500 (repeatable)",
+        group="attacks and statistics",
+        kind="options",
+        field="attack_options",
+        aliases=("attack_options",),
+        games=TWO_WORLD,
+    ),
+    Key(
+        name="alpha",
+        help="false-alarm probability of eps_emp (default 0.05: 95% confidence)",
+        group="attacks and statistics",
+        kind="float",
+        constraint=Interval(low=0, high=0.5, closed="neither"),
+    ),
+    Key(
+        name="estimator",
+        help="the error rates' bound: clopper_pearson (default) or jeffreys",
+        group="attacks and statistics",
+        constraint=Choices(values=("clopper_pearson", "jeffreys")),
+        games=TWO_WORLD,
+    ),
+    # ------------------------------------------------------------------ execution
+    Key(
+        name="batch_size",
+        help="rounds trained together (default 128); does not change the result",
+        group="execution",
+        kind="int",
+        constraint=Interval(integer=True, low=1),
+        games=TWO_WORLD,
+        run_setting=True,
+    ),
+    Key(
+        name="jobs",
+        help="parallel jobs (default -1: one per CPU core)",
+        group="execution",
+        kind="int",
+        games=TWO_WORLD,
+        run_setting=True,
+    ),
+    Key(
+        name="backend",
+        help="joblib backend (default threading; loky: worker processes); dask "
+        "runs on --scheduler",
+        group="execution",
+        constraint=Choices(values=BACKENDS),
+        games=TWO_WORLD,
+        run_setting=True,
+    ),
+    Key(
+        name="scheduler",
+        help="Dask scheduler address",
+        group="execution",
+        games=TWO_WORLD,
+        requires=(_BACKEND_DASK,),
+        run_setting=True,
+    ),
+    Key(
+        name="device",
+        help="auto (default), cpu or cuda",
+        group="execution",
+        constraint=Choices(values=DEVICES),
+        run_setting=True,
+    ),
+    Key(
+        name="fit_timeout",
+        help="plug-ins and adapters: seconds one fit, sample or import may "
+        "take before its worker is stopped and the audit fails (default 3600)",
+        group="execution",
+        kind="float",
+        constraint=Interval(low=0, closed="neither"),
+        metavar="SECONDS",
+        run_setting=True,
+    ),
+    Key(
+        name="max_memory",
+        help="dpaudit's own generators: the memory plan refuses an audit estimated "
+        "above it (default: the memory available now); plug-ins and adapters: "
+        "MiB of resident memory one worker process may use before it is stopped "
+        "and the audit fails (default: half the machine's memory)",
+        group="execution",
+        kind="int",
+        constraint=Interval(integer=True, low=1, optional=True),
+        metavar="MIB",
+        run_setting=True,
+    ),
+    Key(
+        name="python",
+        help="plug-ins and adapters: the Python interpreter of their worker "
+        "processes (default: this one); it needs numpy, pandas and the "
+        "generator's library only",
+        group="execution",
+        metavar="PATH",
+    ),
+    # --------------------------------------------------------------------- output
+    Key(
+        name="out",
+        help=f"output folder (default ./{DEFAULT_OUT})",
+        group="output",
+        field=None,
+    ),
+    Key(
+        name="force",
+        help="replace the audit in --out, once the new one has stored its first "
+        "batch (the old one is kept if the new run fails before); only dpaudit's "
+        "own files there are replaced",
+        group="output",
+        kind="bool",
+        field=None,
+    ),
+    Key(
+        name="quiet",
+        help="no progress on stderr (alias --no-progress; progress shows only on a "
+        "terminal)",
+        group="output",
+        kind="bool",
+        field=None,
+    ),
+)
+"""Every setting of ``dpaudit audit`` and ``audit.toml``, in ``--help`` order."""
+
+FLAG_ONLY = ("config", "resume")
+"""The flags that are not settings (they say where the configuration is)."""
+
+KEYS_BY_TOML_NAME: Mapping[str, Key] = MappingProxyType(
+    {name: key for key in AUDIT_KEYS for name in (key.name, *key.aliases)}
+)
+"""A TOML name (the key's or an alias) -> its key."""
+
+_BY_FIELD: Mapping[str, Key] = MappingProxyType(
+    {key.target: key for key in AUDIT_KEYS if key.target is not None}
+)
+
+AUDIT_CONSTRAINTS: Mapping[str, Constraint] = MappingProxyType(
+    {
+        key.target: key.constraint
+        for key in AUDIT_KEYS
+        if key.target is not None and key.constraint is not None
+    }
+)
+"""Field of :class:`~dpaudit.audit.config.model.AuditConfig` -> its constraint."""
+
+RUN_SETTINGS: tuple[str, ...] = tuple(
+    key.target for key in AUDIT_KEYS if key.run_setting and key.target is not None
+)
+"""The run settings (fields): where and how an audit runs, not what it computes;
+left out of the audit's identity, and the settings ``--resume`` may change."""
+
+
+def key_of(field: str) -> Key:
+    """The key of a configuration field."""
+    return _BY_FIELD[field]
+
+
+def _written(key: Key, value: Any) -> str:
+    if value is None:
+        return f"{key.flag} unset"
+    return key.flag if key.kind == "bool" else f"{key.flag} {value}"
+
+
+def check_requirements(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+    """Refuses a setting that the chosen game does not use, or whose requirement
+    another setting does not meet, in one line naming both settings.
+
+    A setting is set when its value differs from its default; a setting at its
+    default is never refused (it changes nothing).
+
+    Args:
+        values: field -> value of a configuration.
+        defaults: field -> default value.
+
+    Raises:
+        InvalidParameterError: the first unmet requirement, in table order.
+    """
+    game = values.get("game", defaults.get("game"))
+    for key in AUDIT_KEYS:
+        field = key.target
+        if field is None or field not in values:
+            continue
+        value = values[field]
+        if value == defaults.get(field):
+            continue
+        if game not in key.games:
+            raise InvalidParameterError(
+                f"`{key.flag}` is a setting of --game {' or '.join(key.games)}; "
+                f"the {game} game does not use it: unset {key.flag} or pass "
+                f"--game {key.games[0]}. Got {_written(key, value)} with --game {game}."
+            )
+        for need in key.requires:
+            other = values.get(need.key, defaults.get(need.key))
+            if not need.met(other):
+                raise _unmet(key, value, (need,), values, defaults)
+        if key.requires_any and not any(
+            need.met(values.get(need.key, defaults.get(need.key)))
+            for need in key.requires_any
+        ):
+            raise _unmet(key, value, key.requires_any, values, defaults)
+
+
+def _unmet(
+    key: Key,
+    value: Any,
+    needs: tuple[Requires, ...],
+    values: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+) -> InvalidParameterError:
+    fix = " or ".join(need.fix for need in needs)
+    others = ", ".join(
+        _written(_BY_FIELD[need.key], values.get(need.key, defaults.get(need.key)))
+        for need in needs
+    )
+    return InvalidParameterError(
+        f"`{key.flag}` needs {fix}: unset {key.flag} or change the other setting. "
+        f"Got {_written(key, value)} with {others}."
+    )

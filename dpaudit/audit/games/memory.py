@@ -1,0 +1,525 @@
+"""The audit's memory plan: its peak estimated before anything is allocated or written.
+
+:func:`check_memory` runs first in :func:`~dpaudit.audit.run.run_audit`, before the
+output folder, the store, the game's plan or any model exists. It refuses an audit
+whose estimated peak exceeds the limit with one line naming the input that drives it
+(``rounds``, the table's rows, the domain's width, ``--batch-size`` / ``--jobs``)
+and the limit.
+
+The limit: ``--max-memory`` (MiB) where given and the generator runs in dpaudit's
+process (the user's word: it may exceed what is free now); for a foreign generator
+``--max-memory`` bounds each of its worker processes instead
+(:mod:`dpaudit.generators.foreign`), and the plan's limit is the memory free now.
+Otherwise the memory free now: ``MemAvailable`` of ``/proc/meminfo``, or the cgroup's
+limit less its usage where that is lower. Where neither can be read (not Linux), no
+audit is refused.
+
+The process's own limits bound every one of these (:func:`rlimit_available`): an
+address-space limit (``ulimit -v``, ``RLIMIT_AS``, common on shared clusters) or a
+data limit (``ulimit -d``, ``RLIMIT_DATA``), less what the process already maps
+beyond ``BASE`` (``VmSize`` or ``VmData`` of ``/proc/self/status``; ``BASE`` is in
+the estimate). The lowest limit is the one used, and every refusal names it.
+
+The model of the peak, in bytes (``n`` rows of ``D``, ``c`` columns, ``p`` encoded
+width, ``k`` teachers, ``b`` the generator's batch and ``s`` its teacher steps, ``R``
+rounds per world; estimates, not measurements):
+
+- ``BASE`` (450 MiB): the interpreter with torch, pandas and dpaudit imported.
+- the table: ``D``, ``D u {target}`` and the loaded table as frames (``24 n c``) and
+  their encodings (``2 x 8 n p``); checked first from the file's size (three times the
+  CSV's bytes) before the file is read.
+- the models trained at once: ``min(2R, workers x batch)`` (the execution plan of
+  :mod:`dpaudit.audit.games.execution`; on the CPU a batch is whole training groups of
+  ``TRAINING_GROUP`` rounds, so one group is the least), each
+  :func:`model_bytes`: the encoded data and its copy with a ones column
+  (``2 x 4 n p``), the networks of width ``h = max(p, 16)`` (three of three layers
+  and ``k`` teachers of one) with gradients and two Adam moments (``16 (8 + k)(p +
+  1) h``), one iteration's teacher row indices (``8 k s b``), one teacher step's rows
+  and activations (``12 k b (p + h)``), the rows-seen ledger (``9 n``) and the
+  release (``3 x 4 rows x p``), all times ``MARGIN`` (1.5); ``k n`` more for the
+  two bug variants whose teachers draw from all rows (``shared_sampling``,
+  ``repartition_every_iteration``: pate_gan/seen.py). Under ``--release
+  transcript`` three times as many: the likelihood-ratio attack replays a group's
+  ``G`` transcripts in both worlds (``2G`` more models) while the group's own are
+  held. With a trace (PATE-GAN,
+  the audit's traced round) ``TRACE_BYTES`` more. A foreign generator's models live
+  in its worker processes (each bounded by ``max_memory``): only the release counts
+  here. On CUDA the models are on the GPU (the execution plan sizes the batch from
+  its free memory): only the data of one batch, filled on the host, counts.
+- the rounds: ``ROUND_BYTES`` a round (its random stream, about 2.6 KiB measured,
+  and its place in the plan) plus ``FEATURE_BYTES`` per attack (its feature vector
+  in the analysis), for ``2R`` rounds and, with ``target = "auto"``, the selection
+  pools (``2 x selection_rounds`` more, and as many models trained at once).
+- other: with ``--backend loky`` every worker process holds its own ``BASE`` and
+  table; the traced round's ``TRACE_BYTES``.
+
+benchmarks/memory_plan.py compares the estimate with the measured peak (``VmHWM``)
+of real audits; the estimate is meant to be above it, not exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.data import Dataset
+from dpaudit.errors import InvalidParameterError
+
+MIB = 2**20
+GIB = 2**30
+#: The interpreter with torch, pandas and dpaudit imported (measured: about 400 MiB).
+BASE_BYTES = 450 * MIB
+#: Per round: its stream (measured 2.6 KiB) and its place in the plan and the store.
+ROUND_BYTES = 4096
+#: Per round and attack: the feature vector the analysis holds (up to 1,000 floats).
+FEATURE_BYTES = 8192
+#: The margin on one model's estimate (measured PATE-GAN models: 20 MiB a model on
+#: 1e5 rows with 800 teachers against 18 MiB unmargined; benchmarks/memory_plan.py).
+MARGIN = 1.5
+#: The traced round's teacher losses (about ``LOSS_CHUNK`` rows x teachers at once,
+#: dpaudit/generators/pate_gan/teachers.py; measured 138 MiB on 1e5 rows).
+TRACE_BYTES = 192 * MIB
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Limit:
+    """The memory an audit may use: ``bytes`` and where the figure comes from."""
+
+    bytes: int
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryPlan:
+    """The estimated peak of an audit, in bytes, by part (see the module)."""
+
+    base: int
+    table: int
+    models: int
+    rounds: int
+    other: int
+    model_bytes: int
+    models_at_once: int
+    least_models_at_once: int
+    rows: int
+    encoded_width: int
+    teachers: int
+
+    @property
+    def total(self) -> int:
+        return self.base + self.table + self.models + self.rounds + self.other
+
+
+def meminfo_available(path: str = "/proc/meminfo") -> int | None:
+    """``MemAvailable`` in bytes, or None where it cannot be read."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def cgroup_available(root: str = "/sys/fs/cgroup") -> int | None:
+    """The cgroup's memory limit less its usage (v2, then v1), or None."""
+    for limit_name, usage_name in (
+        ("memory.max", "memory.current"),
+        ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes"),
+    ):
+        try:
+            limit_text = Path(root, limit_name).read_text().strip()
+            usage = int(Path(root, usage_name).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if not limit_text.isdigit() or int(limit_text) >= 2**60:
+            return None  # "max" or v1's "unlimited" sentinel
+        return max(0, int(limit_text) - usage)
+    return None
+
+
+def _status_bytes(field: str, path: str = "/proc/self/status") -> int | None:
+    """A ``kB`` field of ``/proc/self/status`` (``VmSize``, ``VmData``) in bytes."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(f"{field}:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+#: The process limits the plan reads: (resource name, ``ulimit`` flag, the
+#: ``/proc/self/status`` field of what the process uses of it).
+_RLIMITS = (("RLIMIT_AS", "-v", "VmSize"), ("RLIMIT_DATA", "-d", "VmData"))
+
+
+def rlimit_available() -> Limit | None:
+    """The lowest of the process's address-space and data limits (``RLIMIT_AS``,
+    ``RLIMIT_DATA``), less what the process already uses of it beyond
+    :data:`BASE_BYTES` (which the estimate counts); None where neither is set.
+
+    >>> rlimit_available() is None or "RLIMIT" in rlimit_available().source
+    True
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    best: Limit | None = None
+    for name, flag, field in _RLIMITS:
+        soft, _ = resource.getrlimit(getattr(resource, name))
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            continue
+        beyond = max(0, (_status_bytes(field) or 0) - BASE_BYTES)
+        room = max(0, int(soft) - beyond)
+        if best is None or room < best.bytes:
+            less = f" less {_fmt(beyond)} this process already uses" if beyond else ""
+            best = Limit(
+                bytes=room,
+                source=f"the {name} limit (ulimit {flag}) of {_fmt(soft)}{less}",
+            )
+    return best
+
+
+def _lowest(*limits: Limit | None) -> Limit | None:
+    found = [limit for limit in limits if limit is not None]
+    return min(found, key=lambda limit: limit.bytes) if found else None
+
+
+def memory_limit(config: AuditConfig, *, foreign: bool = False) -> Limit | None:
+    """The limit in force for ``config`` (module docstring), or None. ``foreign``:
+    the generator runs in worker processes, which ``--max-memory`` bounds instead.
+    The process's limits (:func:`rlimit_available`) bound ``--max-memory`` too."""
+    if config.max_memory is not None and not foreign:
+        asked = Limit(bytes=int(config.max_memory) * MIB, source="--max-memory")
+        return _lowest(asked, rlimit_available())
+    return system_limit()
+
+
+def system_limit() -> Limit | None:
+    """The memory available now: MemAvailable, or the cgroup's limit less its usage
+    where that is lower, or the process's own limit where that is lower still
+    (:func:`rlimit_available`); None where none can be read."""
+    free = meminfo_available()
+    group = cgroup_available()
+    own = rlimit_available()
+    if group is not None and (free is None or group < free):
+        return _lowest(
+            Limit(bytes=group, source="the cgroup's memory limit less its usage"), own
+        )
+    if free is None:
+        return own
+    return _lowest(Limit(bytes=free, source="MemAvailable in /proc/meminfo"), own)
+
+
+def model_bytes(
+    *,
+    rows: int,
+    width: int,
+    teachers: int,
+    batch: int,
+    steps: int,
+    released: int,
+) -> int:
+    """Memory of one model in training (module docstring), with a margin of 1.5."""
+    n, p, k = rows, max(1, width), max(1, teachers)
+    hidden = max(p, 16)
+    data = 2 * 4 * n * p
+    params = 16 * (8 + k) * (p + 1) * hidden
+    indices = 8 * k * steps * batch  # every step's rows, drawn at once
+    activations = 12 * k * batch * (p + hidden)  # one step through every teacher
+    seen = 9 * n
+    release = 3 * 4 * released * p
+    return int(MARGIN * (data + params + indices + activations + seen + release))
+
+
+def _fmt(nbytes: float) -> str:
+    if nbytes >= 1024 * GIB:
+        return f"{nbytes / (1024 * GIB):.1f} TiB"
+    if nbytes >= GIB:
+        return f"{nbytes / GIB:.1f} GiB"
+    return f"{nbytes / MIB:.0f} MiB"
+
+
+def _limit_text(limit: Limit) -> str:
+    verb = "is allowed" if limit.source == "--max-memory" else "is available"
+    return f"{_fmt(limit.bytes)} {verb} ({limit.source})"
+
+
+def _rounds_bytes(config: AuditConfig, attacks: int) -> int:
+    rounds = 2 * int(config.rounds)
+    if config.target == "auto":
+        rounds += 2 * int(config.selection_rounds)
+    return rounds * (ROUND_BYTES + FEATURE_BYTES * max(1, attacks))
+
+
+def _attack_count(config: AuditConfig, *, worst_case: bool, continuous: bool) -> int:
+    from dpaudit.attacks.registry import expand_attacks
+
+    try:
+        return len(
+            expand_attacks(config.attack, worst_case=worst_case, continuous=continuous)
+        )
+    except InvalidParameterError:
+        return 1  # refused later with its own message
+
+
+def _file_bytes(config: AuditConfig) -> int | None:
+    path = Path(config.dataset)
+    try:
+        return path.stat().st_size if path.is_file() else None
+    except OSError:
+        return None
+
+
+def plan_memory(
+    config: AuditConfig, *, load: Callable[[], Dataset] | None = None
+) -> MemoryPlan:
+    """The estimated peak of ``config``'s audit (module docstring).
+
+    Loads the table (not before its file's size is checked by :func:`check_memory`;
+    with ``load``, the audit's own loader: the table is loaded once per audit) and
+    builds the generator object, as the setup will; trains nothing.
+    """
+    from dpaudit.audit.games.execution import (
+        TRAINING_GROUP,
+        cpu_cores,
+        plan_execution,
+        resolve_device,
+    )
+    from dpaudit.audit.games.releases import release_for
+    from dpaudit.audit.games.setup import audit_generator_options, release_rows
+    from dpaudit.data import load_dataset
+    from dpaudit.datasets.names import WORST_CASE_NAMES
+    from dpaudit.generators.registry import generator_factory, get_spec
+
+    worst_case = config.dataset in WORST_CASE_NAMES
+    continuous = worst_case and config.dataset == WORST_CASE_NAMES[1]
+    attacks = _attack_count(config, worst_case=worst_case, continuous=continuous)
+    dataset = (
+        load()
+        if load is not None
+        else load_dataset(
+            config.dataset,
+            domain=config.domain,
+            data_dir=config.data_dir,
+            rows=config.dataset_rows,
+        )
+    )
+    n = len(dataset.train) + 1
+    c = max(1, len(dataset.train.columns))
+    p = max(1, dataset.domain.encoded_dim)
+    table = 24 * n * c + 2 * 8 * n * p
+    n_rows = len(dataset.train) if worst_case else max(1, len(dataset.train) - 1)
+    options = audit_generator_options(config, n_rows=n_rows, worst_case=worst_case)
+    # A foreign generator is not built here: that would start its worker and import
+    # the plug-in (the setup does, after this check).
+    foreign = bool(get_spec(config.generator).plugin)
+    generator: object = None
+    if not foreign:
+        factory = generator_factory(config.generator, worker=config.worker_options())
+        generator = factory(epsilon=config.epsilon, delta=config.delta, **options)
+    cfg = getattr(generator, "config", None)
+    k = getattr(cfg, "num_teachers", None)
+    k = int(k) if isinstance(k, int) and k > 0 else max(1, n // 100)
+    b = getattr(cfg, "batch_size", 64)
+    b = int(b) if isinstance(b, int) and b > 0 else 64
+    steps = getattr(cfg, "teacher_steps", 1)
+    steps = int(steps) if isinstance(steps, int) and steps > 0 else 1
+    released = release_rows(config, n_rows=n_rows, worst_case=worst_case)
+    batched = callable(getattr(type(generator), "fit_many", None))
+    device = resolve_device(config.device)
+    n_rounds = 2 * int(config.rounds)
+    if config.target == "auto":
+        n_rounds = max(n_rounds, 2 * int(config.selection_rounds))
+    execution = plan_execution(config, n_rounds=n_rounds, device="cpu", batched=batched)
+    workers = cpu_cores() if execution.jobs == -1 else max(1, execution.jobs)
+    if config.backend == "dask":
+        workers = 1  # the workers are elsewhere; this process holds one batch
+    at_once = min(n_rounds, workers * execution.batch_size)
+    least = min(n_rounds, TRAINING_GROUP["cpu"] if batched else 1)
+    if foreign:
+        per_model = 3 * 4 * released * p
+    elif device == "cuda":
+        per_model = 4 * n * p  # the batch's data, filled on the host
+        at_once = least = min(n_rounds, execution.batch_size)
+    else:
+        per_model = model_bytes(
+            rows=n, width=p, teachers=k, batch=b, steps=steps, released=released
+        )
+        if any(
+            getattr(cfg, flag, False) is True
+            for flag in ("shared_sampling", "repartition_every_iteration")
+        ):
+            # Teachers drawing from all rows: k sets of n rows seen (pate_gan/seen.py).
+            per_model += k * n
+        per_model *= release_for(config).memory_factor
+    extra = (workers - 1) * (BASE_BYTES + table) if config.backend == "loky" else 0
+    if not foreign and device != "cuda" and hasattr(cfg, "record_trace"):
+        extra += TRACE_BYTES
+    return MemoryPlan(
+        base=BASE_BYTES,
+        table=table,
+        models=at_once * per_model,
+        rounds=_rounds_bytes(config, attacks),
+        other=extra,
+        model_bytes=per_model,
+        models_at_once=at_once,
+        least_models_at_once=least,
+        rows=n,
+        encoded_width=p,
+        teachers=k,
+    )
+
+
+def _early_refusal(config: AuditConfig, limit: Limit) -> None:
+    """Refuses from the configuration alone, before the table is read: the rounds,
+    a worst case's rows, a CSV's size."""
+    from dpaudit.datasets.names import WORST_CASE_NAMES
+
+    worst_case = config.dataset in WORST_CASE_NAMES
+    if limit.bytes < BASE_BYTES:
+        raise InvalidParameterError(
+            f"dpaudit itself needs about {_fmt(BASE_BYTES)} (Python with torch and "
+            f"pandas loaded) but {_limit_text(limit)}; raise --max-memory or free "
+            "memory."
+        )
+    rounds = _rounds_bytes(config, 1)
+    if BASE_BYTES + rounds > limit.bytes:
+        count = 2 * int(config.rounds)
+        name, value = "rounds", config.rounds
+        if config.target == "auto":
+            count += 2 * int(config.selection_rounds)
+            if config.selection_rounds > config.rounds:
+                name, value = "selection_rounds", config.selection_rounds
+        raise InvalidParameterError(
+            f"`{name}` = {value} needs about {_fmt(rounds)} for the rounds "
+            f"alone ({count} rounds, about {ROUND_BYTES // 1024} KiB "
+            f"each before the attacks' features) but {_limit_text(limit)}; use fewer "
+            f"{'selection rounds' if name == 'selection_rounds' else 'rounds'}."
+        )
+    if config.synthetic_rows is not None:
+        # A release of one encoded column per row, three float32 copies: the least.
+        need = BASE_BYTES + 3 * 4 * int(config.synthetic_rows)
+        if need > limit.bytes:
+            raise InvalidParameterError(
+                f"`synthetic_rows` = {config.synthetic_rows} needs about {_fmt(need)} "
+                f"for one release alone but {_limit_text(limit)}; release fewer rows."
+            )
+    if worst_case and config.dataset_rows is not None:
+        need = BASE_BYTES + 3 * 24 * 4 * int(config.dataset_rows)
+        if need > limit.bytes:
+            raise InvalidParameterError(
+                f"`--dataset-rows` = {config.dataset_rows} needs about {_fmt(need)} "
+                f"for the table alone but {_limit_text(limit)}; use fewer rows."
+            )
+    size = _file_bytes(config)
+    if size is not None and BASE_BYTES + 3 * size > limit.bytes:
+        raise InvalidParameterError(
+            f"`--dataset` {config.dataset!r} ({_fmt(size)}) needs about "
+            f"{_fmt(BASE_BYTES + 3 * size)} to load but {_limit_text(limit)}; use a "
+            "smaller table."
+        )
+
+
+def check_memory(
+    config: AuditConfig, *, load: Callable[[], Dataset] | None = None
+) -> MemoryPlan | None:
+    """Refuses ``config``'s audit when its estimated peak exceeds the limit.
+
+    Returns the plan (None where no limit can be read). ``load``: the audit's
+    loader of its table (:func:`plan_memory`).
+
+    Raises:
+        InvalidParameterError: one line naming the input that drives the estimate
+            and the limit.
+    """
+    from dpaudit.generators.registry import get_spec
+
+    limit = memory_limit(config, foreign=bool(get_spec(config.generator).plugin))
+    if limit is None:
+        return None
+    _early_refusal(config, limit)
+    plan = plan_memory(config, load=load)
+    if plan.total <= limit.bytes:
+        return plan
+    least = plan.total - plan.models + plan.least_models_at_once * plan.model_bytes
+    if plan.rounds >= max(plan.models, plan.table):
+        raise InvalidParameterError(
+            f"`rounds` = {config.rounds} needs about {_fmt(plan.total)} in all "
+            f"({_fmt(plan.rounds)} for the rounds) but {_limit_text(limit)}; use "
+            "fewer rounds."
+        )
+    if least <= limit.bytes:
+        raise InvalidParameterError(
+            f"training {plan.models_at_once} models at once (`--jobs` x "
+            f"`--batch-size`) needs about {_fmt(plan.total)} ({_fmt(plan.model_bytes)} "
+            f"a model) but {_limit_text(limit)}; lower --jobs or --batch-size (down "
+            f"to {plan.least_models_at_once} models at once fits)."
+        )
+    what = (
+        f"`--domain` (encoded width {plan.encoded_width}: one column per category)"
+        if plan.encoded_width * 8 >= plan.rows or plan.encoded_width >= 1000
+        else f"`--dataset` ({plan.rows} rows, {plan.teachers} teachers)"
+    )
+    raise InvalidParameterError(
+        f"{what} needs about {_fmt(plan.model_bytes)} a model and "
+        f"{_fmt(least)} for the least batch ({plan.least_models_at_once} models) "
+        f"but {_limit_text(limit)}; use a smaller table or domain, or raise "
+        "--max-memory if the estimate is too high (docs/scale.md)."
+    )
+
+
+def check_fit_memory(*, rows: int, width: int, released: int) -> None:
+    """``dpaudit fit``'s plan: one model on ``rows`` rows of encoded ``width``
+    releasing ``released`` rows (:func:`model_bytes`, one teacher at the least),
+    refused above the memory available now.
+
+    Raises:
+        InvalidParameterError: naming ``--rows`` or the table, whichever dominates.
+    """
+    limit = system_limit()
+    if limit is None:
+        return
+    p = max(1, width)
+    need = BASE_BYTES + model_bytes(
+        rows=rows, width=p, teachers=1, batch=64, steps=1, released=released
+    )
+    if need <= limit.bytes:
+        return
+    if 3 * released >= 2 * rows:
+        raise InvalidParameterError(
+            f"`--rows` = {released} needs about {_fmt(need)} (encoded width {p}) but "
+            f"{_limit_text(limit)}; release fewer rows."
+        )
+    raise InvalidParameterError(
+        f"`--dataset` ({rows} rows, encoded width {p}) needs about {_fmt(need)} but "
+        f"{_limit_text(limit)}; use a smaller table or domain."
+    )
+
+
+def describe(plan: MemoryPlan) -> str:
+    """One line of the plan's parts (for benchmarks and logs)."""
+    return (
+        f"estimate {_fmt(plan.total)}: base {_fmt(plan.base)}, table "
+        f"{_fmt(plan.table)}, models {plan.models_at_once} x "
+        f"{_fmt(plan.model_bytes)}, rounds {_fmt(plan.rounds)}"
+        + (f", other {_fmt(plan.other)}" if plan.other else "")
+    )
+
+
+__all__ = [
+    "Limit",
+    "MemoryPlan",
+    "check_memory",
+    "describe",
+    "memory_limit",
+    "model_bytes",
+    "plan_memory",
+    "rlimit_available",
+]

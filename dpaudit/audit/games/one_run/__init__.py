@@ -1,0 +1,1 @@
+"""games/one_run"""

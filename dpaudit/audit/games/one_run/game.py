@@ -1,0 +1,423 @@
+"""Running the one-run game: canaries, one fit or a few, guesses, the bound.
+
+:data:`GAME` is the game's declared part; :func:`dpaudit.audit.run.run_audit` runs
+the shared prologue (the output folder, the lock, the cleanup) and calls it. The game (docs/soundness.md,
+"The one-run game"; Steinke, Nasr and Jagielski, NeurIPS 2023):
+
+1. The canaries are designed for the dataset (:mod:`dpaudit.worst_case.canaries`);
+   the plan (:mod:`dpaudit.audit.games.one_run.plan`) draws each canary's inclusion bit
+   from the game's privacy stream and fixes the guess counts.
+2. Fit ``f`` trains on the base table plus its included canaries, from its own
+   streams, and releases ``synthetic_rows`` rows (the same for every fit, fixed
+   before training). Every draw of a fit is fresh (the ``independent`` randomness):
+   with one fit all canaries share its randomness anyway, and holding public
+   randomness fixed would need a proof for canaries at any position of the table.
+3. Each canary is scored from its fit's release (:mod:`dpaudit.audit.games.one_run.scoring`);
+   the top ``guesses_in`` scores are guessed "in", the bottom ``guesses_out`` "out".
+4. The correct guesses become eps_emp (:mod:`dpaudit.audit.stats.onerun_bound`), judged
+   against the largest epsilon any fit claimed.
+
+The audit directory gets ``result.json`` only (written atomically, once the result
+exists): a failed or interrupted run leaves the directory as it found it. No store is
+kept, so there is nothing to resume: the game is run again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+import dpaudit
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.config.names import RESULT_FILE
+from dpaudit.audit.games.claims import active_flags, plain, summarise_claims
+from dpaudit.audit.games.one_run.plan import OneRunPlan, guess
+from dpaudit.audit.games.one_run.scoring import SCORE_NAMES, score_canaries
+from dpaudit.audit.games.progress import progress_bar
+from dpaudit.audit.games.releases import compact_claim, train_and_release
+from dpaudit.audit.games.verdict import decide, tightness
+from dpaudit.audit.result.model import (
+    AttackResult,
+    AuditResult,
+    Counts,
+    Estimator,
+    Power,
+    Rounds,
+    Timing,
+    Verdict,
+    freeze,
+)
+from dpaudit.audit.result.onerun import OneRunSummary
+from dpaudit.audit.stats.auc import auc as stats_auc
+from dpaudit.audit.stats.onerun_bound import eps_lower_bound, eps_max_attainable
+from dpaudit.audit.storage.outdir import Session
+from dpaudit.audit.storage.store import ResultStore
+from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.base import Generator
+from dpaudit.generators.registry import audit_options, generator_factory
+from dpaudit.io import write_atomic
+from dpaudit.worst_case.canaries import CanaryDesign, canary_design
+
+__all__ = ["GAME", "METHOD", "OneRunGame", "one_run_reason"]
+
+#: ``estimator.method`` of a one-run result.
+METHOD = "one_run"
+
+
+def _check_config(config: AuditConfig, *, resume: bool) -> None:
+    """Refuses ``--resume``: the one-run game keeps no store to continue."""
+    if resume:
+        raise InvalidParameterError(
+            "`--resume` must be unset with `--game one-run`: the game keeps no store "
+            "to continue; run it again."
+        )
+    # Every setting the one-run game does not use was refused before
+    # (AuditConfig.check_settings: the key table's games).
+
+
+def _prepare(out: Path, *, force: bool) -> None:
+    """Refuses an ``out`` that holds a two-world store, or a result without
+    ``force``."""
+    if (out / ResultStore.FILENAME).exists():
+        raise InvalidParameterError(
+            f"`--out` {str(out)!r} holds a two-world audit (audit.sqlite); a one-run "
+            "audit does not replace it: choose another --out."
+        )
+    if (out / RESULT_FILE).exists() and not force:
+        raise InvalidParameterError(
+            f"`--out` {str(out)!r} already holds an audit (result.json); pass --force "
+            "to replace it or choose another --out."
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prepared:
+    """A one-run audit checked and designed, before anything is written."""
+
+    config: AuditConfig
+    design: CanaryDesign
+    plan: OneRunPlan
+    rows: int
+    options: dict[str, Any]
+    make_generator: Callable[[], Generator]
+    started: float
+
+
+class OneRunGame:
+    """The one-run game as a declared part (:class:`~dpaudit.audit.games.base.Game`)."""
+
+    name = "one-run"
+
+    def check(self, config: AuditConfig, *, resume: bool) -> None:
+        _check_config(config, resume=resume)
+
+    def prepare(self, config: AuditConfig) -> Prepared:
+        """The canaries' design, the plan and the generator's options, fixed
+        before any bit is drawn; bad generator options are refused here."""
+        started = time.perf_counter()
+        base_rows = 4 if config.dataset_rows is None else int(config.dataset_rows) - 1
+        design = canary_design(
+            config.dataset, canaries=config.canaries, base_rows=base_rows
+        )
+        plan = OneRunPlan.create(
+            fits=config.fits,
+            canaries=config.canaries,
+            guesses=config.guesses,
+            guesses_out=config.guesses_out,
+            seed=config.seed,
+        )
+        rows = config.synthetic_rows or len(design.base) + config.canaries
+        # Options fixed before the bits: sized for the expected table, base plus
+        # half the canaries, so nothing about the generator depends on which were
+        # included.
+        options = audit_options(
+            config.generator,
+            config.generator_options,
+            n_rows=len(design.base) + config.canaries // 2,
+            worst_case=True,
+            epsilon=config.epsilon,
+            delta=config.delta,
+            device=config.device,
+            variant=config.variant,
+            bugs=config.bugs,
+        )
+        factory = generator_factory(config.generator, worker=config.worker_options())
+
+        def make_generator() -> Generator:
+            return factory(epsilon=config.epsilon, delta=config.delta, **options)
+
+        make_generator()  # refuses bad generator options now
+        return Prepared(
+            config=config,
+            design=design,
+            plan=plan,
+            rows=rows,
+            options=options,
+            make_generator=make_generator,
+            started=started,
+        )
+
+    def run(
+        self,
+        prepared: Prepared,
+        out: Path,
+        session: Session,
+        *,
+        resume: bool,
+        force: bool,
+        progress: bool,
+    ) -> AuditResult:
+        """Fits, scores and bounds; writes ``out/result.json`` (atomically, once the
+        result exists)."""
+        config = prepared.config
+        _prepare(out, force=force)
+        trained = time.perf_counter()
+        claims, scores = _fit_all(
+            prepared.make_generator,
+            prepared.design,
+            prepared.plan,
+            rows=prepared.rows,
+            config=config,
+            progress=progress,
+        )
+        trained = time.perf_counter() - trained
+        result = analyse_one_run(
+            config,
+            design=prepared.design,
+            plan=prepared.plan,
+            claims=claims,
+            scores=scores,
+            rows=prepared.rows,
+            options=prepared.options,
+        )
+        result = replace(
+            result,
+            source=out / RESULT_FILE,
+            timing=Timing(
+                train_seconds=trained,
+                total_seconds=time.perf_counter() - prepared.started,
+                sessions=1,
+                resumed=False,
+                rounds_stored_before=0,
+            ),
+        )
+        write_atomic(
+            out / RESULT_FILE,
+            json.dumps(result.to_json(), indent=2, allow_nan=False) + "\n",
+        )
+        return result
+
+
+GAME = OneRunGame()
+"""The one-run game (:data:`dpaudit.audit.games.registry.GAMES`)."""
+
+
+def _fit_all(
+    make_generator: Callable[[], Generator],
+    design: CanaryDesign,
+    plan: OneRunPlan,
+    *,
+    rows: int,
+    config: AuditConfig,
+    progress: bool,
+) -> tuple[list[dict[str, Any]], NDArray[np.float64]]:
+    """Trains every fit and scores its canaries: (each fit's claim, the scores of
+    all canaries in plan order)."""
+
+    rngs = plan.fit_rngs()
+    claims: list[dict[str, Any]] = []
+    scores: list[NDArray[np.float64]] = []
+    with progress_bar(
+        "one-run game (fits)", plan.fits, unit="fit", enabled=progress
+    ) as bar:
+        for f in range(plan.fits):
+            models, release = train_and_release(
+                make_generator,
+                [design.training_table(plan.bits[f])],
+                [rngs[f]],
+                domain=design.domain,
+                rows=rows,
+                public=None,
+                name=config.generator,
+            )
+            claims.append(compact_claim(models[0].privacy_claim_.to_json()))
+            scores.append(score_canaries(release.frames()[0], design))
+            bar.update(1)
+    return claims, np.concatenate(scores)
+
+
+def one_run_reason(
+    verdict: Verdict,
+    *,
+    eps_emp: float,
+    eps_claimed: float,
+    eps_max: float,
+    summary: OneRunSummary,
+) -> str:
+    """One sentence saying why the one-run audit reached ``verdict``.
+
+    >>> s = OneRunSummary(fits=1, canaries=100, canaries_per_fit=100, included=50,
+    ...     canary_kind="point", score="canary-distance", guesses_in=10,
+    ...     guesses_out=10, guesses=20, correct_in=10, correct_out=10, correct=20,
+    ...     eps_max_attainable=1.8)
+    >>> one_run_reason(Verdict.VIOLATION, eps_emp=1.8, eps_claimed=1.0, eps_max=1.8,
+    ...                summary=s)  # doctest: +ELLIPSIS
+    'VIOLATION: eps_emp 1.800 exceeds the claimed epsilon 1.000: 20 of 20 guesses...'
+    """
+    counts = (
+        f"{summary.correct} of {summary.guesses} guesses about {summary.canaries} "
+        f"canaries in {summary.fits} fit{'s' if summary.fits != 1 else ''} correct"
+    )
+    if verdict is Verdict.VIOLATION:
+        return (
+            f"VIOLATION: eps_emp {eps_emp:.3f} exceeds the claimed epsilon "
+            f"{eps_claimed:.3f}: {counts}."
+        )
+    if verdict is Verdict.INCONCLUSIVE:
+        return (
+            f"INCONCLUSIVE: even all {summary.guesses} guesses correct would show at "
+            f"most eps_emp {eps_max:.3f}, not above the claimed epsilon "
+            f"{eps_claimed:.3f}; more canaries, fits or guesses are needed ({counts})."
+        )
+    return (
+        f"CONSISTENT: eps_emp {eps_emp:.3f} does not exceed the claimed epsilon "
+        f"{eps_claimed:.3f} ({counts}), although all guesses correct would have "
+        f"shown {eps_max:.3f}; this is no proof of privacy."
+    )
+
+
+def analyse_one_run(
+    config: AuditConfig,
+    *,
+    design: CanaryDesign,
+    plan: OneRunPlan,
+    claims: Sequence[dict[str, Any]],
+    scores: NDArray[np.float64],
+    rows: int,
+    options: dict[str, Any],
+) -> AuditResult:
+    """The result of the one-run game from its fits' claims and canary scores."""
+
+    claim = summarise_claims(dict(enumerate(claims)))
+    assert claim.epsilon is not None and claim.delta is not None
+    delta = max(float(config.delta), float(claim.delta))
+    made = guess(
+        scores,
+        plan.bits,
+        guesses_in=plan.guesses_in,
+        guesses_out=plan.guesses_out,
+        tie_break=plan.tie_break(),
+    )
+    total = int(plan.bits.size)
+    r = plan.guesses_in + plan.guesses_out
+    eps_emp = eps_lower_bound(
+        canaries=total, guesses=r, correct=made.correct, delta=delta, alpha=config.alpha
+    )
+    eps_max = eps_max_attainable(
+        canaries=total, guesses=r, delta=delta, alpha=config.alpha
+    )
+    verdict = decide(
+        eps_emp=eps_emp, eps_claimed=claim.epsilon, eps_max_attainable=eps_max
+    )
+    summary = OneRunSummary(
+        fits=plan.fits,
+        canaries=total,
+        canaries_per_fit=plan.canaries_per_fit,
+        included=int(plan.bits.sum()),
+        canary_kind=design.kind,
+        score=SCORE_NAMES[design.kind],
+        guesses_in=plan.guesses_in,
+        guesses_out=plan.guesses_out,
+        guesses=r,
+        correct_in=made.correct_in,
+        correct_out=made.correct_out,
+        correct=made.correct,
+        eps_max_attainable=eps_max,
+    )
+    # The guesses as a confusion matrix: "in" guesses are the positives.
+    counts = Counts(
+        tp=made.correct_in,
+        fp=plan.guesses_in - made.correct_in,
+        tn=made.correct_out,
+        fn=plan.guesses_out - made.correct_out,
+    )
+    flat = plan.bits.ravel()
+    auc = stats_auc(scores, flat)
+    name = summary.score
+    finite = np.where(np.isnan(scores), -math.inf, scores)
+    attack = AttackResult(
+        name=name,
+        eps_emp=eps_emp,
+        eps_max_attainable=eps_max,
+        auc=auc,
+        counts=counts,
+        alpha=config.alpha,
+        scores_member=tuple(float(x) for x in finite[flat == 1]),
+        scores_non_member=tuple(float(x) for x in finite[flat == 0]),
+    )
+    return AuditResult(
+        version=dpaudit.__version__,
+        verdict=verdict,
+        verdict_reason=one_run_reason(
+            verdict,
+            eps_emp=eps_emp,
+            eps_claimed=claim.epsilon,
+            eps_max=eps_max,
+            summary=summary,
+        ),
+        eps_emp=eps_emp,
+        eps_claimed=claim.epsilon,
+        eps_reference=claim.reference_epsilon,
+        eps_max_attainable=eps_max,
+        power=Power(
+            eps_max_attainable=eps_max,
+            rounds_needed=None,
+            saturated=made.correct == r,
+            tightness=tightness(
+                eps_emp=eps_emp,
+                eps_reference=claim.reference_epsilon,
+                eps_claimed=claim.epsilon,
+            ),
+        ),
+        approximate=False,
+        randomness="independent",
+        auc=auc,
+        counts=counts,
+        attack=name,
+        estimator=Estimator(
+            method=METHOD,
+            alpha=config.alpha,
+            correction="none",
+            n_attacks=1,
+            test_non_members=int((flat == 0).sum()),
+            test_members=int((flat == 1).sum()),
+            overall_alpha=config.alpha,
+        ),
+        delta=delta,
+        delta_requested=config.delta,
+        attacks=MappingProxyType({name: attack}),
+        generator=config.generator,
+        variant=config.variant,
+        bugs=tuple(active_flags(config)),
+        bugs_added=tuple(sorted(set(config.bugs))),
+        dataset=design.dataset,
+        synthetic_rows=rows,
+        claim=claim,
+        config=config,
+        generator_options=freeze({k: plain(v) for k, v in options.items()}),
+        seed=config.seed,
+        rounds=Rounds(
+            total=plan.fits, per_world=None, train=0, validation=0, test=plan.fits
+        ),
+        game="one-run",
+        one_run=summary,
+    )

@@ -1,0 +1,240 @@
+"""The audit's setup: the data, the target, the neighbouring pair, derived settings.
+
+:func:`build_setup` turns an :class:`~dpaudit.audit.config.model.AuditConfig` whose target
+is resolved (a row, a record, or the dataset's default; ``"auto"`` is resolved first
+by :func:`dpaudit.audit.games.two_world.selection.resolve_target`) into an :class:`AuditSetup`, the
+deterministic input every worker rebuilds from the config.
+
+Soundness (docs/soundness.md): the generator gets the public domain (rule 2); the
+number of released rows is fixed by the configuration and equal in both worlds (rule
+3); teacher counts are fixed from |D| for both worlds.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.looks import audit_looks
+from dpaudit.audit.games.plan import GamePlan
+from dpaudit.audit.games.releases import ReleaseStrategy, release_for
+from dpaudit.audit.games.streams import Streams
+from dpaudit.data import Dataset, Domain, load_dataset
+from dpaudit.datasets.names import WORST_CASE_NAMES
+from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.base import Generator
+from dpaudit.generators.registry import audit_options, generator_factory
+from dpaudit.rng import Rngs
+from dpaudit.worst_case.datasets import neighbouring_pair, worst_case_target
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditSetup:
+    """What every job needs, rebuilt deterministically from the config."""
+
+    config: AuditConfig
+    dataset: Dataset
+    without: pd.DataFrame  # D
+    with_target: pd.DataFrame  # D ∪ {target}
+    target: pd.DataFrame  # one row
+    target_index: int | None
+    target_selection: tuple[tuple[int, float], ...] | None
+    public_selection: tuple[tuple[int, float], ...] | None
+    synthetic_rows: int
+    generator_options: Mapping[str, Any]
+    attacks: tuple[str, ...]
+    plan: GamePlan
+    release: ReleaseStrategy
+
+    @property
+    def domain(self) -> Domain:
+        return self.dataset.domain
+
+    def make_generator(self) -> Generator:
+        cfg = self.config
+        factory = generator_factory(cfg.generator, worker=cfg.worker_options())
+        return factory(epsilon=cfg.epsilon, delta=cfg.delta, **self.generator_options)
+
+    def make_attacks(self) -> dict[str, Any]:
+        """The audit's attacks (its release kind's)."""
+        return self.release.make_attacks(self)
+
+    def attack_rngs(self, n: int) -> list[Rngs]:
+        """Streams for the attacks, disjoint from the rounds'."""
+        return self.plan.attack_rngs(n)
+
+    @property
+    def canary(self) -> pd.DataFrame | None:
+        """The target record, when the transcript's teachers are canaries."""
+        return self.release.canary(self)
+
+    def supports_public_randomness(self) -> bool:
+        """Whether the generator declares ``supports_public_randomness``."""
+        return bool(getattr(self.make_generator(), "supports_public_randomness", False))
+
+    @property
+    def randomness(self) -> str:
+        """The mode actually used: ``fixed_public`` only where asked for and the
+        generator declares support, else ``independent``."""
+        fixed = (
+            self.config.randomness == "fixed_public"
+            and self.supports_public_randomness()
+        )
+        return "fixed_public" if fixed else "independent"
+
+    def public_streams(self) -> tuple[Rngs, Rngs] | None:
+        """The audit's ``(fit, sample)`` public streams in ``fixed_public`` mode."""
+        if self.randomness != "fixed_public":
+            return None
+        return Streams(self.config.seed).public_candidate(int(self.config.public_seed))
+
+
+def audit_generator_options(
+    config: AuditConfig, *, n_rows: int, worst_case: bool
+) -> dict[str, Any]:
+    """The generator options an audit uses, for ``|D| = n_rows``.
+
+    The generator registry holds each generator's audit defaults
+    (:func:`dpaudit.generators.registry.audit_options`): device, variant and bug
+    flags; teachers from ``|D|`` (fixed for both worlds: a k that changed with the
+    target's presence would itself leak membership); the study's lambda and iteration
+    caps (100 on the worst case, 1,000 on real data); small-table noise calibration.
+    Options the user set win.
+    """
+    return audit_options(
+        config.generator,
+        config.generator_options,
+        n_rows=n_rows,
+        worst_case=worst_case,
+        epsilon=config.epsilon,
+        delta=config.delta,
+        device=config.device,
+        variant=config.variant,
+        bugs=config.bugs,
+    )
+
+
+def load_audit_data(config: AuditConfig) -> Dataset:
+    """``config``'s dataset and domain, loaded and cast (once per audit: the
+    selection phases and :func:`build_setup` take it as an argument)."""
+    return load_dataset(
+        config.dataset,
+        domain=config.domain,
+        data_dir=config.data_dir,
+        rows=config.dataset_rows,
+    )
+
+
+def release_rows(config: AuditConfig, *, n_rows: int, worst_case: bool) -> int:
+    """Rows released per round: the configured number, else 100 on the worst case
+    and ``|D|`` otherwise (equal in both worlds)."""
+    return config.synthetic_rows or (100 if worst_case else n_rows)
+
+
+def build_setup(
+    config: AuditConfig,
+    *,
+    target_selection: tuple[tuple[int, float], ...] | None = None,
+    public_selection: tuple[tuple[int, float], ...] | None = None,
+    dataset: Dataset | None = None,
+) -> AuditSetup:
+    """Loads the data, takes the target and fixes every derived setting.
+
+    Args:
+        config: the audit; ``target`` must not be ``"auto"`` (resolve it first with
+            :func:`dpaudit.audit.games.two_world.selection.resolve_target`).
+        target_selection: the ranking that chose ``config.target``, recorded in the
+            result.
+        public_selection: the ranking that chose ``config.public_seed``, recorded in
+            the result.
+        dataset: ``config``'s dataset, already loaded (:func:`load_audit_data`): an
+            audit loads and casts its data once and hands it to each phase.
+
+    Raises:
+        InvalidParameterError: on bad input, before anything is written.
+    """
+    if config.target == "auto" and config.target_record is None:
+        raise InvalidParameterError(
+            "`target` must be resolved before the setup is built (run_audit resolves "
+            "'auto' with dpaudit.audit.games.two_world.selection.resolve_target). Got 'auto'."
+        )
+    if config.public_seed == "auto":
+        raise InvalidParameterError(
+            "`public_seed` must be resolved before the setup is built (run_audit "
+            "resolves 'auto' with dpaudit.audit.games.two_world.selection.resolve_public_seed). Got "
+            "'auto'."
+        )
+    if dataset is None:
+        dataset = load_audit_data(config)
+    domain = dataset.domain
+    target_index: int | None = None
+    if config.target_record is not None:
+        target = pd.DataFrame([dict(config.target_record)])
+        base = dataset.train
+    elif config.target is None and dataset.name in WORST_CASE_NAMES:
+        target = worst_case_target(domain)
+        base = dataset.train
+    elif config.target is None:
+        raise InvalidParameterError(
+            f"dataset {dataset.name!r} needs a target: pass --target ROW, --target auto "
+            "or --target-record JSON."
+        )
+    else:
+        target_index = int(config.target)
+        if target_index >= len(dataset.train):
+            raise InvalidParameterError(
+                f"`target` must be a row index below {len(dataset.train)}. "
+                f"Got {target_index}."
+            )
+        target = dataset.train.iloc[[target_index]].reset_index(drop=True)
+        base = dataset.train.drop(index=dataset.train.index[target_index])
+    without, with_target = neighbouring_pair(base, target, domain=domain)
+    target = with_target.iloc[[-1]].reset_index(drop=True)
+    worst_case = dataset.name in WORST_CASE_NAMES
+    continuous = dataset.name == WORST_CASE_NAMES[1]
+    release = release_for(config)
+    setup = AuditSetup(
+        config=config,
+        release=release,
+        dataset=dataset,
+        without=without,
+        with_target=with_target,
+        target=target,
+        target_index=target_index,
+        target_selection=target_selection,
+        public_selection=public_selection,
+        synthetic_rows=release_rows(config, n_rows=len(without), worst_case=worst_case),
+        generator_options=audit_generator_options(
+            config, n_rows=len(without), worst_case=worst_case
+        ),
+        attacks=release.attack_names(
+            config, worst_case=worst_case, continuous=continuous
+        ),
+        plan=GamePlan.create(
+            rounds=config.rounds,
+            split=config.split,
+            seed=config.seed,
+            looks=audit_looks(config).per_world if config.sequential else (),
+        ),
+    )
+    generator = setup.make_generator()  # refuses bad options now, not in a worker
+    release.check(setup, generator)
+    return setup
+
+
+@functools.lru_cache(maxsize=4)
+def cached_setup(config_json: str) -> AuditSetup:
+    """:func:`build_setup` of a JSON config, cached per worker process."""
+    return build_setup(AuditConfig.from_mapping(json.loads(config_json)))
+
+
+@functools.lru_cache(maxsize=4)
+def cached_round_rngs(config_json: str) -> list[Rngs]:
+    """Every round's stream of a JSON config, cached per worker process."""
+    return cached_setup(config_json).plan.round_rngs()

@@ -1,0 +1,186 @@
+"""The power of the profile test: what a test of a given size can show, and what
+the best possible test is expected to show (the ceiling).
+
+Pure functions: no I/O, no random numbers, no global state; float64 throughout.
+:func:`mu_max_attainable` and :func:`profile_rounds_needed` are the profile test's
+attainable maximum and rounds needed (a perfect attack); :func:`mu_ceiling` and
+:func:`eps_ceiling` the expected mu_emp and eps_emp of the Neyman-Pearson oracle on
+an exactly mu-GDP mechanism, computed exactly over the binomial laws of the errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpaudit.audit.stats.estimators import (
+    EstimatorMethod,
+    _check_alpha,
+    _check_count,
+    _check_delta,
+    _check_method,
+    _eps_from_rates,
+    rate_upper_bounds,
+)
+from dpaudit.audit.stats.profile import ClaimedProfile, refutation_ratios
+from dpaudit.audit.stats.sizing import fewest_rounds
+from dpaudit.audit.stats.tradeoff import _finite_nonneg, _ndtr, mu_lower_bound
+
+__all__ = [
+    "eps_ceiling",
+    "mu_ceiling",
+    "mu_max_attainable",
+    "profile_rounds_needed",
+]
+
+
+def _upper(errors: int, n: int, alpha: float, method: str) -> float:
+    return float(rate_upper_bounds(np.array(errors), np.array(n), alpha, method))
+
+
+def mu_max_attainable(
+    n_non_members: int,
+    n_members: int,
+    *,
+    alpha: float = 0.05,
+    method: EstimatorMethod = "clopper_pearson",
+) -> float:
+    """The largest mu_emp a test of this size can show (zero errors): no mu-GDP
+    claim at or above it can be refuted with these test rounds.
+
+    >>> round(mu_max_attainable(400, 400, alpha=0.05 / 3), 3)
+    4.521
+    """
+    n0 = _check_count("n_non_members", n_non_members)
+    n1 = _check_count("n_members", n_members)
+    level = _check_alpha(alpha) / 2.0
+    name = _check_method(method)
+    return float(mu_lower_bound(_upper(0, n0, level, name), _upper(0, n1, level, name)))
+
+
+def profile_rounds_needed(
+    claim: ClaimedProfile,
+    *,
+    alpha: float = 0.05,
+    split: tuple[float, float, float] = (0.4, 0.2, 0.4),
+    method: EstimatorMethod = "clopper_pearson",
+    max_rounds: int = 10_000_000,
+) -> int | None:
+    """The fewest rounds per world whose perfect attack (zero test errors) refutes
+    ``claim`` (refutation ratio > 1), splitting rounds as
+    :func:`~dpaudit.audit.stats.estimators.rounds_needed` does.
+
+    >>> profile_rounds_needed(ClaimedProfile(epsilon=4.0, delta=1e-5, gdp_mu=0.925))
+    25
+    >>> profile_rounds_needed(ClaimedProfile(epsilon=4.0, delta=1e-5))
+    510
+    """
+    level = _check_alpha(alpha) / 2.0
+    name = _check_method(method)
+
+    def refutes(n: int) -> bool:
+        u = _upper(0, n, level, name)
+        return bool(refutation_ratios(u, u, claim) > 1.0)
+
+    return fewest_rounds(refutes, split=split, max_rounds=max_rounds)
+
+
+def _expected_best(
+    n0: int,
+    n1: int,
+    mu_true: float,
+    statistic: Callable[
+        [NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]
+    ],
+    alpha: float,
+    method: str,
+) -> float:
+    """max over thresholds t of E[statistic(U0(FP), U1(FN))] for the Gaussian
+    test ``score >= t`` with non-member N(0, 1) and member N(mu_true, 1), exactly
+    over the binomial laws of FP and FN."""
+    from scipy import stats
+    from scipy.optimize import minimize_scalar
+
+    k0, k1 = np.arange(n0 + 1), np.arange(n1 + 1)
+    u0 = rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2.0, method)
+    u1 = rate_upper_bounds(k1, np.full(k1.size, n1), alpha / 2.0, method)
+    table = statistic(u0[:, None], u1[None, :])
+
+    def expected(t: float) -> float:
+        p0 = float(_ndtr(-t))  # FPR of "score >= t" without the target
+        p1 = float(_ndtr(t - mu_true))  # FNR with it
+        w0 = stats.binom.pmf(k0, n0, p0)
+        w1 = stats.binom.pmf(k1, n1, p1)
+        # Only the counts with non-negligible mass (the rest adds < 1e-15).
+        i0 = np.flatnonzero(w0 > 1e-18)
+        i1 = np.flatnonzero(w1 > 1e-18)
+        return float(w0[i0] @ table[np.ix_(i0, i1)] @ w1[i1])
+
+    grid = np.linspace(-2.0, mu_true + 6.0, 161)
+    values = np.array([expected(float(t)) for t in grid])
+    i = int(np.argmax(values))
+    lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, grid.size - 1)])
+    res = minimize_scalar(
+        lambda t: -expected(float(t)), bounds=(lo, hi), method="bounded"
+    )
+    return max(float(values[i]), -float(res.fun))
+
+
+def mu_ceiling(
+    mu_true: float,
+    n_non_members: int,
+    n_members: int,
+    *,
+    alpha: float = 0.05,
+    method: EstimatorMethod = "clopper_pearson",
+) -> float:
+    """The expected mu_emp of the best possible test of an exactly mu_true-GDP
+    mechanism at this test size and level.
+
+    The oracle thresholds the exact likelihood ratio (the score itself, member
+    N(mu, 1) against non-member N(0, 1): Neyman-Pearson), at the threshold that
+    maximises the expected mu_emp, known in advance (no validation rounds spent);
+    the expectation is exact over the binomial laws of FP and FN, not simulated. No
+    audit of such a mechanism at this size can expect more; a ratio
+    ``mean mu_emp / mu_ceiling`` near 1 means the attack is as strong as any.
+
+    >>> round(mu_ceiling(0.925, 400, 400, alpha=0.05 / 3) / 0.925, 2)
+    0.66
+    """
+    m = _finite_nonneg("mu_true", mu_true)
+    n0 = _check_count("n_non_members", n_non_members)
+    n1 = _check_count("n_members", n_members)
+    return _expected_best(
+        n0, n1, m, mu_lower_bound, _check_alpha(alpha), _check_method(method)
+    )
+
+
+def eps_ceiling(
+    mu_true: float,
+    n_non_members: int,
+    n_members: int,
+    *,
+    delta: float,
+    alpha: float = 0.05,
+    method: EstimatorMethod = "clopper_pearson",
+) -> float:
+    """The expected eps_emp (the (epsilon, delta)-line bound) of the same oracle test
+    as :func:`mu_ceiling`, at its own best threshold.
+
+    >>> round(eps_ceiling(0.925, 400, 400, delta=1e-5, alpha=0.05 / 3), 2)
+    0.83
+    """
+    m = _finite_nonneg("mu_true", mu_true)
+    d = _check_delta(delta)
+    n0 = _check_count("n_non_members", n_non_members)
+    n1 = _check_count("n_members", n_members)
+    return _expected_best(
+        n0,
+        n1,
+        m,
+        lambda a, b: _eps_from_rates(a, b, d),
+        _check_alpha(alpha),
+        _check_method(method),
+    )
