@@ -15,7 +15,7 @@ the verdict is not decided:
 - VIOLATION, a constant release, or a CONSISTENT with two-sided errors: decided.
 
 No cell grows past ``--max-rounds`` (it is then reported as undecided, with why).
-A cell the adapter refuses (synthcity has no public preprocessing; pac-synth takes
+A cell the adapter refuses (synthcity's public preprocessing but DPGAN's; pac-synth takes
 no continuous column) is reported with the adapter's one line. Each audit's own
 ``dpaudit audit`` command is recorded.
 
@@ -89,12 +89,23 @@ target's membership, which no canary carries (a one-run CONSISTENT, which decide
 nothing), and the two-world game's looks then prove the VIOLATION."""
 
 
+REFUSED_MODES: dict[str, tuple[str, ...]] = {
+    # The adapters refuse these (their one line says why); not run.
+    "synthcity-pategan": ("public",),
+    "synthcity-privbayes": ("public",),
+    "synthcity-aim": ("public",),
+}
+
+
 def cell_options(generator: str, mode: str, dataset: str) -> list[str] | str:
     """The ``--option`` values of a cell, or the reason it cannot run."""
     if ":" in generator:  # a toy plug-in (smoke mode): no preprocessing option
         return list(SMOKE_CHEAPEST.get(generator, []))
-    if generator.startswith("synthcity") and mode == "public":
-        return "synthcity 0.2.12 has no public preprocessing (the adapter refuses it)"
+    if mode in REFUSED_MODES.get(generator, ()):
+        return (
+            f"{generator} refuses preprocessing={mode}: synthcity 0.2.12 fits its "
+            "encoders on the records, with no public route"
+        )
     if generator == "smartnoise-pacsynth" and dataset == "worst-case-continuous":
         return "pac-synth takes only categorical columns (the library refuses others)"
     options = [f"preprocessing={mode}"]

@@ -22,7 +22,12 @@ FOREIGN_ADAPTERS: dict[str, str] = {
     "smartnoise-dpgan": "dpaudit.adapters.smartnoise:SmartnoiseDPGAN",
     "smartnoise-pacsynth": "dpaudit.adapters.smartnoise:SmartnoisePACSynth",
     "synthcity-pategan": "dpaudit.adapters.synthcity:SynthcityPATEGAN",
+    "synthcity-dpgan": "dpaudit.adapters.synthcity:SynthcityDPGAN",
+    "synthcity-privbayes": "dpaudit.adapters.synthcity:SynthcityPrivBayes",
+    "synthcity-aim": "dpaudit.adapters.synthcity:SynthcityAIM",
     "dpmm-mst": "dpaudit.adapters.dpmm:DpmmMST",
     "dpmm-aim": "dpaudit.adapters.dpmm:DpmmAIM",
     "dpmm-privbayes": "dpaudit.adapters.dpmm:DpmmPrivBayes",
+    "opendp-mst": "dpaudit.adapters.opendp:OpenDPMST",
+    "opendp-aim": "dpaudit.adapters.opendp:OpenDPAIM",
 }

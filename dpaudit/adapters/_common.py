@@ -73,8 +73,9 @@ def import_library(module: str, *, package: str, extra: str | None = None) -> An
         how = f"pip install 'dpaudit[{extra}]'" if extra else f"pip install {package}"
         raise ImportError(
             f"{package} is not importable by {sys.executable} ({err}). Install it "
-            f"({how}), or install it in its own environment and pass --python "
-            "PATH_TO_THAT_PYTHON (docs/adapters.md)."
+            f"({how}), or build its own environment (`dpaudit env NAME`, "
+            "`dpaudit env --list`) and pass --python PATH_TO_THAT_PYTHON "
+            "(docs/adapters.md)."
         ) from err
 
 
@@ -87,6 +88,17 @@ def installed(distribution: str) -> str:
     except Exception:
         return f"{distribution} (version unknown)"
     return f"{distribution} {version}"
+
+
+def check_epsilon(epsilon: Any) -> float:
+    """The budget ``epsilon``, checked: a finite number > 0."""
+    if not (
+        isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0
+    ):
+        raise AdapterInputError(
+            f"`epsilon` must be a finite number > 0. Got {epsilon!r}."
+        )
+    return float(epsilon)
 
 
 def check_preprocessing(value: Any) -> str:

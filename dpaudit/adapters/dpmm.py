@@ -5,8 +5,8 @@ dpmm ("end-to-end differential privacy") wraps each model in a pipeline
 ``TableBinner`` that encodes the table (categories, DP bins of numeric columns) and
 the marginal model. Install it in its own environment and pass ``--python``:
 
-    python -m venv /work/venvs/dpmm && /work/venvs/dpmm/bin/pip install dpmm
-    dpaudit audit --generator dpmm-mst --python /work/venvs/dpmm/bin/python \\
+    dpaudit env dpmm
+    dpaudit audit --generator dpmm-mst --python ~/.cache/dpaudit/envs/dpmm/bin/python \\
         --dataset worst-case --dataset-rows 2000
 
 This module imports only the standard library, numpy and pandas; dpmm is imported when
@@ -53,7 +53,6 @@ releases that value in every row, whatever the domain says. docs/findings.md.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -64,6 +63,7 @@ from dpaudit.adapters._common import (
     AdapterInputError,
     cast_release,
     category_values,
+    check_epsilon,
     check_preprocessing,
     columns_of,
     import_library,
@@ -207,12 +207,7 @@ class _Dpmm:
         n_bins: int | str = "auto",
         **options: Any,
     ) -> None:
-        if not (
-            isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0
-        ):
-            raise AdapterInputError(
-                f"`epsilon` must be a finite number > 0. Got {epsilon!r}."
-            )
+        check_epsilon(epsilon)
         if not (isinstance(delta, (int, float)) and 0 < delta < 1):
             raise AdapterInputError(
                 f"dpmm's models convert zCDP to (epsilon, delta) and need `delta` in "

@@ -47,7 +47,6 @@ These adapters are for auditing; the library's own documentation governs its use
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -56,6 +55,7 @@ from dpaudit.adapters._common import (
     AdapterInputError,
     cast_release,
     category_values,
+    check_epsilon,
     check_preprocessing,
     columns_of,
     compose_pure_dp,
@@ -102,12 +102,7 @@ class _Smartnoise:
         bins: int = 10,
         **options: Any,
     ) -> None:
-        if not (
-            isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0
-        ):
-            raise AdapterInputError(
-                f"`epsilon` must be a finite number > 0. Got {epsilon!r}."
-            )
+        check_epsilon(epsilon)
         if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
             raise AdapterInputError(f"`delta` must be in [0, 1). Got {delta!r}.")
         if not (isinstance(bins, int) and bins >= 2):

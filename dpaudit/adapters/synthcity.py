@@ -1,44 +1,71 @@
-"""Adapter for synthcity 0.2.12's PATE-GAN (docs/adapters.md).
+"""Adapters for synthcity 0.2.12's DP plug-ins: PATE-GAN, DPGAN, PrivBayes, AIM
+(docs/adapters.md).
 
 synthcity pins torch < 2.3 and numpy < 2, so it cannot share dpaudit's environment:
-install it in its own and audit through the worker,
+build its own and audit through the worker,
 
-    python -m venv /work/venvs/synthcity
-    /work/venvs/synthcity/bin/pip install synthcity==0.2.12
-    dpaudit audit --generator synthcity-pategan --python /work/venvs/synthcity/bin/python \\
+    dpaudit env synthcity
+    dpaudit audit --generator synthcity-pategan \\
+        --python ~/.cache/dpaudit/envs/synthcity/bin/python \\
         --dataset worst-case --dataset-rows 2000
 
 This module imports only the standard library, numpy and pandas; synthcity is imported
-when a model is fitted.
+when a model is fitted. These four are synthcity's plug-ins that claim a formal DP
+guarantee (``adsgan`` and ``decaf`` claim no epsilon).
 
-Preprocessing: only ``library`` (synthcity's own path, what its users run).
-synthcity's ``Plugin.fit`` learns a schema from the private records (each column's set
-of values and range), fits its encoders on them, and in its default ``strict`` mode
-drops every generated row outside that schema. 0.2.12 offers no public route around
-that, so ``preprocessing=public`` is refused rather than faked.
+Preprocessing: ``library`` (synthcity's own path, what its users run) everywhere;
+``public`` for DPGAN only. synthcity's ``Plugin.fit`` learns a schema from the private
+records (each column's set of values and range), fits its encoders on them, and in its
+default ``strict`` mode drops every generated row outside that schema and every
+duplicate row. PATE-GAN, PrivBayes and AIM have no public route around their encoders
+(PrivBayes label-encodes each column's values in the records and cuts numeric ones
+over the records' range; AIM sizes each column's domain by its number of distinct
+values in the records), so ``preprocessing=public`` is refused rather than faked.
+DPGAN takes a fitted ``encoder``: with ``public`` the adapter fits synthcity's
+``TabularEncoder`` on a table of the domain's values alone, codes categorical columns
+by their public categories, and turns ``strict`` off (the schema filter is the
+records').
 
 Seeding: synthcity seeds ``random``, numpy and torch itself from ``random_state``; the
-adapter passes one derived from ``seed`` to ``fit`` (the teachers' partition and the
-Laplace noise on their votes both come from numpy's global generator, so they cannot be
-told apart, and ``fit`` takes nothing from ``public_seed``) and one derived from
-``public_seed`` (else ``seed``) to ``generate``, which is post-processing. Fully
-seedable: the same seeds give the same release.
+adapter passes one derived from ``seed`` to ``fit`` and one derived from
+``public_seed`` (else ``seed``) to ``generate``. Opacus (DPGAN) draws its noise from
+torch's seeded generator (``secure_mode`` off, synthcity's default). The same seeds
+give the same release. AIM runs its mechanism inside ``generate``: its ``sample``
+draws from ``seed`` and ignores ``public_seed`` (its noise must stay fresh).
 
-Release size: in its default strict mode synthcity drops generated rows outside the
-schema learned from the records (on the worst case's world D, every row with a 1), so
-``generate(count=n)`` can return fewer than ``n`` rows (500 of 2,000 was seen). The
-adapter draws again, up to 50 times, until it has ``n`` rows.
+Release size: in strict mode synthcity drops generated rows outside the schema learned
+from the records and every duplicate row, so ``generate(count=n)`` can return fewer
+than ``n`` rows; the adapter draws again, up to 50 times, until it has ``n`` rows.
 
-Claim: the library's own moments-accountant value ``epsilon_hat`` at its stop,
-recomputed from the moments it accumulated (``alpha_dict``) with the delta it used.
-synthcity's PATE-GAN ignores the ``delta`` it is given and uses ``1 / (n sqrt(n))``;
-the claim carries the delta it used.
+Claims, each as synthcity computes it:
+
+- PATE-GAN: its moments accountant's ``epsilon_hat`` at its stop, recomputed from the
+  moments it accumulated (``alpha_dict``); it ignores the ``delta`` it is given and
+  uses ``1 / (n sqrt(n))`` (the claim carries the delta it used).
+- DPGAN: Opacus's epsilon (its PRV accountant, ``PrivacyEngine.get_epsilon``) for the
+  steps the discriminator took, at the budget's delta (synthcity uses
+  ``1 / len(train split)`` only when given none). synthcity calibrates the noise with
+  ``make_private_with_epsilon`` for ``n_iter`` epochs, so a smaller ``n_iter`` lowers
+  the cost, not the claim. Its profile: Opacus's RDP of the same steps. synthcity
+  trains on 80% of the records and uses the other 20% for early stopping (a
+  non-private detection score every ``n_iter_print`` = 50 epochs, unaccounted); with
+  ``n_iter`` below 50 the held-out rows are never read.
+- PrivBayes: pure epsilon-DP as synthcity states it (half the budget on the network,
+  half on the Laplace counts), delta 0.
+- AIM: ``(epsilon, delta)`` as synthcity states it (zCDP ``rho = cdp_rho(epsilon,
+  delta)``). synthcity runs the whole mechanism in ``generate``, not in ``fit``: every
+  ``generate`` call spends the budget again on the records. The adapter turns
+  ``strict`` off by default (with it, each draw that falls short reruns AIM) and
+  reports how many runs a ``sample`` took (``aim_runs`` on the adapter; the claim,
+  set at ``fit``, is one run's).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -46,19 +73,29 @@ import pandas as pd
 from dpaudit.adapters._common import (
     AdapterInputError,
     cast_release,
+    category_values,
+    check_epsilon,
     check_preprocessing,
     columns_of,
     import_library,
     installed,
     moments_rdp,
     quiet,
+    rdp_curve,
     seed_globals,
 )
 
 LIBRARY = "synthcity 0.2.12"
+PACKAGE = "synthcity==0.2.12"
 _MAX_DRAWS = 50
+_PUBLIC_POINTS = 21  # values per numeric column in the public encoder's table
 
-__all__ = ["SynthcityPATEGAN"]
+__all__ = [
+    "SynthcityAIM",
+    "SynthcityDPGAN",
+    "SynthcityPATEGAN",
+    "SynthcityPrivBayes",
+]
 
 
 def _random_state(seed: int) -> int:
@@ -67,13 +104,15 @@ def _random_state(seed: int) -> int:
     return int(word) >> 1
 
 
-class SynthcityPATEGAN:
-    """synthcity's PATE-GAN plug-in (``synthcity.plugins.privacy.plugin_pategan``).
+class _Synthcity:
+    """One synthcity plug-in behind the plug-in protocol."""
 
-    Options: ``preprocessing`` (only ``library``) and any argument of synthcity's
-    ``PATEGANPlugin`` (``n_iter``, ``n_teachers``, ``teacher_template``, ``lamda``,
-    ``batch_size``, ...), e.g. ``--option n_iter=20``.
-    """
+    name: ClassVar[str]  # the generator name, for messages
+    module: ClassVar[str]  # the plug-in's module
+    plugin: ClassVar[str]  # its class
+    modes: ClassVar[tuple[str, ...]] = ("library",)
+    budget_keys: ClassVar[tuple[str, ...]] = ("epsilon",)  # the budget's options
+    defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(
         self,
@@ -83,24 +122,45 @@ class SynthcityPATEGAN:
         preprocessing: str = "library",
         **options: Any,
     ) -> None:
-        if not (
-            isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0
-        ):
+        self.epsilon = check_epsilon(epsilon)
+        mode = check_preprocessing(preprocessing)
+        if mode not in self.modes:
             raise AdapterInputError(
-                f"`epsilon` must be a finite number > 0. Got {epsilon!r}."
+                f"{self.name} supports only `preprocessing={'|'.join(self.modes)}`: "
+                f"synthcity 0.2.12 fits its encoders on the records, with no public "
+                "route (docs/adapters.md)."
             )
-        if check_preprocessing(preprocessing) != "library":
-            raise AdapterInputError(
-                "synthcity-pategan supports only `preprocessing=library`: synthcity 0.2.12 "
-                "learns its schema and encoders from the records and filters the release "
-                "by them, with no public route (docs/adapters.md)."
-            )
-        for key in ("random_state", "epsilon", "delta"):
+        for key in ("random_state", *self.budget_keys, "encoder"):
             if key in options:
                 raise AdapterInputError(f"option `{key}` is set by dpaudit; remove it.")
-        self.epsilon = float(epsilon)
         self.delta = float(delta)
-        self.options = dict(options)
+        self.preprocessing = mode
+        self.options = {**self.defaults, **options}
+
+    def _arguments(self, data: pd.DataFrame) -> dict[str, Any]:
+        """The plug-in's budget arguments."""
+        return {"epsilon": self.epsilon}
+
+    def _approximate_budget(self) -> dict[str, Any]:
+        """``epsilon`` and ``delta``, for a plug-in whose guarantee needs a delta."""
+        if not 0 < self.delta < 1:
+            raise AdapterInputError(
+                f"{self.name} needs `delta` in (0, 1) (its guarantee is (epsilon, "
+                f"delta)); got {self.delta!r}: pass --delta."
+            )
+        return {"epsilon": self.epsilon, "delta": self.delta}
+
+    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def _recording(self) -> Iterator[None]:
+        """What the fit needs recorded (Opacus's engine, for DPGAN)."""
+        yield
+
+    def _table(self, data: pd.DataFrame) -> pd.DataFrame:
+        """The table handed to synthcity (``public``: categories as public codes)."""
+        return data.reset_index(drop=True)
 
     def fit(
         self,
@@ -109,42 +169,48 @@ class SynthcityPATEGAN:
         domain: dict[str, Any],
         seed: int,
         public_seed: int | None = None,
-    ) -> SynthcityPATEGAN:
-        """Fits synthcity's PATE-GAN; sets ``privacy_claim``."""
-        module = import_library(
-            "synthcity.plugins.privacy.plugin_pategan", package="synthcity==0.2.12"
-        )
+    ) -> _Synthcity:
+        """Fits the plug-in; sets ``privacy_claim``."""
+        module = import_library(self.module, package=PACKAGE)
         columns_of(domain)
         self.domain_ = domain
+        table = self._table(data)
         seed_globals(seed)
-        with quiet():
-            plugin = module.PATEGANPlugin(
-                epsilon=self.epsilon, random_state=_random_state(seed), **self.options
+        extra = self._public_arguments(table) if self.preprocessing == "public" else {}
+        try:
+            plugin = getattr(module, self.plugin)(
+                random_state=_random_state(seed),
+                **self._arguments(table),
+                **extra,
+                **self.options,
             )
-            plugin.fit(data.reset_index(drop=True))
+        except (TypeError, ValueError) as err:  # pydantic's errors are ValueErrors
+            raise AdapterInputError(
+                f"synthcity's {self.plugin} refused the options "
+                f"{sorted(self.options)}: {' '.join(str(err).split())[:300]}"
+            ) from err
+        with quiet(), self._recording():
+            plugin.fit(table)
         self.plugin_ = plugin
-        model = plugin.model
-        delta = float(model.delta)
-        moments = np.asarray(model.alpha_dict, dtype=float)
-        orders = np.arange(1, moments.size + 1, dtype=float)
-        library_epsilon = float(np.min((moments - math.log(delta)) / orders))
         self.privacy_claim = {
-            "epsilon": library_epsilon,
-            "delta": delta,
-            "accountant": "synthcity PATE moments accountant (data-dependent)",
             "library": installed("synthcity"),
-            "library_epsilon": library_epsilon,
             "nominal_epsilon": self.epsilon,
             "requested_delta": self.delta,
-            "preprocessing": "library",
-            "num_teachers": int(model.n_teachers),
+            "preprocessing": self.preprocessing,
+            **self._claim(plugin, table),
         }
-        # Its moments as the RDP curve they state (alpha(l) / l at order l + 1).
-        curve, left_out = moments_rdp(moments)
-        self.privacy_claim["rdp"] = curve
-        if left_out:
-            self.privacy_claim["rdp_orders_left_out"] = left_out
         return self
+
+    def _public_arguments(self, table: pd.DataFrame) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _draw(self, n: int, random_state: int) -> pd.DataFrame:
+        return pd.DataFrame(
+            self.plugin_.generate(count=n, random_state=random_state).dataframe()
+        )
+
+    def _decode(self, out: pd.DataFrame) -> pd.DataFrame:
+        return out
 
     def sample(
         self, n: int, *, seed: int, public_seed: int | None = None
@@ -158,13 +224,11 @@ class SynthcityPATEGAN:
         parts: list[pd.DataFrame] = []
         kept = 0
         with quiet():
-            # In its default strict mode synthcity drops generated rows outside the
-            # schema it learned from the records, so one call may return fewer than
-            # asked for: draw again, as a user wanting n rows would.
+            # In strict mode synthcity drops generated rows outside the schema it
+            # learned from the records (and duplicates), so one call may return
+            # fewer than asked for: draw again, as a user wanting n rows would.
             for attempt in range(_MAX_DRAWS):
-                part = self.plugin_.generate(
-                    count=int(n), random_state=_random_state(chosen + attempt)
-                ).dataframe()
+                part = self._draw(int(n), _random_state(chosen + attempt))
                 parts.append(part)
                 kept += len(part)
                 if kept >= n:
@@ -173,7 +237,254 @@ class SynthcityPATEGAN:
             raise ValueError(
                 f"synthcity kept only {kept} of the {n} rows asked for in {_MAX_DRAWS} "
                 "draws (its strict mode drops generated rows outside the schema learned "
-                "from the records)."
+                "from the records, and duplicates)."
             )
-        out = pd.concat(parts, ignore_index=True).head(int(n))
+        out = self._decode(pd.concat(parts, ignore_index=True).head(int(n)))
         return cast_release(out, self.domain_)
+
+
+class SynthcityPATEGAN(_Synthcity):
+    """synthcity's PATE-GAN plug-in (``synthcity.plugins.privacy.plugin_pategan``).
+
+    Options: ``preprocessing`` (only ``library``) and any argument of synthcity's
+    ``PATEGANPlugin`` (``n_iter``, ``n_teachers``, ``teacher_template``, ``lamda``,
+    ``batch_size``, ...), e.g. ``--option n_iter=20``.
+    """
+
+    name = "synthcity-pategan"
+    module = "synthcity.plugins.privacy.plugin_pategan"
+    plugin = "PATEGANPlugin"
+    budget_keys = ("epsilon", "delta")
+
+    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
+        model = plugin.model
+        delta = float(model.delta)
+        moments = np.asarray(model.alpha_dict, dtype=float)
+        orders = np.arange(1, moments.size + 1, dtype=float)
+        library_epsilon = float(np.min((moments - math.log(delta)) / orders))
+        claim: dict[str, Any] = {
+            "epsilon": library_epsilon,
+            "delta": delta,
+            "accountant": "synthcity PATE moments accountant (data-dependent)",
+            "library_epsilon": library_epsilon,
+            "num_teachers": int(model.n_teachers),
+        }
+        # Its moments as the RDP curve they state (alpha(l) / l at order l + 1).
+        curve, left_out = moments_rdp(moments)
+        claim["rdp"] = curve
+        if left_out:
+            claim["rdp_orders_left_out"] = left_out
+        return claim
+
+
+class SynthcityDPGAN(_Synthcity):
+    """synthcity's DPGAN plug-in (``synthcity.plugins.privacy.plugin_dpgan``): a GAN
+    whose discriminator is trained with Opacus DP-SGD.
+
+    Options: ``preprocessing`` (``library`` or ``public``) and any argument of
+    ``DPGANPlugin`` (``n_iter``, default 2,000 epochs; ``batch_size``;
+    ``generator_n_units_hidden``; ``dp_max_grad_norm``; ``strict``; ...). A smaller
+    ``n_iter`` makes a fit affordable without changing the claim (synthcity calibrates
+    the noise to reach the budget in ``n_iter`` epochs).
+    """
+
+    name = "synthcity-dpgan"
+    module = "synthcity.plugins.privacy.plugin_dpgan"
+    plugin = "DPGANPlugin"
+    modes = ("library", "public")
+    budget_keys = ("epsilon", "delta")
+
+    def _arguments(self, data: pd.DataFrame) -> dict[str, Any]:
+        return self._approximate_budget()
+
+    @contextlib.contextmanager
+    def _recording(self) -> Iterator[None]:
+        gan = import_library("synthcity.plugins.core.models.gan", package=PACKAGE)
+        original = gan.PrivacyEngine
+        engines: list[Any] = []
+
+        class Recorded(original):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                engines.append(self)
+
+        gan.PrivacyEngine = Recorded
+        self.engines_ = engines
+        try:
+            yield
+        finally:
+            gan.PrivacyEngine = original
+
+    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
+        if len(self.engines_) != 1:
+            raise RuntimeError(
+                f"synthcity's DPGAN created {len(self.engines_)} Opacus engines in one "
+                "fit, not one: the adapter cannot read its accountant."
+            )
+        engine = self.engines_[0]
+        epsilon = float(engine.get_epsilon(self.delta))
+        history = list(engine.accountant.history)
+        claim: dict[str, Any] = {
+            "epsilon": epsilon,
+            "delta": self.delta,
+            "accountant": "Opacus PRV accountant (synthcity's PrivacyEngine)",
+            "library_epsilon": epsilon,
+            "steps": int(sum(int(steps) for _, _, steps in history)),
+            "noise_multiplier": float(history[-1][0]) if history else None,
+            "sample_rate": float(history[-1][1]) if history else None,
+            "poisson_sampling": False,
+        }
+        rdp = import_library("opacus.accountants.analysis.rdp", package=PACKAGE)
+        orders = [1.25, 1.5, 1.75, *np.arange(2, 64, 0.5).tolist(), 64.0, 128.0]
+        total = np.zeros(len(orders))
+        for noise, rate, steps in history:
+            total += np.asarray(
+                rdp.compute_rdp(
+                    q=rate, noise_multiplier=noise, steps=steps, orders=orders
+                ),
+                dtype=float,
+            )
+        curve, left_out = rdp_curve(orders, total)
+        claim["rdp"] = curve
+        if left_out:
+            claim["rdp_orders_left_out"] = left_out
+        return claim
+
+    def _table(self, data: pd.DataFrame) -> pd.DataFrame:
+        table = data.reset_index(drop=True)
+        if self.preprocessing != "public":
+            return table
+        table = table.copy()
+        for col in columns_of(self.domain_):
+            if col["kind"] == "categorical":
+                codes = pd.Index(list(col["categories"])).get_indexer(
+                    table[col["name"]]
+                )
+                if (codes < 0).any():
+                    raise AdapterInputError(
+                        f"column {col['name']!r} holds a value outside its public "
+                        "categories: fix the data or the domain."
+                    )
+                table[col["name"]] = codes.astype(np.int64)
+        return table
+
+    def _public_arguments(self, table: pd.DataFrame) -> dict[str, Any]:
+        encoders = import_library(
+            "synthcity.plugins.core.models.tabular_encoder", package=PACKAGE
+        )
+        values: dict[str, list[Any]] = {}
+        for col in columns_of(self.domain_):
+            cats = category_values(col)
+            if col["kind"] == "categorical":
+                values[col["name"]] = list(range(len(col["categories"])))
+            elif cats is not None:
+                values[col["name"]] = list(cats)
+            else:
+                values[col["name"]] = np.linspace(
+                    float(col["lower"]), float(col["upper"]), _PUBLIC_POINTS
+                ).tolist()
+        rows = max(len(v) for v in values.values())
+        public = pd.DataFrame(
+            {name: [v[i % len(v)] for i in range(rows)] for name, v in values.items()}
+        )
+        public = public.astype(table.dtypes.to_dict())
+        clusters = int(self.options.get("encoder_max_clusters", 5))
+        encoder = encoders.TabularEncoder(max_clusters=clusters).fit(public)
+        return {"encoder": encoder, "strict": False}
+
+    def _decode(self, out: pd.DataFrame) -> pd.DataFrame:
+        if self.preprocessing != "public":
+            return out
+        out = out.copy()
+        for col in columns_of(self.domain_):
+            if col["kind"] == "categorical":
+                cats = list(col["categories"])
+                codes = np.clip(
+                    np.rint(pd.to_numeric(out[col["name"]]).to_numpy(dtype=float)),
+                    0,
+                    len(cats) - 1,
+                ).astype(np.int64)
+                out[col["name"]] = [cats[i] for i in codes]
+        return out
+
+
+class SynthcityPrivBayes(_Synthcity):
+    """synthcity's PrivBayes plug-in (``synthcity.plugins.privacy.plugin_privbayes``):
+    a Bayesian network chosen by the exponential mechanism, Laplace counts.
+
+    Options: ``preprocessing`` (only ``library``) and any argument of
+    ``PrivBayesPlugin`` (``K``, ``n_bins``, ``mi_thresh``, ``target_usefulness``,
+    ``strict``, ...).
+    """
+
+    name = "synthcity-privbayes"
+    module = "synthcity.plugins.privacy.plugin_privbayes"
+    plugin = "PrivBayesPlugin"
+
+    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
+        return {
+            "epsilon": self.epsilon,
+            "delta": 0.0,
+            "accountant": "synthcity PrivBayes: pure DP, epsilon / 2 for the network "
+            "and epsilon / 2 for the Laplace counts (its statement, nominal)",
+            "degree_k": int(plugin.model.K),
+        }
+
+
+class SynthcityAIM(_Synthcity):
+    """synthcity's AIM plug-in (``synthcity.plugins.privacy.plugin_aim``), on its
+    bundled copy of private-pgm.
+
+    Options: ``preprocessing`` (only ``library``), ``strict`` (default ``false`` here,
+    see the module's docstring) and any argument of ``AIMPlugin`` (``degree``,
+    ``max_model_size``, ``num_marginals``, ``max_cells``).
+    """
+
+    name = "synthcity-aim"
+    module = "synthcity.plugins.privacy.plugin_aim"
+    plugin = "AIMPlugin"
+    budget_keys = ("epsilon", "delta")
+    defaults: ClassVar[dict[str, Any]] = {"strict": False}
+
+    def _arguments(self, data: pd.DataFrame) -> dict[str, Any]:
+        return self._approximate_budget()
+
+    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
+        rho = float(plugin.model.model.rho)
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "accountant": "synthcity AIM: zCDP rho = cdp_rho(epsilon, delta) per run "
+            "of the mechanism (it runs in generate)",
+            "rho": rho,
+            "zcdp_rho": rho,
+        }
+
+    def sample(
+        self, n: int, *, seed: int, public_seed: int | None = None
+    ) -> pd.DataFrame:
+        """``n`` rows; ``aim_runs`` counts the runs of the mechanism they took.
+
+        synthcity runs AIM's privacy mechanism here, so every draw comes from
+        ``seed`` (fresh in every round) and ``public_seed`` is ignored: noise held
+        fixed by a public seed would be no privacy noise (docs/plugins.md)."""
+        self.aim_runs = 0
+        return super().sample(n, seed=seed, public_seed=None)
+
+    def _draw(self, n: int, random_state: int) -> pd.DataFrame:
+        mechanism = self.plugin_.model.model
+        original = mechanism.run
+        runs = 0
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            nonlocal runs
+            runs += 1
+            return original(*args, **kwargs)
+
+        mechanism.run = counted
+        try:
+            out = super()._draw(n, random_state)
+        finally:
+            mechanism.run = original
+        self.aim_runs = getattr(self, "aim_runs", 0) + runs
+        return out

@@ -352,11 +352,9 @@ def _adapter_description(path: str) -> str:
     library = path.partition(":")[0].rpartition(".")[2]
     # Only smartnoise is an extra of dpaudit; the others pin what dpaudit cannot
     # share: their own environment and --python (docs/adapters.md).
-    how = (
-        "pip install 'dpaudit[smartnoise]'"
-        if library == "smartnoise"
-        else f"pip install {library} in its own environment, then --python PATH"
-    )
+    how = f"dpaudit env {library}, then --python ~/.cache/dpaudit/envs/{library}/bin/python"
+    if library == "smartnoise":
+        how = f"pip install 'dpaudit[smartnoise]', or {how}"
     return (
         f"adapter {path} (runs in a foreign worker; needs its library installed "
         f"there, e.g. {how})"

@@ -2,8 +2,10 @@
 
 A library adapter's tests run under the interpreter that has the library: this one
 where the library is importable, else the one an environment variable names (a
-separate virtual environment, e.g. ``DPAUDIT_SMARTNOISE_PYTHON``); where neither has
-it, the tests that ask for it are skipped. Scripts run in a subprocess of that
+separate virtual environment, e.g. ``DPAUDIT_SMARTNOISE_PYTHON``), else the one of the
+environment ``dpaudit env NAME`` builds where it puts it by default
+(``$DPAUDIT_ENV_HOME/NAME``, else ``~/.cache/dpaudit/envs/NAME``); where none has it,
+the tests that ask for it are skipped. Scripts run in a subprocess of that
 interpreter (the library's global random state and its start-up stay out of the test
 process) and print their result as JSON on the last line.
 """
@@ -21,27 +23,42 @@ from typing import Any
 
 import pytest
 
+from dpaudit.adapters.envs import env_python
+
 ROOT = Path(__file__).resolve().parents[2]
 
-# module -> the environment variable that names an interpreter which has it
+# module -> (the environment variable that names an interpreter which has it, the
+# `dpaudit env` recipe that builds one)
 LIBRARIES = {
-    "snsynth": "DPAUDIT_SMARTNOISE_PYTHON",
-    "synthcity": "DPAUDIT_SYNTHCITY_PYTHON",
-    "dpmm": "DPAUDIT_DPMM_PYTHON",
+    "snsynth": ("DPAUDIT_SMARTNOISE_PYTHON", "smartnoise"),
+    "synthcity": ("DPAUDIT_SYNTHCITY_PYTHON", "synthcity"),
+    "dpmm": ("DPAUDIT_DPMM_PYTHON", "dpmm"),
+    "opendp.extras.mbi": ("DPAUDIT_OPENDP_PYTHON", "opendp"),
 }
 
 RunScript = Callable[..., Any]
 
 
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a parent package is missing
+        return False
+
+
 def _interpreter(module: str) -> str:
-    if importlib.util.find_spec(module) is not None:
+    if _importable(module):
         return sys.executable
-    env = LIBRARIES[module]
-    named = os.environ.get(env)
+    variable, recipe = LIBRARIES[module]
+    named = os.environ.get(variable)
     if named and Path(named).exists():
         return named
+    built = env_python(recipe)
+    if built.exists():
+        return str(built)
     pytest.skip(
-        f"{module} is not importable here and {env} names no interpreter that has it"
+        f"{module} is not importable here, {variable} names no interpreter that has "
+        f"it and `dpaudit env {recipe}` has not built {built}"
     )
 
 
@@ -78,3 +95,9 @@ def run_synthcity() -> RunScript:
 def run_dpmm() -> RunScript:
     """Runs a script under the interpreter that has dpmm."""
     return _runner(_interpreter("dpmm"))
+
+
+@pytest.fixture(scope="session")
+def run_opendp() -> RunScript:
+    """Runs a script under the interpreter that has OpenDP's ``mbi`` extra."""
+    return _runner(_interpreter("opendp.extras.mbi"))

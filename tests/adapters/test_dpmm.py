@@ -2,8 +2,9 @@
 library, the worst case's all-constant world that dpmm's own binner cannot fit.
 
 The library tests run where ``dpmm`` is importable by this interpreter, or by the
-interpreter that ``DPAUDIT_DPMM_PYTHON`` names (a separate environment: ``python -m
-venv /work/venvs/dpmm && .../pip install dpmm==0.1.9``), and are skipped otherwise.
+interpreter that ``DPAUDIT_DPMM_PYTHON`` names, or by the one ``dpaudit env dpmm``
+builds (``$DPAUDIT_ENV_HOME/dpmm``, by default ``~/.cache/dpaudit/envs``), and are
+skipped otherwise.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The smartnoise-synth adapters, run against the real library.
 
 They run where ``snsynth`` is importable by this interpreter, or by the interpreter
-that ``DPAUDIT_SMARTNOISE_PYTHON`` names (a separate environment:
-``python -m venv /work/venvs/smartnoise && .../pip install smartnoise-synth==1.0.8
-packaging``), and are skipped otherwise. Each test runs the adapter classes directly in
+that ``DPAUDIT_SMARTNOISE_PYTHON`` names, or by the one ``dpaudit env smartnoise``
+builds (``$DPAUDIT_ENV_HOME/smartnoise``, by default ``~/.cache/dpaudit/envs``), and
+are skipped otherwise. Each test runs the adapter classes directly in
 a subprocess of that interpreter (the library's global random state and its start-up
 stay out of the test process) and reads back JSON.
 """

@@ -1,10 +1,10 @@
-"""The synthcity PATE-GAN adapter, run against the real library.
+"""The synthcity adapters, run against the real library.
 
 synthcity 0.2.12 cannot share dpaudit's environment (torch < 2.3, numpy < 2): the
-test runs where ``DPAUDIT_SYNTHCITY_PYTHON`` names an interpreter that has it
-(``python -m venv /work/venvs/synthcity && .../pip install synthcity==0.2.12
-opacus==1.4.1``), or where this interpreter has it, and is skipped otherwise. The
-adapter runs in a subprocess of that interpreter; results come back as JSON.
+tests run under the interpreter of ``dpaudit env synthcity`` (or one
+``DPAUDIT_SYNTHCITY_PYTHON`` names, or this one where it has synthcity), and are
+skipped otherwise. The adapters run in a subprocess of that interpreter; results come
+back as JSON.
 """
 
 from __future__ import annotations
@@ -71,3 +71,63 @@ def test_claim_release_and_same_seed_same_release(
     assert first["shape"] == [50, 3] and first["columns"] == ["a", "b", "c"]
     assert first["dtypes"] == ["int64"] * 3
     assert again == first
+
+
+OTHERS = r"""
+import json, sys
+import numpy as np, pandas as pd
+from dpaudit.adapters._common import AdapterInputError
+from dpaudit.adapters.synthcity import SynthcityDPGAN, SynthcityPrivBayes
+
+data = pd.DataFrame(np.zeros((200, 3), dtype=np.int64), columns=list("abc"))
+data.iloc[-1] = 1
+domain = {"columns": [{"name": c, "kind": "binary"} for c in "abc"]}
+small = {"n_iter": 1, "generator_n_units_hidden": 20,
+         "discriminator_n_units_hidden": 20, "batch_size": 50}
+out = {}
+for name, make in [
+    ("privbayes", lambda: SynthcityPrivBayes(epsilon=1.0)),
+    ("dpgan_public", lambda: SynthcityDPGAN(epsilon=1.0, delta=1e-5,
+                                            preprocessing="public", **small)),
+]:
+    rows = []
+    for _ in range(2):
+        g = make().fit(data, domain=domain, seed=4)
+        release = g.sample(60, seed=5, public_seed=9)
+        rows.append(release.to_numpy().tolist())
+    out[name] = {"claim": g.privacy_claim, "shape": list(release.shape),
+                 "dtypes": [str(t) for t in release.dtypes], "same": rows[0] == rows[1]}
+for bad in [
+    lambda: SynthcityPrivBayes(epsilon=1.0, preprocessing="public"),
+    lambda: SynthcityDPGAN(epsilon=1.0, delta=1e-5, random_state=3),
+    lambda: SynthcityDPGAN(epsilon=1.0, delta=0.0).fit(data, domain=domain, seed=1),
+]:
+    try:
+        bad()
+    except AdapterInputError as err:
+        out.setdefault("errors", []).append(str(err))
+json.dump(out, sys.stdout)
+"""
+
+
+def test_privbayes_and_dpgan(run_synthcity: Callable[..., Any]) -> None:
+    out = run_synthcity(OTHERS)
+    privbayes = out["privbayes"]
+    assert privbayes["claim"]["epsilon"] == 1.0 and privbayes["claim"]["delta"] == 0
+    assert privbayes["shape"] == [60, 3] and privbayes["same"]
+    dpgan = out["dpgan_public"]
+    claim = dpgan["claim"]
+    # Opacus's epsilon for the steps taken, at the budget's delta (not synthcity's
+    # 1 / len(train split)); its RDP profile converts to no less.
+    assert 0 < claim["epsilon"] <= 1.0 + 1e-6 and claim["delta"] == 1e-5
+    assert claim["steps"] > 0 and claim["poisson_sampling"] is False
+    eps = acc.epsilon_from_rdp(
+        claim["rdp"]["epsilons"], delta=1e-5, orders=claim["rdp"]["orders"]
+    )
+    assert float(eps) >= claim["epsilon"] - 1e-6
+    assert claim["preprocessing"] == "public" and dpgan["shape"] == [60, 3]
+    assert dpgan["dtypes"] == ["int64"] * 3 and dpgan["same"]
+    first, second, third = out["errors"]
+    assert "supports only `preprocessing=library`" in first
+    assert "`random_state` is set by dpaudit" in second
+    assert "needs `delta` in (0, 1)" in third

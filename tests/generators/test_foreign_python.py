@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpaudit.adapters.envs import env_python
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.cli import main
 from dpaudit.data import worst_case_domain
@@ -139,7 +140,7 @@ def test_a_built_in_generator_takes_no_python() -> None:
 
 
 def _bare_python() -> str | None:
-    path = os.environ.get("DPAUDIT_TEST_BARE_PYTHON") or "/work/venvs/bare/bin/python"
+    path = os.environ.get("DPAUDIT_TEST_BARE_PYTHON") or str(env_python("bare"))
     if not Path(path).is_file():
         return None
     ok = (
@@ -154,7 +155,8 @@ def _bare_python() -> str | None:
 @pytest.mark.skipif(
     _bare_python() is None,
     reason="no bare interpreter with only numpy and pandas (set "
-    "DPAUDIT_TEST_BARE_PYTHON or create /work/venvs/bare)",
+    "DPAUDIT_TEST_BARE_PYTHON, or create one at $DPAUDIT_ENV_HOME/bare, by default "
+    "~/.cache/dpaudit/envs/bare: python -m venv DIR && DIR/bin/pip install numpy pandas)",
 )
 def test_an_audit_under_a_bare_interpreter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
