@@ -9,8 +9,8 @@ worst-case-continuous}, each audited once under its library's own environment (t
     PYTHONPATH=. python benchmarks/libraries.py --smoke      # seconds: one toy plug-in
 
 A cell's audit is ``dpaudit audit --generator NAME --option preprocessing=MODE
---dataset DATASET --dataset-rows 2000 --synthetic-rows 2000 --seed 0 --jobs 1
---python PYTHON`` with the two-world game (``--rounds R``, by default ``--attack
+--dataset DATASET --dataset-rows 2000 --synthetic-rows 2000 --seed 0 --python
+PYTHON`` with the two-world game (``--rounds R --jobs 1``, by default ``--attack
 distance --split 0.1,0.2,0.7``: an attack that trains nothing, so 70% of the rounds
 test) or the one-run game (``--game one-run``: one fit, ``--canaries 200 --guesses
 20``, ``--guesses-out`` when given), both at dpaudit's level 0.05. PYTHON is ``dpaudit env``'s interpreter for the adapter's library
@@ -97,8 +97,6 @@ def audit_command(
         dataset,
         "--seed",
         str(args.seed),
-        "--jobs",
-        "1",
         "--out",
         str(out),
         "--force",
@@ -118,7 +116,7 @@ def audit_command(
         if args.guesses_out is not None:
             cmd += ["--guesses-out", str(args.guesses_out)]
     else:
-        cmd += ["--rounds", str(args.rounds), "--batch-size", "10"]
+        cmd += ["--rounds", str(args.rounds), "--batch-size", "10", "--jobs", "1"]
         cmd += ["--attack", args.attack]
         if args.split:
             cmd += ["--split", args.split]

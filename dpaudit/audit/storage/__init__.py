@@ -19,17 +19,9 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "dpaudit.audit.storage.store": (
-        "ResultStore",
-        "StoreLock",
-    ),
-    "dpaudit.audit.storage.traces": (
-        "only_trace_files",
-        "write_trace",
-    ),
+    "dpaudit.audit.storage.store": ("ResultStore", "StoreLock",),
+    "dpaudit.audit.storage.traces": ("only_trace_files", "write_trace",),
 }
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ResultStore",
@@ -37,3 +29,5 @@ __all__ = [
     "only_trace_files",
     "write_trace",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
