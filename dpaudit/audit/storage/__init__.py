@@ -19,8 +19,14 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "dpaudit.audit.storage.store": ("ResultStore", "StoreLock",),
-    "dpaudit.audit.storage.traces": ("only_trace_files", "write_trace",),
+    "dpaudit.audit.storage.store": (
+        "ResultStore",
+        "StoreLock",
+    ),
+    "dpaudit.audit.storage.traces": (
+        "only_trace_files",
+        "write_trace",
+    ),
 }
 
 __all__ = [
