@@ -4,7 +4,7 @@
 refuses what the key table refuses (:meth:`AuditConfig.check_settings`), checks the
 output folder, lets the game prepare (the memory plan, the canaries' design: bad input
 is refused before anything is written), takes the folder's lock, and hands the run to
-the game declared for ``config.game`` (:data:`dpaudit.audit.games.registry.GAMES`);
+the game declared for ``config.game`` (:data:`dpaudit.audit.games.registry.GAME_SPECS`);
 after a failure it removes what this run created and turns a full or read-only disk
 into one line. The games: :mod:`dpaudit.audit.games.two_world.game` (a store that
 resumes) and :mod:`dpaudit.audit.games.one_run.game` (``result.json`` only).

@@ -1,5 +1,5 @@
 """How reports word each game's result: :data:`GAME_TEXT`, keyed by the game's name
-(:data:`dpaudit.audit.games.registry.GAMES`).
+(:data:`dpaudit.audit.games.registry.GAME_SPECS`).
 
 The two-world game's words are the shared vocabulary of :mod:`dpaudit.reports.meaning`
 and :mod:`dpaudit.reports.wording`; a game with a result section of its own (the
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from dpaudit.audit.games import GAMES
+from dpaudit.audit.games import GAME_SPECS
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.onerun import (
     one_run_explain,
@@ -59,7 +59,7 @@ def own_text(result: AuditResult) -> GameText | None:
     """The words of ``result``'s game, where it has its own and the result records
     its section; ``None``: the shared vocabulary."""
     text = GAME_TEXT.get(result.game)
-    spec = GAMES.get(result.game)
+    spec = GAME_SPECS.get(result.game)
     if text is None or spec is None or spec.result_section is None:
         return None
     return text if getattr(result, spec.result_section, None) is not None else None

@@ -1,6 +1,6 @@
 """The games: how an audit trains, releases, scores and bounds.
 
-:data:`GAMES` (:mod:`dpaudit.audit.games.registry`) maps a game's name to what it
+:data:`GAME_SPECS` (:mod:`dpaudit.audit.games.registry`) maps a game's name to what it
 owns. The shared parts below the games: the resolved audit (:mod:`~.setup`), the
 releases (:mod:`~.releases`), the streams, the plan, the looks, execution and memory,
 claims and the verdict. The two games: ``two_world/`` and ``one_run/``.
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         GamePlan,
     )
     from dpaudit.audit.games.registry import (
-        GAMES,
+        GAME_SPECS,
         GameSpec,
         game_keys,
         load_game,
@@ -106,7 +106,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "dpaudit.audit.games.one_run.plan": ("guess",),
     "dpaudit.audit.games.registry": (
-        "GAMES",
+        "GAME_SPECS",
         "GameSpec",
         "game_keys",
         "load_game",
@@ -114,7 +114,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 
 __all__ = [
-    "GAMES",
+    "GAME_SPECS",
     "RELEASE_KINDS",
     "AuditSetup",
     "GamePlan",

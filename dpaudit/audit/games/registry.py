@@ -1,4 +1,4 @@
-"""The games, declared once: :data:`GAMES` maps a game's name (``--game``) to what
+"""The games, declared once: :data:`GAME_SPECS` maps a game's name (``--game``) to what
 it owns (in the style of :data:`dpaudit.reports.formats.REPORT_FORMATS`).
 
 A :class:`GameSpec` names the module whose ``GAME`` runs it (a
@@ -23,7 +23,7 @@ from typing import cast
 from dpaudit.audit.config.keys import AUDIT_KEYS
 from dpaudit.audit.games.base import Game
 
-__all__ = ["GAMES", "GameSpec", "game_keys", "load_game"]
+__all__ = ["GAME_SPECS", "GameSpec", "game_keys", "load_game"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -46,7 +46,7 @@ class GameSpec:
     summary: str
 
 
-GAMES: Mapping[str, GameSpec] = MappingProxyType(
+GAME_SPECS: Mapping[str, GameSpec] = MappingProxyType(
     {
         "two-world": GameSpec(
             name="two-world",
@@ -72,7 +72,7 @@ GAMES: Mapping[str, GameSpec] = MappingProxyType(
 
 def load_game(name: str) -> Game:
     """The declared part of game ``name`` (its module imported on first use)."""
-    return cast(Game, importlib.import_module(GAMES[name].module).GAME)
+    return cast(Game, importlib.import_module(GAME_SPECS[name].module).GAME)
 
 
 def game_keys(name: str) -> tuple[str, ...]:

@@ -218,7 +218,7 @@ class OneRunGame:
 
 
 GAME = OneRunGame()
-"""The one-run game (:data:`dpaudit.audit.games.registry.GAMES`)."""
+"""The one-run game (:data:`dpaudit.audit.games.registry.GAME_SPECS`)."""
 
 
 def _fit_all(

@@ -499,4 +499,4 @@ class TwoWorldGame:
 
 
 GAME = TwoWorldGame()
-"""The two-world game (:data:`dpaudit.audit.games.registry.GAMES`)."""
+"""The two-world game (:data:`dpaudit.audit.games.registry.GAME_SPECS`)."""
