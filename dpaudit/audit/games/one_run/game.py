@@ -73,17 +73,6 @@ __all__ = ["GAME", "METHOD", "OneRunGame", "one_run_reason"]
 METHOD = "one_run"
 
 
-def _check_config(config: AuditConfig, *, resume: bool) -> None:
-    """Refuses ``--resume``: the one-run game keeps no store to continue."""
-    if resume:
-        raise InvalidParameterError(
-            "`--resume` must be unset with `--game one-run`: the game keeps no store "
-            "to continue; run it again."
-        )
-    # Every setting the one-run game does not use was refused before
-    # (AuditConfig.check_settings: the key table's games).
-
-
 def _prepare(out: Path, *, force: bool) -> None:
     """Refuses an ``out`` that holds a two-world store, or a result without
     ``force``."""
@@ -118,7 +107,13 @@ class OneRunGame:
     name = "one-run"
 
     def check(self, config: AuditConfig, *, resume: bool) -> None:
-        _check_config(config, resume=resume)
+        """Refuses ``--resume``: the game keeps no store to continue. (Every setting
+        it does not use was refused before: the key table's ``games``.)"""
+        if resume:
+            raise InvalidParameterError(
+                "`--resume` must be unset with `--game one-run`: the game keeps no "
+                "store to continue; run it again."
+            )
 
     def prepare(self, config: AuditConfig) -> Prepared:
         """The canaries' design, the plan and the generator's options, fixed

@@ -27,6 +27,7 @@ lock. State rules (docs/design.md, "The audit's state"):
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import time
@@ -466,13 +467,7 @@ class TwoWorldGame:
     def prepare(self, config: AuditConfig) -> Prepared:
         """The memory plan, refused before anything is written; the table, loaded
         once for the plan, the selections and the setup."""
-        loaded: list[Dataset] = []
-
-        def load() -> Dataset:
-            if not loaded:
-                loaded.append(load_audit_data(config))
-            return loaded[0]
-
+        load = functools.cache(lambda: load_audit_data(config))
         check_memory(config, load=load)
         return Prepared(config=config, dataset=load())
 
