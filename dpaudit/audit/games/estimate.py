@@ -226,7 +226,7 @@ def planned_attainable_maximum(config: AuditConfig) -> float:
     looks = audit_looks(config)
     n0, n1 = GamePlan.create(
         rounds=config.rounds,
-        split=config.split,
+        split=config.fractions,
         seed=config.seed,
         looks=looks.per_world if config.sequential else (),
     ).world_sizes("test")

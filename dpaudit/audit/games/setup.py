@@ -218,7 +218,7 @@ def build_setup(
         ),
         plan=GamePlan.create(
             rounds=config.rounds,
-            split=config.split,
+            split=config.fractions,
             seed=config.seed,
             looks=audit_looks(config).per_world if config.sequential else (),
         ),
