@@ -14,6 +14,7 @@ from dpaudit.audit.stats import claim_dp_text, over_budget_note
 from dpaudit.reports.claimview import claim_rows, decide_rounds, reproduce_rows
 from dpaudit.reports.games import own_text
 from dpaudit.reports.model import AuditResult
+from dpaudit.reports.measurements_text import measurement_rows
 from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_percent
 from dpaudit.reports.profile_text import (
     profile_headline,
@@ -154,7 +155,7 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     release = release_text(result)
     if release is not None:
         rows.append(("release", release))
-    rows += profile_rows(result)
+    rows += profile_rows(result) + measurement_rows(result)
     # The claim's own terms, and how to reproduce the audit (reports/claimview.py).
     rows += claim_rows(result) + reproduce_rows(result)
     return rows
