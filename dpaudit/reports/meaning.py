@@ -13,8 +13,8 @@ from dpaudit.audit.result import Verdict
 from dpaudit.audit.stats import claim_dp_text, over_budget_note
 from dpaudit.reports.claimview import claim_rows, decide_rounds, reproduce_rows
 from dpaudit.reports.games import own_text
-from dpaudit.reports.model import AuditResult
 from dpaudit.reports.measurements_text import measurement_rows
+from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_percent
 from dpaudit.reports.profile_text import (
     profile_headline,
