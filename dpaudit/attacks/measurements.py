@@ -148,7 +148,10 @@ class MeasurementAttack(LikelihoodRatioAttack):
         for world in (0, 1):
             table = self._table(world, record.columns)
             cell = np.array([table.get(c, 0) for c in record.cells], dtype=np.float64)
-            out.append(np.array([cell[list(s)].sum() for s in record.answer_cells()]))
+            if record.sets is None:
+                out.append(cell)
+            else:
+                out.append(np.array([cell[list(s)].sum() for s in record.sets]))
         return out[0], out[1]
 
     def round_features(self, records: Sequence[Measurement]) -> list[float]:

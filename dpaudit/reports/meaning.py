@@ -96,8 +96,8 @@ def _constant_paragraph(result: AuditResult) -> str:
     if _transcript(result):
         return (
             "Every round's transcript was exactly as likely in both worlds (the "
-            "likelihood ratio was 1 in every round; with trained teachers no vote "
-            "changed): "
+            "likelihood ratio was 1 in every round: no vote, or no measured count, "
+            "differed between the worlds): "
         )
     return "Every round of both worlds released the same features for every attack: "
 
