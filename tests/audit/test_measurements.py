@@ -292,3 +292,81 @@ def test_a_quarter_of_the_stated_noise_is_a_violation() -> None:
     P(Binomial(50, 0.0046) >= 4) < 1e-4."""
     verdicts = [_simulated_verdict(5000 + seed, 0.25) for seed in range(50)]
     assert verdicts.count("VIOLATION") >= 47
+
+
+def _head(mu_emp: float) -> Any:
+    from dpaudit.audit.result.model import AttackResult, Counts
+
+    counts = Counts(tp=300, fp=100, tn=300, fn=100)
+    return AttackResult(
+        name=MEASUREMENT_RATIO, eps_emp=0.1, counts=counts, mu_emp=mu_emp
+    )
+
+
+def _columns(**values: list[float]) -> dict[str, np.ndarray]:
+    base = {name: [0.0, 0.0] for name in FEATURES}
+    return {k: np.asarray(v) for k, v in {**base, **values}.items()}
+
+
+def test_the_section_of_laplace_measurements_states_epsilon_and_no_ceiling() -> None:
+    from dpaudit.audit.games.measurements import summary_of
+
+    col = _columns(
+        eps_exact=[0.5, 0.5],
+        records=[1, 1],
+        laplace_answers=[4, 4],
+        answers_changed=[1, 1],
+    )
+    m = summary_of(
+        col,
+        head=_head(0.0),
+        claim=Claim(epsilon=0.4, delta=0.0),
+        delta=1e-5,
+        alpha=0.05,
+        method="clopper_pearson",
+    )
+    assert m.mu_exact is None and m.rho_exact is None and m.mu_ceiling is None
+    assert (m.term, m.claimed, m.spent) == ("epsilon", 0.4, 0.5)
+    assert m.spends_more_than_claimed is True and not m.varies
+    assert "0 Gaussian and 4 Laplace" in m.covers
+
+
+def test_the_section_of_gaussian_measurements_has_the_ceiling_and_the_largest_mu() -> (
+    None
+):
+    from dpaudit.audit.games.measurements import summary_of
+    from dpaudit.audit.stats.ceiling import mu_ceiling
+
+    col = _columns(
+        gaussian_mu_squared=[0.25, 1.0],
+        eps_exact=[0.9, 2.0],
+        records=[2, 3],
+        gaussian_answers=[6, 9],
+        answers_changed=[2, 3],
+    )
+    claim = Claim(
+        epsilon=4.0,
+        delta=1e-5,
+        gdp_mu=1.0,
+        extra={
+            "transcript_omits": {"values": ["the tree"], "distinct": 1, "rounds": 2}
+        },
+    )
+    m = summary_of(
+        col,
+        head=_head(0.3),
+        claim=claim,
+        delta=1e-5,
+        alpha=0.05,
+        method="clopper_pearson",
+    )
+    assert m.mu_exact == 1.0 and m.rho_exact == 0.5 and m.varies
+    assert m.mu_ceiling == pytest.approx(mu_ceiling(1.0, 400, 400, alpha=0.05))
+    assert m.mu_to_ceiling == pytest.approx(0.3 / m.mu_ceiling)
+    assert (m.term, m.claimed, m.spent, m.spends_more_than_claimed) == (
+        "mu",
+        1.0,
+        1.0,
+        False,
+    )
+    assert m.leaves_out.endswith("the generator names: the tree")
