@@ -22,6 +22,7 @@ after the guesses are made, to count them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -49,6 +50,17 @@ __all__ = [
 THRESHOLDS: Mapping[str, float] = MappingProxyType(
     {"canary-distance": -1e-9, "canary-presence": 1.0}
 )
+
+
+@functools.lru_cache(maxsize=4096)
+def _bound(
+    canaries: int, guesses: int, correct: int, delta: float, alpha: float
+) -> float:
+    """:func:`eps_lower_bound`, remembered (a pure function of its counts): the
+    calibration's audits repeat the same few counts."""
+    return eps_lower_bound(
+        canaries=canaries, guesses=guesses, correct=correct, delta=delta, alpha=alpha
+    )
 
 
 def threshold_sizes(canaries: int) -> tuple[int, ...]:
@@ -146,12 +158,8 @@ def _bounded(
         guesses_in=guesses_in,
         guesses_out=guesses_out,
         alpha=alpha,
-        eps_emp=eps_lower_bound(
-            canaries=canaries, guesses=r, correct=made.correct, delta=delta, alpha=alpha
-        ),
-        eps_max=eps_lower_bound(
-            canaries=canaries, guesses=r, correct=r, delta=delta, alpha=alpha
-        ),
+        eps_emp=_bound(canaries, r, made.correct, delta, alpha),
+        eps_max=_bound(canaries, r, r, delta, alpha),
         passed=passed,
     )
 
