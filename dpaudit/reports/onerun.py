@@ -117,7 +117,9 @@ def one_run_explain(result: AuditResult) -> list[str]:
         game
         + f" That bounds epsilon below only by {eps}, not above the claimed {claim}. "
         "This is no proof of privacy: other canaries, scores or the two-world game "
-        "may show more."
+        "may show more. The scores see a canary only through its own released row "
+        "or value: a generator that releases aggregates many canaries share "
+        "(marginals, histograms) is not seen by this game (docs/onerun.md)."
     ]
 
 

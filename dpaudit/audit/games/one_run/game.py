@@ -74,6 +74,9 @@ __all__ = ["GAME", "METHOD", "OneRunGame", "one_run_reason"]
 
 #: ``estimator.method`` of a one-run result.
 METHOD = "one_run"
+#: A score whose AUC is within this of 1/2 is reported as not seeing the generator
+#: (descriptive: the AUC reads the bits after the verdict, which it does not change).
+CHANCE_AUC = 0.05
 
 
 def _prepare(out: Path, *, force: bool) -> None:
@@ -260,8 +263,11 @@ def one_run_reason(
     eps_claimed: float,
     eps_max: float,
     summary: OneRunSummary,
+    auc: float | None = None,
 ) -> str:
-    """One sentence saying why the one-run audit reached ``verdict``.
+    """One sentence saying why the one-run audit reached ``verdict`` (and, when it is
+    no VIOLATION and the score's ``auc`` is within :data:`CHANCE_AUC` of 1/2, one
+    saying that the game did not see the generator).
 
     >>> s = OneRunSummary(fits=1, canaries=100, canaries_per_fit=100, included=50,
     ...     canary_kind="point", score="canary-distance", guesses_in=10,
@@ -282,16 +288,26 @@ def one_run_reason(
             f"VIOLATION: eps_emp {eps_emp:.3f} exceeds the claimed epsilon "
             f"{eps_claimed:.3f}: {counts}."
         )
+    unseen = ""
+    if auc is not None and math.isfinite(auc) and abs(auc - 0.5) < CHANCE_AUC:
+        unseen = (
+            f" The score told included from excluded canaries apart no better than "
+            f"chance (AUC {auc:.3f}): the generator hides them, or it releases what "
+            "this game cannot see (its scores see a canary through its own released "
+            "row or value only, not through aggregates many canaries share, such as "
+            "marginals or histograms); the two-world game sees both."
+        )
     if verdict is Verdict.INCONCLUSIVE:
         return (
             f"INCONCLUSIVE: even all {summary.guesses} guesses correct would show at "
             f"most eps_emp {eps_max:.3f}, not above the claimed epsilon "
-            f"{eps_claimed:.3f}; more canaries, fits or guesses are needed ({counts})."
+            f"{eps_claimed:.3f}; more canaries, fits or guesses are needed "
+            f"({counts}).{unseen}"
         )
     return (
         f"CONSISTENT: eps_emp {eps_emp:.3f} does not exceed the claimed epsilon "
         f"{eps_claimed:.3f} ({counts}), although all guesses correct would have "
-        f"shown {eps_max:.3f}; this is no proof of privacy."
+        f"shown {eps_max:.3f}; this is no proof of privacy.{unseen}"
     )
 
 
@@ -394,6 +410,7 @@ def analyse_one_run(
             eps_claimed=claim.epsilon,
             eps_max=eps_max,
             summary=summary,
+            auc=auc,
         ),
         eps_emp=eps_emp,
         eps_claimed=claim.epsilon,
