@@ -128,4 +128,7 @@ def one_run_test_size(result: AuditResult) -> str:
     rounds)."""
     s = result.one_run
     assert s is not None
+    if len(s.rules) > 1:
+        rules = " and ".join(r.rule for r in s.rules)
+        return f"the {rules} rules' guesses about {s.canaries} canaries"
     return f"{s.guesses} guesses about {s.canaries} canaries"

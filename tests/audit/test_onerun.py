@@ -491,3 +491,33 @@ def test_a_subsample_copying_plugin_is_a_violation_from_one_fit(tmp_path: Path) 
     doc = json.loads((tmp_path / "s" / "result.json").read_text())
     assert schema_errors(doc) == []
     assert AuditResult.from_json(doc).to_json() == result.to_json()
+
+
+def test_the_default_rule_runs_both_rules_on_category_canaries(tmp_path: Path) -> None:
+    """dpaudit's ``copy`` generator releases every included canary's value: under
+    the default ``both`` the threshold rule's "in" guesses are exactly the included
+    canaries (rounded down to the grid), each rule at half of alpha, and the result
+    records both and names the one that gave eps_emp."""
+    from dpaudit.audit.run import run_audit
+    from dpaudit.reports.markdown import render_markdown
+
+    config = AuditConfig(
+        generator="copy", dataset="worst-case", game="one-run", canaries=60, fits=2
+    )
+    result = run_audit(config, out_dir=tmp_path / "d")
+    s = result.one_run
+    assert s is not None and s.guess_rule == "both" and s.threshold == 1.0
+    count, threshold = s.rules
+    assert (count.rule, threshold.rule) == ("count", "threshold")
+    assert count.alpha == pytest.approx(0.025)
+    assert threshold.alpha == pytest.approx(0.025 / len(threshold_sizes(120)))
+    assert threshold.passed == s.included and threshold.correct == threshold.guesses_in
+    assert threshold.guesses_in == max(
+        r for r in threshold_sizes(120) if r <= s.included
+    )
+    assert result.eps_emp == max(count.eps_emp, threshold.eps_emp)
+    assert s.rule == ("threshold" if threshold.eps_emp > count.eps_emp else "count")
+    assert result.eps_max_attainable == max(
+        count.eps_max_attainable, threshold.eps_max_attainable
+    )
+    assert "rules' guesses about 120 canaries" in render_markdown([result])
