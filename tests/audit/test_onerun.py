@@ -521,3 +521,54 @@ def test_the_default_rule_runs_both_rules_on_category_canaries(tmp_path: Path) -
         count.eps_max_attainable, threshold.eps_max_attainable
     )
     assert "rules' guesses about 120 canaries" in render_markdown([result])
+
+
+def test_a_chance_level_score_is_said_plainly() -> None:
+    """A result that is no VIOLATION and whose score was at chance says that the game
+    did not see the generator; a VIOLATION or a separating score does not."""
+    from dpaudit.audit.games.one_run.game import one_run_reason
+    from dpaudit.audit.result.model import Verdict
+    from dpaudit.audit.result.onerun import OneRunSummary
+
+    s = OneRunSummary(
+        fits=1,
+        canaries=100,
+        canaries_per_fit=100,
+        included=50,
+        canary_kind="point",
+        score="canary-distance",
+        guesses_in=10,
+        guesses_out=10,
+        guesses=20,
+        correct_in=5,
+        correct_out=5,
+        correct=10,
+        eps_max_attainable=1.8,
+    )
+    kw = {"eps_emp": 0.0, "eps_claimed": 1.0, "eps_max": 1.8, "summary": s}
+    said = "no better than chance (AUC 0.510)"
+    assert said in one_run_reason(Verdict.CONSISTENT, auc=0.51, **kw)
+    assert said in one_run_reason(Verdict.INCONCLUSIVE, auc=0.51, **kw)
+    assert "chance" not in one_run_reason(Verdict.CONSISTENT, auc=0.64, **kw)
+    assert "chance" not in one_run_reason(Verdict.VIOLATION, auc=0.5, **kw)
+
+
+def test_the_laplace_histogram_plugin_releases_noisy_marginals() -> None:
+    """LaplaceHistogram releases rows of the domain, each column drawn from its own
+    noisy histogram: with almost no noise the marginals are the data's."""
+    from dpaudit.generators.leaky_plugins import LaplaceHistogram
+
+    design = canary_design("worst-case", canaries=4, base_rows=96)
+    domain = design.domain.to_json()
+    data = design.training_table(np.array([1, 1, 1, 1]))
+    model = LaplaceHistogram(epsilon=1.0, noise=1e-9).fit(data, domain=domain, seed=0)
+    rows = model.sample(10_000, seed=1)
+    assert list(rows.columns) == design.domain.names and len(rows) == 10_000
+    design.domain.validate(design.domain.cast(rows), name="release")
+    # 4 of the 100 training rows carry a = 1: the release's share within 6 standard
+    # deviations of 0.04 (fails with probability below 1e-8).
+    share = float((rows["a"] == 1).mean())
+    assert abs(share - 0.04) < 6 * math.sqrt(0.04 * 0.96 / 10_000)
+    assert model.privacy_claim["epsilon"] == 1.0
+    with pytest.raises(ValueError, match="noise"):
+        LaplaceHistogram(epsilon=1.0, noise=0.0)
