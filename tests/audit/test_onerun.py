@@ -530,20 +530,16 @@ def test_a_chance_level_score_is_said_plainly() -> None:
     from dpaudit.audit.result.model import Verdict
     from dpaudit.audit.result.onerun import OneRunSummary
 
+    names = "fits canaries canaries_per_fit included guesses_in guesses_out guesses"
+    counts = dict(zip(names.split(), (1, 100, 100, 50, 10, 10, 20), strict=True))
     s = OneRunSummary(
-        fits=1,
-        canaries=100,
-        canaries_per_fit=100,
-        included=50,
         canary_kind="point",
         score="canary-distance",
-        guesses_in=10,
-        guesses_out=10,
-        guesses=20,
         correct_in=5,
         correct_out=5,
         correct=10,
         eps_max_attainable=1.8,
+        **counts,
     )
     kw = {"eps_emp": 0.0, "eps_claimed": 1.0, "eps_max": 1.8, "summary": s}
     said = "no better than chance (AUC 0.510)"
