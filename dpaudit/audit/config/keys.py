@@ -248,8 +248,9 @@ AUDIT_KEYS: tuple[Key, ...] = (
     Key(
         name="release",
         help="what a round releases to the attacks: table (default: the synthetic "
-        "table) or transcript (every noisy vote of dpaudit's PATE-GAN and G-PATE, "
-        "attacked by the exact likelihood-ratio test; docs/soundness.md)",
+        "table) or transcript (every noisy vote of dpaudit's PATE-GAN and G-PATE, or "
+        "the noisy measurements a plug-in states, attacked by the exact "
+        "likelihood-ratio test; docs/soundness.md)",
         group="the game",
         constraint=Choices(values=RELEASES),
         games=TWO_WORLD,
