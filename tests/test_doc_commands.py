@@ -24,9 +24,10 @@ hold, so a new block cannot be skipped silently:
 :func:`test_page_commands_run` runs a page's commands in order, in one fresh folder
 (a reader following the page), with ``dpaudit`` on ``PATH`` (and ``.venv/bin/dpaudit``,
 what README's skipped install would make) running this repository's code, and no
-``PYTHONPATH`` beyond it (a command that needs one sets it, as the page must then say). Each must exit as :data:`EXPECT` says (0 unless listed), with no
-traceback; where the page states an outcome (a verdict, the exit code of a CI gate),
-the test checks it. The files a command reads that a reader brings (their own CSV,
+``PYTHONPATH`` beyond it (a command that needs one sets it, as the page must then
+say). Each must exit as :data:`EXPECT` says (0 unless listed), with no traceback;
+where the page states an outcome (a verdict, the exit code of a CI gate), the test
+checks it. The files a command reads that a reader brings (their own CSV,
 policy or plug-in) are :data:`READER_FILES`; the one file of the repository that is
 replaced is :data:`SHORTENED_FILES` (examples/privacy.toml, with fewer rounds).
 """
@@ -36,9 +37,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass
@@ -61,10 +64,9 @@ SHELL = ("bash", "sh", "")
 
 @dataclass(frozen=True)
 class Block:
-    """A fenced block: its page, first line's number, info string and lines."""
+    """A fenced block: its page, info string and lines."""
 
     page: str
-    line: int
     lang: str
     lines: tuple[str, ...]
 
@@ -89,7 +91,7 @@ def fenced_blocks(page: str) -> list[Block]:
         while not re.match(r"^\s*```\s*$", lines[i]):
             body.append(lines[i].removeprefix(indent))
             i += 1
-        found.append(Block(page, i - len(body), lang, tuple(body)))
+        found.append(Block(page, lang, tuple(body)))
         i += 1
     return found
 
@@ -127,8 +129,7 @@ def recipe_commands() -> list[str]:
 
 
 def found_commands() -> list[tuple[str, str]]:
-    """Every ``(page, command)``, pages in :data:`SESSIONS` order, commands in page
-    order."""
+    """Every ``(page, command)``: the pages', then examples/', each in page order."""
     out: list[tuple[str, str]] = []
     for page in PAGES:
         for block in fenced_blocks(page):
@@ -331,7 +332,7 @@ SHORTENED: dict[tuple[str, str], tuple[str, str]] = {
         "dpaudit utility --generator pategan --variant borealis --dataset "
         "cervical_cancer --epsilon 1 --seed 0 --out utility/",
     ): (
-        "--models 1 --samples 1 --classifier logistic_regression --option "
+        "--models 1 --samples 1 --classifier LogisticRegression --option "
         "max_iterations=20",
         "12 classifiers on 25 synthetic tables of 5 fits take many minutes",
     ),
@@ -567,12 +568,13 @@ def test_blocks_that_are_not_commands() -> None:
     for option in re.findall(r"--[a-z][a-z-]*", synopsis):
         assert option in help_text, option
     # The output block is the one tests/test_cli.py compares, line for line.
-    assert "[1/2] weak: INCONCLUSIVE" in (ROOT / "tests" / "test_cli.py").read_text()
+    assert '"```\\n[1/2] weak:"' in (ROOT / "tests" / "test_cli.py").read_text()
     # The policy loads (its plug-in is not imported to load it).
     policy = next(f for p, f in NOT_COMMANDS if f.startswith("alpha = 0.05"))
-    path = ROOT / "docs" / "ci.md"
     text = "\n".join(_block("docs/ci.md", policy).lines)
-    loaded = load_policy_text(text, path)
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "privacy.toml").write_text(text, encoding="utf-8")
+        loaded = load_policy(Path(folder) / "privacy.toml")
     assert [a.name for a in loaded.audits] == ["pategan-reference", "my-generator"]
     # The workflow excerpt: its env and steps are the recipe's.
     excerpt = yaml.safe_load("\n".join(_block("docs/ci.md", "env:").lines))
@@ -592,15 +594,6 @@ def test_blocks_that_are_not_commands() -> None:
                     assert str(same["with"][option]).strip() == str(given).strip()
             else:
                 assert same[key] == value, (name, key)
-
-
-def load_policy_text(text: str, where: Path) -> object:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        policy = Path(folder) / "privacy.toml"
-        policy.write_text(text, encoding="utf-8")
-        return load_policy(policy)
 
 
 def _env(cwd: Path) -> dict[str, str]:
@@ -654,11 +647,19 @@ def _run(
     )
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (the commands' timing, which
+    a busy machine does not inflate as it does their wall time)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def _check(page: str, command: str, cwd: Path) -> None:
     flags = SHORTENED[(page, command)][0] if (page, command) in SHORTENED else ""
-    started = time.monotonic()
+    started, cpu = time.monotonic(), _children_cpu()
     ran = _run(f"{command} {flags}".strip(), cwd)
-    print(f"{time.monotonic() - started:6.1f} s  {page}: {command} {flags}")
+    wall, cpu = time.monotonic() - started, _children_cpu() - cpu
+    print(f"{wall:6.1f} s ({cpu:5.1f} s CPU)  {page}: {command} {flags}")
     expect = EXPECT.get((page, command), Expect())
     told = f"{page}: {command} {flags}\n{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
     assert ran.returncode == expect.exit, told
@@ -702,14 +703,18 @@ def test_page_commands_run(session: str, tmp_path: Path) -> None:
         _library_use(tmp_path)
 
 
-def test_an_empty_summary_path_is_none(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_empty_summary_path_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
     """README's and examples/privacy.toml's `--summary "$GITHUB_STEP_SUMMARY"`, run
-    outside CI (the variable unset): no summary, not a refusal of the working
-    directory as the summary's path."""
-    from dpaudit.commands.check import _optional_path
+    outside CI (the variable unset), asks for no summary; before, the empty path was
+    the working directory, refused as "not a file path"."""
+    from dpaudit.ci.summary import summary_path
+    from dpaudit.cli import build_parser
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    assert _optional_path("") is None
-    assert _optional_path("s.md") == Path("s.md")
+    parse = build_parser().parse_args
+    empty = parse(["check", "--policy", "p.toml", "--summary", ""])
+    assert empty.summary is None and summary_path(empty.summary) is None
+    given = parse(["check", "--policy", "p.toml", "--summary", "s.md"])
+    assert given.summary == Path("s.md")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", "ci.md")
+    assert summary_path(empty.summary) == Path("ci.md")
