@@ -691,8 +691,10 @@ def _library_use(cwd: Path) -> None:
 @pytest.mark.parametrize("session", sorted(SESSIONS))
 def test_page_commands_run(session: str, tmp_path: Path) -> None:
     """The session's commands in page order, in one folder (RUN and SHORTENED; the
-    SKIPPED are not run). README.md about 60 s, docs/plugins.md 30 s, the examples
-    and docs/ci.md 60 s on 2 CPU cores."""
+    SKIPPED are not run). Measured, the commands' CPU seconds (and the session's wall
+    seconds on a 2-core machine shared at load 10): README.md 75 (282),
+    docs/plugins.md 9 (41), the examples and docs/ci.md 21 (108); most of it is
+    each command's start (about 3 s CPU: torch and scikit-learn imports)."""
     _prepare(tmp_path)
     found = found_commands()
     for page in SESSIONS[session]:
