@@ -47,6 +47,13 @@ DEFAULT_WORST_CASE_CONTINUOUS = ("moments", "distance", "fingerprint")
 #: the table; moments of the raw columns keep sub-threshold shifts).
 DEFAULT_REAL = ("querybased", "moments", "fingerprint")
 
+#: The white-box attacks of ``--release transcript`` (a release kind chooses them;
+#: ``--attack`` does not name them): name -> ``"module:Class"``.
+TRANSCRIPT_ATTACKS = {
+    "likelihood-ratio": "dpaudit.attacks.likelihood_ratio:LikelihoodRatioAttack",
+    "measurement-ratio": "dpaudit.attacks.measurements:MeasurementAttack",
+}
+
 #: The attack of the transcript release (``--release transcript``): the exact
 #: likelihood ratio (:mod:`dpaudit.attacks.likelihood_ratio`).
 LIKELIHOOD_RATIO = "likelihood-ratio"
@@ -66,6 +73,7 @@ FITS: Mapping[str, bool] = MappingProxyType(
         "fingerprint": True,
         "nearest": True,
         LIKELIHOOD_RATIO: False,
+        "measurement-ratio": False,
     }
 )
 
@@ -90,5 +98,6 @@ __all__ = [
     "FITS",
     "LIKELIHOOD_RATIO",
     "SET_NAMES",
+    "TRANSCRIPT_ATTACKS",
     "any_fits",
 ]

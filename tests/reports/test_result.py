@@ -115,11 +115,11 @@ def test_to_json_writes_every_declared_key_and_conforms(
 ) -> None:
     result = AuditResult.from_json(result_doc())
     doc = result.to_json()
-    # ``sequential`` is written only for a --sequential audit, ``dropped_attacks``
-    # only when an attack was dropped (serial's omit_if).
-    assert set(doc) == json_keys(AuditResult) - {"sequential", "dropped_attacks"} | {
-        "schema_version"
-    }
+    # ``sequential`` is written only for a --sequential audit (serial's omit_if),
+    # ``measurements`` only for a measurement-transcript audit, ``dropped_attacks``
+    # only when an attack was dropped.
+    omitted = {"sequential", "measurements", "dropped_attacks"}
+    assert set(doc) == json_keys(AuditResult) - omitted | {"schema_version"}
     assert set(doc["power"]) == json_keys(Power)
     assert schema_errors(doc) == []
     json.dumps(doc, allow_nan=False)

@@ -43,10 +43,18 @@ DEFAULT_SPLIT: Fractions = (0.4, 0.2, 0.4)
 NO_FIT_SPLIT: Fractions = (0.0, 0.2, 0.8)
 
 
-def audit_attack_names(*, attack: str, release: str, dataset: str) -> tuple[str, ...]:
+#: The generators whose transcript the likelihood ratio replays (the others'
+#: transcript is their measurements: dpaudit.audit.games.releases.TRANSCRIPT_KINDS).
+REPLAYED = ("pategan", "gpate")
+
+
+def audit_attack_names(
+    *, attack: str, release: str, dataset: str, generator: str = "pategan"
+) -> tuple[str, ...]:
     """The attacks an audit runs, from its configuration's names alone (the
-    transcript release has the likelihood ratio only; ``all`` and ``default`` expand
-    as :func:`dpaudit.attacks.registry.expand_attacks` does).
+    transcript release has one white-box attack, which trains nothing: the likelihood
+    ratio of a replayed generator, the measurement ratio of the others; ``all`` and
+    ``default`` expand as :func:`dpaudit.attacks.registry.expand_attacks` does).
 
     >>> audit_attack_names(attack="default", release="transcript", dataset="worst-case")
     ('likelihood-ratio',)
@@ -55,7 +63,7 @@ def audit_attack_names(*, attack: str, release: str, dataset: str) -> tuple[str,
     ('moments', 'distance', 'fingerprint')
     """
     if release == "transcript":
-        return (LIKELIHOOD_RATIO,)
+        return (LIKELIHOOD_RATIO if generator in REPLAYED else "measurement-ratio",)
     if attack == ALL:
         return ATTACK_NAMES
     if attack == DEFAULT:

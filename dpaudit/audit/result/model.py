@@ -39,6 +39,7 @@ from dpaudit.audit.config.serial import (
     to_json,
 )
 from dpaudit.audit.result.looks import SequentialLook, SequentialLooks
+from dpaudit.audit.result.measurements import MeasurementSummary
 from dpaudit.audit.result.onerun import OneRunSummary
 from dpaudit.audit.stats.estimators import AttackCounts
 from dpaudit.audit.storage.traces import Trace, TrainingFacts
@@ -394,20 +395,8 @@ class Timing:
 
 
 _REQUIRED = (
-    "version",
-    "verdict",
-    "eps_emp",
-    "eps_claimed",
-    "counts",
-    "attack",
-    "estimator",
-    "delta",
-    "attacks",
-    "generator",
-    "dataset",
-    "config",
-    "seed",
-    "rounds",
+    *("version", "verdict", "eps_emp", "eps_claimed", "counts", "attack", "estimator"),
+    *("delta", "attacks", "generator", "dataset", "config", "seed", "rounds"),
 )
 
 
@@ -443,6 +432,7 @@ class AuditResult:
             scores that cannot separate the worlds); ``None`` (not written): none.
         game: ``two-world`` (absent in results of earlier versions) or ``one-run``.
         one_run: the one-run game's counts (``None`` for the two-world game).
+        measurements: a measurement transcript's exact privacy (absent otherwise).
         python: the version of the Python that ran the audit (a foreign
             generator's worker's is ``claim.extra.worker_python``); None in results
             written before it was recorded.
@@ -498,6 +488,7 @@ class AuditResult:
     source: Path | None = field(default=None, metadata=_SKIP)
     trace: Trace | None = field(default=None, metadata=_SKIP)
     sequential: SequentialLooks | None = field(default=None, metadata=_OMIT)
+    measurements: MeasurementSummary | None = field(default=None, metadata=_OMIT)
     dropped_attacks: Mapping[str, str] | None = field(default=None, metadata=_OMIT)
 
     # ------------------------------------------------------------ views
