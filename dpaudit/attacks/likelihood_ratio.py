@@ -32,12 +32,11 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpaudit.attacks.base import check_features
+from dpaudit.attacks.names import LIKELIHOOD_RATIO as LIKELIHOOD_RATIO
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError, NotFittedError
 from dpaudit.rng import Rngs
 
-#: The attack's name in results and reports.
-LIKELIHOOD_RATIO = "likelihood-ratio"
 #: The score of a transcript impossible in one world (finite, so the analysis's
 #: thresholds and the store take it like any other score).
 IMPOSSIBLE = 1e12

@@ -4,6 +4,9 @@ imports: configuration checks and the command line's parser read them;
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
 ATTACK_NAMES = (
     "querybased",
     "groundhog",
@@ -51,6 +54,40 @@ TRANSCRIPT_ATTACKS = {
     "measurement-ratio": "dpaudit.attacks.measurements:MeasurementAttack",
 }
 
+#: The attack of the transcript release (``--release transcript``): the exact
+#: likelihood ratio (:mod:`dpaudit.attacks.likelihood_ratio`).
+LIKELIHOOD_RATIO = "likelihood-ratio"
+
+#: Whether each attack learns from training rounds: its class's ``trains_classifier``
+#: (tests/attacks/test_fits.py checks that they agree). An audit none of whose attacks
+#: fits gets no training rounds by default (dpaudit.audit.config.split).
+FITS: Mapping[str, bool] = MappingProxyType(
+    {
+        "querybased": True,
+        "groundhog": True,
+        "groundhog-naive": True,
+        "groundhog-histogram": True,
+        "groundhog-correlation": True,
+        "distance": False,
+        "moments": True,
+        "fingerprint": True,
+        "nearest": True,
+        LIKELIHOOD_RATIO: False,
+        "measurement-ratio": False,
+    }
+)
+
+
+def any_fits(names: Iterable[str]) -> bool:
+    """Whether any of the attacks ``names`` learns from training rounds (an unknown
+    name counts as one that does: its audit is refused elsewhere).
+
+    >>> any_fits(["distance", LIKELIHOOD_RATIO]), any_fits(["distance", "moments"])
+    (False, True)
+    """
+    return any(FITS.get(name, True) for name in names)
+
+
 __all__ = [
     "ALL",
     "ATTACK_NAMES",
@@ -58,6 +95,9 @@ __all__ = [
     "DEFAULT_REAL",
     "DEFAULT_WORST_CASE",
     "DEFAULT_WORST_CASE_CONTINUOUS",
+    "FITS",
+    "LIKELIHOOD_RATIO",
     "SET_NAMES",
     "TRANSCRIPT_ATTACKS",
+    "any_fits",
 ]

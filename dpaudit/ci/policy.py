@@ -124,7 +124,9 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
                 "3.05 at alpha 0.05 with one attack, 2.79 with the default three "
                 "(alpha split over them; 4.68 and 4.42 with the study's 400 + 400), "
                 "so claims near or above it cannot be refuted (such an audit is "
-                "INCONCLUSIVE)."
+                "INCONCLUSIVE). Real attacks show far less: a per-column Laplace "
+                "histogram with a quarter of its epsilon-1 noise (a 4x overclaim) "
+                "was caught in 2 of 10 seeds (docs/ci.md)."
             ),
         )
     }

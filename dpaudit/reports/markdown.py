@@ -36,6 +36,7 @@ from dpaudit.reports.wording import (
     attainable,
     claim_extra_rows,
     confidence_text,
+    dropped_lines,
     fmt_reference,
     resolution_text,
     rounds_text,
@@ -166,6 +167,7 @@ def _result_section(result: AuditResult, *, level: int = 2) -> list[str]:
             _attack_rows(result),
         ),
         "",
+        *[f"{md_escape(line)}.\n" for line in dropped_lines(result)],
         *([md_escape(resolution_text(result)), ""] if resolution_text(result) else []),
         (
             f"Generator {md_escape(result.label)} · dataset {md_escape(result.dataset)}"

@@ -21,6 +21,7 @@ from dpaudit.reports.wording import (
     attack_set_text,
     claim_extra_rows,
     confidence_text,
+    dropped_lines,
     fmt_reference,
     resolution_text,
     rounds_text,
@@ -76,6 +77,7 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
             f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}{mu}, "
             f"AUC {fmt_number(attack.auc)}, {low}"
         )
+    lines += [f"    {line}" for line in dropped_lines(result)]
     resolution = resolution_text(result)
     lines += [f"  claim.extra.{k:<10} {v}" for k, v in claim_extra_rows(result)]
     seconds = result.timing.total_seconds

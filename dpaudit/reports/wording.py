@@ -166,6 +166,18 @@ def resolution_text(result: AuditResult) -> str:
     return text + "."
 
 
+def dropped_lines(result: AuditResult) -> list[str]:
+    """One line per attack dropped before the test (its validation scores could not
+    separate the worlds), saying that its share of alpha went to the others."""
+    dropped = result.dropped_attacks or {}
+    kept = len(result.attacks)
+    return [
+        f"{name} dropped before the test: {why}; alpha is split over the {kept} "
+        f"attack(s) kept"
+        for name, why in dropped.items()
+    ]
+
+
 def warning_lines(result: AuditResult) -> list[str]:
     """The result's warnings, one sentence each, ``warning: ...``."""
     return [f"warning: {w.message}" for w in result.warnings]

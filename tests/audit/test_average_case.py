@@ -62,6 +62,9 @@ def _config(real_data: dict[str, Any], **overrides: Any) -> AuditConfig:
         "target": real_data["target"],
         "attack": "distance",
         "rounds": ROUNDS,
+        # The same rounds for every attack set (distance alone would get no
+        # training rounds by default).
+        "split": (0.4, 0.2, 0.4),
         "batch_size": 2 * ROUNDS,
         "jobs": 1,
         "epsilon": CLAIM,

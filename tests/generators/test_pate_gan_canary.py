@@ -184,3 +184,76 @@ def test_a_transcript_with_no_vote_changed_is_a_constant_release(tmp_path) -> No
     assert "exactly as likely in both worlds" in rows["constant release"]
     canary = results["canary"]
     assert canary.power is not None and not canary.power.constant_release
+
+
+def _binomial_epsilon(p: float, q: float, c: int, delta: float) -> float:
+    """epsilon(delta) of Binomial(c, p) over Binomial(c, q) (the count of "real"
+    answers of c identical votes is sufficient), by enumerating every count."""
+    from scipy import stats
+    from scipy.optimize import brentq
+
+    j = np.arange(c + 1)
+    a, b = stats.binom.pmf(j, c, p), stats.binom.pmf(j, c, q)
+
+    def excess(e: float) -> float:
+        return float(np.maximum(a - np.exp(e) * b, 0.0).sum()) - delta
+
+    return 0.0 if excess(0.0) <= 0 else float(brentq(excess, 0.0, 50.0, xtol=1e-9))
+
+
+def test_the_exact_privacy_is_the_larger_direction() -> None:
+    """The calibration row of benchmarks/transcript_canary.py (lambda 0.5, so
+    Laplace noise of scale 2 on the vote margin; 8 queries, the target's teacher
+    voting "real"): each direction by enumerating the binomial counts, and by
+    dp-accounting with ``symmetric=False`` (both directions) and each direction
+    alone; the reported epsilon is the larger (4.754; the other 2.962), by
+    enumeration; the PLD's pessimistic discretisation (1e-5 per query) puts it at
+    most 8e-5 above."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    from dpaudit.generators.pate_gan.canary import log_vote_probabilities
+
+    (lp, lp0), (lq, lq0) = log_vote_probabilities(
+        1, 0, k=2, beta=2.0, single_draw=False
+    )
+    p, q = np.exp(lp), np.exp(lq)
+    with_over = _binomial_epsilon(p, q, 8, 1e-5)
+    without_over = _binomial_epsilon(q, p, 8, 1e-5)
+    assert without_over == pytest.approx(2.962, abs=1e-3)
+    assert with_over == pytest.approx(4.754, abs=1e-3)
+    pmf_with, pmf_without = {1: lp, 0: lp0}, {1: lq, 0: lq0}
+
+    def pld_epsilon(lower: dict, upper: dict, symmetric: bool) -> float:
+        one = pld_lib.from_two_probability_mass_functions(
+            lower, upper, value_discretization_interval=1e-5, symmetric=symmetric
+        )
+        return float(one.self_compose(8).get_epsilon_for_delta(1e-5))
+
+    # dp-accounting's PLD of (lower, upper) is the loss of upper over lower.
+    assert pld_epsilon(pmf_with, pmf_without, True) == pytest.approx(
+        without_over, abs=1e-4
+    )
+    assert pld_epsilon(pmf_without, pmf_with, True) == pytest.approx(
+        with_over, abs=1e-4
+    )
+    both = pld_epsilon(pmf_with, pmf_without, False)
+    assert both == pytest.approx(pld_epsilon(pmf_without, pmf_with, False))
+    got = _privacy(1, 8, 2.0)
+    assert got.method == "enumeration"
+    assert got.epsilon == pytest.approx(with_over, abs=1e-6)
+    assert with_over - 1e-6 <= both <= with_over + 1e-4
+
+
+def test_enumeration_and_the_pld_agree_on_several_vote_pairs(monkeypatch) -> None:
+    """Three pairs of clean votes (k = 9): the enumerated epsilon (exact) lies at
+    most the PLD's pessimistic rounding (12 queries x 1e-5) below dp-accounting's
+    both-direction PLD, which the fallback uses above MAX_CELLS cells."""
+    from dpaudit.generators.pate_gan import canary
+
+    with_target = np.array([1] * 5 + [2] * 4 + [4] * 3)
+    args = dict(k=9, beta=1.0, single_draw=False, delta=1e-5)
+    exact = canary_privacy(with_target, np.zeros(12, dtype=np.int64), **args)
+    monkeypatch.setattr(canary, "MAX_CELLS", 0)
+    pld = canary_privacy(with_target, np.zeros(12, dtype=np.int64), **args)
+    assert (exact.method, pld.method) == ("enumeration", "pld")
+    assert exact.epsilon - 1e-6 <= pld.epsilon <= exact.epsilon + 12e-5

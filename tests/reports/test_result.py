@@ -115,9 +115,10 @@ def test_to_json_writes_every_declared_key_and_conforms(
 ) -> None:
     result = AuditResult.from_json(result_doc())
     doc = result.to_json()
-    # ``sequential`` is written only for a --sequential audit (serial's omit_if).
-    # ``measurements`` only for a measurement-transcript audit.
-    omitted = {"sequential", "measurements"}
+    # ``sequential`` is written only for a --sequential audit (serial's omit_if),
+    # ``measurements`` only for a measurement-transcript audit, ``dropped_attacks``
+    # only when an attack was dropped.
+    omitted = {"sequential", "measurements", "dropped_attacks"}
     assert set(doc) == json_keys(AuditResult) - omitted | {"schema_version"}
     assert set(doc["power"]) == json_keys(Power)
     assert schema_errors(doc) == []

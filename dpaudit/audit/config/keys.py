@@ -201,7 +201,8 @@ AUDIT_KEYS: tuple[Key, ...] = (
     Key(
         name="split",
         help="fractions of each world's rounds for attack training, threshold "
-        "selection and test, as TRAIN,VALIDATION,TEST (default 0.4,0.2,0.4)",
+        "selection and test, as TRAIN,VALIDATION,TEST (default 0.4,0.2,0.4; "
+        "0,0.2,0.8 when no attack trains: distance, --release transcript)",
         group="the game",
         kind="split",
         games=TWO_WORLD,

@@ -30,6 +30,11 @@ from dpaudit.audit.config.names import (
     ReleaseKind,
     TeacherKind,
 )
+from dpaudit.audit.config.split import (
+    audit_attack_names,
+    check_split,
+    default_split,
+)
 from dpaudit.audit.stats import estimators as est
 from dpaudit.datasets.names import DEFAULT_DATASET
 from dpaudit.errors import InvalidParameterError
@@ -71,7 +76,10 @@ class AuditConfig:
         target_record: a record (column -> value) that need not be in the data.
         attack: an attack name, ``all`` or ``default`` (the set per dataset kind).
         rounds: rounds per world (``2 * rounds`` models in all).
-        split: fractions of each world's rounds for train, validation and test.
+        split: fractions of each world's rounds for train, validation and test;
+            ``None`` (the default): by the attacks, resolved at construction
+            (:func:`dpaudit.audit.config.split.default_split`: 0.4/0.2/0.4, or no
+            training rounds when no attack fits).
         epsilon, delta: the privacy budget given to the generator.
         synthetic_rows: rows released per round (default: 100 for the worst case,
             ``|D|`` otherwise); equal in both worlds.
@@ -155,7 +163,7 @@ class AuditConfig:
     target_record: Mapping[str, Any] | None = None
     attack: str = DEFAULT
     rounds: int = 1000
-    split: tuple[float, float, float] = (0.4, 0.2, 0.4)
+    split: tuple[float, float, float] | None = None
     epsilon: float = 1.0
     delta: float = 1e-5
     synthetic_rows: int | None = None
@@ -215,18 +223,25 @@ class AuditConfig:
             "a list of bug flag names (strings)",
             list(self.bugs),
         )
+        if self.split is None:
+            object.__setattr__(self, "split", self.default_split)
+        split = self.fractions
         need(
-            len(self.split) == 3
+            len(split) == 3
             and all(
                 isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1
-                for x in self.split
+                for x in split
             )
-            and math.isclose(sum(self.split), 1.0, abs_tol=1e-9)
-            and self.split[2] > 0,
+            and math.isclose(sum(split), 1.0, abs_tol=1e-9)
+            and split[1] > 0
+            and split[2] > 0,
             "split",
-            "three fractions (train, validation, test) >= 0 summing to 1, test > 0",
-            self.split,
+            "three fractions (train, validation, test) >= 0 summing to 1, "
+            "validation and test > 0",
+            split,
         )
+        if self.game == "two-world":
+            check_split(split, self.attack_names)
         need(
             _is_int(self.jobs) and (self.jobs >= 1 or self.jobs == -1),
             "jobs",
@@ -321,6 +336,28 @@ class AuditConfig:
                 self.python,
             )
 
+    @property
+    def attack_names(self) -> tuple[str, ...]:
+        """The attacks the audit runs (its release's; ``all`` and ``default``
+        expanded for the dataset), from the names alone."""
+        return audit_attack_names(
+            attack=self.attack,
+            release=self.release,
+            dataset=self.dataset,
+            generator=self.generator,
+        )
+
+    @property
+    def default_split(self) -> tuple[float, float, float]:
+        """The split without ``split``: none for training when no attack fits."""
+        return default_split(self.attack_names)
+
+    @property
+    def fractions(self) -> tuple[float, float, float]:
+        """``split`` (resolved at construction, so never ``None``)."""
+        assert self.split is not None
+        return self.split
+
     def check_settings(self) -> None:
         """Refuses a setting that the chosen game does not use, or whose requirement
         another setting does not meet (:data:`~dpaudit.audit.config.keys.AUDIT_KEYS`:
@@ -336,7 +373,8 @@ class AuditConfig:
             InvalidParameterError: naming both settings and the fix.
         """
         check_requirements(
-            {f.name: getattr(self, f.name) for f in fields(self)}, _defaults()
+            {f.name: getattr(self, f.name) for f in fields(self)},
+            {**_defaults(), "split": self.default_split},
         )
 
     def worker_options(self) -> WorkerOptions:

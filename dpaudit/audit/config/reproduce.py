@@ -77,7 +77,8 @@ def audit_command(config: AuditConfig) -> str:
             for key, item in value.items():
                 words += [flag, f"{key}={_option_value(item)}"]
         elif f.name == "split":
-            words += [flag, ",".join(repr(float(x)) for x in value)]
+            if value != config.default_split:  # the attacks' default: not written
+                words += [flag, ",".join(repr(float(x)) for x in value)]
         elif isinstance(value, Mapping):
             words += [flag, json.dumps(dict(value), sort_keys=True)]
         elif isinstance(value, float):

@@ -199,18 +199,10 @@ def attainable_maximum(
 
 
 def attack_names(config: AuditConfig) -> tuple[str, ...]:
-    """The attacks an audit with ``config`` runs (its attack set expanded for the
-    dataset's kind), without loading the data."""
-    from dpaudit.attacks.registry import expand_attacks
-    from dpaudit.datasets.names import WORST_CASE_NAMES
-
-    return tuple(
-        expand_attacks(
-            config.attack,
-            worst_case=config.dataset in WORST_CASE_NAMES,
-            continuous=config.dataset == WORST_CASE_NAMES[1],
-        )
-    )
+    """The attacks an audit with ``config`` runs (its release's: the transcript's
+    likelihood ratio, or its attack set expanded for the dataset's kind), without
+    loading the data."""
+    return config.attack_names
 
 
 def planned_attainable_maximum(config: AuditConfig) -> float:
@@ -226,7 +218,7 @@ def planned_attainable_maximum(config: AuditConfig) -> float:
     looks = audit_looks(config)
     n0, n1 = GamePlan.create(
         rounds=config.rounds,
-        split=config.split,
+        split=config.fractions,
         seed=config.seed,
         looks=looks.per_world if config.sequential else (),
     ).world_sizes("test")

@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 
 from dpaudit.audit.config.model import AuditConfig
-from dpaudit.audit.games.plan import split_sizes
+from dpaudit.audit.games.plan import empty_split, split_sizes
 from dpaudit.errors import InvalidParameterError
 
 #: Where the looks fall, as fractions of the planned rounds per world (the last is
@@ -65,7 +65,7 @@ class LookPlan:
 
 
 def _valid_block(rounds: int, split: tuple[float, float, float]) -> bool:
-    return rounds >= 1 and min(split_sizes(rounds, split)) >= 1
+    return rounds >= 1 and not empty_split(rounds, split)
 
 
 def plan_looks(
@@ -141,7 +141,7 @@ def audit_looks(config: AuditConfig) -> LookPlan:
     at the full size and ``alpha`` when it is not sequential."""
     if not config.sequential:
         return LookPlan(per_world=(config.rounds,), alphas=(config.alpha,))
-    return plan_looks(config.rounds, split=config.split, alpha=config.alpha)
+    return plan_looks(config.rounds, split=config.fractions, alpha=config.alpha)
 
 
 def look_test_sizes(

@@ -32,6 +32,21 @@ SPLITS: tuple[Split, ...] = ("train", "validation", "test")
 SPLIT_CODES: dict[Split, int] = {"train": 0, "validation": 1, "test": 2}
 
 
+def empty_split(rounds: int, split: tuple[float, float, float]) -> bool:
+    """Whether ``rounds`` rounds per world leave a split that ``split`` asks for
+    empty (a zero train fraction asks for no training rounds: attacks that fit
+    nothing, dpaudit.audit.config.split).
+
+    >>> empty_split(5, (0.4, 0.2, 0.4)), empty_split(2, (0.4, 0.2, 0.4))
+    (False, True)
+    >>> empty_split(3, (0.0, 0.2, 0.8))
+    False
+    """
+    return any(
+        n < 1 for n, f in zip(split_sizes(rounds, split), split, strict=True) if f > 0
+    )
+
+
 def split_sizes(rounds: int, split: tuple[float, float, float]) -> tuple[int, int, int]:
     """Rounds of each split (train, validation, test) among ``rounds`` rounds of one
     world: the plan's rounding (test takes the remainder).
@@ -86,17 +101,21 @@ class GamePlan:
             raise InvalidParameterError(
                 f"`rounds` must be an integer >= 5. Got {rounds!r}."
             )
-        if len(split) != 3 or any(f <= 0 for f in split) or abs(sum(split) - 1) > 1e-9:
+        if (
+            len(split) != 3
+            or split[0] < 0
+            or min(split[1:]) <= 0
+            or abs(sum(split) - 1) > 1e-9
+        ):
             raise InvalidParameterError(
-                f"`split` must be three positive fractions summing to 1. Got {split!r}."
+                "`split` must be three fractions summing to 1, validation and test "
+                f"positive (train 0: attacks that fit nothing). Got {split!r}."
             )
         if looks:
             return cls._nested(looks, rounds=rounds, split=split, seed=seed)
         plan_rng = Streams(seed).plan().numpy
-        n_train = round(split[0] * rounds)
-        n_val = round(split[1] * rounds)
-        n_test = rounds - n_train - n_val
-        if min(n_train, n_val, n_test) < 1:
+        n_train, n_val, n_test = split_sizes(rounds, split)
+        if empty_split(rounds, split):
             raise InvalidParameterError(
                 f"`rounds` = {rounds} leaves an empty split with {split!r}; use more rounds."
             )
@@ -127,7 +146,7 @@ class GamePlan:
         for before, after in zip((0, *looks), looks):
             m = after - before
             n_train, n_val, n_test = split_sizes(m, split)
-            if min(n_train, n_val, n_test) < 1:
+            if empty_split(m, split):
                 raise InvalidParameterError(
                     f"`looks` {looks!r}: a block of {m} rounds per world leaves an "
                     f"empty split with {split!r} (plan_looks merges such looks)."

@@ -243,7 +243,7 @@ def assemble_setup(
         ),
         plan=GamePlan.create(
             rounds=config.rounds,
-            split=config.split,
+            split=config.fractions,
             seed=config.seed,
             looks=audit_looks(config).per_world if config.sequential else (),
         ),

@@ -1,15 +1,14 @@
 """The audit's result: one typed, frozen object and its one JSON form.
 
 :class:`AuditResult` (with one :class:`AttackResult` per attack) is what
-:func:`dpaudit.audit.run_audit` returns and what reports, the CLI and
-``dpaudit check`` consume. :meth:`AuditResult.to_json` and :meth:`AuditResult.from_json`
-are the only definition of ``result.json``, derived from the dataclasses' fields by
-:mod:`dpaudit.audit.config.serial` (each field's JSON key is its name, or the ``json`` entry
-of its metadata; ``None`` there marks a field that is not written); the JSON Schema
-shipped with the reports (``dpaudit/reports/templates/result.schema.json``) is tested
-equal to these dataclasses, record by record. The analysis
-(:func:`dpaudit.audit.games.two_world.analysis.analyse`) constructs the result; ``from_json`` reads
-one back.
+:func:`dpaudit.audit.run_audit` returns and what reports, the CLI and ``dpaudit check``
+consume. :meth:`AuditResult.to_json` and :meth:`AuditResult.from_json` are the only
+definition of ``result.json``, derived from the dataclasses' fields by
+:mod:`dpaudit.audit.config.serial` (a field's JSON key is its name, or the ``json``
+entry of its metadata; ``None`` there: not written); the JSON Schema shipped with the
+reports (``dpaudit/reports/templates/result.schema.json``) is tested equal to these
+dataclasses, record by record. The analysis (:func:`dpaudit.audit.games.two_world.
+analysis.analyse`) constructs the result; ``from_json`` reads one back.
 
 Schema versions and migration: 1 is the original ``result.json``; 2
 (:data:`SCHEMA_VERSION`) adds ``randomness``, ``power`` (``eps_max_attainable``,
@@ -104,10 +103,9 @@ def _empty() -> Mapping[str, Any]:
 class Estimator:
     """How eps_emp was computed.
 
-    Two levels, both named wherever a report states one: the **overall** level
-    holds for the reported (largest) bound, the **per-attack** level for each
-    attack's own bound. With one attack they are equal; with ``n`` attacks and the
-    Bonferroni correction each attack's bound is taken at ``overall_alpha / n``.
+    Two levels, both named wherever a report states one: the **overall** level holds
+    for the reported (largest) bound, the **per-attack** level for each attack's own
+    (``overall_alpha / n`` with ``n`` attacks under Bonferroni; equal for one).
 
     Attributes:
         method: ``clopper_pearson`` or ``jeffreys``.
@@ -115,9 +113,9 @@ class Estimator:
             epsilon (after the correction).
         confidence: ``1 - alpha``: the per-attack confidence (absent: computed).
         correction: ``none`` or ``bonferroni`` (several attacks, the maximum reported).
-        n_attacks: number of attacks the correction covers.
-        test_non_members: test rounds without the target (``None`` if not recorded).
-        test_members: test rounds with the target (``None`` if not recorded).
+        n_attacks: number of attacks the correction covers (the attacks kept).
+        test_non_members, test_members: test rounds without, with the target
+            (``None`` if not recorded).
         overall_alpha: probability that the reported maximum overshoots (the audit's
             ``alpha``); read as ``alpha * n_attacks`` under Bonferroni when absent.
         overall_confidence: ``1 - overall_alpha``.
@@ -214,8 +212,7 @@ class LowFprRate:
 
     Attributes:
         fpr: the target false-positive rate (one of :data:`LOW_FPRS`).
-        tpr: the largest TPR at an FPR no larger than ``fpr``; ``None`` when not
-            resolvable.
+        tpr: the largest TPR at an FPR at most ``fpr``; ``None``: not resolvable.
         resolvable: one non-member test round (``fpr_resolution``) is at most
             ``fpr``; otherwise the test rounds cannot show a rate this small.
     """
@@ -245,8 +242,7 @@ class AttackResult:
         roc_fpr, roc_tpr: the ROC curve on the test rounds (``roc``).
         fpr_resolution: the smallest non-zero FPR the test rounds can show,
             ``1 / test_non_members`` (``None`` when not recorded).
-        tpr_at_low_fpr: TPR at FPR 0.1% and 1% on the test rounds (empty when not
-            recorded).
+        tpr_at_low_fpr: TPR at FPR 0.1% and 1% on the test rounds (empty: none).
         scores_member, scores_non_member: test scores with / without the target
             (``scores``).
         mu_emp: the largest mu such that "the mechanism is mu-GDP" is refuted at this
@@ -432,6 +428,8 @@ class AuditResult:
             :class:`AttackResult`); ``regions_violated`` names what the verdict's
             VIOLATION rests on.
         sequential: the looks of a ``--sequential`` audit (``None`` otherwise).
+        dropped_attacks: attack -> why it was dropped before the test (validation
+            scores that cannot separate the worlds); ``None`` (not written): none.
         game: ``two-world`` (absent in results of earlier versions) or ``one-run``.
         one_run: the one-run game's counts (``None`` for the two-world game).
         measurements: a measurement transcript's exact privacy (absent otherwise).
@@ -491,6 +489,7 @@ class AuditResult:
     trace: Trace | None = field(default=None, metadata=_SKIP)
     sequential: SequentialLooks | None = field(default=None, metadata=_OMIT)
     measurements: MeasurementSummary | None = field(default=None, metadata=_OMIT)
+    dropped_attacks: Mapping[str, str] | None = field(default=None, metadata=_OMIT)
 
     # ------------------------------------------------------------ views
     @property

@@ -24,10 +24,14 @@ exactly (a recursion over iterations on the number answered), then
 
 the hockey-stick divergence of the two transcript laws, with ``m*`` the smallest
 ``nl`` for which ``L > eps`` and binomial laws ``B`` of ``n0`` and ``S`` of ``nl``
-given ``n0`` (exact). Mass below :data:`NEGLIGIBLE` in ``(Q, A)`` or beyond
-:data:`SPAN` standard deviations of ``n0`` is dropped, and its total probability
-in the world with the target is added to delta (an upper bound; the dropped mass is
-reported: below ``1e-15`` in the audited configurations).
+given ``n0`` (exact); and the other direction (the law without the target over the
+law with it: the event ``L < -eps``, the worlds' roles swapped), since
+(epsilon, delta)-DP under adding or removing a record bounds both.
+:func:`canary_epsilon` is the larger direction's epsilon. Mass below
+:data:`NEGLIGIBLE` in ``(Q, A)`` or beyond :data:`SPAN` standard deviations of ``n0``
+is dropped, and its total probability in the direction's first world is added to
+delta (an upper bound; the dropped mass is reported: below ``1e-15`` in the audited
+configurations).
 """
 
 from __future__ import annotations
@@ -70,6 +74,8 @@ class CanaryLaw:
             is in bin ``bins - 1``, in each world.
         dropped: the probability (with the target) of the cells dropped.
         stops: the distinct ``Q`` at which the transcript stops (with mass).
+        dropped_without: the probability (without the target) of the cells
+            dropped.
     """
 
     with_target: NDArray[np.float64]
@@ -83,6 +89,7 @@ class CanaryLaw:
     p_last_without: float
     dropped: float
     stops: tuple[int, ...]
+    dropped_without: float = 0.0
 
 
 def outcome_probabilities(
@@ -181,14 +188,14 @@ def canary_law(
     # f[i][a - lo]: probability (world i) of being active with a answered.
     lo, f = 0, [np.ones(1), np.ones(1)]
     cells_q, cells_a, mass_w, mass_wo = [], [], [], []
-    dropped = 0.0
+    dropped = np.zeros(2)  # with, without the target
     for t in range(config.max_iterations + 1):
         # The cap stops every path.
         cap = _admitted(config, t) if t < config.max_iterations else -1
         a = lo + np.arange(f[0].size)
         stop = a > cap
         keep = stop & ((f[0] > NEGLIGIBLE) | (f[1] > NEGLIGIBLE))
-        dropped += float(f[0][stop & ~keep].sum())
+        dropped += [float(fi[stop & ~keep].sum()) for fi in f]
         cells_q.append(np.full(int(keep.sum()), t * per, dtype=np.int64))
         cells_a.append(a[keep])
         mass_w.append(f[0][keep])
@@ -200,7 +207,7 @@ def canary_law(
         # Trim the window to the mass that matters (dropped mass is counted).
         live = np.flatnonzero((f[0] > NEGLIGIBLE * 1e-3) | (f[1] > NEGLIGIBLE * 1e-3))
         first, last = int(live[0]), int(live[-1]) + 1
-        dropped += float(f[0][:first].sum() + f[0][last:].sum())
+        dropped += [float(fi[:first].sum() + fi[last:].sum()) for fi in f]
         f = [fi[first:last] for fi in f]
         lo += first
     queries = np.concatenate(cells_q)
@@ -224,8 +231,9 @@ def canary_law(
     a_c, q_c = answered[cell], queries[cell]
     b_w = stats.binom.pmf(n0, a_c, r_w[0])
     b_wo = stats.binom.pmf(n0, a_c, r_wo[0])
-    kept = np.bincount(cell, weights=b_w, minlength=queries.size)
-    dropped += float((m_w * np.clip(1.0 - kept, 0.0, None)).sum())
+    for i, (m_i, b_i) in enumerate(((m_w, b_w), (m_wo, b_wo))):
+        kept = np.bincount(cell, weights=b_i, minlength=queries.size)
+        dropped[i] += float((m_i * np.clip(1.0 - kept, 0.0, None)).sum())
     return CanaryLaw(
         with_target=w,
         without=wo,
@@ -236,41 +244,55 @@ def canary_law(
         rest=a_c - n0,
         p_last_with=float(r_w[1] / (1 - r_w[0])),
         p_last_without=float(r_wo[1] / (1 - r_wo[0])),
-        dropped=dropped,
+        dropped=float(dropped[0]),
         stops=tuple(sorted({int(q) for q in queries})),
+        dropped_without=float(dropped[1]),
     )
 
 
-def canary_delta(law: CanaryLaw, epsilon: float) -> float:
+def canary_delta(law: CanaryLaw, epsilon: float, *, reverse: bool = False) -> float:
     """``delta(epsilon)`` of the canary transcript: the hockey-stick divergence of
-    its law with the target from its law without, exact up to the dropped mass
+    its law with the target from its law without (``reverse``: of the law without
+    from the law with, the event ``L < -epsilon``), exact up to the dropped mass
     (added: an upper bound)."""
     c = law.slope
-    if c > 0:
-        m = np.floor((epsilon - law.base) / c)  # L > eps iff nl > m
+    # The event: L > eps (forward) or L < -eps (reverse), L = base + c * nl.
+    bound = -epsilon if reverse else epsilon
+    upper = (c > 0) != reverse  # the event is nl above a count (else below one)
+    if c == 0:
+        s_w = s_wo = ((law.base < bound) if reverse else (law.base > bound)).astype(
+            np.float64
+        )
+    elif upper:
+        m = np.floor((bound - law.base) / c)  # the event iff nl > m
         s_w = stats.binom.sf(m, law.rest, law.p_last_with)
         s_wo = stats.binom.sf(m, law.rest, law.p_last_without)
-    elif c < 0:
-        m = np.ceil((epsilon - law.base) / c) - 1  # L > eps iff nl <= m
+    else:
+        m = np.ceil((bound - law.base) / c) - 1  # the event iff nl <= m
         s_w = stats.binom.cdf(m, law.rest, law.p_last_with)
         s_wo = stats.binom.cdf(m, law.rest, law.p_last_without)
-    else:
-        s_w = s_wo = (law.base > epsilon).astype(np.float64)
-    total = float((law.weight_with * s_w).sum()) - math.exp(epsilon) * float(
-        (law.weight_without * s_wo).sum()
+    first, second = (
+        float((law.weight_with * s_w).sum()),
+        float((law.weight_without * s_wo).sum()),
     )
-    return max(0.0, total) + law.dropped
+    if reverse:
+        return max(0.0, second - math.exp(epsilon) * first) + law.dropped_without
+    return max(0.0, first - math.exp(epsilon) * second) + law.dropped
 
 
 def canary_epsilon(law: CanaryLaw, delta: float) -> float:
-    """The smallest epsilon >= 0 with :func:`canary_delta` ``<= delta`` (to 1e-6)."""
+    """The smallest epsilon >= 0 with :func:`canary_delta` ``<= delta`` in both
+    directions (to 1e-6): the larger direction's epsilon."""
     if not 0 < delta < 1:
         raise InvalidParameterError(f"`delta` must be in (0, 1). Got {delta!r}.")
-    if canary_delta(law, 0.0) <= delta:
+
+    def excess(e: float) -> float:
+        both = (canary_delta(law, e), canary_delta(law, e, reverse=True))
+        return max(both) - delta
+
+    if excess(0.0) <= 0:
         return 0.0
     hi = 1.0
-    while canary_delta(law, hi) > delta:
+    while excess(hi) > 0:
         hi *= 2.0
-    return float(
-        brentq(lambda e: canary_delta(law, e) - delta, 0.0, hi, xtol=1e-7, rtol=1e-9)
-    )
+    return float(brentq(excess, 0.0, hi, xtol=1e-7, rtol=1e-9))

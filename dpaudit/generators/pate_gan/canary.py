@@ -112,9 +112,16 @@ class CanaryPrivacy:
     Attributes:
         queries: answered queries.
         differing: queries whose clean votes differ between the worlds.
-        epsilon: the transcript's epsilon at ``delta`` (dp-accounting's privacy loss
-            distribution of the Bernoulli pairs, composed; pessimistic, so an upper
-            bound within the discretisation).
+        epsilon: the transcript's epsilon at ``delta`` in the larger of its two
+            directions (with the target over without, and without over with: adding
+            or removing a record). ``method`` says how: ``enumeration`` (the joint
+            law of the counts of "real" answers per pair of clean votes, a product
+            of binomials, enumerated but for tails of mass below ``delta * 1e-6``,
+            which is added to delta: exact up to that mass) when its grid has at
+            most :data:`MAX_CELLS` cells, else ``pld`` (dp-accounting's privacy
+            loss distribution of the Bernoulli pairs with ``symmetric=False``,
+            composed: pessimistic, an upper bound that the rounding of every
+            query's loss can raise by up to ``queries x discretization``).
         delta: the delta of ``epsilon``.
         mu: the central-limit GDP parameter ``sqrt(sum (p - q)^2 / (r (1 - r)))``
             (``r = (p + q) / 2``): the mu of the Gaussian trade-off the transcript
@@ -127,6 +134,61 @@ class CanaryPrivacy:
     epsilon: float
     delta: float
     mu: float
+    method: str = "enumeration"
+
+
+#: The largest grid of counts :func:`canary_privacy` enumerates exactly.
+MAX_CELLS = 4_000_000
+
+
+def _enumerated_epsilon(
+    blocks: list[tuple[float, float, float, float, int]], delta: float
+) -> float | None:
+    """epsilon(delta), the larger direction, of independent blocks of ``c`` equal
+    Bernoulli pairs ``(log p, log(1 - p), log q, log(1 - q), c)`` (with the target
+    ``p``, without ``q``), by enumerating the joint law of the blocks' counts of
+    "real" answers; ``None`` when the grid exceeds :data:`MAX_CELLS`."""
+    from scipy import stats
+    from scipy.optimize import brentq
+
+    cells = 1
+    loss = np.zeros(1)
+    weights = [np.ones(1), np.ones(1)]
+    dropped = np.zeros(2)
+    # Each block's tails are dropped while their mass stays below ``tol`` in both
+    # worlds (the mass dropped is added to delta: an upper bound, by at most
+    # delta * 1e-6).
+    tol = delta * 1e-6 / (2 * len(blocks))
+    for lp1, lp0, lq1, lq0, c in blocks:
+        full = np.arange(c + 1)
+        pmf = [stats.binom.pmf(full, c, math.exp(r)) for r in (lp1, lq1)]
+        left = np.maximum(*[np.cumsum(m) for m in pmf])
+        right = np.maximum(*[np.cumsum(m[::-1])[::-1] for m in pmf])
+        low = int(np.searchsorted(left, tol, side="right"))
+        high = int(np.flatnonzero(right > tol)[-1])
+        cells *= high - low + 1
+        if cells > MAX_CELLS:
+            return None
+        j = full[low : high + 1]
+        block = [m[low : high + 1] for m in pmf]
+        dropped += [float(m[:low].sum() + m[high + 1 :].sum()) for m in pmf]
+        loss = (loss[:, None] + (j * (lp1 - lq1) + (c - j) * (lp0 - lq0))).ravel()
+        weights = [np.outer(w, b).ravel() for w, b in zip(weights, block)]
+    keep = (weights[0] > 0) | (weights[1] > 0)
+    w_with, w_without, loss = weights[0][keep], weights[1][keep], loss[keep]
+
+    def excess(e: float) -> float:
+        # delta(e) in each direction: the hockey-stick divergences, + dropped mass.
+        forward = np.maximum(w_with - math.exp(e) * w_without, 0.0).sum()
+        reverse = np.maximum(w_without - math.exp(e) * w_with, 0.0).sum()
+        return float(max(forward + dropped[0], reverse + dropped[1]) - delta)
+
+    if excess(0.0) <= 0:
+        return 0.0
+    hi = max(1.0, float(np.abs(loss).max()) + 1.0)
+    if excess(hi) > 0:  # mass of one world where the other's underflows: the PLD
+        return None
+    return float(brentq(excess, 0.0, hi, xtol=1e-9, rtol=1e-12))
 
 
 def log_vote_probabilities(
@@ -176,7 +238,7 @@ def canary_privacy(
             f"{b.size}."
         )
     pairs, counts = np.unique(np.stack([a, b], axis=1), axis=0, return_counts=True)
-    composed = None
+    blocks = []
     info = 0.0
     differing = 0
     for (x, y), c in zip(pairs.tolist(), counts.tolist()):
@@ -187,18 +249,27 @@ def canary_privacy(
         p, q = math.exp(lp[0]), math.exp(lq[0])
         r = (p + q) / 2.0
         info += c * (p - q) ** 2 / max(r * (1.0 - r), 1e-300)
-        one = pld_lib.from_two_probability_mass_functions(
-            {1: lp[0], 0: lp[1]},
-            {1: lq[0], 0: lq[1]},
-            value_discretization_interval=discretization,
-        )
-        block = one.self_compose(int(c))
-        composed = block if composed is None else composed.compose(block)
-    eps = 0.0 if composed is None else float(composed.get_epsilon_for_delta(delta))
+        blocks.append((lp[0], lp[1], lq[0], lq[1], int(c)))
+    eps = _enumerated_epsilon(blocks, delta) if blocks else 0.0
+    method = "enumeration"
+    if eps is None:
+        method, composed = "pld", None
+        for lp1, lp0, lq1, lq0, c in blocks:
+            # Both directions (symmetric=False): get_epsilon_for_delta is the larger.
+            one = pld_lib.from_two_probability_mass_functions(
+                {1: lp1, 0: lp0},
+                {1: lq1, 0: lq0},
+                value_discretization_interval=discretization,
+                symmetric=False,
+            ).self_compose(c)
+            composed = one if composed is None else composed.compose(one)
+        assert composed is not None
+        eps = float(composed.get_epsilon_for_delta(delta))
     return CanaryPrivacy(
         queries=int(a.size),
         differing=differing,
         epsilon=max(eps, 0.0),
         delta=float(delta),
         mu=math.sqrt(info),
+        method=method,
     )

@@ -21,6 +21,7 @@ import numpy as np
 
 import dpaudit
 from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.config.split import unused_training_warning
 from dpaudit.audit.games.claims import active_flags, plain, summarise_claims
 from dpaudit.audit.games.estimate import attainable_maximum as est_attainable_maximum
 from dpaudit.audit.games.estimate import per_attack_alpha
@@ -57,6 +58,25 @@ from dpaudit.audit.stats.claimnotes import over_budget_note
 from dpaudit.audit.stats.profile import ClaimedProfile
 from dpaudit.audit.storage.store import ResultStore
 
+Scores = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""An attack's validation scores and labels, then its test scores and labels."""
+
+
+def score_attack(name: str, attack: Any, store: ResultStore, plan: GamePlan) -> Scores:
+    """Fits the attack on train rounds (none: it learns nothing) and scores the
+    validation and test rounds (disjoint sets: rule 4)."""
+    idx = {s: plan.indices(s) for s in SPLIT_CODES}
+    labels = {s: plan.bits[i] for s, i in idx.items()}
+    x_train = (
+        store.features(name, idx["train"])
+        if idx["train"].size
+        else np.empty((0, attack.n_features), dtype=np.float64)
+    )
+    attack.fit(x_train, labels["train"])
+    s_val = attack.score(store.features(name, idx["validation"]))
+    s_test = attack.score(store.features(name, idx["test"]))
+    return s_val, labels["validation"], s_test, labels["test"]
+
 
 def analyse_attack(
     name: str,
@@ -71,23 +91,44 @@ def analyse_attack(
 ) -> AttackResult:
     """Fits the attack on train rounds, picks the threshold on validation rounds and
     bounds epsilon on test rounds (disjoint sets: rule 4)."""
-    idx = {s: plan.indices(s) for s in SPLIT_CODES}
-    labels = {s: plan.bits[i] for s, i in idx.items()}
-    x_train = store.features(name, idx["train"])
-    attack.fit(x_train, labels["train"])
-    s_val = attack.score(store.features(name, idx["validation"]))
-    s_test = attack.score(store.features(name, idx["test"]))
     return analyse_scores(
         name,
-        s_val,
-        labels["validation"],
-        s_test,
-        labels["test"],
+        *score_attack(name, attack, store, plan),
         delta=delta,
         alpha=alpha,
         method=method,
         profile=profile,
     )
+
+
+def cannot_separate(s_val: np.ndarray) -> str | None:
+    """Why validation scores cannot separate the worlds (``None``: they may).
+
+    Constant scores leave one threshold, which guesses every round the same way:
+    its test point is a corner on the diagonal (TPR = FPR), inside every claim.
+
+    >>> print(cannot_separate(np.zeros(6)))
+    constant scores (0) on all 6 validation rounds: no threshold separates the worlds
+    >>> cannot_separate(np.arange(6.0)) is None
+    True
+    """
+    if s_val.size and np.ptp(s_val) > 0:
+        return None
+    value = f" ({float(s_val[0]):.6g})" if s_val.size else ""
+    return (
+        f"constant scores{value} on all {s_val.size} validation rounds: no threshold "
+        "separates the worlds"
+    )
+
+
+def dropped_attacks(scores: Mapping[str, Scores]) -> dict[str, str]:
+    """The attacks dropped before the test, with why: those whose VALIDATION scores
+    cannot separate the worlds (:func:`cannot_separate`; docs/soundness.md,
+    "Dropping an attack that cannot separate"). The test rounds are not read. None
+    is dropped when every attack would be (the verdict then rests on them all, as
+    before: none can reject)."""
+    out = {n: r for n, s in scores.items() if (r := cannot_separate(s[0])) is not None}
+    return {} if len(out) == len(scores) else out
 
 
 #: The fewest released rows per round an audit should use. Every feature of the
@@ -129,6 +170,21 @@ def release_warnings(
             ),
         ),
     )
+
+
+def split_warnings(
+    split: tuple[float, float, float], attacks: Sequence[str]
+) -> tuple[AuditWarning, ...]:
+    """A warning (``unused_training``) when the split trains attacks that learn
+    nothing (:func:`dpaudit.audit.config.split.unused_training_warning`).
+
+    >>> [w.code for w in split_warnings((0.4, 0.2, 0.4), ["likelihood-ratio"])]
+    ['unused_training']
+    >>> split_warnings((0.0, 0.2, 0.8), ["likelihood-ratio"])
+    ()
+    """
+    text = unused_training_warning(split, tuple(attacks))
+    return () if text is None else (AuditWarning(code="unused_training", message=text),)
 
 
 def headline_attack(
@@ -177,7 +233,7 @@ def power_of(
             eps_claimed=eps_claimed,
             delta=delta,
             alpha=alpha,
-            split=config.split,
+            split=config.fractions,
             method=config.estimator,
         )
         if np.isfinite(eps_claimed)
@@ -199,7 +255,7 @@ def power_of(
         constant_release=constant_release,
         mu_max_attainable=head.mu_max_attainable,
         profile_rounds_needed=profile_rounds_needed(
-            profile, alpha=alpha, split=config.split, method=config.estimator
+            profile, alpha=alpha, split=config.fractions, method=config.estimator
         )
         if profile is not None and profile.has_profile
         else None,
@@ -231,11 +287,7 @@ def analyse(
     rounds (:meth:`GamePlan.at_look`) and its ``level`` (the share of ``alpha`` the
     look spends, :mod:`dpaudit.audit.games.looks`); default: ``config.alpha``."""
     config = setup.config
-    n_attacks = len(setup.attacks)
     overall = config.alpha if level is None else level
-    # Taking the best of several attacks is a multiple comparison: each attack's
-    # bound is computed at alpha / n_attacks per rate (Bonferroni).
-    alpha = per_attack_alpha(overall, n_attacks)
     n_plan = setup.plan.n_rounds
     claim = summarise_claims(
         {r: c for r, c in store.claims().items() if int(r) < n_plan}
@@ -249,21 +301,6 @@ def analyse(
     attacks = setup.make_attacks()
     store.prefetch(attacks)
 
-    def one(name: str) -> AttackResult:
-        out = analyse_attack(
-            name,
-            attacks[name],
-            store,
-            setup.plan,
-            delta=delta,
-            alpha=alpha,
-            method=config.estimator,
-            profile=profile,
-        )
-        if on_attack is not None:
-            on_attack(name)
-        return out
-
     # The attacks' classifiers are independent (each has its own stream) and
     # scikit-learn's tree building releases the GIL: they train side by side.
     workers = min(len(attacks), cpu_cores())
@@ -271,9 +308,38 @@ def analyse(
         with ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix="dpaudit-analysis"
         ) as pool:
-            per_attack = dict(zip(attacks, pool.map(one, attacks)))
+            scores = dict(
+                zip(
+                    attacks,
+                    pool.map(
+                        lambda n: score_attack(n, attacks[n], store, setup.plan),
+                        attacks,
+                    ),
+                )
+            )
     else:
-        per_attack = {name: one(name) for name in attacks}
+        scores = {n: score_attack(n, a, store, setup.plan) for n, a in attacks.items()}
+    # An attack whose validation scores cannot separate the worlds is dropped before
+    # the test, decided on validation rounds only; taking the best of the others is
+    # a multiple comparison: each bound at alpha / (attacks kept) per rate
+    # (Bonferroni).
+    dropped = dropped_attacks(scores)
+    kept = [name for name in attacks if name not in dropped]
+    n_attacks = len(kept)
+    alpha = per_attack_alpha(overall, n_attacks)
+    per_attack = {}
+    for name in kept:
+        per_attack[name] = analyse_scores(
+            name,
+            *scores[name],
+            delta=delta,
+            alpha=alpha,
+            method=config.estimator,
+            profile=profile,
+        )
+    if on_attack is not None:
+        for name in attacks:
+            on_attack(name)
     every_round = np.arange(setup.plan.n_rounds, dtype=np.int64)
     width = setup.release.feature_width  # the columns that show a constant release
     constant = all(
@@ -366,7 +432,8 @@ def analyse(
             synthetic_rows=setup.synthetic_rows,
             training_rows=len(setup.without),
             explicit=config.synthetic_rows is not None,
-        ),
+        )
+        + split_warnings(config.fractions, setup.attacks),
         claim=claim,
         config=config,
         generator_options=freeze(
@@ -391,6 +458,7 @@ def analyse(
         measurements=setup.release.summarise(
             setup, store, head=head, claim=claim, alpha=alpha
         ),
+        dropped_attacks=MappingProxyType(dropped) if dropped else None,
     )
 
 
@@ -402,7 +470,7 @@ def with_looks(
     eps_emp and verdict, and each look's attainable maximum at its own level."""
     last = reached[-1]
     config = last.config
-    tests = look_test_sizes(looks, split=config.split)
+    tests = look_test_sizes(looks, split=config.fractions)
     entries = []
     for k, (per_world, level) in enumerate(zip(looks.per_world, looks.alphas)):
         seen = reached[k] if k < len(reached) else None
