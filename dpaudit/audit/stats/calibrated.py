@@ -34,6 +34,7 @@ from dpaudit.audit.stats import exact
 from dpaudit.audit.stats.estimators import _eps_from_rates
 from dpaudit.audit.stats.profile import (
     ZCDP_GRID,
+    ZCDP_SELECTION_GRID,
     ClaimedProfile,
     PointTest,
     _renyi_ratios,
@@ -197,27 +198,37 @@ def _claim_outside(claim: ClaimedProfile) -> exact.Outside:
     )
 
 
+@functools.lru_cache(maxsize=64)
 def _claim_boundary(claim: ClaimedProfile) -> exact.Boundary:
     """A lower bound of the boundary of every region the claim states at once: the
     largest of the lines', the GDP curve's and the Renyi regions' (bisection, its
-    lower end; the zCDP orders on :data:`ZCDP_GRID` only, a larger region)."""
+    lower end; zCDP on :data:`ZCDP_SELECTION_GRID` only, a larger region, so a lower
+    boundary). Values are kept per rate: the size is bounded on the same grids."""
     lines = exact.lines_boundary(claim.epsilon, claim.delta)
     gdp = None if claim.gdp_mu is None else exact.gdp_boundary(claim.gdp_mu)
     renyi = claim.zcdp_rho is not None or bool(claim.rdp_orders)
+    known: dict[float, float] = {}
 
-    def f(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    def compute(x: NDArray[np.float64]) -> NDArray[np.float64]:
         y = lines(x)
         if gdp is not None:
             y = np.maximum(y, gdp(x))
         if renyi:
             lo, hi = np.zeros_like(x), np.clip(1.0 - x, 0.0, 1.0)
-            for _ in range(40):
+            for _ in range(30):
                 mid = (lo + hi) / 2.0
-                refuted = _renyi_ratios(x, mid, claim) > 1.0
+                refuted = _renyi_ratios(x, mid, claim, ZCDP_SELECTION_GRID) > 1.0
                 lo = np.where(refuted, mid, lo)
                 hi = np.where(refuted, hi, mid)
             y = np.maximum(y, lo)
         return y
+
+    def f(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        keys = x.tolist()
+        missing = sorted({k for k in keys if k not in known})
+        if missing:
+            known.update(zip(missing, compute(np.asarray(missing)).tolist()))
+        return np.asarray([known[k] for k in keys], np.float64)
 
     return f
 
@@ -293,6 +304,39 @@ def deciding_level(
         return float(exact.LEVELS[0])
     claimed = 0.0 if profile is None else profile.epsilon
     return float(exact.LEVELS[eps.levels[_interval("eps", claimed, eps.levels.size)]])
+
+
+@functools.lru_cache(maxsize=256)
+def _deciding_counts(
+    profile: ClaimedProfile | None, n0: int, n1: int, alpha: float, delta: float
+) -> NDArray[np.int64]:
+    level = deciding_level(profile, n0, n1, alpha=alpha, delta=delta)
+    index = int(np.argmin(np.abs(exact.LEVELS - level)))
+    u0 = exact.corner(n0, "clopper_pearson", index)
+    u1 = exact.corner(n1, "clopper_pearson", index)
+    if profile is not None and profile.has_profile:
+        outside = _claim_outside(replace(profile, delta=delta))
+    else:
+        claimed = 0.0 if profile is None else profile.epsilon
+
+        def outside(
+            a: NDArray[np.float64], b: NDArray[np.float64]
+        ) -> NDArray[np.bool_]:
+            return np.asarray(_eps_from_rates(a, b, delta) > claimed)
+
+    out = exact.boundary_counts(u0, u1, outside)
+    out.setflags(write=False)
+    return out
+
+
+def deciding_counts(
+    profile: ClaimedProfile | None, n0: int, n1: int, *, alpha: float, delta: float
+) -> NDArray[np.int64]:
+    """The rejection set of the test that decides (as :func:`deciding_level`):
+    ``g[k0]`` the largest FN count it rejects with ``k0`` FPs (-1: none); without a
+    claim, the counts whose eps_emp exceeds 0. Threshold selection maximises the
+    probability of landing in it (:func:`~dpaudit.audit.stats.thresholds.plug_in_power`)."""
+    return _deciding_counts(profile, n0, n1, alpha, delta)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
