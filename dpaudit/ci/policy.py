@@ -121,8 +121,8 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
                 "1,000, and PATE-GAN capped at 50 training iterations: a worst-case "
                 "audit finishes in minutes on 2 CPU cores. The price is power: with "
                 "80 + 80 test rounds the largest eps_emp any attack can show is about "
-                "3.05 at alpha 0.05 with one attack, 2.79 with the default three "
-                "(alpha split over them; 4.68 and 4.42 with the study's 400 + 400), "
+                "3.18 at alpha 0.05 with one attack, 2.94 with the default three "
+                "(alpha split over them; 4.69 and 4.44 with the study's 400 + 400), "
                 "so claims near or above it cannot be refuted (such an audit is "
                 "INCONCLUSIVE)."
             ),

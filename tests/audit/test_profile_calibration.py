@@ -88,13 +88,13 @@ def test_a_fourfold_gaussian_overclaim_is_found(seed: int) -> None:
     0.05 / 3 (the audit's three default attacks): VIOLATION in at least 95% of 60
     audits with GDP and RDP stated, and in at least 70% of 40 with only the RDP curve.
     Measured detection rates (benchmarks/profile_calibration.py, 300 audits each):
-    0.990 (297 of 300) and 0.977 (293 of 300); at 0.99, fewer than 57 of 60 has
-    probability 0.003, and at 0.977, fewer than 28 of 40 has probability below 1e-11:
-    the failure probability of
-    this test is at most 0.004. The mean mu_emp is also at least 0.55 mu (the
-    issue's target at 1,000 rounds per world; the ceiling is 0.658 mu), checked with
-    60 audits whose mu_emp has a standard deviation of about 0.05, so the mean's
-    margin (0.63 - 0.55) is over 10 standard errors."""
+    300 of 300 for both with the exact test (0.990 and 0.977 with the per-rate box
+    before it); at 0.99, fewer than 57 of 60 has probability 0.003, and at 0.977,
+    fewer than 28 of 40 has probability below 1e-11: the failure probability of
+    this test is at most 0.004. The mean mu_emp is also at least 0.55 mu (the exact
+    test's ceiling is 0.757 mu, measured mean 0.757 mu), checked with 60 audits whose
+    mu_emp has a standard deviation of about 0.05, so the mean's margin (0.75 - 0.55)
+    is over 20 standard errors."""
     full = _gaussian_audits(sim.gaussian_claim(1.0), seed=2000 + seed)
     assert full.violations >= 57
     assert full.mean_mu_emp / MU4 >= 0.55

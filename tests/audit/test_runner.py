@@ -376,7 +376,9 @@ def test_judged_at_the_claimed_delta(spy_module: str, tmp_path: Path) -> None:
         result["estimator"]["test_members"],
     )
     assert result["eps_max_attainable"] == pytest.approx(
-        calibrated.eps_max_attainable(n0, n1, alpha=0.05, delta=0.2)
+        calibrated.eps_max_attainable(
+            n0, n1, alpha=result["estimator"]["alpha"], delta=0.2
+        )
     )
 
 

@@ -193,9 +193,11 @@ def attainable_maximum(
     """
     level = per_attack_alpha(alpha, n_attacks)
     if method == "clopper_pearson":
-        from dpaudit.audit.stats.calibrated import eps_max_attainable as exact_max
+        from dpaudit.audit.stats import calibrated
 
-        return exact_max(int(n_non_members), int(n_members), alpha=level, delta=delta)
+        n0, n1 = int(n_non_members), int(n_members)
+        if calibrated.applies(n0, n1):
+            return calibrated.eps_max_attainable(n0, n1, alpha=level, delta=delta)
     return float(
         eps_max_attainable(
             n_non_members, n_members, delta=delta, alpha=level, method=method

@@ -149,10 +149,10 @@ def judge_scores(
     ...              method="clopper_pearson").counts.to_json()
     {'tp': 50, 'fp': 0, 'tn': 50, 'fn': 0}
     """
-    exact = method == "clopper_pearson" and not box
     y_t = np.asarray(y_test)
     n1 = int(np.count_nonzero(y_t == 1))
     n0 = int(y_t.size - n1)
+    exact = method == "clopper_pearson" and not box and calibrated.applies(n0, n1)
     # Thresholds are chosen with the per-rate level of the test that will decide.
     level = (
         calibrated.deciding_level(profile, n0, n1, alpha=alpha, delta=delta)
@@ -218,12 +218,13 @@ def profile_point(
     ``delta``); without a profile, against nothing (for mu_emp and the point alone).
     With Clopper-Pearson: the exact test (:func:`calibrated.judge`); with Jeffreys
     each rate at ``alpha / 2``, the joint event of eps_lo (and so with ``box``)."""
-    if method == "clopper_pearson" and not box:
+    n0, n1 = counts.n_non_members, counts.n_members
+    if method == "clopper_pearson" and not box and calibrated.applies(n0, n1):
         return calibrated.judge(
             counts.fp,
-            counts.n_non_members,
+            n0,
             counts.fn,
-            counts.n_members,
+            n1,
             delta=delta,
             alpha=alpha,
             profile=profile,

@@ -46,10 +46,13 @@ from dpaudit.audit.stats.tradeoff import mu_lower_bound
 __all__ = [
     "STEPS",
     "Family",
+    "applies",
     "claim_level",
     "family",
     "judge_counts",
 ]
+
+applies = exact.applies
 
 #: The width of the families' intervals.
 STEPS: dict[str, float] = {"eps": 0.02, "mu": 0.02}
@@ -469,6 +472,8 @@ def rounds_needed(
     from dpaudit.audit.stats.sizing import fewest_rounds
 
     def refutes(n: int) -> bool:
+        if not applies(n, n):  # the per-rate box beyond the exact test's sizes
+            return box_max(n, n, delta=delta, alpha=alpha) > eps_claimed
         until = eps_claimed + STEPS["eps"]
         fam = family("eps", n, n, alpha=alpha, delta=delta, until=until)
         return fam.value(0, 0) > eps_claimed
@@ -477,7 +482,7 @@ def rounds_needed(
     guess, lo = 1, 0
     while box_max(guess, guess, delta=delta, alpha=alpha) <= eps_claimed:
         if guess >= max_rounds:
-            break
+            return None  # not even the box at the search limit: none feasible
         lo, guess = guess, min(2 * guess, max_rounds)
     while guess - lo > 1:
         mid = (lo + guess) // 2

@@ -60,7 +60,7 @@ def mu_max_attainable(
     n1 = _check_count("n_members", n_members)
     level = _check_alpha(alpha)
     name = _check_method(method)
-    if name == "clopper_pearson":
+    if name == "clopper_pearson" and calibrated.applies(n0, n1):
         return calibrated.mu_max_attainable(n0, n1, alpha=level)
     half = level / 2.0
     return float(mu_lower_bound(_upper(0, n0, half, name), _upper(0, n1, half, name)))
@@ -94,8 +94,12 @@ def profile_rounds_needed(
         return fewest_rounds(box_refutes, split=split, max_rounds=max_rounds)
     # The exact test, its search started at the box's answer (a close guess).
     guess = fewest_rounds(box_refutes, split=(0.0, 0.0, 1.0), max_rounds=max_rounds)
+    if guess is None:  # not even the box at the search limit: none feasible
+        return None
 
     def refutes(n: int) -> bool:
+        if not calibrated.applies(n, n):  # the box beyond the exact test's sizes
+            return box_refutes(n)
         return calibrated.refutes_perfectly(
             claim, n, n, alpha=2.0 * level, delta=claim.delta
         )
@@ -124,7 +128,7 @@ def _expected_best(
     from scipy.optimize import minimize_scalar
 
     k0, k1 = np.arange(n0 + 1), np.arange(n1 + 1)
-    if method == "clopper_pearson":
+    if method == "clopper_pearson" and calibrated.applies(n0, n1):
         table = calibrated.family(kind, n0, n1, alpha=alpha, delta=delta).table()
     else:
         u0 = rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2.0, method)

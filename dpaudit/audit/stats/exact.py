@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,13 +33,26 @@ from numpy.typing import NDArray
 from dpaudit.audit.stats.estimators import rate_upper_bounds
 
 __all__ = [
+    "EXACT_MAX_N",
     "GRID",
     "LEVELS",
+    "applies",
     "boundary_counts",
     "corner",
     "largest_level",
     "size",
 ]
+
+#: The most test rounds per world the exact test is computed for: its tables grow
+#: as the grid times the rounds (above it the audit keeps the per-rate box, valid and
+#: more cautious; :func:`applies`).
+EXACT_MAX_N = 5000
+
+
+def applies(n0: int, n1: int) -> bool:
+    """Whether the exact test is computed for ``n0`` + ``n1`` test rounds."""
+    return 0 < n0 <= EXACT_MAX_N and 0 < n1 <= EXACT_MAX_N
+
 
 #: The per-rate levels a calibrated test may use: log-spaced, each 10% above the
 #: last, from 1e-9 to 0.5 (a one-sided bound at 0.5 is the median).
@@ -151,35 +165,60 @@ def _tables(
     return pmf, idx, tail, cdf1
 
 
+class _Rows:
+    """Rows of a table on :data:`FINE`, computed when first needed and kept in a
+    growing array (a bounded interval touches few of them)."""
+
+    def __init__(self, width: int, dtype: type = np.float64) -> None:
+        self.data: NDArray[Any] = np.zeros((64, width), dtype=dtype)
+        self.at = np.full(FINE.size, -1, dtype=np.int64)
+        self.size = 0
+
+    def missing(self, rows: NDArray[np.int64]) -> NDArray[np.int64]:
+        return np.unique(rows[self.at[rows] < 0])
+
+    def add(self, rows: NDArray[np.int64], values: NDArray[Any]) -> None:
+        end = self.size + rows.size
+        if end > self.data.shape[0]:
+            grown = np.zeros((max(end, 2 * self.data.shape[0]), self.data.shape[1]))
+            grown = grown.astype(self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size : end, : values.shape[1]] = values
+        self.at[rows] = np.arange(self.size, end)
+        self.size = end
+
+    def __getitem__(self, rows: NDArray[np.int64]) -> NDArray[Any]:
+        return self.data[self.at[rows]]
+
+
 class _FineRows:
-    """Rows of the same tables on :data:`FINE`, computed when first needed."""
+    """The tables of :func:`_tables` on :data:`FINE`, row by row when needed."""
 
     def __init__(self, n0: int, n1: int) -> None:
         self.n0, self.n1 = n0, n1
         width = _window(n0, np.array([0.5]))[1]  # the widest window
-        self.pmf = np.zeros((FINE.size, width))
-        self.idx = np.zeros((FINE.size, width), dtype=np.int64)
+        self.pmf = _Rows(width)
+        self.idx = _Rows(width, np.int64)
         self.tail = np.zeros(FINE.size)
-        self.has_pmf = np.zeros(FINE.size, dtype=bool)
-        self.cdf = np.zeros((FINE.size, n1 + 2))
-        self.has_cdf = np.zeros(FINE.size, dtype=bool)
+        self.cdf = _Rows(n1 + 2)
 
     def probabilities(
         self, i: NDArray[np.int64], j: NDArray[np.int64], g: NDArray[np.int64]
     ) -> NDArray[np.float64]:
         """``P_{FINE[i], FINE[j]}(S)`` for each pair (upper bounds, as :func:`size`)."""
-        new_i = np.unique(i[~self.has_pmf[i]])
+        new_i = self.pmf.missing(i)
         if new_i.size:
             pmf, idx, tail = _pmf_rows(self.n0, FINE[new_i])
-            w = pmf.shape[1]
-            self.pmf[new_i, :w], self.idx[new_i, :w] = pmf, idx
+            self.pmf.add(new_i, pmf)
+            # Padding counts repeat the last (their probability is 0).
+            pad = self.idx.data.shape[1] - idx.shape[1]
+            self.idx.add(new_i, np.pad(idx, ((0, 0), (0, pad)), mode="edge"))
             self.tail[new_i] = tail
-            self.has_pmf[new_i] = True
-        new_j = np.unique(j[~self.has_cdf[j]])
+        new_j = self.cdf.missing(j)
         if new_j.size:
-            self.cdf[new_j] = _cdf_rows(self.n1, FINE[new_j])
-            self.has_cdf[new_j] = True
-        rows = self.cdf[j[:, None], g[self.idx[i]] + 1]
+            self.cdf.add(new_j, _cdf_rows(self.n1, FINE[new_j]))
+        rows = np.take_along_axis(self.cdf[j], g[self.idx[i]] + 1, axis=1)
         return np.asarray(
             np.einsum("ij,ij->i", self.pmf[i], rows) + self.tail[i], np.float64
         )

@@ -68,8 +68,10 @@ def select_threshold(
     ``len(rejection) - 1`` non-member and ``n_members_test`` member test rounds) the
     threshold maximises instead the test's *plug-in power*: the probability that the
     test rejects if the true error rates were the validation rates (smoothed as
-    ``(k + 1/2) / (n + 1)``), exactly over the two binomials; where no threshold has
-    any (all below 1e-9) the choice falls back to the statistic below.
+    ``(k + 1/2) / (n + 1)``), exactly over the two binomials: among the thresholds
+    within :data:`POWER_TOLERANCE` of the best power (it is flat near its best and
+    noisy), the best validation Youden J, then the middle one; where no threshold has
+    any power (all below 1e-9) the choice falls back to the statistic below.
 
     With a ``profile`` that states more than the (epsilon, delta) lines
     (:attr:`ClaimedProfile.has_profile`) the statistic maximised is instead the
@@ -168,7 +170,15 @@ def select_threshold(
                 (power_up, 1) if float(power_up.max()) >= top else (power_dn, -1)
             )
             near = np.flatnonzero(power >= (1.0 - POWER_TOLERANCE) * top)
-            return float(values[near[(near.size - 1) // 2]]), direction
+            # Among them the best validation Youden J (a perfect attack keeps a
+            # perfect threshold), then the middle one.
+            j_near = (
+                (n1 - fn_up[near]) / max(n1, 1) - (n0 - tn_up[near]) / max(n0, 1)
+                if direction == 1
+                else tp_dn[near] / max(n1, 1) - fp_dn[near] / max(n0, 1)
+            )
+            pick = near[j_near >= j_near.max() - 1e-12]
+            return float(values[pick[(pick.size - 1) // 2]]), direction
 
     best = max(float(eps_up.max()), float(eps_dn.max()))
     # Among thresholds tied at the best eps_lo (all tie at 0 when the validation set
