@@ -136,7 +136,7 @@ class Family:
         return self.value(fp, fn) > value
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)
 def family(
     kind: str,
     n0: int,

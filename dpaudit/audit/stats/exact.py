@@ -76,7 +76,7 @@ _SLACK = 1e-9
 Outside = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.bool_]]
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def corner(n: int, method: str, level: int) -> NDArray[np.float64]:
     """The one-sided upper bounds of ``k = 0..n`` errors out of ``n`` at
     ``LEVELS[level]`` (read-only)."""
@@ -150,7 +150,7 @@ def _cdf_rows(n1: int, rates: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.asarray(out, np.float64)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)
 def _tables(
     n0: int, n1: int
 ) -> tuple[
@@ -224,7 +224,7 @@ class _FineRows:
         )
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)
 def _fine(n0: int, n1: int) -> _FineRows:
     return _FineRows(n0, n1)
 
