@@ -4,7 +4,8 @@ simulator at test size). Prints false-alarm and detection rates, mean mu_emp and
 eps_emp, and the oracle ceiling.
 
     python benchmarks/profile_calibration.py            # the figures in docs/soundness.md
-    python benchmarks/profile_calibration.py --smoke    # seconds: 4 audits a row
+    python benchmarks/profile_calibration.py --table power   # the power table
+    python benchmarks/profile_calibration.py --smoke    # seconds: 4 audits a row, both
 
 Each mechanism releases one number per round; the attack's score is the release
 itself (the likelihood ratio is monotone in it, so this is the Neyman-Pearson test),
@@ -17,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -112,12 +114,14 @@ def randomized_response_claim(epsilon: float) -> ClaimedProfile:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Outcome:
-    """Simulated audits of one mechanism against one claim."""
+    """Simulated audits of one mechanism against one claim: VIOLATIONs of the exact
+    test (and, with ``box``, of the per-rate box it replaced, on the same scores)."""
 
     audits: int
     violations: int
     mean_mu_emp: float
     mean_eps_emp: float
+    violations_box: int | None = None
 
 
 def simulate(
@@ -129,18 +133,18 @@ def simulate(
     test: int,
     alpha: float,
     seed: int,
+    box: bool = False,
 ) -> Outcome:
-    """``audits`` audits with ``validation`` and ``test`` rounds per world."""
+    """``audits`` audits with ``validation`` and ``test`` rounds per world; with
+    ``box`` each is also decided by the per-rate box (``judge_scores(box=True)``)."""
     gen = np.random.default_rng(seed)
     y_val = np.repeat([0, 1], validation)
     y_test = np.repeat([0, 1], test)
-    hits, mus, epss = 0, [], []
+    hits, box_hits, mus, epss = 0, 0, [], []
     for _ in range(audits):
+        scores = (sample(gen, y_val), y_val, sample(gen, y_test), y_test)
         judged = judge_scores(
-            sample(gen, y_val),
-            y_val,
-            sample(gen, y_test),
-            y_test,
+            *scores,
             delta=claim.delta,
             alpha=alpha,
             method="clopper_pearson",
@@ -149,12 +153,89 @@ def simulate(
         hits += judged.point.ratio > 1.0
         mus.append(judged.point.mu_emp)
         epss.append(judged.eps_emp)
+        if box:
+            old = judge_scores(
+                *scores,
+                delta=claim.delta,
+                alpha=alpha,
+                method="clopper_pearson",
+                profile=claim,
+                box=True,
+            )
+            box_hits += old.point.ratio > 1.0
     return Outcome(
         audits=audits,
         violations=hits,
         mean_mu_emp=float(np.mean(mus)),
         mean_eps_emp=float(np.mean(epss)),
+        violations_box=box_hits if box else None,
     )
+
+
+#: The power table's mechanisms, each exactly 4-DP (the Gaussian at delta 1e-5),
+#: and its claims: the mechanism's own profile at each claimed epsilon.
+POWER_EPSILONS: tuple[float, ...] = (1.0, 2.0, 2.5, 3.0, 4.0)
+
+
+def power_mechanisms() -> dict[str, tuple[Sampler, Callable[[float], ClaimedProfile]]]:
+    """The power table's mechanisms: name, sampler, claim at a given epsilon."""
+    return {
+        "gaussian": (gaussian(gdp_mu_of_eps(4.0, 1e-5)), gaussian_claim),
+        "rr": (randomized_response(4.0), randomized_response_claim),
+        "laplace": (laplace(4.0), laplace_claim),
+    }
+
+
+def power_rows(
+    table: Any,
+    *,
+    mechanisms: list[str],
+    rounds: list[int],
+    epsilons: tuple[float, ...],
+    audits: int,
+    seed: int,
+) -> None:
+    """The power table: each exactly 4-DP mechanism claiming each epsilon with its
+    profile, at each rounds per world (split 0.4/0.2/0.4, alpha 0.05/3 as with the
+    three default attacks): VIOLATIONs of the box and of the exact test on the same
+    simulated scores (a claim of 4 is true: false alarms), mean mu_emp and, for the
+    Gaussian, the oracle's expected mu_emp (mu_ceiling) at that size and level."""
+    from dpaudit.audit.stats import mu_ceiling
+
+    alpha = 0.05 / 3
+    made = power_mechanisms()
+    for m, name in enumerate(mechanisms):
+        sample, claim_of = made[name]
+        for r, per_world in enumerate(rounds):
+            val = round(0.2 * per_world)
+            test = per_world - round(0.4 * per_world) - val
+            for e, eps in enumerate(epsilons):
+                label = f"{name} 4-DP claiming {eps:g}, {per_world}/world"
+                with table.timed(label, audits=audits) as row:
+                    out = simulate(
+                        sample,
+                        claim_of(eps),
+                        audits=audits,
+                        validation=val,
+                        test=test,
+                        alpha=alpha,
+                        seed=10_000 * seed + 100 * m + 10 * r + e,
+                        box=True,
+                    )
+                    mu = gdp_mu_of_eps(4.0, 1e-5) if name == "gaussian" else None
+                    row.update(
+                        mechanism=name,
+                        claimed=eps,
+                        rounds_per_world=per_world,
+                        box_rate=(out.violations_box or 0) / audits,
+                        exact_rate=out.violations / audits,
+                        violations=out.violations,
+                        violations_box=out.violations_box,
+                        mean_mu_emp=out.mean_mu_emp,
+                        mu_ceiling=None
+                        if mu is None
+                        else mu_ceiling(mu, test, test, alpha=alpha),
+                    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -166,8 +247,60 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = harness.parser(__doc__)
     parser.add_argument("--audits", type=int, default=300, help="audits per row")
-    args = harness.parse(parser, argv, smoke={"audits": 4})
+    parser.add_argument(
+        "--table",
+        choices=("calibration", "power", "both"),
+        default="calibration",
+        help="the calibration rows (docs/soundness.md), the power table, or both",
+    )
+    for flag, default, text in (
+        (
+            "--mechanisms",
+            "gaussian,rr,laplace",
+            "power table: of gaussian, rr, laplace",
+        ),
+        ("--rounds", "400,1000", "power table: rounds per world"),
+        (
+            "--epsilons",
+            ",".join(f"{e:g}" for e in POWER_EPSILONS),
+            "power table: claims",
+        ),
+        ("--only", "", "calibration table: the rows whose name holds this text"),
+    ):
+        parser.add_argument(flag, default=default, help=text)
+    args = harness.parse(
+        parser,
+        argv,
+        smoke={"audits": 4, "table": "both", "rounds": "50", "epsilons": "2.5,4"},
+    )
     n = args.audits
+    if args.table != "calibration":
+        table = harness.Rows(__file__, args)
+        power_rows(
+            table,
+            mechanisms=args.mechanisms.split(","),
+            rounds=[int(r) for r in args.rounds.split(",")],
+            epsilons=tuple(float(e) for e in args.epsilons.split(",")),
+            audits=n,
+            seed=args.seed,
+        )
+        if args.table == "power":
+            table.finish(
+                title="exactly 4-DP mechanisms claiming epsilon with their profile, "
+                "alpha 0.05/3: VIOLATION of the per-rate box and of the exact test on "
+                "the same audits (a claim of 4 is true: false alarms), mean mu_emp "
+                "and the oracle's (mu_ceiling; '-': no mu)",
+                formats={
+                    "box_rate": ".1%",
+                    "exact_rate": ".1%",
+                    "mean_mu_emp": ".3f",
+                    "mu_ceiling": ".3f",
+                    "seconds": ".1f",
+                },
+            )
+            return
+    else:
+        table = harness.Rows(__file__, args)
     mu4, mu1 = gdp_mu_of_eps(4.0, 1e-5), gdp_mu_of_eps(1.0, 1e-5)
     three = 0.05 / 3
     rows = [
@@ -246,8 +379,11 @@ def main(argv: list[str] | None = None) -> None:
         ),
     ]
     del mu1
-    table = harness.Rows(__file__, args)
     for i, (name, sample, claim, val, test, alpha, mu) in enumerate(rows):
+        if args.only not in name:
+            continue
+        if args.smoke:  # seconds: a tenth of the rounds
+            val, test = max(val // 10, 10), max(test // 10, 20)
         with table.timed(name, audits=n) as row:
             out = simulate(
                 sample,

@@ -10,7 +10,14 @@ from pathlib import Path
 
 def test_profile_calibration_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
     rows = json.loads(benchmark_smoke("profile_calibration.py").read_text())["rows"]
-    assert len(rows) == 8 and all(r["audits"] == 4 for r in rows)
+    # The smoke run makes both tables: the power table's 3 mechanisms x 2 claims at
+    # one size, then the 8 calibration rows.
+    power, calibration = rows[:6], rows[6:]
+    assert len(calibration) == 8 and all(r["audits"] == 4 for r in rows)
     assert all(0 <= r["violations"] <= 4 for r in rows)
+    assert all(0 <= r["violations_box"] <= 4 for r in power)
+    assert [r["mechanism"] for r in power[::2]] == ["gaussian", "rr", "laplace"]
     # Laplace and randomized response have no mu: no ceiling.
-    assert rows[1]["ceiling_over_mu"] is None and rows[0]["ceiling_over_mu"] > 0
+    assert calibration[1]["ceiling_over_mu"] is None
+    assert calibration[0]["ceiling_over_mu"] > 0
+    assert power[0]["mu_ceiling"] > 0 and power[2]["mu_ceiling"] is None

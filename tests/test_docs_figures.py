@@ -18,11 +18,15 @@ import pytest
 from dpaudit.attacks.registry import expand_attacks
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.games.plan import GamePlan
-from dpaudit.audit.stats.estimators import (
-    bonferroni_alpha,
-    eps_max_attainable,
-    rounds_needed,
-)
+from dpaudit.audit.stats.calibrated import eps_max_attainable as exact_max
+from dpaudit.audit.stats.calibrated import rounds_needed
+from dpaudit.audit.stats.estimators import bonferroni_alpha
+
+
+def eps_max_attainable(n0: int, n1: int, *, delta: float, alpha: float = 0.05) -> float:
+    """The audit's attainable maximum: the exact test's."""
+    return exact_max(n0, n1, alpha=alpha, delta=delta)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 DELTA = 1e-5
@@ -59,26 +63,26 @@ def test_attainable_maxima_in_the_docs() -> None:
     assert attacks == 3
     assert _test_rounds(1000) == 400
     # One attack at 95%: the study's figure; the default set of three, Bonferroni.
-    assert f"{_attainable(1000, 1):.2f}" == "4.68"
-    assert f"{_attainable(1000, attacks):.2f}" == "4.42"
-    assert "4.68" in readme and "4.42" in readme
-    assert "4.42" in soundness
-    assert f"{eps_max_attainable(1000, 1000, delta=DELTA):.2f}" == "5.60"
-    assert "5.60 for 1,000 + 1,000" in soundness
+    assert f"{_attainable(1000, 1):.2f}" == "4.69"
+    assert f"{_attainable(1000, attacks):.2f}" == "4.44"
+    assert "4.69" in readme and "4.44" in readme
+    assert "4.44" in soundness
+    assert f"{eps_max_attainable(1000, 1000, delta=DELTA):.2f}" == "5.59"
+    assert "5.59 for 1,000 + 1,000" in soundness
 
 
 def test_rounds_20_example() -> None:
     soundness = _text("docs/soundness.md")
     assert _test_rounds(20) == 8
-    assert f"{_attainable(20, 3):.2f}" == "0.20"
+    assert f"{_attainable(20, 3):.2f}" == "0.96"
     needed = rounds_needed(
         eps_claimed=0.998, delta=DELTA, alpha=bonferroni_alpha(0.05, 3)
     )
-    assert needed == 40
+    assert needed == 21
     assert re.search(
         r"`dpaudit audit --rounds 20` \(8 \+ 8 test rounds, three attacks", soundness
     )
-    assert "attainable maximum of 0.20" in soundness
+    assert "attainable maximum of 0.96" in soundness
     assert f"about {needed} rounds per world" in soundness
 
 
@@ -105,10 +109,10 @@ def test_ci_power_table() -> None:
     its 20-round example."""
     ci = _text("docs/ci.md")
     rows = {
-        (80, 0.05): ("3.05", "2.79"),
-        (80, 0.025): ("2.88", "2.65"),
-        (80, 0.0125): ("2.73", "2.52"),
-        (400, 0.05): ("4.68", "4.42"),
+        (80, 0.05): ("3.18", "2.94"),
+        (80, 0.025): ("3.01", "2.81"),
+        (80, 0.0125): ("2.87", "2.69"),
+        (400, 0.05): ("4.69", "4.44"),
     }
     for (n, alpha), (one, three) in rows.items():
         assert f"{eps_max_attainable(n, n, delta=DELTA, alpha=alpha):.2f}" == one
@@ -116,9 +120,9 @@ def test_ci_power_table() -> None:
         assert re.search(
             rf"\| {n}\b[^|]*\| {alpha:g} [^|]*\| {one} \| {three} \|", ci
         ), (n, alpha)
-    assert f"{_attainable(20, 1):.3f}" == "0.535"
-    assert "attainable maximum of 0.535 with one attack" in ci
-    assert "and 0.20 with the default set of three attacks" in ci
+    assert f"{_attainable(20, 1):.3f}" == "1.191"
+    assert "attainable maximum of 1.191 with one attack" in ci
+    assert "and 0.96 with the default set of three attacks" in ci
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/soundness.md", "docs/ci.md"])

@@ -16,7 +16,7 @@ import pytest
 from dpaudit.attacks.registry import ATTACK_NAMES
 from dpaudit.audit import AuditConfig
 from dpaudit.audit import run_audit as run_typed_audit
-from dpaudit.audit.stats import estimators as est
+from dpaudit.audit.stats import calibrated
 from dpaudit.data import load_cervical_cancer
 from dpaudit.errors import DataError
 from dpaudit.worst_case.targets import candidate_targets
@@ -95,7 +95,7 @@ def _assert_perfect_violation(result: dict[str, Any], attack: str) -> None:
     assert result["counts"] == {"tp": n1, "fp": 0, "tn": n0, "fn": 0}
     assert result["eps_emp"] == result["eps_max_attainable"] > CLAIM
     assert result["eps_max_attainable"] == pytest.approx(
-        est.eps_max_attainable(
+        calibrated.eps_max_attainable(
             n0, n1, delta=result["delta"], alpha=result["estimator"]["alpha"]
         )
     )
@@ -141,7 +141,7 @@ def test_all_attacks_on_the_same_rounds_with_bonferroni(
     assert result["verdict"] == "VIOLATION"
     # The corrected bound is smaller than one attack's at the full alpha...
     assert result["eps_max_attainable"] == pytest.approx(
-        est.eps_max_attainable(16, 16, delta=result["delta"], alpha=0.05 / n)
+        calibrated.eps_max_attainable(16, 16, delta=result["delta"], alpha=0.05 / n)
     )
     assert result["eps_max_attainable"] < distance_result["eps_max_attainable"]
     # ... and the distance attack reaches it, on the very rounds of the single run.

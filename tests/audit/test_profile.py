@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.audit.stats import ceiling, profile, tradeoff
+from dpaudit.audit.stats import calibrated, ceiling, profile, tradeoff
 from dpaudit.audit.stats.ceiling import (
     mu_ceiling,
     mu_max_attainable,
@@ -258,10 +258,18 @@ def test_claimed_profile_checks_its_input() -> None:
 
 
 def test_mu_max_attainable_is_the_perfect_corner() -> None:
-    u = rate_upper_bound(0, 400, alpha=0.05 / 6)
+    """With Jeffreys the box's perfect corner; with Clopper-Pearson the exact test's
+    mu_emp of a perfect attack, at least the box's (the exact test is calibrated at a
+    larger per-rate level)."""
+    u = rate_upper_bound(0, 400, alpha=0.05 / 6, method="jeffreys")
+    assert mu_max_attainable(
+        400, 400, alpha=0.05 / 3, method="jeffreys"
+    ) == pytest.approx(float(mu_lower_bound(u, u)))
+    box = float(mu_lower_bound(*[rate_upper_bound(0, 400, alpha=0.05 / 6)] * 2))
     assert mu_max_attainable(400, 400, alpha=0.05 / 3) == pytest.approx(
-        float(mu_lower_bound(u, u))
+        calibrated.judge(0, 400, 0, 400, delta=1e-5, alpha=0.05 / 3).mu_emp
     )
+    assert mu_max_attainable(400, 400, alpha=0.05 / 3) > box
 
 
 def test_profile_rounds_needed_is_the_fewest() -> None:
@@ -271,24 +279,27 @@ def test_profile_rounds_needed_is_the_fewest() -> None:
 
     def refutes(r: int) -> bool:
         n = r - round(0.4 * r) - round(0.2 * r)
-        return mu_max_attainable(n, n, alpha=0.05) > 2.0
+        return calibrated.refutes_perfectly(claim, n, n, alpha=0.05, delta=1e-5)
 
     assert refutes(rounds) and not refutes(rounds - 1)
 
 
 def test_mu_ceiling_anchors() -> None:
-    """The issue's anchors (400 + 400 test rounds, alpha 0.05 / 3): 0.66 of mu 0.925
-    (the (4, 1e-5) Gaussian) and 0.40 of mu 0.5016 (the (2, 1e-5) Gaussian)."""
+    """400 + 400 test rounds, alpha 0.05 / 3: the exact test's oracle shows 0.757 of
+    mu 0.925 (the (4, 1e-5) Gaussian; the per-rate box's 0.658) and 0.563 of mu
+    0.5016 (the (2, 1e-5) Gaussian; the box's 0.386)."""
     alpha = 0.05 / 3
     mu4 = gdp_mu_of_eps(4.0, 1e-5)
     mu2 = gdp_mu_of_eps(2.0, 1e-5)
     assert mu4 == pytest.approx(0.925, abs=5e-4)
     assert mu_ceiling(mu4, 400, 400, alpha=alpha) / mu4 == pytest.approx(
-        0.658, abs=0.005
+        0.757, abs=0.005
     )
     assert mu_ceiling(mu2, 400, 400, alpha=alpha) / mu2 == pytest.approx(
-        0.386, abs=0.005
+        0.563, abs=0.005
     )
+    box = mu_ceiling(mu4, 400, 400, alpha=alpha, method="jeffreys")
+    assert box / mu4 == pytest.approx(0.666, abs=0.005)
     # The ceiling never exceeds the attainable maximum nor the true mu much.
     assert mu_ceiling(5.0, 100, 100, alpha=alpha) <= mu_max_attainable(
         100, 100, alpha=alpha

@@ -12,6 +12,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from scipy import stats
@@ -33,6 +34,20 @@ def _load() -> ModuleType:
 
 sim = _load()
 MU4 = gdp_mu_of_eps(4.0, 1e-5)
+
+
+def _gaussian_audits(claim: ClaimedProfile, *, seed: int) -> Any:
+    """60 simulated audits of the (4, 1e-5) Gaussian at 400 + 200 + 400 rounds per
+    world, alpha 0.05 / 3 (the three default attacks)."""
+    return sim.simulate(
+        sim.gaussian(MU4),
+        claim,
+        audits=60,
+        validation=200,
+        test=400,
+        alpha=0.05 / 3,
+        seed=seed,
+    )
 
 
 @pytest.mark.statistical
@@ -73,22 +88,14 @@ def test_a_fourfold_gaussian_overclaim_is_found(seed: int) -> None:
     0.05 / 3 (the audit's three default attacks): VIOLATION in at least 95% of 60
     audits with GDP and RDP stated, and in at least 70% of 40 with only the RDP curve.
     Measured detection rates (benchmarks/profile_calibration.py, 300 audits each):
-    0.990 (297 of 300) and 0.977 (293 of 300); at 0.99, fewer than 57 of 60 has
-    probability 0.003, and at 0.977, fewer than 28 of 40 has probability below 1e-11:
-    the failure probability of
-    this test is at most 0.004. The mean mu_emp is also at least 0.55 mu (the
-    issue's target at 1,000 rounds per world; the ceiling is 0.658 mu), checked with
-    60 audits whose mu_emp has a standard deviation of about 0.05, so the mean's
-    margin (0.63 - 0.55) is over 10 standard errors."""
-    full = sim.simulate(
-        sim.gaussian(MU4),
-        sim.gaussian_claim(1.0),
-        audits=60,
-        validation=200,
-        test=400,
-        alpha=0.05 / 3,
-        seed=2000 + seed,
-    )
+    300 of 300 for both with the exact test (0.990 and 0.977 with the per-rate box
+    before it); at 0.99, fewer than 57 of 60 has probability 0.003, and at 0.977,
+    fewer than 28 of 40 has probability below 1e-11: the failure probability of
+    this test is at most 0.004. The mean mu_emp is also at least 0.55 mu (the exact
+    test's ceiling is 0.757 mu, measured mean 0.757 mu), checked with 60 audits whose
+    mu_emp has a standard deviation of about 0.05, so the mean's margin (0.75 - 0.55)
+    is over 20 standard errors."""
+    full = _gaussian_audits(sim.gaussian_claim(1.0), seed=2000 + seed)
     assert full.violations >= 57
     assert full.mean_mu_emp / MU4 >= 0.55
     assert full.mean_mu_emp <= mu_ceiling(MU4, 400, 400, alpha=0.05 / 3) * 1.1
@@ -105,8 +112,9 @@ def test_a_fourfold_gaussian_overclaim_is_found(seed: int) -> None:
 
 
 def test_a_lines_only_claim_selects_exactly_as_before() -> None:
-    """Without a profile the threshold is the eps_lo one: judge_scores with a
-    lines-only claim and select_threshold without a profile agree."""
+    """With the per-rate box (``box=True``, the test before the exact one) and a
+    lines-only claim the threshold is the eps_lo one: judge_scores and
+    select_threshold without a profile agree."""
     import numpy as np
 
     from dpaudit.audit.stats.thresholds import select_threshold
@@ -123,7 +131,23 @@ def test_a_lines_only_claim_selects_exactly_as_before() -> None:
         alpha=0.05,
         method="clopper_pearson",
         profile=ClaimedProfile(epsilon=1.0, delta=1e-5),
+        box=True,
     )
     assert (judged.threshold, judged.direction) == select_threshold(
         s_val, y, delta=1e-5, alpha=0.05
     )
+
+
+@pytest.mark.statistical
+@pytest.mark.slow
+def test_the_exact_test_finds_a_gaussian_claiming_two_and_a_half(seed: int) -> None:
+    """The exactly (4, 1e-5)-DP Gaussian claiming (2.5, 1e-5) with the Gaussian's
+    profile at that epsilon, 1,000 rounds per world (200 + 400 validation and test
+    rounds), alpha 0.05 / 3: measured 854 VIOLATIONs of 1,000 audits with the exact
+    test, 371 with the per-rate box (``python benchmarks/profile_calibration.py
+    --table power --mechanisms gaussian --rounds 1000 --epsilons 2.5 --audits 1000``).
+    At least 40 of 60 here: if the detection rate is at least 0.80, fewer has
+    probability 0.0048, the failure probability of this test."""
+    out = _gaussian_audits(sim.gaussian_claim(2.5), seed=4000 + seed)
+    assert stats.binom.cdf(39, 60, 0.80) < 0.005
+    assert out.violations >= 40

@@ -115,15 +115,21 @@ def test_a_gdp_overclaim_names_its_region_and_reason() -> None:
 
 
 def test_without_a_profile_mu_emp_is_reported_and_nothing_else_changes() -> None:
+    """Without a claim the figures alone; a claim of the lines alone chooses its
+    threshold for its own test (the plug-in power of eps_emp > 1), and its eps_emp is
+    the same family's value of its counts."""
+    from dpaudit.audit.stats import calibrated
+
     lines = ClaimedProfile(epsilon=1.0, delta=1e-5)
     plain = _gaussian_result(None)
     judged = _gaussian_result(lines)
-    assert (plain.threshold, plain.direction, plain.counts) == (
-        judged.threshold,
-        judged.direction,
-        judged.counts,
+    c = judged.counts
+    assert (
+        judged.eps_emp
+        == calibrated.judge(
+            c.fp, c.n_non_members, c.fn, c.n_members, delta=1e-5, alpha=0.05 / 3
+        ).eps_emp
     )
-    assert plain.eps_emp == judged.eps_emp
     assert plain.mu_emp is not None and plain.mu_emp > 0
     assert plain.refutation_ratio is None and plain.regions_violated == ()
     assert judged.refutation_ratio == pytest.approx((judged.eps_emp or 0.0) / 1.0)

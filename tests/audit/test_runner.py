@@ -22,7 +22,7 @@ from dpaudit.audit import AuditConfig
 from dpaudit.audit import run_audit as run_typed_audit
 from dpaudit.audit.games import build_setup
 from dpaudit.audit.games.plan import GamePlan
-from dpaudit.audit.stats import estimators as est
+from dpaudit.audit.stats import calibrated
 from dpaudit.audit.stats.thresholds import select_threshold
 from dpaudit.audit.storage.store import ResultStore
 from dpaudit.errors import InvalidParameterError
@@ -181,7 +181,7 @@ def test_result_schema_and_verdict(tmp_path: Path) -> None:
         assert key in on_disk
     assert set(on_disk["counts"]) == {"tp", "fp", "tn", "fn"}
     assert on_disk["eps_max_attainable"] == pytest.approx(
-        est.eps_max_attainable(40, 40, delta=1e-5)
+        calibrated.eps_max_attainable(40, 40, alpha=0.05, delta=1e-5)
     )
     expected = (
         "VIOLATION" if result["eps_emp"] > result["eps_claimed"] else "CONSISTENT"
@@ -376,7 +376,9 @@ def test_judged_at_the_claimed_delta(spy_module: str, tmp_path: Path) -> None:
         result["estimator"]["test_members"],
     )
     assert result["eps_max_attainable"] == pytest.approx(
-        est.eps_max_attainable(n0, n1, delta=0.2)
+        calibrated.eps_max_attainable(
+            n0, n1, alpha=result["estimator"]["alpha"], delta=0.2
+        )
     )
 
 

@@ -498,7 +498,7 @@ def test_bad_settings_stop_the_check_before_any_run(tmp_path: Path) -> None:
 
 
 def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
-    from dpaudit.audit.stats import estimators
+    from dpaudit.audit.stats import calibrated
 
     policy = parse_policy(
         {
@@ -514,13 +514,13 @@ def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
     )
     planned = check.planned_power(policy.audits[0].settings)
     assert planned == pytest.approx(
-        estimators.eps_max_attainable(80, 80, delta=1e-5, alpha=0.05)
+        calibrated.eps_max_attainable(80, 80, delta=1e-5, alpha=0.05)
     )
     # The default set splits the audit's alpha over its three attacks, as the
     # analysis does: the Power paragraph and the result's maximum agree.
     default = check.planned_power(policy.audits[1].settings)
     assert default == pytest.approx(
-        estimators.eps_max_attainable(80, 80, delta=1e-5, alpha=0.05 / 3)
+        calibrated.eps_max_attainable(80, 80, delta=1e-5, alpha=0.05 / 3)
     )
     # The preset's description states both numbers.
     text = PRESETS["quick"].description
@@ -543,7 +543,7 @@ def test_planned_power_uses_the_game_split_and_the_split_alpha() -> None:
     )
     assert looks.audits[0].settings["sequential"] is True
     assert check.planned_power(looks.audits[0].settings) == pytest.approx(
-        estimators.eps_max_attainable(
+        calibrated.eps_max_attainable(
             80, 80, delta=1e-5, alpha=0.05 * LOOK_WEIGHTS[-1] / 3
         )
     )

@@ -182,18 +182,25 @@ def attainable_maximum(
     The one definition used by the analysis (``power.eps_max_attainable``) and by any
     forecast made before the run, so the two never disagree.
 
+    With Clopper-Pearson it is the exact test's
+    (:func:`dpaudit.audit.stats.calibrated.eps_max_attainable`), with Jeffreys the
+    per-rate bound's.
+
     >>> round(attainable_maximum(400, 400, delta=1e-5, alpha=0.05), 2)
-    4.68
+    4.69
     >>> round(attainable_maximum(400, 400, delta=1e-5, alpha=0.05, n_attacks=3), 2)
-    4.42
+    4.44
     """
+    level = per_attack_alpha(alpha, n_attacks)
+    if method == "clopper_pearson":
+        from dpaudit.audit.stats import calibrated
+
+        n0, n1 = int(n_non_members), int(n_members)
+        if calibrated.applies(n0, n1):
+            return calibrated.eps_max_attainable(n0, n1, alpha=level, delta=delta)
     return float(
         eps_max_attainable(
-            n_non_members,
-            n_members,
-            delta=delta,
-            alpha=per_attack_alpha(alpha, n_attacks),
-            method=method,
+            n_non_members, n_members, delta=delta, alpha=level, method=method
         )
     )
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.audit.result.model import LOW_FPRS, AttackResult, Claim, LowFprRate, freeze
+from dpaudit.audit.stats import calibrated
 from dpaudit.audit.stats import estimators as est
 from dpaudit.audit.stats.ceiling import eps_ceiling, mu_ceiling, mu_max_attainable
 from dpaudit.audit.stats.profile import ClaimedProfile, PointTest, judge_point
@@ -64,15 +65,13 @@ def analyse_scores(
     )
     threshold, direction, counts = judged.threshold, judged.direction, judged.counts
     point = judged.point
-    n0, n1 = counts.n_non_members, counts.n_members
+    n0 = counts.n_non_members
     oriented = direction * s_test
     fpr, tpr = roc_curve(oriented, y_test)
     return AttackResult(
         name=name,
         eps_emp=judged.eps_emp,
-        eps_max_attainable=float(
-            est.eps_max_attainable(n0, n1, delta=delta, alpha=alpha, method=method)
-        ),
+        eps_max_attainable=judged.eps_max_attainable,
         auc=float(roc_auc(oriented, y_test)),
         validation_auc=float(roc_auc(direction * s_val, y_val)),
         constant_scores=bool(np.ptp(s_val) == 0 and np.ptp(s_test) == 0),
@@ -87,7 +86,7 @@ def analyse_scores(
         scores_member=tuple(float(x) for x in s_test[y_test == 1]),
         scores_non_member=tuple(float(x) for x in s_test[y_test == 0]),
         mu_emp=point.mu_emp,
-        mu_max_attainable=mu_max_attainable(n0, n1, alpha=alpha, method=method),
+        mu_max_attainable=judged.mu_max_attainable,
         eps_of_mu_emp=eps_of_gdp(point.mu_emp, delta) if point.mu_emp > 0 else 0.0,
         fpr_upper=point.fpr_upper,
         fnr_upper=point.fnr_upper,
@@ -106,6 +105,8 @@ class JudgedScores:
         counts: The test-round confusion matrix at that threshold.
         eps_emp: The (epsilon, delta)-line bound on test rounds.
         point: The bounded test point judged against the claim.
+        eps_max_attainable: ``eps_emp`` of a perfect attack on these test rounds.
+        mu_max_attainable: ``mu_emp`` of a perfect attack on these test rounds.
     """
 
     threshold: float
@@ -113,6 +114,8 @@ class JudgedScores:
     counts: est.AttackCounts
     eps_emp: float
     point: PointTest
+    eps_max_attainable: float
+    mu_max_attainable: float
 
 
 def judge_scores(
@@ -125,6 +128,7 @@ def judge_scores(
     alpha: float,
     method: est.EstimatorMethod,
     profile: ClaimedProfile | None = None,
+    box: bool = False,
 ) -> JudgedScores:
     """The statistical core of the analysis, from an attack's scores on: the
     threshold chosen on validation rounds (by eps_lo, or by the refutation ratio when
@@ -132,18 +136,58 @@ def judge_scores(
     rule 4). The audit (through :func:`analyse_scores`) and the calibration tests call
     this same function.
 
+    With Clopper-Pearson the test on the test rounds is the exact one
+    (:mod:`dpaudit.audit.stats.calibrated`: its size computed on the claimed
+    boundary), and the threshold is chosen with that test's per-rate level; with
+    Jeffreys (approximate) each rate is bounded at ``alpha / 2`` as before, and so
+    with ``box`` (the test before the exact one, kept for the calibration benchmark's
+    comparison).
+
     >>> y = np.array([0] * 50 + [1] * 50)
     >>> s = y * 10.0
     >>> judge_scores(s, y, s, y, delta=1e-5, alpha=0.05,
     ...              method="clopper_pearson").counts.to_json()
     {'tp': 50, 'fp': 0, 'tn': 50, 'fn': 0}
     """
+    y_t = np.asarray(y_test)
+    n1 = int(np.count_nonzero(y_t == 1))
+    n0 = int(y_t.size - n1)
+    exact = method == "clopper_pearson" and not box and calibrated.applies(n0, n1)
+    # Thresholds are chosen with the per-rate level of the test that will decide.
+    level = (
+        calibrated.deciding_level(profile, n0, n1, alpha=alpha, delta=delta)
+        if exact
+        else alpha / 2.0
+    )
     threshold, direction = select_threshold(
-        s_val, y_val, delta=delta, alpha=alpha, method=method, profile=profile
+        s_val,
+        y_val,
+        delta=delta,
+        alpha=min(2.0 * level, 0.999),
+        method=method,
+        profile=profile,
+        # The exact test: the threshold most likely to land in its rejection set.
+        rejection=calibrated.deciding_counts(profile, n0, n1, alpha=alpha, delta=delta)
+        if exact and profile is not None
+        else None,
+        n_members_test=n1,
     )
     counts = est.AttackCounts.from_scores(
         s_test, y_test, threshold=threshold, direction=direction
     )
+    if exact:
+        judged = calibrated.judge(
+            counts.fp, n0, counts.fn, n1, delta=delta, alpha=alpha, profile=profile
+        )
+        return JudgedScores(
+            threshold=float(threshold),
+            direction=int(direction),
+            counts=counts,
+            eps_emp=judged.eps_emp,
+            point=judged.point,
+            eps_max_attainable=judged.eps_max_attainable,
+            mu_max_attainable=judged.mu_max_attainable,
+        )
     return JudgedScores(
         threshold=float(threshold),
         direction=int(direction),
@@ -152,8 +196,12 @@ def judge_scores(
             est.eps_lower_bound(counts, delta=delta, alpha=alpha, method=method)
         ),
         point=profile_point(
-            counts, delta=delta, alpha=alpha, method=method, profile=profile
+            counts, delta=delta, alpha=alpha, method=method, profile=profile, box=box
         ),
+        eps_max_attainable=float(
+            est.eps_max_attainable(n0, n1, delta=delta, alpha=alpha, method=method)
+        ),
+        mu_max_attainable=mu_max_attainable(n0, n1, alpha=alpha, method=method),
     )
 
 
@@ -164,10 +212,23 @@ def profile_point(
     alpha: float,
     method: est.EstimatorMethod,
     profile: ClaimedProfile | None = None,
+    box: bool = False,
 ) -> PointTest:
-    """The bounded test point of ``counts`` (each rate at ``alpha / 2``, the joint
-    event of eps_lo) judged against ``profile`` (the lines at ``delta``); without a
-    profile, against nothing (for mu_emp and the point alone)."""
+    """The bounded test point of ``counts`` judged against ``profile`` (the lines at
+    ``delta``); without a profile, against nothing (for mu_emp and the point alone).
+    With Clopper-Pearson: the exact test (:func:`calibrated.judge`); with Jeffreys
+    each rate at ``alpha / 2``, the joint event of eps_lo (and so with ``box``)."""
+    n0, n1 = counts.n_non_members, counts.n_members
+    if method == "clopper_pearson" and not box and calibrated.applies(n0, n1):
+        return calibrated.judge(
+            counts.fp,
+            n0,
+            counts.fn,
+            n1,
+            delta=delta,
+            alpha=alpha,
+            profile=profile,
+        ).point
     a = est.rate_upper_bound(
         counts.fp, counts.n_non_members, alpha=alpha / 2, method=method
     )

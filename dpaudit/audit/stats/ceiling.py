@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from dpaudit.audit.stats import calibrated
 from dpaudit.audit.stats.estimators import (
     EstimatorMethod,
     _check_alpha,
@@ -51,13 +52,18 @@ def mu_max_attainable(
     claim at or above it can be refuted with these test rounds.
 
     >>> round(mu_max_attainable(400, 400, alpha=0.05 / 3), 3)
-    4.521
+    4.849
+    >>> round(mu_max_attainable(400, 400, alpha=0.05 / 3, method="jeffreys"), 3)
+    4.76
     """
     n0 = _check_count("n_non_members", n_non_members)
     n1 = _check_count("n_members", n_members)
-    level = _check_alpha(alpha) / 2.0
+    level = _check_alpha(alpha)
     name = _check_method(method)
-    return float(mu_lower_bound(_upper(0, n0, level, name), _upper(0, n1, level, name)))
+    if name == "clopper_pearson" and calibrated.applies(n0, n1):
+        return calibrated.mu_max_attainable(n0, n1, alpha=level)
+    half = level / 2.0
+    return float(mu_lower_bound(_upper(0, n0, half, name), _upper(0, n1, half, name)))
 
 
 def profile_rounds_needed(
@@ -73,18 +79,32 @@ def profile_rounds_needed(
     :func:`~dpaudit.audit.stats.estimators.rounds_needed` does.
 
     >>> profile_rounds_needed(ClaimedProfile(epsilon=4.0, delta=1e-5, gdp_mu=0.925))
-    25
+    10
     >>> profile_rounds_needed(ClaimedProfile(epsilon=4.0, delta=1e-5))
-    510
+    490
     """
     level = _check_alpha(alpha) / 2.0
     name = _check_method(method)
 
-    def refutes(n: int) -> bool:
+    def box_refutes(n: int) -> bool:
         u = _upper(0, n, level, name)
         return bool(refutation_ratios(u, u, claim) > 1.0)
 
-    return fewest_rounds(refutes, split=split, max_rounds=max_rounds)
+    if name != "clopper_pearson":
+        return fewest_rounds(box_refutes, split=split, max_rounds=max_rounds)
+    # The exact test, its search started at the box's answer (a close guess).
+    guess = fewest_rounds(box_refutes, split=(0.0, 0.0, 1.0), max_rounds=max_rounds)
+    if guess is None:  # not even the box at the search limit: none feasible
+        return None
+
+    def refutes(n: int) -> bool:
+        if not calibrated.applies(n, n):  # the box beyond the exact test's sizes
+            return box_refutes(n)
+        return calibrated.refutes_perfectly(
+            claim, n, n, alpha=2.0 * level, delta=claim.delta
+        )
+
+    return fewest_rounds(refutes, split=split, max_rounds=max_rounds, start=guess or 1)
 
 
 def _expected_best(
@@ -96,17 +116,24 @@ def _expected_best(
     ],
     alpha: float,
     method: str,
+    kind: str,
+    delta: float = 0.0,
 ) -> float:
-    """max over thresholds t of E[statistic(U0(FP), U1(FN))] for the Gaussian
-    test ``score >= t`` with non-member N(0, 1) and member N(mu_true, 1), exactly
-    over the binomial laws of FP and FN."""
+    """max over thresholds t of the expected figure (eps_emp or mu_emp, ``kind``) of
+    the Gaussian test ``score >= t`` with non-member N(0, 1) and member N(mu_true, 1),
+    exactly over the binomial laws of FP and FN: with Clopper-Pearson the exact
+    test's family (:mod:`dpaudit.audit.stats.calibrated`), with Jeffreys
+    ``statistic`` of the corner at ``alpha / 2`` per rate."""
     from scipy import stats
     from scipy.optimize import minimize_scalar
 
     k0, k1 = np.arange(n0 + 1), np.arange(n1 + 1)
-    u0 = rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2.0, method)
-    u1 = rate_upper_bounds(k1, np.full(k1.size, n1), alpha / 2.0, method)
-    table = statistic(u0[:, None], u1[None, :])
+    if method == "clopper_pearson" and calibrated.applies(n0, n1):
+        table = calibrated.family(kind, n0, n1, alpha=alpha, delta=delta).table()
+    else:
+        u0 = rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2.0, method)
+        u1 = rate_upper_bounds(k1, np.full(k1.size, n1), alpha / 2.0, method)
+        table = statistic(u0[:, None], u1[None, :])
 
     def expected(t: float) -> float:
         p0 = float(_ndtr(-t))  # FPR of "score >= t" without the target
@@ -147,13 +174,13 @@ def mu_ceiling(
     ``mean mu_emp / mu_ceiling`` near 1 means the attack is as strong as any.
 
     >>> round(mu_ceiling(0.925, 400, 400, alpha=0.05 / 3) / 0.925, 2)
-    0.66
+    0.76
     """
     m = _finite_nonneg("mu_true", mu_true)
     n0 = _check_count("n_non_members", n_non_members)
     n1 = _check_count("n_members", n_members)
     return _expected_best(
-        n0, n1, m, mu_lower_bound, _check_alpha(alpha), _check_method(method)
+        n0, n1, m, mu_lower_bound, _check_alpha(alpha), _check_method(method), "mu"
     )
 
 
@@ -170,7 +197,7 @@ def eps_ceiling(
     as :func:`mu_ceiling`, at its own best threshold.
 
     >>> round(eps_ceiling(0.925, 400, 400, delta=1e-5, alpha=0.05 / 3), 2)
-    0.83
+    0.96
     """
     m = _finite_nonneg("mu_true", mu_true)
     d = _check_delta(delta)
@@ -183,4 +210,6 @@ def eps_ceiling(
         lambda a, b: _eps_from_rates(a, b, d),
         _check_alpha(alpha),
         _check_method(method),
+        "eps",
+        d,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -34,7 +35,17 @@ from dpaudit.audit.stats.profile import (
 )
 from dpaudit.errors import InvalidParameterError
 
-__all__ = ["roc_auc", "roc_curve", "select_threshold"]
+__all__ = [
+    "POWER_TOLERANCE",
+    "plug_in_power",
+    "roc_auc",
+    "roc_curve",
+    "select_threshold",
+]
+
+#: Thresholds whose plug-in power is within this fraction of the best are near-best;
+#: the middle one is chosen (:func:`select_threshold`).
+POWER_TOLERANCE = 0.1
 
 # ---------------------------------------------------------------- threshold choice
 
@@ -47,8 +58,20 @@ def select_threshold(
     alpha: float = 0.05,
     method: EstimatorMethod = "clopper_pearson",
     profile: ClaimedProfile | None = None,
+    rejection: NDArray[np.int64] | None = None,
+    n_members_test: int | None = None,
 ) -> tuple[float, int]:
     """Chooses the decision threshold and score direction that maximise eps_lo.
+
+    With ``rejection`` (the deciding test's rejection set on the test rounds:
+    ``rejection[k0]`` the largest FN count rejected with ``k0`` FPs, out of
+    ``len(rejection) - 1`` non-member and ``n_members_test`` member test rounds) the
+    threshold maximises instead the test's *plug-in power*: the probability that the
+    test rejects if the true error rates were the validation rates (smoothed as
+    ``(k + 1/2) / (n + 1)``), exactly over the two binomials: among the thresholds
+    within :data:`POWER_TOLERANCE` of the best power (it is flat near its best and
+    noisy), the best validation Youden J, then the middle one; where no threshold has
+    any power (all below 1e-9) the choice falls back to the statistic below.
 
     With a ``profile`` that states more than the (epsilon, delta) lines
     (:attr:`ClaimedProfile.has_profile`) the statistic maximised is instead the
@@ -135,6 +158,27 @@ def select_threshold(
     # Direction -1, threshold v: rounds with score <= v are guessed member.
     tp_dn, fp_dn = cum_m[last], cum_n[last]
     eps_dn = statistic(fp_dn, n0_arr, n1 - tp_dn, n1_arr, d, level, name)
+    if rejection is not None and n_members_test is not None:
+        power_up = plug_in_power(n0 - tn_up, n0, fn_up, n1, rejection, n_members_test)
+        power_dn = plug_in_power(fp_dn, n0, n1 - tp_dn, n1, rejection, n_members_test)
+        top = max(float(power_up.max()), float(power_dn.max()))
+        if top > 1e-9:
+            # The plug-in power is flat near its best and noisy: the middle of the
+            # thresholds within POWER_TOLERANCE of the best is a steadier choice
+            # than the noisy maximum (in the direction that reaches the best).
+            power, direction = (
+                (power_up, 1) if float(power_up.max()) >= top else (power_dn, -1)
+            )
+            near = np.flatnonzero(power >= (1.0 - POWER_TOLERANCE) * top)
+            # Among them the best validation Youden J (a perfect attack keeps a
+            # perfect threshold), then the middle one.
+            j_near = (
+                (n1 - fn_up[near]) / max(n1, 1) - (n0 - tn_up[near]) / max(n0, 1)
+                if direction == 1
+                else tp_dn[near] / max(n1, 1) - fp_dn[near] / max(n0, 1)
+            )
+            pick = near[j_near >= j_near.max() - 1e-12]
+            return float(values[pick[(pick.size - 1) // 2]]), direction
 
     best = max(float(eps_up.max()), float(eps_dn.max()))
     # Among thresholds tied at the best eps_lo (all tie at 0 when the validation set
@@ -151,6 +195,56 @@ def select_threshold(
         if tied.size:
             return float(values[tied[(tied.size - 1) // 2]]), direction
     raise AssertionError("unreachable: the maximum is attained")  # pragma: no cover
+
+
+def plug_in_power(
+    fp: NDArray[np.int64],
+    n0: int,
+    fn: NDArray[np.int64],
+    n1: int,
+    rejection: NDArray[np.int64],
+    n1_test: int,
+) -> NDArray[np.float64]:
+    """The probability that the test with rejection set ``rejection`` rejects on
+    ``len(rejection) - 1`` + ``n1_test`` test rounds when the error rates are the
+    validation rates ``fp / n0`` and ``fn / n1``, smoothed as ``(k + 1/2) / (n + 1)``
+    (one value per candidate; exact over the two binomials).
+
+    >>> g = np.array([3, 1, -1, -1, -1])  # reject (0, <=3) and (1, <=1) of 4 + 4
+    >>> [round(float(p), 3) for p in plug_in_power(np.array([0, 20]), 40,
+    ...                                            np.array([0, 20]), 40, g, 4)]
+    [0.999, 0.137]
+    """
+    from scipy import special
+
+    n0_test = rejection.size - 1
+    x = (np.asarray(fp, np.float64) + 0.5) / (n0 + 1.0)  # in (0, 1)
+    y = (np.asarray(fn, np.float64) + 0.5) / (n1 + 1.0)
+    rejected_any = np.flatnonzero(rejection >= 0)
+    if rejected_any.size == 0:
+        return np.zeros(x.size)
+    # A down-set: no FP count above the last rejected one contributes.
+    rejection = rejection[: int(rejected_any[-1]) + 1]
+
+    def pmf(n: int, k: NDArray[np.float64], p: NDArray[np.float64]) -> Any:
+        log_choose = (
+            special.gammaln(n + 1.0)
+            - special.gammaln(k + 1.0)
+            - special.gammaln(n - k + 1.0)
+        )
+        return np.exp(
+            log_choose[None, :]
+            + k[None, :] * np.log(p)[:, None]
+            + (n - k)[None, :] * np.log1p(-p)[:, None]
+        )
+
+    pmf0 = pmf(n0_test, np.arange(rejection.size, dtype=np.float64), x)
+    # P(Bin(n1, y) <= m) by cumulative sums (a selection heuristic: no bound rests
+    # on it), with a 0 in front for the counts that reject nothing (-1).
+    cdf1 = np.cumsum(pmf(n1_test, np.arange(n1_test + 1, dtype=np.float64), y), axis=1)
+    cdf1 = np.concatenate((np.zeros((y.size, 1)), np.minimum(cdf1, 1.0)), axis=1)
+    cdf = cdf1[:, rejection + 1]
+    return np.asarray(np.sum(pmf0 * cdf, axis=1), np.float64)
 
 
 # --------------------------------------------------------------------------- ROC

@@ -52,6 +52,7 @@ from dpaudit.audit.result.model import (
     TargetCandidate,
     freeze,
 )
+from dpaudit.audit.stats import calibrated
 from dpaudit.audit.stats import estimators as est
 from dpaudit.audit.stats.ceiling import profile_rounds_needed
 from dpaudit.audit.stats.claimnotes import over_budget_note
@@ -229,12 +230,18 @@ def power_of(
     and whether the release was the same in every round of both worlds."""
     eps_claimed = float(claim.epsilon if claim.epsilon is not None else math.nan)
     needed = (
-        est.rounds_needed(
-            eps_claimed=eps_claimed,
-            delta=delta,
-            alpha=alpha,
-            split=config.fractions,
-            method=config.estimator,
+        (
+            calibrated.rounds_needed(
+                eps_claimed=eps_claimed, delta=delta, alpha=alpha, split=config.fractions
+            )
+            if config.estimator == "clopper_pearson"  # the exact test's
+            else est.rounds_needed(
+                eps_claimed=eps_claimed,
+                delta=delta,
+                alpha=alpha,
+                split=config.fractions,
+                method=config.estimator,
+            )
         )
         if np.isfinite(eps_claimed)
         else None

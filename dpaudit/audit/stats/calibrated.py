@@ -1,0 +1,493 @@
+"""eps_emp, mu_emp and the verdict from the exact test (:mod:`dpaudit.audit.stats.exact`).
+
+Pure functions and frozen dataclasses; the families and calibrated levels are cached
+per process (they depend only on the test sizes, the level, delta and the claim).
+
+*A family of exact tests.* For the (epsilon, delta) lines (the ``"eps"`` family) and
+the GDP curves (``"mu"``) the values ``v_j = j * step`` cut ``[0, inf)`` into
+intervals ``(v_{j-1}, v_j]`` (``v_0 = 0`` alone). Interval ``j`` is tested at the
+per-rate level ``a_j``: the largest level, at most ``a_{j-1}``, whose down-set
+``S_j = {statistic of the corner at a_j > v_{j-1}}`` has size at most ``alpha`` on the
+region of ``v_j``, which contains the region of every value of the interval. A value
+``v`` of interval ``j`` is rejected when the corner's statistic exceeds ``v``; since
+the levels do not increase with ``j`` the rejected values form an interval
+``[0, value)``, and ``value`` (eps_emp, mu_emp) is a lower confidence bound: if the
+truth is ``v``, ``P(value > v) <= P(v rejected) <= alpha``.
+
+*The claim's test.* For a claim that states a profile, the level is calibrated on the
+claim's own region (every stated region at once); the verdict is VIOLATION iff the
+corner at that level lies outside it (:func:`judge_counts`). A claim of the lines
+alone is decided by its family: VIOLATION iff eps_emp > epsilon.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpaudit.audit.stats import exact
+from dpaudit.audit.stats.estimators import _eps_from_rates
+from dpaudit.audit.stats.profile import (
+    ZCDP_GRID,
+    ZCDP_SELECTION_GRID,
+    ClaimedProfile,
+    PointTest,
+    _renyi_ratios,
+    judge_point,
+    refutation_ratios,
+)
+from dpaudit.audit.stats.tradeoff import mu_lower_bound
+
+__all__ = [
+    "STEPS",
+    "Family",
+    "applies",
+    "claim_level",
+    "family",
+    "judge_counts",
+]
+
+applies = exact.applies
+
+#: The width of the families' intervals.
+STEPS: dict[str, float] = {"eps": 0.02, "mu": 0.02}
+
+
+Statistic = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]]
+
+
+def _statistic(kind: str, delta: float) -> Statistic:
+    if kind == "eps":
+        return lambda a, b: _eps_from_rates(a, b, delta)
+    return lambda a, b: mu_lower_bound(a, b)
+
+
+def _boundary(kind: str, value: float, delta: float) -> exact.Boundary:
+    if kind == "eps":
+        return exact.lines_boundary(value, delta)
+    return exact.gdp_boundary(value)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Family:
+    """A family of exact tests (see the module's text) on ``n0`` + ``n1`` test rounds.
+
+    Attributes:
+        kind: ``"eps"`` (the lines at ``delta``) or ``"mu"`` (GDP).
+        values: ``v_j``, the right ends of the intervals tested.
+        levels: ``a_j`` as indices into :data:`exact.LEVELS` (non-increasing).
+        counts: ``g_j[k0]``, the largest FN count in ``S_j`` with ``k0`` FPs.
+    """
+
+    kind: str
+    n0: int
+    n1: int
+    method: str
+    delta: float
+    values: NDArray[np.float64]
+    levels: NDArray[np.int64]
+    counts: NDArray[np.int64]
+
+    def corner(self, j: int, fp: int, fn: int) -> tuple[float, float]:
+        """The corner of ``fp``, ``fn`` errors at interval ``j``'s level."""
+        level = int(self.levels[j])
+        return (
+            float(exact.corner(self.n0, self.method, level)[fp]),
+            float(exact.corner(self.n1, self.method, level)[fn]),
+        )
+
+    def value(self, fp: int, fn: int) -> float:
+        """eps_emp (mu_emp) of ``fp`` and ``fn`` test errors: the end of the rejected
+        values ``[0, value)``; 0 when none is rejected."""
+        if self.values.size == 0:
+            return 0.0
+        j = int(np.count_nonzero(self.counts[:, fp] >= fn)) - 1
+        if j < 0:
+            return 0.0
+        a, b = self.corner(j, fp, fn)
+        stat = float(_statistic(self.kind, self.delta)(np.asarray(a), np.asarray(b)))
+        return min(stat, float(self.values[j]))
+
+    def table(self) -> NDArray[np.float64]:
+        """:meth:`value` of every ``(fp, fn)``, shape ``(n0 + 1, n1 + 1)``."""
+        out = np.zeros((self.n0 + 1, self.n1 + 1))
+        if self.values.size == 0:
+            return out
+        fn = np.arange(self.n1 + 1)
+        stat = _statistic(self.kind, self.delta)
+        # j(fp, fn): the number of intervals whose S_j holds the counts, less one.
+        j = (self.counts[:, :, None] >= fn[None, None, :]).sum(axis=0) - 1
+        for level in np.unique(self.levels):
+            u0 = exact.corner(self.n0, self.method, int(level))
+            u1 = exact.corner(self.n1, self.method, int(level))
+            pick = (j >= 0) & (self.levels[np.maximum(j, 0)] == level)
+            rows, cols = np.nonzero(pick)
+            vals = np.minimum(stat(u0[rows], u1[cols]), self.values[j[rows, cols]])
+            out[rows, cols] = vals
+        return out
+
+    def rejects(self, fp: int, fn: int, value: float) -> bool:
+        """Whether these counts reject ``value`` (``self.value(fp, fn) > value``)."""
+        return self.value(fp, fn) > value
+
+
+@functools.lru_cache(maxsize=32)
+def family(
+    kind: str,
+    n0: int,
+    n1: int,
+    *,
+    alpha: float,
+    delta: float,
+    method: str = "clopper_pearson",
+    until: float = math.inf,
+) -> Family:
+    """The family of ``kind`` at these test sizes and this level, up to the first
+    interval a perfect attack cannot reject (or past ``until``)."""
+    step = STEPS[kind]
+    stat = _statistic(kind, delta)
+    values: list[float] = []
+    levels: list[int] = []
+    counts: list[NDArray[np.int64]] = []
+    level: int | None = None
+    j = 0
+    while j == 0 or values[-1] <= until:
+        rule = max(j - 1, 0) * step
+
+        def outside(
+            a: NDArray[np.float64], b: NDArray[np.float64], r: float = rule
+        ) -> NDArray[np.bool_]:
+            return np.asarray(stat(a, b) > r)
+
+        found = exact.largest_level(
+            n0,
+            n1,
+            method=method,
+            alpha=alpha,
+            outside=outside,
+            boundary=_boundary(kind, j * step, delta),
+            below=level,
+        )
+        if found is None or found[1][0] < 0:
+            break
+        level, g = found
+        values.append(j * step)
+        levels.append(level)
+        counts.append(g)
+        j += 1
+    return Family(
+        kind=kind,
+        n0=n0,
+        n1=n1,
+        method=method,
+        delta=delta,
+        values=np.asarray(values, np.float64),
+        levels=np.asarray(levels, np.int64),
+        counts=np.asarray(counts, np.int64).reshape(len(values), n0 + 1),
+    )
+
+
+# ------------------------------------------------------------------ the claim's test
+
+
+def _claim_outside(claim: ClaimedProfile) -> exact.Outside:
+    return lambda a, b: np.asarray(
+        refutation_ratios(a, b, claim, zcdp_orders=ZCDP_GRID) > 1.0
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _claim_boundary(claim: ClaimedProfile) -> exact.Boundary:
+    """A lower bound of the boundary of every region the claim states at once: the
+    largest of the lines', the GDP curve's and the Renyi regions' (bisection, its
+    lower end; zCDP on :data:`ZCDP_SELECTION_GRID` only, a larger region, so a lower
+    boundary). Values are kept per rate: the size is bounded on the same grids."""
+    lines = exact.lines_boundary(claim.epsilon, claim.delta)
+    gdp = None if claim.gdp_mu is None else exact.gdp_boundary(claim.gdp_mu)
+    renyi = claim.zcdp_rho is not None or bool(claim.rdp_orders)
+    known: dict[float, float] = {}
+
+    def compute(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        y = lines(x)
+        if gdp is not None:
+            y = np.maximum(y, gdp(x))
+        if renyi:
+            lo, hi = np.zeros_like(x), np.clip(1.0 - x, 0.0, 1.0)
+            for _ in range(30):
+                mid = (lo + hi) / 2.0
+                refuted = _renyi_ratios(x, mid, claim, ZCDP_SELECTION_GRID) > 1.0
+                lo = np.where(refuted, mid, lo)
+                hi = np.where(refuted, hi, mid)
+            y = np.maximum(y, lo)
+        return y
+
+    def f(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        keys = x.tolist()
+        missing = sorted({k for k in keys if k not in known})
+        if missing:
+            known.update(zip(missing, compute(np.asarray(missing)).tolist()))
+        return np.asarray([known[k] for k in keys], np.float64)
+
+    return f
+
+
+@functools.lru_cache(maxsize=256)
+def claim_level(
+    claim: ClaimedProfile, n0: int, n1: int, *, alpha: float, method: str
+) -> int | None:
+    """The calibrated level (an index into :data:`exact.LEVELS`) of the test of
+    ``claim``'s whole region; ``None`` when no level keeps the size at ``alpha``."""
+    found = exact.largest_level(
+        n0,
+        n1,
+        method=method,
+        alpha=alpha,
+        outside=_claim_outside(claim),
+        boundary=_claim_boundary(claim),
+    )
+    return None if found is None else found[0]
+
+
+def judge_counts(
+    fp: int, n0: int, fn: int, n1: int, *, claim: ClaimedProfile, alpha: float
+) -> PointTest:
+    """The claim's calibrated test of these counts: the corner at
+    :func:`claim_level`, judged against every stated region; the ratio is the one
+    the level was calibrated with (zCDP on :data:`ZCDP_GRID`), so ``ratio > 1`` iff
+    the counts lie in the calibrated rejection set."""
+    level = claim_level(claim, n0, n1, alpha=alpha, method="clopper_pearson")
+    if level is None:  # pragma: no cover - LEVELS[0] = 1e-9 is always valid
+        return judge_point(1.0, 1.0, claim)
+    a = float(exact.corner(n0, "clopper_pearson", level)[fp])
+    b = float(exact.corner(n1, "clopper_pearson", level)[fn])
+    point = judge_point(a, b, claim)
+    ratio = float(refutation_ratios(a, b, claim, zcdp_orders=ZCDP_GRID))
+    regions = point.regions_violated if ratio > 1.0 else ()
+    if ratio > 1.0 and claim.zcdp_rho is not None:
+        z = float(_renyi_ratios(np.asarray(a), np.asarray(b), claim)) > 1.0
+        regions = tuple(r for r in regions if z or not r.startswith("zcdp@"))
+    return replace(point, ratio=ratio, regions_violated=regions)
+
+
+# ----------------------------------------------------------------- what an audit uses
+
+
+def _interval(kind: str, value: float, size: int) -> int:
+    """The index of the interval holding ``value`` (the last one past the end)."""
+    if not math.isfinite(value):
+        return max(size - 1, 0)
+    return min(max(math.ceil(value / STEPS[kind] - 1e-9), 0), max(size - 1, 0))
+
+
+def _families(n0: int, n1: int, alpha: float, delta: float) -> tuple[Family, Family]:
+    return (
+        family("eps", n0, n1, alpha=alpha, delta=delta),
+        family("mu", n0, n1, alpha=alpha, delta=0.0),
+    )
+
+
+def deciding_level(
+    profile: ClaimedProfile | None, n0: int, n1: int, *, alpha: float, delta: float
+) -> float:
+    """The per-rate level of the test that decides on ``n0`` + ``n1`` test rounds:
+    the claim's calibrated level (a claim with a profile) or its interval's level in
+    the eps family (the lines alone; the first interval without a claim). Threshold
+    selection on validation rounds uses it."""
+    if profile is not None and profile.has_profile:
+        claim = replace(profile, delta=delta)
+        level = claim_level(claim, n0, n1, alpha=alpha, method="clopper_pearson")
+        return float(exact.LEVELS[0 if level is None else level])
+    eps = _families(n0, n1, alpha, delta)[0]
+    if eps.levels.size == 0:
+        return float(exact.LEVELS[0])
+    claimed = 0.0 if profile is None else profile.epsilon
+    return float(exact.LEVELS[eps.levels[_interval("eps", claimed, eps.levels.size)]])
+
+
+@functools.lru_cache(maxsize=256)
+def _deciding_counts(
+    profile: ClaimedProfile | None, n0: int, n1: int, alpha: float, delta: float
+) -> NDArray[np.int64]:
+    level = deciding_level(profile, n0, n1, alpha=alpha, delta=delta)
+    index = int(np.argmin(np.abs(exact.LEVELS - level)))
+    u0 = exact.corner(n0, "clopper_pearson", index)
+    u1 = exact.corner(n1, "clopper_pearson", index)
+    if profile is not None and profile.has_profile:
+        outside = _claim_outside(replace(profile, delta=delta))
+    else:
+        claimed = 0.0 if profile is None else profile.epsilon
+
+        def outside(
+            a: NDArray[np.float64], b: NDArray[np.float64]
+        ) -> NDArray[np.bool_]:
+            return np.asarray(_eps_from_rates(a, b, delta) > claimed)
+
+    out = exact.boundary_counts(u0, u1, outside)
+    out.setflags(write=False)
+    return out
+
+
+def deciding_counts(
+    profile: ClaimedProfile | None, n0: int, n1: int, *, alpha: float, delta: float
+) -> NDArray[np.int64]:
+    """The rejection set of the test that decides (as :func:`deciding_level`):
+    ``g[k0]`` the largest FN count it rejects with ``k0`` FPs (-1: none); without a
+    claim, the counts whose eps_emp exceeds 0. Threshold selection maximises the
+    probability of landing in it (:func:`~dpaudit.audit.stats.thresholds.plug_in_power`)."""
+    return _deciding_counts(profile, n0, n1, alpha, delta)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ExactResult:
+    """One attack's figures from the exact test.
+
+    Attributes:
+        eps_emp: the eps family's lower bound (at most the claimed epsilon unless
+            the claim is refuted).
+        mu_emp: the mu family's (at most a claimed mu unless refuted).
+        eps_max_attainable: ``eps_emp`` of a perfect attack (no claim).
+        mu_max_attainable: ``mu_emp`` of a perfect attack.
+        point: the deciding test's corner, ratio and regions (``eps_lo`` and
+            ``mu_emp`` set to the two above).
+    """
+
+    eps_emp: float
+    mu_emp: float
+    eps_max_attainable: float
+    mu_max_attainable: float
+    point: PointTest
+
+
+def _ratio(value: float, claimed: float) -> float:
+    if claimed > 0.0:
+        return value / claimed
+    return math.inf if value > 0.0 else 0.0
+
+
+def judge(
+    fp: int,
+    n0: int,
+    fn: int,
+    n1: int,
+    *,
+    delta: float,
+    alpha: float,
+    profile: ClaimedProfile | None = None,
+) -> ExactResult:
+    """The exact test of ``fp`` of ``n0`` and ``fn`` of ``n1`` test errors against
+    ``profile`` (at ``delta``; ``None``: no claim, the figures alone).
+
+    A claim with a profile is decided by its calibrated test (:func:`judge_counts`);
+    where it is not refuted, eps_emp and mu_emp are reported at most the claimed
+    epsilon and mu (a smaller lower bound is still one), so no figure contradicts the
+    verdict. A claim of the lines alone: ratio ``eps_emp / epsilon``.
+
+    >>> r = judge(0, 400, 0, 400, delta=1e-5, alpha=0.05 / 3)
+    >>> round(r.eps_emp, 2), round(r.mu_emp, 2), r.eps_emp == r.eps_max_attainable
+    (4.44, 4.85, True)
+    """
+    eps, mu = _families(n0, n1, alpha, delta)
+    eps_emp, mu_emp = eps.value(fp, fn), mu.value(fp, fn)
+    top_eps, top_mu = eps.value(0, 0), mu.value(0, 0)
+    if profile is not None and profile.has_profile:
+        claim = replace(profile, delta=delta)
+        point = judge_counts(fp, n0, fn, n1, claim=claim, alpha=alpha)
+        if point.ratio <= 1.0:
+            eps_emp = min(eps_emp, claim.epsilon)
+            if claim.gdp_mu is not None:
+                mu_emp = min(mu_emp, claim.gdp_mu)
+        point = replace(point, eps_lo=eps_emp, mu_emp=mu_emp)
+    else:
+        claimed = math.inf if profile is None else profile.epsilon
+        if eps.levels.size:
+            a, b = eps.corner(_interval("eps", claimed, eps.levels.size), fp, fn)
+        else:
+            a, b = 1.0, 1.0
+        ratio = 0.0 if profile is None else _ratio(eps_emp, claimed)
+        point = PointTest(
+            fpr_upper=a,
+            fnr_upper=b,
+            eps_lo=eps_emp,
+            mu_emp=mu_emp,
+            ratio=ratio,
+            regions_violated=("lines",) if ratio > 1.0 else (),
+        )
+    return ExactResult(
+        eps_emp=eps_emp,
+        mu_emp=mu_emp,
+        eps_max_attainable=top_eps,
+        mu_max_attainable=top_mu,
+        point=point,
+    )
+
+
+def refutes_perfectly(
+    profile: ClaimedProfile, n0: int, n1: int, *, alpha: float, delta: float
+) -> bool:
+    """Whether a perfect attack (no test error) refutes the claim on these rounds."""
+    return (
+        judge(0, n0, 0, n1, delta=delta, alpha=alpha, profile=profile).point.ratio > 1.0
+    )
+
+
+def eps_max_attainable(n0: int, n1: int, *, alpha: float, delta: float) -> float:
+    """The largest eps_emp of the exact test on these rounds (a perfect attack).
+
+    >>> round(eps_max_attainable(400, 400, alpha=0.05, delta=1e-5), 2)
+    4.69
+    """
+    return _families(n0, n1, alpha, delta)[0].value(0, 0)
+
+
+def mu_max_attainable(n0: int, n1: int, *, alpha: float) -> float:
+    """The largest mu_emp of the exact test on these rounds (a perfect attack)."""
+    return _families(n0, n1, alpha, 0.0)[1].value(0, 0)
+
+
+def rounds_needed(
+    *,
+    eps_claimed: float,
+    delta: float,
+    alpha: float,
+    split: tuple[float, float, float] = (0.4, 0.2, 0.4),
+    max_rounds: int = 10_000_000,
+) -> int | None:
+    """The fewest rounds per world whose perfect attack refutes ``eps_claimed`` by
+    the exact test (eps_emp > epsilon), split as
+    :func:`~dpaudit.audit.stats.estimators.rounds_needed` splits them.
+
+    With 7 + 7 test rounds and no error the exact test refutes epsilon 1 (no
+    (1, 1e-5)-DP mechanism makes no error in 14 rounds with probability above 0.0125),
+    where the per-rate box needs 12 + 12 (30 rounds per world):
+
+    >>> rounds_needed(eps_claimed=1.0, delta=1e-5, alpha=0.05)
+    16
+    """
+    from dpaudit.audit.stats.estimators import eps_max_attainable as box_max
+    from dpaudit.audit.stats.sizing import fewest_rounds
+
+    def refutes(n: int) -> bool:
+        if not applies(n, n):  # the per-rate box beyond the exact test's sizes
+            return box_max(n, n, delta=delta, alpha=alpha) > eps_claimed
+        until = eps_claimed + STEPS["eps"]
+        fam = family("eps", n, n, alpha=alpha, delta=delta, until=until)
+        return fam.value(0, 0) > eps_claimed
+
+    # The box's answer (cheap) is a close guess: the search starts there.
+    guess, lo = 1, 0
+    while box_max(guess, guess, delta=delta, alpha=alpha) <= eps_claimed:
+        if guess >= max_rounds:
+            return None  # not even the box at the search limit: none feasible
+        lo, guess = guess, min(2 * guess, max_rounds)
+    while guess - lo > 1:
+        mid = (lo + guess) // 2
+        if box_max(mid, mid, delta=delta, alpha=alpha) > eps_claimed:
+            guess = mid
+        else:
+            lo = mid
+    return fewest_rounds(refutes, split=split, max_rounds=max_rounds, start=guess)

@@ -1,0 +1,354 @@
+"""The exact size of the audit's test on a claimed region, and its calibrated level.
+
+Pure functions: no I/O, no random numbers; float64 throughout; the binomial tables
+and calibrated levels are cached per process (they depend only on the test sizes, the
+level and the region).
+
+The test. An attack's test rounds give ``FP ~ Bin(n0, x)`` and ``FN ~ Bin(n1, y)``,
+independent, with ``(x, y)`` its true error rates. A claim allows a region
+``R = {(x, y): y >= f(x)}`` of them, upward closed with ``f`` non-increasing
+(:mod:`dpaudit.audit.stats.profile`). The test rejects on a *down-set* ``S`` of counts
+(fewer errors, more evidence): the counts whose Clopper-Pearson corner at a per-rate
+level ``a`` lies outside the region. ``P_{x, y}(S)`` decreases in both rates (each
+binomial is stochastically increasing in its rate), so the size
+``sup over R of P(S)`` is attained on the boundary ``y = f(x)``; between two grid
+points ``x_i <= x <= x_{i+1}``, ``P_{x, f(x)}(S) <= P_{x_i, f(x_{i+1})}(S)`` since ``f``
+decreases, and a lower bound of ``f(x_{i+1})`` on the grid of rates only raises the
+bound. :func:`size` is this rigorous upper bound (counts out of the binomials'
+computed range add their whole mass); :func:`largest_level` the largest level of
+:data:`LEVELS` whose size is at most the attack's ``alpha`` (docs/soundness.md,
+"The exact test of the claimed region").
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpaudit.audit.stats.estimators import rate_upper_bounds
+
+__all__ = [
+    "EXACT_MAX_N",
+    "GRID",
+    "LEVELS",
+    "applies",
+    "boundary_counts",
+    "corner",
+    "largest_level",
+    "size",
+]
+
+#: The most test rounds per world the exact test is computed for: its tables grow
+#: as the grid times the rounds (above it the audit keeps the per-rate box, valid and
+#: more cautious; :func:`applies`).
+EXACT_MAX_N = 5000
+
+
+def applies(n0: int, n1: int) -> bool:
+    """Whether the exact test is computed for ``n0`` + ``n1`` test rounds."""
+    return 0 < n0 <= EXACT_MAX_N and 0 < n1 <= EXACT_MAX_N
+
+
+#: The per-rate levels a calibrated test may use: log-spaced, each 10% above the
+#: last, from 1e-9 to 0.5 (a one-sided bound at 0.5 is the median).
+LEVELS: NDArray[np.float64] = np.geomspace(1e-9, 0.5, 211)
+
+#: The fine grid of true rates (FPRs and FNRs alike): 0, 1 and the logistic of
+#: -18 .. 18 in steps of 0.005 (0.5% apart near 0 and 1).
+FINE: NDArray[np.float64] = np.concatenate(
+    ([0.0], 1.0 / (1.0 + np.exp(-np.linspace(-18.0, 18.0, 7201))), [1.0])
+)
+#: The coarse grid the size is first bounded on: every eighth fine rate (0 and 1
+#: kept); an interval whose coarse bound exceeds the level is bounded again on the
+#: eight fine intervals it holds.
+GRID: NDArray[np.float64] = FINE[::8]
+_STEP = 8
+
+
+#: Sizes are compared with ``alpha (1 - _SLACK)``: the sums' rounding is ~1e-15.
+_SLACK = 1e-9
+
+Outside = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.bool_]]
+
+
+@functools.lru_cache(maxsize=1024)
+def corner(n: int, method: str, level: int) -> NDArray[np.float64]:
+    """The one-sided upper bounds of ``k = 0..n`` errors out of ``n`` at
+    ``LEVELS[level]`` (read-only)."""
+    k = np.arange(n + 1)
+    out = rate_upper_bounds(k, np.full(n + 1, n), float(LEVELS[level]), method)
+    out.setflags(write=False)
+    return out
+
+
+def _window(n: int, rates: NDArray[np.float64]) -> tuple[NDArray[np.int64], int]:
+    """Per rate, the first count of a window of ``width`` counts holding all but a
+    negligible mass of ``Bin(n, x)`` (8 standard deviations and 8 counts either
+    side; what falls outside is added whole, so the window only affects tightness)."""
+    half = 8.0 * np.sqrt(n * rates * (1.0 - rates)) + 8.0
+    lo = np.clip(np.floor(n * rates - half), 0, n).astype(np.int64)
+    width = int(min(n + 1, np.ceil(2.0 * np.max(half)) + 2))
+    return np.minimum(lo, n + 1 - width), width
+
+
+def _tails_at(
+    n: int, rates: NDArray[np.float64], m: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``P(Bin(n, x) <= m)`` and ``P(Bin(n, x) > m)`` (broadcast), exact at the edges
+    (``m < 0``, ``m >= n``, ``x`` 0 or 1), from the regularised incomplete beta."""
+    from scipy import special
+
+    x = np.broadcast_to(rates, np.broadcast_shapes(rates.shape, m.shape))
+    mm = np.broadcast_to(m, x.shape)
+    safe = np.clip(mm, 0, max(n - 1, 0))
+    with np.errstate(invalid="ignore"):
+        cdf = special.bdtr(safe, n, x)
+        sf = special.bdtrc(safe, n, x)
+    cdf = np.where(x == 0.0, 1.0, np.where(x == 1.0, 0.0, cdf))
+    sf = np.where(x == 0.0, 0.0, np.where(x == 1.0, 1.0, sf))
+    cdf = np.where(mm < 0, 0.0, np.where(mm >= n, 1.0, cdf))
+    sf = np.where(mm < 0, 1.0, np.where(mm >= n, 0.0, sf))
+    return np.asarray(cdf, np.float64), np.asarray(sf, np.float64)
+
+
+def _pmf_rows(
+    n0: int, rates: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+    """Per rate ``x_i``: the ``Bin(n0, x_i)`` probabilities of the counts in a window
+    (:func:`_window`), their counts, and the mass outside the window (added whole:
+    an upper bound, exact to rounding)."""
+    lo, width = _window(n0, rates)
+    idx = lo[:, None] + np.arange(width)[None, :]
+    edges = np.concatenate((idx[:, :1] - 1, idx), axis=1).astype(np.float64)
+    cdf, sf = _tails_at(n0, rates[:, None], edges)
+    # pmf(k) from whichever tail is smaller (no cancellation against 1).
+    lower = cdf[:, 1:] - cdf[:, :-1]
+    upper = sf[:, :-1] - sf[:, 1:]
+    pmf = np.maximum(np.where(cdf[:, 1:] < 0.5, lower, upper), 0.0)
+    tail = cdf[:, 0] + sf[:, -1]
+    return pmf, idx, np.asarray(tail, np.float64)
+
+
+def _cdf_rows(n1: int, rates: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``P(Bin(n1, y) <= m - 1)`` for ``m = 0..n1 + 1``, one row per rate: exact in
+    a window (:func:`_window`), and outside it bounded from above (below the window
+    by the mass below it, above it by 1), so probabilities built on it are upper
+    bounds."""
+    lo, width = _window(n1, rates)
+    m = np.arange(-1, n1 + 1)[None, :]
+    inside = (m >= lo[:, None] - 1) & (m < lo[:, None] + width)
+    rows, cols = np.nonzero(inside)
+    out = np.where(m < lo[:, None] - 1, 0.0, 1.0) * np.ones((rates.size, 1))
+    out[rows, cols] = _tails_at(n1, rates[rows], m[0, cols].astype(np.float64))[0]
+    below = _tails_at(n1, rates, (lo - 1).astype(np.float64))[0]
+    out = np.where(m < lo[:, None] - 1, below[:, None], out)
+    return np.asarray(out, np.float64)
+
+
+@functools.lru_cache(maxsize=16)
+def _tables(
+    n0: int, n1: int
+) -> tuple[
+    NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]
+]:
+    """:func:`_pmf_rows` of ``n0`` on :data:`GRID` and ``P(Bin(n1, y_j) <= m - 1)``
+    for ``m = 0..n1 + 1`` (rows: :data:`GRID`)."""
+    pmf, idx, tail = _pmf_rows(n0, GRID)
+    cdf1 = _cdf_rows(n1, GRID)
+    for arr in (pmf, idx, tail, cdf1):
+        arr.setflags(write=False)
+    return pmf, idx, tail, cdf1
+
+
+class _Rows:
+    """Rows of a table on :data:`FINE`, computed when first needed and kept in a
+    growing array (a bounded interval touches few of them)."""
+
+    def __init__(self, width: int, dtype: type = np.float64) -> None:
+        self.data: NDArray[Any] = np.zeros((64, width), dtype=dtype)
+        self.at = np.full(FINE.size, -1, dtype=np.int64)
+        self.size = 0
+
+    def missing(self, rows: NDArray[np.int64]) -> NDArray[np.int64]:
+        return np.unique(rows[self.at[rows] < 0])
+
+    def add(self, rows: NDArray[np.int64], values: NDArray[Any]) -> None:
+        end = self.size + rows.size
+        if end > self.data.shape[0]:
+            grown = np.zeros((max(end, 2 * self.data.shape[0]), self.data.shape[1]))
+            grown = grown.astype(self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size : end, : values.shape[1]] = values
+        self.at[rows] = np.arange(self.size, end)
+        self.size = end
+
+    def __getitem__(self, rows: NDArray[np.int64]) -> NDArray[Any]:
+        return self.data[self.at[rows]]
+
+
+class _FineRows:
+    """The tables of :func:`_tables` on :data:`FINE`, row by row when needed."""
+
+    def __init__(self, n0: int, n1: int) -> None:
+        self.n0, self.n1 = n0, n1
+        width = _window(n0, np.array([0.5]))[1]  # the widest window
+        self.pmf = _Rows(width)
+        self.idx = _Rows(width, np.int64)
+        self.tail = np.zeros(FINE.size)
+        self.cdf = _Rows(n1 + 2)
+
+    def probabilities(
+        self, i: NDArray[np.int64], j: NDArray[np.int64], g: NDArray[np.int64]
+    ) -> NDArray[np.float64]:
+        """``P_{FINE[i], FINE[j]}(S)`` for each pair (upper bounds, as :func:`size`)."""
+        new_i = self.pmf.missing(i)
+        if new_i.size:
+            pmf, idx, tail = _pmf_rows(self.n0, FINE[new_i])
+            self.pmf.add(new_i, pmf)
+            # Padding counts repeat the last (their probability is 0).
+            pad = self.idx.data.shape[1] - idx.shape[1]
+            self.idx.add(new_i, np.pad(idx, ((0, 0), (0, pad)), mode="edge"))
+            self.tail[new_i] = tail
+        new_j = self.cdf.missing(j)
+        if new_j.size:
+            self.cdf.add(new_j, _cdf_rows(self.n1, FINE[new_j]))
+        rows = np.take_along_axis(self.cdf[j], g[self.idx[i]] + 1, axis=1)
+        return np.asarray(
+            np.einsum("ij,ij->i", self.pmf[i], rows) + self.tail[i], np.float64
+        )
+
+
+@functools.lru_cache(maxsize=16)
+def _fine(n0: int, n1: int) -> _FineRows:
+    return _FineRows(n0, n1)
+
+
+Boundary = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+
+
+def size(
+    g: NDArray[np.int64],
+    boundary: Boundary,
+    n1: int,
+    *,
+    limit: float = 0.0,
+) -> float:
+    """An upper bound on ``sup over the region of P(counts in S)``.
+
+    Args:
+        g: ``g[k0]`` = the largest FN count rejected with ``k0`` FPs (-1: none):
+            ``S = {(k0, k1): k1 <= g[k0]}``, a down-set.
+        boundary: a lower bound of the region's boundary ``f`` at given rates
+            (vectorised).
+        n1: the member test rounds (``len(g) - 1`` is ``n0``).
+        limit: coarse intervals whose bound exceeds it are bounded again on the
+            fine grid (the result is then the finer bound); 0: every interval.
+    """
+    n0 = g.size - 1
+    pmf, idx, tail, cdf1 = _tables(n0, n1)
+    # Interval [x_i, x_{i+1}]: P_{x_i, y} at the largest grid FNR y <= f(x_{i+1}).
+    j = np.searchsorted(GRID, boundary(GRID[1:]), side="right") - 1
+    rows = cdf1[np.maximum(j, 0)[:, None], g[idx[:-1]] + 1]
+    p = np.einsum("ij,ij->i", pmf[:-1], rows) + tail[:-1]
+    coarse = np.flatnonzero(p > limit)
+    if coarse.size == 0:
+        return float(np.max(p))
+    # The same bound on the fine intervals inside each coarse one.
+    left = (coarse[:, None] * _STEP + np.arange(_STEP)[None, :]).ravel()
+    fj = np.searchsorted(FINE, boundary(FINE[left + 1]), side="right") - 1
+    fine = _fine(n0, n1).probabilities(left, np.maximum(fj, 0), g)
+    p = p.copy()
+    p[coarse] = fine.reshape(coarse.size, _STEP).max(axis=1)
+    return float(np.max(p))
+
+
+def boundary_counts(
+    u0: NDArray[np.float64], u1: NDArray[np.float64], outside: Outside
+) -> NDArray[np.int64]:
+    """``g[k0]``: the largest ``k1`` whose corner ``(u0[k0], u1[k1])`` lies outside
+    (``outside`` true), -1 where none; ``outside`` must be decreasing in the corner
+    (true for smaller rates), so a bisection on ``k1`` per ``k0`` finds it."""
+    n1 = u1.size - 1
+    lo = np.full(u0.size, -1, dtype=np.int64)  # outside at lo (or lo = -1)
+    hi = np.full(u0.size, n1 + 1, dtype=np.int64)  # inside at hi (or hi = n1 + 1)
+    while True:
+        open_ = hi - lo > 1
+        if not open_.any():
+            return lo
+        mid = (lo + hi) // 2
+        out = outside(u0, u1[np.clip(mid, 0, n1)])
+        lo = np.where(open_ & out, mid, lo)
+        hi = np.where(open_ & ~out, mid, hi)
+
+
+def largest_level(
+    n0: int,
+    n1: int,
+    *,
+    method: str,
+    alpha: float,
+    outside: Outside,
+    boundary: Boundary,
+    below: int | None = None,
+) -> tuple[int, NDArray[np.int64]] | None:
+    """The largest index into :data:`LEVELS` (at most ``below``) whose test (corner
+    outside the region) has :func:`size` at most ``alpha``, with its ``g``; ``None``
+    when no level is valid.
+
+    The rejection sets grow with the level (a larger level, a smaller corner), so the
+    size does too: a bisection over the levels."""
+    limit = alpha * (1.0 - _SLACK)
+
+    def test(level: int) -> tuple[bool, NDArray[np.int64]]:
+        g = boundary_counts(
+            corner(n0, method, level), corner(n1, method, level), outside
+        )
+        return (g[0] < 0 or size(g, boundary, n1, limit=limit) <= limit), g
+
+    top = LEVELS.size - 1 if below is None else below
+    ok, g = test(top)
+    if ok:
+        return top, g
+    if below is not None and top > 0:
+        # A family's next level is most often the same or the one below it.
+        ok, g = test(top - 1)
+        if ok:
+            return top - 1, g
+        top -= 1
+    lo, hi, g_lo = -1, top, None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        ok, g = test(mid)
+        if ok:
+            lo, g_lo = mid, g
+        else:
+            hi = mid
+    return None if lo < 0 or g_lo is None else (lo, g_lo)
+
+
+def lines_boundary(eps: float, delta: float) -> Boundary:
+    """A lower bound of the (eps, delta) lines' boundary:
+    ``max(0, 1 - delta - e^eps x, e^-eps (1 - delta - x))`` less rounding."""
+    e = math.exp(min(eps, 700.0))
+
+    def f(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        y = np.maximum(1.0 - delta - e * x, (1.0 - delta - x) / e)
+        return np.asarray(np.clip(y - 1e-12, 0.0, 1.0), np.float64)
+
+    return f
+
+
+def gdp_boundary(mu: float) -> Boundary:
+    """A lower bound of the mu-GDP trade-off curve."""
+    from dpaudit.audit.stats.tradeoff import gdp_tradeoff
+
+    def f(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(np.clip(gdp_tradeoff(x, mu=mu) - 1e-12, 0.0, 1.0), np.float64)
+
+    return f
