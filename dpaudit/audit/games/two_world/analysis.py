@@ -232,7 +232,10 @@ def power_of(
     needed = (
         (
             calibrated.rounds_needed(
-                eps_claimed=eps_claimed, delta=delta, alpha=alpha, split=config.fractions
+                eps_claimed=eps_claimed,
+                delta=delta,
+                alpha=alpha,
+                split=config.fractions,
             )
             if config.estimator == "clopper_pearson"  # the exact test's
             else est.rounds_needed(
