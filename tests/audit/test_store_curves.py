@@ -66,12 +66,18 @@ def test_each_distinct_curve_is_stored_once_and_claims_read_as_before(
         got = store.claims()
         (curves,) = store.conn.execute("SELECT COUNT(*) FROM curves").fetchone()
         (split,) = store.conn.execute("SELECT COUNT(*) FROM claim_curves").fetchone()
+        refs = {
+            text
+            for (text,) in store.conn.execute("SELECT curves FROM claim_curves")
+            if "reference_rdp" in text and "rdp" in text.replace("reference_rdp", "")
+        }
         (biggest,) = store.conn.execute(
             "SELECT MAX(length(claim)) FROM rounds WHERE round IN "
             "(SELECT round FROM claim_curves)"
         ).fetchone()
     # CURVE, ODD and the NaN curve, once each though 2 batches name them.
     assert curves == 3
+    assert refs == {'{"rdp": 1, "reference_rdp": 1}', '{"rdp": 1, "reference_rdp": 2}'}
     assert split == sum(1 for i in range(40) if i % len(claims) not in (3, 4))
     assert biggest < 200  # the rest of a claim, without its 100-order curves
     assert sorted(got) == list(range(40))
@@ -136,20 +142,35 @@ def test_a_store_of_the_older_layout_reads_verifies_and_continues(
 
 @pytest.mark.parametrize(
     "change",
-    ["edited curve", "removed curve", "removed reference", "added reference"],
+    [
+        "edited curve",
+        "removed curve",
+        "swapped curves",
+        "removed reference",
+        "added reference",
+    ],
 )
 def test_a_changed_curve_is_refused(tmp_path: Path, change: str) -> None:
     with ResultStore(tmp_path) as store:
         store.commit_batch(_rows(_claims()))
     edits = {
-        "edited curve": "UPDATE curves SET curve = replace(curve, '0.02', '0.03')",
-        "removed curve": "DELETE FROM curves WHERE curve LIKE '%1e+300%'",
-        "removed reference": "DELETE FROM claim_curves WHERE round = 1",
-        "added reference": "INSERT INTO claim_curves SELECT 3, curves "
-        "FROM claim_curves WHERE round = 0",
+        "edited curve": ["UPDATE curves SET curve = replace(curve, '0.02', '0.03')"],
+        "removed curve": ["DELETE FROM curves WHERE curve LIKE '%1e+300%'"],
+        # Every curve and digest intact, two numbers exchanged: rounds 0 and 1
+        # would read each other's reference curve.
+        "swapped curves": [
+            "UPDATE curves SET id = 99 WHERE id = 1",
+            "UPDATE curves SET id = 1 WHERE id = 2",
+            "UPDATE curves SET id = 2 WHERE id = 99",
+        ],
+        "removed reference": ["DELETE FROM claim_curves WHERE round = 1"],
+        "added reference": [
+            "INSERT INTO claim_curves SELECT 3, curves FROM claim_curves WHERE round = 0"
+        ],
     }
     with sqlite3.connect(tmp_path / ResultStore.FILENAME) as conn:
-        assert conn.execute(edits[change]).rowcount >= 1
+        for edit in edits[change]:
+            assert conn.execute(edit).rowcount >= 1
     conn.close()
     with (
         ResultStore(tmp_path) as store,

@@ -40,6 +40,7 @@ from dpaudit.audit.storage.curves import (
     curve_digest,
     digested_text,
     join_claim,
+    resolve,
     split_claim,
 )
 from dpaudit.audit.storage.lock import StoreLock as StoreLock
@@ -303,6 +304,7 @@ class ResultStore:
         rounds = list(self._stored_rounds())
         if not rounds:
             return
+        intact = self._intact_curves()
         vectors: dict[int, list[tuple[str, bytes]]] = {}
         for r, attack, blob in self.conn.execute(
             "SELECT round, attack, vector FROM features"
@@ -312,13 +314,9 @@ class ResultStore:
             self.conn.executemany(
                 "INSERT INTO digests VALUES (?, ?)",
                 [
-                    (
-                        r,
-                        round_digest(
-                            bit, split, digested_text(c, refs), vectors.get(r, [])
-                        ),
-                    )
+                    (r, round_digest(bit, split, text, vectors.get(r, [])))
                     for r, bit, split, c, refs in rounds
+                    if (text := self._digested(c, refs, intact)) is not None
                 ],
             )
 
@@ -332,23 +330,28 @@ class ResultStore:
         ):
             yield int(r), bit, split, claim, refs
 
-    def _changed_curves(self, refs: Mapping[int, str]) -> set[int]:
-        """The rounds (of ``refs``: round -> its curves' references) that name a
-        curve the store does not hold, or one whose JSON no longer has its digest."""
-        intact = {
-            digest
-            for digest, text in self.conn.execute("SELECT digest, curve FROM curves")
+    def _intact_curves(self) -> dict[int, str]:
+        """Each stored curve's number -> its SHA-256, for the curves whose JSON
+        still has it."""
+        return {
+            int(n): digest
+            for n, digest, text in self.conn.execute(
+                "SELECT id, digest, curve FROM curves"
+            )
             if curve_digest(text) == digest
         }
-        changed = set()
-        for r, text in refs.items():
-            try:
-                named = set(json.loads(text).values())
-            except (ValueError, AttributeError, TypeError):
-                named = {None}
-            if not named <= intact:
-                changed.add(r)
-        return changed
+
+    @staticmethod
+    def _digested(
+        claim: str, refs: str | None, intact: Mapping[int, str]
+    ) -> str | None:
+        """What a round's digest covers (``rounds.claim`` and, with its curves kept
+        apart, their SHA-256), or ``None`` when a curve it names is missing or was
+        changed."""
+        if refs is None:
+            return claim
+        digests = resolve(refs, intact)
+        return None if digests is None else digested_text(claim, digests)
 
     def __enter__(self) -> ResultStore:
         return self
@@ -386,7 +389,7 @@ class ResultStore:
 
         Every stored round must have a digest (a store of an older dpaudit got them
         when it was opened), and it must match; every curve a round's claim names
-        (``claim_curves``) must be stored, its JSON still hashing to its name.
+        (``claim_curves``) must be stored, its JSON still hashing to its SHA-256.
 
         Raises:
             StoreError: the store was changed after dpaudit wrote it.
@@ -403,13 +406,13 @@ class ResultStore:
         # RDP curves) are not all held at once.
         stored: set[int] = set()
         changed: set[int] = set()
-        with_curves: dict[int, str] = {}
+        intact = self._intact_curves()
         for r, bit, split, claim, refs in self._stored_rounds():
             stored.add(r)
-            if refs is not None:
-                with_curves[r] = refs
-            if r in digests and digests[r] != round_digest(
-                bit, split, digested_text(claim, refs), vectors.get(r, [])
+            text = self._digested(claim, refs, intact)
+            if text is None or (
+                r in digests
+                and digests[r] != round_digest(bit, split, text, vectors.get(r, []))
             ):
                 changed.add(r)
         changed |= set(digests) ^ stored
@@ -418,7 +421,6 @@ class ResultStore:
             "SELECT round FROM claim_curves WHERE round NOT IN (SELECT round FROM rounds)"
         )
         changed |= {int(r) for (r,) in orphans}
-        changed |= self._changed_curves(with_curves)
         if changed:
             raise StoreError(
                 f"{str(self.path)!r} was changed after dpaudit wrote it: the stored "
@@ -444,13 +446,11 @@ class ResultStore:
         (attack name -> vector).
         """
         self._features.clear()
-        known: dict[tuple[bytes, bytes], tuple[str, str]] = {}
+        known: dict[tuple[bytes, bytes], tuple[int, str]] = {}
         with self.conn:
             for row in rows:
-                r, claim = int(row["round"]), split_claim(row["claim"], known)
-                self.conn.executemany(
-                    "INSERT OR IGNORE INTO curves VALUES (?, ?)", claim.curves.items()
-                )
+                r = int(row["round"])
+                claim = split_claim(row["claim"], known, self._store_curve)
                 self.conn.execute(
                     "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)",
                     (r, int(row["bit"]), int(row["split"]), claim.rest),
@@ -477,6 +477,17 @@ class ResultStore:
                     ),
                 )
 
+    def _store_curve(self, digest: str, text: str) -> int:
+        """The number of the curve whose JSON is ``text`` (SHA-256 ``digest``),
+        stored now unless it is stored already."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO curves (digest, curve) VALUES (?, ?)", (digest, text)
+        )
+        (number,) = self.conn.execute(
+            "SELECT id FROM curves WHERE digest = ?", (digest,)
+        ).fetchone()
+        return int(number)
+
     def claims(self) -> dict[int, dict[str, Any]]:
         """Every stored round's claim (checked first: :meth:`verify`).
 
@@ -488,8 +499,8 @@ class ResultStore:
         """
         self.verify()
         curves = {
-            digest: json.loads(text)
-            for digest, text in self.conn.execute("SELECT digest, curve FROM curves")
+            int(n): json.loads(text)
+            for n, text in self.conn.execute("SELECT id, curve FROM curves")
         }
         parsed: dict[tuple[str, str | None], dict[str, Any]] = {}
         out: dict[int, dict[str, Any]] = {}
