@@ -2,8 +2,10 @@
 
 Tables: ``meta`` (the audit's configuration and plan, JSON), ``rounds`` (bit, split,
 the round's claim as JSON), ``features`` (one attack's feature vector of a round, as
-NPZ bytes, loaded with ``allow_pickle=False``) and ``digests`` (a SHA-256 of each
-round's stored row and vectors). Every finished batch is committed in one
+NPZ bytes, loaded with ``allow_pickle=False``), ``digests`` (a SHA-256 of each
+round's stored row and vectors), and ``curves`` and ``claim_curves`` (each distinct
+RDP curve of the claims once, and which round's claim holds which:
+:mod:`dpaudit.audit.storage.curves`). Every finished batch is committed in one
 transaction, so a killed audit resumes where it stopped and loses nothing. Nothing is
 pickled.
 
@@ -21,7 +23,6 @@ run holds for its whole duration, so two runs never write into one directory.
 
 from __future__ import annotations
 
-import array
 import hashlib
 import io
 import json
@@ -34,10 +35,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpaudit.audit.storage.curves import (
+    CURVES_SCHEMA,
+    curve_digest,
+    digested_text,
+    join_claim,
+    resolve,
+    split_claim,
+)
 from dpaudit.audit.storage.lock import StoreLock as StoreLock
 from dpaudit.errors import InvalidParameterError, RunFailedError, StoreError
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rounds (
     round INTEGER PRIMARY KEY, bit INTEGER NOT NULL, split INTEGER NOT NULL,
@@ -47,10 +57,12 @@ CREATE TABLE IF NOT EXISTS features (
     PRIMARY KEY (round, attack));
 CREATE TABLE IF NOT EXISTS digests (round INTEGER PRIMARY KEY, digest TEXT NOT NULL);
 """
+    + CURVES_SCHEMA
+)
 
 APPLICATION_ID = 0x64704175
 """SQLite ``PRAGMA application_id`` of a dpaudit store (the bytes ``dpAu``)."""
-TABLES = frozenset({"meta", "rounds", "features", "digests"})
+TABLES = frozenset({"meta", "rounds", "features", "digests", "curves", "claim_curves"})
 """The tables a dpaudit store may hold."""
 
 
@@ -123,39 +135,6 @@ def store_failure(err: BaseException, path: Path) -> Exception | None:
             f"space and any file-size limit (ulimit -f), {again}."
         )
     return None
-
-
-def _curve_key(value: Any) -> tuple[bytes, bytes] | None:
-    """The exact key of an RDP curve ``{"orders": [...], "epsilons": [...]}`` of
-    floats (their bits: equal keys print the same), or None for any other value."""
-    if type(value) is not dict or value.keys() != {"orders", "epsilons"}:
-        return None
-    orders, epsilons = value["orders"], value["epsilons"]
-    if type(orders) is not list or type(epsilons) is not list:
-        return None
-    if not set(map(type, orders)) | set(map(type, epsilons)) <= {float}:
-        return None
-    return array.array("d", orders).tobytes(), array.array("d", epsilons).tobytes()
-
-
-def claim_text(claim: Mapping[str, Any], known: dict[Any, str]) -> str:
-    """``json.dumps(claim, sort_keys=True)``, encoded once for the claims of a batch
-    that print the same (``known``: the texts met before): the RDP curves of a claim
-    are hundreds of floats, mostly the same in every round, and the rest is short.
-
-    >>> c = {"rdp": {"orders": [2.0], "epsilons": [-0.0]}, "epsilon": 1, "x": [None]}
-    >>> claim_text(c, {}) == json.dumps(c, sort_keys=True)
-    True
-    """
-    curves = {k: _curve_key(claim[k]) for k in ("rdp", "reference_rdp") if k in claim}
-    if not curves or None in curves.values():
-        return json.dumps(claim, sort_keys=True)
-    rest = {k: v for k, v in claim.items() if k not in curves}
-    key = (json.dumps(rest, sort_keys=True), tuple(sorted(curves.items())))
-    text = known.get(key)
-    if text is None:
-        text = known[key] = json.dumps(claim, sort_keys=True)
-    return text
 
 
 def round_digest(
@@ -322,11 +301,10 @@ class ResultStore:
         (digests,) = self.conn.execute("SELECT COUNT(*) FROM digests").fetchone()
         if digests:
             return
-        rounds = self.conn.execute(
-            "SELECT round, bit, split, claim FROM rounds"
-        ).fetchall()
+        rounds = list(self._stored_rounds())
         if not rounds:
             return
+        intact = self._intact_curves()
         vectors: dict[int, list[tuple[str, bytes]]] = {}
         for r, attack, blob in self.conn.execute(
             "SELECT round, attack, vector FROM features"
@@ -336,10 +314,44 @@ class ResultStore:
             self.conn.executemany(
                 "INSERT INTO digests VALUES (?, ?)",
                 [
-                    (int(r), round_digest(bit, split, claim, vectors.get(int(r), [])))
-                    for r, bit, split, claim in rounds
+                    (r, round_digest(bit, split, text, vectors.get(r, [])))
+                    for r, bit, split, c, refs in rounds
+                    if (text := self._digested(c, refs, intact)) is not None
                 ],
             )
+
+    def _stored_rounds(self) -> Iterable[tuple[int, int, int, str, str | None]]:
+        """Each stored round's number, bit, split, ``rounds.claim`` and its curves'
+        references (``claim_curves.curves``, ``None`` without a row), in round order,
+        read as they are used (the claims of an older store are kilobytes each)."""
+        for r, bit, split, claim, refs in self.conn.execute(
+            "SELECT r.round, r.bit, r.split, r.claim, c.curves FROM rounds AS r "
+            "LEFT JOIN claim_curves AS c ON c.round = r.round ORDER BY r.round"
+        ):
+            yield int(r), bit, split, claim, refs
+
+    def _intact_curves(self) -> dict[int, str]:
+        """Each stored curve's number -> its SHA-256, for the curves whose JSON
+        still has it."""
+        return {
+            int(n): digest
+            for n, digest, text in self.conn.execute(
+                "SELECT id, digest, curve FROM curves"
+            )
+            if curve_digest(text) == digest
+        }
+
+    @staticmethod
+    def _digested(
+        claim: str, refs: str | None, intact: Mapping[int, str]
+    ) -> str | None:
+        """What a round's digest covers (``rounds.claim`` and, with its curves kept
+        apart, their SHA-256), or ``None`` when a curve it names is missing or was
+        changed."""
+        if refs is None:
+            return claim
+        digests = resolve(refs, intact)
+        return None if digests is None else digested_text(claim, digests)
 
     def __enter__(self) -> ResultStore:
         return self
@@ -376,7 +388,8 @@ class ResultStore:
         """Checks every stored round against its digest, once per store object.
 
         Every stored round must have a digest (a store of an older dpaudit got them
-        when it was opened), and it must match.
+        when it was opened), and it must match; every curve a round's claim names
+        (``claim_curves``) must be stored, its JSON still hashing to its SHA-256.
 
         Raises:
             StoreError: the store was changed after dpaudit wrote it.
@@ -393,16 +406,21 @@ class ResultStore:
         # RDP curves) are not all held at once.
         stored: set[int] = set()
         changed: set[int] = set()
-        for r, bit, split, claim in self.conn.execute(
-            "SELECT round, bit, split, claim FROM rounds"
-        ):
-            stored.add(int(r))
-            if int(r) in digests and digests[int(r)] != round_digest(
-                bit, split, claim, vectors.get(int(r), [])
+        intact = self._intact_curves()
+        for r, bit, split, claim, refs in self._stored_rounds():
+            stored.add(r)
+            text = self._digested(claim, refs, intact)
+            if text is None or (
+                r in digests
+                and digests[r] != round_digest(bit, split, text, vectors.get(r, []))
             ):
-                changed.add(int(r))
+                changed.add(r)
         changed |= set(digests) ^ stored
         changed |= {r for r in vectors if r not in digests}
+        orphans = self.conn.execute(
+            "SELECT round FROM claim_curves WHERE round NOT IN (SELECT round FROM rounds)"
+        )
+        changed |= {int(r) for (r,) in orphans}
         if changed:
             raise StoreError(
                 f"{str(self.path)!r} was changed after dpaudit wrote it: the stored "
@@ -428,14 +446,22 @@ class ResultStore:
         (attack name -> vector).
         """
         self._features.clear()
-        known: dict[Any, str] = {}
+        known: dict[tuple[bytes, bytes], tuple[int, str]] = {}
         with self.conn:
             for row in rows:
-                r, claim = int(row["round"]), claim_text(row["claim"], known)
+                r = int(row["round"])
+                claim = split_claim(row["claim"], known, self._store_curve)
                 self.conn.execute(
                     "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)",
-                    (r, int(row["bit"]), int(row["split"]), claim),
+                    (r, int(row["bit"]), int(row["split"]), claim.rest),
                 )
+                if claim.refs is None:
+                    self.conn.execute("DELETE FROM claim_curves WHERE round = ?", (r,))
+                else:
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO claim_curves VALUES (?, ?)",
+                        (r, claim.refs),
+                    )
                 blobs = [(str(a), _to_bytes(v)) for a, v in row["features"].items()]
                 self.conn.executemany(
                     "INSERT OR REPLACE INTO features VALUES (?, ?, ?)",
@@ -443,24 +469,49 @@ class ResultStore:
                 )
                 self.conn.execute(
                     "INSERT OR REPLACE INTO digests VALUES (?, ?)",
-                    (r, round_digest(int(row["bit"]), int(row["split"]), claim, blobs)),
+                    (
+                        r,
+                        round_digest(
+                            int(row["bit"]), int(row["split"]), claim.text, blobs
+                        ),
+                    ),
                 )
+
+    def _store_curve(self, digest: str, text: str) -> int:
+        """The number of the curve whose JSON is ``text`` (SHA-256 ``digest``),
+        stored now unless it is stored already."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO curves (digest, curve) VALUES (?, ?)", (digest, text)
+        )
+        (number,) = self.conn.execute(
+            "SELECT id FROM curves WHERE digest = ?", (digest,)
+        ).fetchone()
+        return int(number)
 
     def claims(self) -> dict[int, dict[str, Any]]:
         """Every stored round's claim (checked first: :meth:`verify`).
 
-        Rounds whose stored claims are the same text share one parsed dict (read it,
-        do not change it): a claim with RDP curves is kilobytes, and an audit's rounds
-        mostly claim the same (the first 64 distinct texts are remembered)."""
+        Rounds whose stored claims are the same share one parsed dict (read it, do not
+        change it): a claim with RDP curves is kilobytes, and an audit's rounds mostly
+        claim the same (the first 64 distinct claims are remembered); each stored
+        curve is parsed once, and the claims that hold it share it. A claim reads as
+        the dict its whole JSON (``sort_keys``) parses to, whichever layout stored it.
+        """
         self.verify()
-        parsed: dict[str, dict[str, Any]] = {}
+        curves = {
+            int(n): json.loads(text)
+            for n, text in self.conn.execute("SELECT id, curve FROM curves")
+        }
+        parsed: dict[tuple[str, str | None], dict[str, Any]] = {}
         out: dict[int, dict[str, Any]] = {}
-        for r, c in self.conn.execute("SELECT round, claim FROM rounds ORDER BY round"):
-            claim = parsed.get(c)
+        for r, _, _, c, refs in self._stored_rounds():
+            claim = parsed.get((c, refs))
             if claim is None:
                 claim = json.loads(c)
+                if refs is not None:
+                    claim = join_claim(claim, json.loads(refs), curves)
                 if len(parsed) < 64:
-                    parsed[c] = claim
+                    parsed[c, refs] = claim
             out[r] = claim
         return out
 
