@@ -21,7 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from dpaudit.adapters.envs import env_python
 
@@ -101,3 +103,108 @@ def run_dpmm() -> RunScript:
 def run_opendp() -> RunScript:
     """Runs a script under the interpreter that has OpenDP's ``mbi`` extra."""
     return _runner(_interpreter("opendp.extras.mbi"))
+
+
+# -- checks of recorded measurement transcripts (docs/adapters.md, "White-box
+# transcripts"), shared by the adapters' transcript tests through `transcripts`.
+#
+# A transcript record states ``noisy[i] = count(cells of answer i) + noise`` with the
+# noise's kind and scale. Over several fits on a fixed table, the standardized
+# residuals ``(noisy[i] - exact count) / scale`` are independent draws of the stated
+# noise (each answer's noise is fresh; which marginal a library measures next, and at
+# what scale, depends only on what it drew before, so every residual is independent
+# of the ones before it): a one-sample Kolmogorov-Smirnov test of them against
+# N(0, 1) or Laplace(0, 1) rejects with probability ``ALPHA`` when the library adds
+# what it states.
+
+ALPHA = 1e-3
+"""Each KS test's false-rejection probability."""
+
+NOISE = {"gaussian": stats.norm, "laplace": stats.laplace}
+
+
+def exact_counts(record: dict[str, Any], rows: list[dict[str, Any]]) -> list[int]:
+    """Per answer of ``record``, the number of ``rows`` whose values on its columns
+    equal one of the answer's cells."""
+    columns = record["columns"]
+    cells = [tuple(c) for c in record["cells"]]
+    sets = record.get("sets") or [[i] for i in range(len(cells))]
+    keys = [tuple(row[c] for c in columns) for row in rows]
+    return [sum(key in {cells[j] for j in answer} for key in keys) for answer in sets]
+
+
+def residuals(
+    transcripts: list[list[dict[str, Any]]], rows: list[dict[str, Any]]
+) -> dict[str, np.ndarray]:
+    """Per noise kind, the standardized residuals of every answer of every
+    transcript (all fitted on ``rows``)."""
+    out: dict[str, list[float]] = {}
+    for transcript in transcripts:
+        for record in transcript:
+            ((kind, scale),) = record["noise"].items()
+            exact = np.asarray(exact_counts(record, rows), dtype=float)
+            noisy = np.asarray(record["noisy"], dtype=float)
+            out.setdefault(kind, []).extend(((noisy - exact) / scale).tolist())
+    return {kind: np.asarray(v) for kind, v in out.items()}
+
+
+def ks_pvalue(kind: str, values: np.ndarray) -> float:
+    """The KS p-value of ``values`` against the standard ``kind`` noise."""
+    return float(stats.kstest(values, NOISE[kind].cdf).pvalue)
+
+
+def check_values(
+    transcripts: list[list[dict[str, Any]]], domain: dict[str, Any]
+) -> None:
+    """Every record names the domain's columns and writes its cells in the domain's
+    values (the same Python types: 0 and 1 for binary, the categories as given)."""
+    public: dict[str, list[Any]] = {}
+    for col in domain["columns"]:
+        if col["kind"] == "binary":
+            public[col["name"]] = [0, 1]
+        elif col["kind"] == "categorical":
+            public[col["name"]] = list(col["categories"])
+        else:
+            public[col["name"]] = list(range(col["lower"], col["upper"] + 1))
+    for transcript in transcripts:
+        for record in transcript:
+            assert set(record) <= {"columns", "cells", "sets", "noisy", "noise"}
+            assert record["columns"] and set(record["columns"]) <= set(public)
+            for cell in record["cells"]:
+                for name, value in zip(record["columns"], cell, strict=True):
+                    assert any(
+                        value == v and type(value) is type(v) for v in public[name]
+                    ), (name, value)
+            answers = len(record.get("sets") or record["cells"])
+            assert len(record["noisy"]) == answers
+
+
+def check_noise(result: dict[str, Any], kind: str, minimum: int) -> None:
+    """``result`` (``rows``, ``domain``, ``transcripts`` of fits on ``rows``): the
+    cells are public values and at least ``minimum`` residuals look like ``kind``
+    noise at the stated scale (KS, rejects with probability ``ALPHA``). The same
+    residuals read at half the stated scale are rejected: the test can fail (a KS test
+    of 50+ draws of twice the stated noise rejects at 1e-3 with probability above
+    0.99; for 150+ draws above 1 - 1e-9)."""
+    check_values(result["transcripts"], result["domain"])
+    found = residuals(result["transcripts"], result["rows"])
+    assert set(found) == {kind}
+    values = found[kind]
+    assert values.size >= minimum, values.size
+    assert ks_pvalue(kind, values) > ALPHA
+    assert ks_pvalue(kind, 2 * values) < ALPHA
+
+
+@pytest.fixture(scope="session")
+def transcripts() -> Any:
+    """The transcript checks above, for the adapters' transcript tests."""
+    import types
+
+    return types.SimpleNamespace(
+        ALPHA=ALPHA,
+        check_values=check_values,
+        exact_counts=exact_counts,
+        ks_pvalue=ks_pvalue,
+        residuals=residuals,
+        check_noise=check_noise,
+    )
