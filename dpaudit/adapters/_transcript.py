@@ -59,6 +59,17 @@ def check_measure_only(value: Any, adapter: Any) -> bool:
     return value
 
 
+def refuse_stopped(adapter: Any) -> None:
+    """Refuses to sample from ``adapter`` when its fit stopped after its
+    measurements (``measure_only``): there is no model."""
+    if getattr(adapter, "stopped_", False):
+        raise AdapterInputError(
+            f"{type(adapter).__name__} was fitted with `measure_only=true`: the fit "
+            "stopped after its measurements and has no model to sample. Drop the "
+            "option for a table release."
+        )
+
+
 def transcript_claim(transcript: Transcript | None, *, stopped: bool) -> dict[str, Any]:
     """What a fit's transcript covers, for its claim: the record count, the
     measurements left out (on binned columns) and whether the fit stopped after its

@@ -79,6 +79,7 @@ from dpaudit.adapters._transcript import (
     Transcript,
     check_measure_only,
     patched,
+    refuse_stopped,
     transcript_claim,
 )
 
@@ -216,12 +217,7 @@ class _Smartnoise:
         from ``public_seed``)."""
         if not hasattr(self, "model_"):
             raise RuntimeError("call `fit` first.")
-        if self.stopped_:
-            raise AdapterInputError(
-                f"{type(self).__name__} was fitted with `measure_only=true`: the fit "
-                "stopped after its measurements and has no model to sample. Drop the "
-                "option for a table release."
-            )
+        refuse_stopped(self)
         seed_globals(seed if public_seed is None else public_seed)
         with quiet():
             out = self.model_.sample(int(n))

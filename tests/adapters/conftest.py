@@ -179,20 +179,52 @@ def check_values(
             assert len(record["noisy"]) == answers
 
 
-def check_noise(result: dict[str, Any], kind: str, minimum: int) -> None:
+def check_noise(result: dict[str, Any], kind: str, *, control: bool = True) -> None:
     """``result`` (``rows``, ``domain``, ``transcripts`` of fits on ``rows``): the
-    cells are public values and at least ``minimum`` residuals look like ``kind``
-    noise at the stated scale (KS, rejects with probability ``ALPHA``). The same
-    residuals read at half the stated scale are rejected: the test can fail (a KS test
-    of 50+ draws of twice the stated noise rejects at 1e-3 with probability above
-    0.99; for 150+ draws above 1 - 1e-9)."""
+    cells are public values and the residuals look like ``kind`` noise at the stated
+    scale (KS; rejects with probability ``ALPHA`` when the library adds what it
+    states).
+
+    The same residuals read as if a quarter of the stated noise had been added
+    (times 4) are rejected: the test can fail. That control needs ``CONTROL[kind]``
+    residuals: there the KS distance between the stated law and four times it (0.29
+    Gaussian, 0.24 Laplace) exceeds the test's critical value by a margin whose
+    miss probability the DKW inequality bounds below 1e-3. ``control=False`` (a
+    library too slow to fit that often in a test: AIM) checks at least 50 residuals
+    and leaves the control to the other tests of the same check."""
     check_values(result["transcripts"], result["domain"])
     found = residuals(result["transcripts"], result["rows"])
     assert set(found) == {kind}
     values = found[kind]
-    assert values.size >= minimum, values.size
+    assert values.size >= (CONTROL[kind] if control else 50), values.size
     assert ks_pvalue(kind, values) > ALPHA
-    assert ks_pvalue(kind, 2 * values) < ALPHA
+    if control:
+        assert ks_pvalue(kind, 4 * values) < ALPHA
+
+
+CONTROL = {"gaussian": 200, "laplace": 400}
+
+TABLE = r"""
+import numpy as np, pandas as pd
+# 150 rows; categories "w" and "v" of c are public but in no record (MST merges them
+# into one answer: a "sets" record); b is an integer column 0..2.
+rng = np.random.default_rng(0)
+rows = 150
+data = pd.DataFrame({
+    "a": rng.integers(0, 2, rows),
+    "c": rng.choice(["x", "y", "z"], rows),
+    "b": rng.integers(0, 3, rows),
+    "d": rng.choice(["p", "q", "r", "s"], rows),
+})
+domain = {"columns": [
+    {"name": "a", "kind": "binary"},
+    {"name": "c", "kind": "categorical", "categories": ["x", "y", "z", "w", "v"]},
+    {"name": "b", "kind": "integer", "lower": 0, "upper": 2},
+    {"name": "d", "kind": "categorical", "categories": ["p", "q", "r", "s"]},
+]}
+"""
+"""The table the transcript tests fit (Python source that defines ``data`` and
+``domain``; the scripts run it first)."""
 
 
 @pytest.fixture(scope="session")
@@ -207,4 +239,5 @@ def transcripts() -> Any:
         ks_pvalue=ks_pvalue,
         residuals=residuals,
         check_noise=check_noise,
+        TABLE=TABLE,
     )

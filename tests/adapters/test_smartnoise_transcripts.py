@@ -25,20 +25,7 @@ import numpy as np, pandas as pd
 from dpaudit.adapters import smartnoise as sn
 from dpaudit.adapters._common import AdapterInputError
 
-# 120 rows; categories "w" and "v" of c are public but in no record (MST merges
-# them into one answer: a "sets" record), b is an integer column 0..2.
-rng = np.random.default_rng(0)
-rows = 120
-data = pd.DataFrame({
-    "a": rng.integers(0, 2, rows),
-    "c": rng.choice(["x", "y", "z"], rows),
-    "b": rng.integers(0, 3, rows),
-})
-domain = {"columns": [
-    {"name": "a", "kind": "binary"},
-    {"name": "c", "kind": "categorical", "categories": ["x", "y", "z", "w", "v"]},
-    {"name": "b", "kind": "integer", "lower": 0, "upper": 2},
-]}
+exec(sys.argv[4])  # the table: data, domain
 cls, fits = sys.argv[1], int(sys.argv[2])
 options = json.loads(sys.argv[3])
 out = {"rows": json.loads(data.to_json(orient="records")), "domain": domain,
@@ -65,21 +52,29 @@ print(json.dumps(out))
 
 
 def run(
-    run_smartnoise: Callable[..., Any], cls: str, fits: int, **options: Any
+    run_smartnoise: Callable[..., Any], table: str, cls: str, fits: int, **options: Any
 ) -> dict[str, Any]:
-    return dict(run_smartnoise(SCRIPT, cls, str(fits), json.dumps(options)))
+    """``fits`` fits of ``cls`` on the table (seeds 0, 1, ...), read back."""
+    return dict(run_smartnoise(SCRIPT, cls, str(fits), json.dumps(options), table))
 
 
 def test_mst_records_its_gaussian_marginals_in_public_values(
     run_smartnoise: Callable[..., Any], transcripts: Any
 ) -> None:
-    result = run(run_smartnoise, "SmartnoiseMST", 10, delta=1e-5, measure_only=True)
-    transcripts.check_noise(result, "gaussian", 200)
+    result = run(
+        run_smartnoise,
+        transcripts.TABLE,
+        "SmartnoiseMST",
+        6,
+        delta=1e-5,
+        measure_only=True,
+    )
+    transcripts.check_noise(result, "gaussian")
     for transcript, claim in zip(result["transcripts"], result["claims"], strict=True):
         # Three one-way marginals, then the tree's two two-way ones.
-        assert [len(r["columns"]) for r in transcript] == [1, 1, 1, 2, 2]
+        assert [len(r["columns"]) for r in transcript] == [1, 1, 1, 1, 2, 2, 2]
         assert claim == {
-            "transcript_records": 5,
+            "transcript_records": 7,
             "transcript_left_out": 0,
             "measure_only": True,
         }
@@ -90,25 +85,38 @@ def test_mst_records_its_gaussian_marginals_in_public_values(
     # A fit to the end records the same measurements and samples.
     full = result["full"]
     transcripts.check_values([full["transcript"]], result["domain"])
-    assert [len(r["columns"]) for r in full["transcript"]] == [1, 1, 1, 2, 2]
+    assert [len(r["columns"]) for r in full["transcript"]] == [1, 1, 1, 1, 2, 2, 2]
     assert full["claim"] is False and full["rows"] == 5
 
 
 def test_aim_records_every_measurement(
     run_smartnoise: Callable[..., Any], transcripts: Any
 ) -> None:
-    result = run(run_smartnoise, "SmartnoiseAIM", 3, delta=1e-5)
-    transcripts.check_noise(result, "gaussian", 60)
+    result = run(
+        run_smartnoise,
+        transcripts.TABLE,
+        "SmartnoiseAIM",
+        2,
+        delta=1e-5,
+        degree=3,
+        rounds=12,
+    )
+    transcripts.check_noise(result, "gaussian", control=False)
     for transcript in result["transcripts"]:
         # The one-way marginals first (in the library's order), then one per round.
-        assert sorted(r["columns"] for r in transcript[:3]) == [["a"], ["b"], ["c"]]
+        assert sorted(r["columns"] for r in transcript[:4]) == [
+            ["a"],
+            ["b"],
+            ["c"],
+            ["d"],
+        ]
 
 
 def test_mwem_records_its_laplace_answers(
     run_smartnoise: Callable[..., Any], transcripts: Any
 ) -> None:
-    result = run(run_smartnoise, "SmartnoiseMWEM", 8)
-    transcripts.check_noise(result, "laplace", 150)
+    result = run(run_smartnoise, transcripts.TABLE, "SmartnoiseMWEM", 3)
+    transcripts.check_noise(result, "laplace")
 
 
 def test_measure_only_is_refused_where_a_fit_cannot_stop(
