@@ -44,6 +44,13 @@ DEFAULT_WORST_CASE_CONTINUOUS = ("moments", "distance", "fingerprint")
 #: the table; moments of the raw columns keep sub-threshold shifts).
 DEFAULT_REAL = ("querybased", "moments", "fingerprint")
 
+#: The white-box attacks of ``--release transcript`` (a release kind chooses them;
+#: ``--attack`` does not name them): name -> ``"module:Class"``.
+TRANSCRIPT_ATTACKS = {
+    "likelihood-ratio": "dpaudit.attacks.likelihood_ratio:LikelihoodRatioAttack",
+    "measurement-ratio": "dpaudit.attacks.measurements:MeasurementAttack",
+}
+
 __all__ = [
     "ALL",
     "ATTACK_NAMES",
@@ -52,4 +59,5 @@ __all__ = [
     "DEFAULT_WORST_CASE",
     "DEFAULT_WORST_CASE_CONTINUOUS",
     "SET_NAMES",
+    "TRANSCRIPT_ATTACKS",
 ]

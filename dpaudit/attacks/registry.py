@@ -12,6 +12,7 @@ dataset kind (:func:`default_attacks`; chosen from the measured power of
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,6 +33,7 @@ from dpaudit.attacks.names import (
     DEFAULT_WORST_CASE_CONTINUOUS as DEFAULT_WORST_CASE_CONTINUOUS,
 )
 from dpaudit.attacks.names import SET_NAMES as SET_NAMES
+from dpaudit.attacks.names import TRANSCRIPT_ATTACKS
 from dpaudit.attacks.querybased import QueryBasedAttack
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
@@ -75,6 +77,26 @@ def attack_options(name: str) -> tuple[str, ...]:
     cls, fixed = _FACTORIES[name]
     params = inspect.signature(cls).parameters
     return tuple(p for p in params if p not in _FIXED and p not in fixed)
+
+
+def attack_class(name: str) -> type:
+    """The class of attack ``name``: a black-box attack of :data:`ATTACK_NAMES`, or
+    a transcript release's white-box attack (:data:`TRANSCRIPT_ATTACKS`); its class
+    attributes say what it needs (``trains_classifier``; ``fits = False``: it learns
+    nothing from training rounds).
+
+    >>> attack_class("measurement-ratio").fits
+    False
+    """
+    if name in TRANSCRIPT_ATTACKS:
+        module, _, attr = TRANSCRIPT_ATTACKS[name].partition(":")
+        cls: type = getattr(importlib.import_module(module), attr)
+        return cls
+    if name not in _FACTORIES:
+        raise _unknown(name)
+    factory = _FACTORIES[name][0]
+    assert isinstance(factory, type)  # every factory is a class
+    return factory
 
 
 def default_attacks(*, worst_case: bool, continuous: bool = False) -> tuple[str, ...]:

@@ -52,9 +52,18 @@ from dpaudit.generators.foreign.contract import accepts_epsilon as accepts_epsil
 from dpaudit.generators.foreign.contract import (
     accepts_public_seed as accepts_public_seed,
 )
-from dpaudit.generators.foreign.contract import contract_problem, python_number
+from dpaudit.generators.foreign.contract import (
+    contract_problem,
+    plain_json,
+    python_number,
+)
 from dpaudit.generators.foreign.contract import (
     supports_public_seed as supports_public_seed,
+)
+from dpaudit.generators.foreign.transcript import (
+    TRANSCRIPT_ATTRIBUTE,
+    Measurement,
+    check_transcript,
 )
 from dpaudit.rng import Rngs, public_and_privacy
 
@@ -205,6 +214,20 @@ class PluginAdapter:
         if not hasattr(self, "claim_"):
             raise NotFittedError("call `fit` first.")
         return self.claim_
+
+    def read_transcript(self) -> tuple[Measurement, ...] | None:
+        """The fitted plug-in's ``privacy_transcript``, checked
+        (:func:`~dpaudit.generators.foreign.transcript.check_transcript`); ``None``
+        when it states none.
+
+        Raises:
+            NotFittedError: before ``fit``.
+            PluginError: a record breaks the contract.
+        """
+        if not hasattr(self, "inner_"):
+            raise NotFittedError("call `fit` first.")
+        raw = plain_json(getattr(self.inner_, TRANSCRIPT_ATTRIBUTE, None))
+        return check_transcript(raw, self.name, domain=self.domain_)
 
 
 def load_plugin_factory(name: str) -> Callable[..., PluginAdapter]:

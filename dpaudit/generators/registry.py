@@ -105,6 +105,10 @@ class GeneratorSpec:
             (:class:`~dpaudit.generators.foreign.generator.ForeignGenerator`);
             ``factory`` is then the ``module:Class`` the worker imports.
         entry_point: a plug-in named by an installed entry point.
+        transcript: what the generator releases under ``--release transcript``:
+            ``replay`` (dpaudit's own: every noisy answer, replayed in both worlds;
+            refused by a generator that records none) or ``measurements`` (plug-ins
+            and adapters: the ``privacy_transcript`` they state, docs/plugins.md).
     """
 
     name: str
@@ -119,6 +123,7 @@ class GeneratorSpec:
     audit: AuditDefaults = NO_AUDIT_DEFAULTS
     plugin: bool = False
     entry_point: bool = False
+    transcript: str = "replay"
 
     # ------------------------------------------------------------ capabilities
     def load_class(self) -> type:
@@ -384,6 +389,7 @@ def get_spec(name: str) -> GeneratorSpec:
             label=name,
             factory=adapters[name],
             plugin=True,
+            transcript="measurements",
         )
     if ":" not in name:
         points = plugin_entry_points()
@@ -403,9 +409,15 @@ def get_spec(name: str) -> GeneratorSpec:
             factory=points[name],
             plugin=True,
             entry_point=True,
+            transcript="measurements",
         )
     return GeneratorSpec(
-        name=name, description=f"plug-in {name}", label=name, factory=name, plugin=True
+        name=name,
+        description=f"plug-in {name}",
+        label=name,
+        factory=name,
+        plugin=True,
+        transcript="measurements",
     )
 
 

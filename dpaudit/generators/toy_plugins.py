@@ -17,6 +17,9 @@ the plug-in adapter, as a user's own generator would be.
   rounds of SHA-256, about 0.5 s at the default 750,000) and releases rows drawn uniformly
   from the public domain: exactly 0-DP, so its claim of ``epsilon`` holds. A stand-in
   for a slow library's fit in ``benchmarks/dask_scaling.py``.
+* :class:`NoisyMarginals` releases Gaussian noisy one-way marginals and states them
+  as its measurement transcript (``privacy_transcript``); ``noise_scale=0.25`` adds
+  a quarter of the noise it states (``--release transcript`` catches it).
 
 Use them as ``--generator dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse``.
 """
@@ -246,3 +249,98 @@ class BusyUniform:
 
     def sample(self, n: int, *, seed: int) -> pd.DataFrame:
         return _random_rows(self.domain_, n, np.random.default_rng(seed))
+
+
+class NoisyMarginals:
+    """Gaussian noisy one-way marginals (a histogram per column), stated as a
+    measurement transcript (docs/plugins.md, "The measurement transcript").
+
+    Every column must be binary, categorical or integer; the cells come from the
+    public domain. Adding or removing one record changes one cell of each of the
+    ``d`` histograms by 1 (L2 sensitivity ``sqrt(d)``), so Gaussian noise of
+    ``sigma = sqrt(d) / mu`` on every cell is exactly ``mu``-GDP, with ``mu`` the
+    analytic Gaussian's for ``(epsilon, delta)`` (Balle and Wang 2018): the claim
+    states ``epsilon``, ``delta``, ``gdp_mu = mu`` and ``zcdp_rho = mu^2 / 2``, and
+    ``privacy_transcript`` states every noisy cell with ``{"gaussian": sigma}``.
+
+    ``noise_scale`` multiplies the noise actually added (default 1: what is
+    stated); ``noise_scale=0.25`` adds a quarter of it while stating the full
+    ``sigma``: the defect the transcript audit catches. ``sample`` draws each column
+    independently from its clipped noisy histogram (post-processing, from
+    ``public_seed`` when given).
+    """
+
+    def __init__(
+        self, *, epsilon: float, delta: float = 1e-5, noise_scale: float = 1.0
+    ) -> None:
+        from dpaudit.generators.zoo import analytic_gaussian_mu
+
+        if not (epsilon > 0 and 0 < delta < 1 and noise_scale > 0):
+            raise ValueError(
+                "NoisyMarginals needs epsilon > 0, delta in (0, 1) and noise_scale "
+                f"> 0. Got ({epsilon!r}, {delta!r}, {noise_scale!r})."
+            )
+        self.epsilon, self.delta = float(epsilon), float(delta)
+        self.noise_scale = float(noise_scale)
+        self.mu = analytic_gaussian_mu(self.epsilon, self.delta)
+
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        seed: int,
+        public_seed: int | None = None,
+    ) -> NoisyMarginals:
+        columns = domain["columns"]
+        sigma = math.sqrt(len(columns)) / self.mu
+        rng = np.random.default_rng(seed)  # the privacy noise
+        self.columns_ = [c["name"] for c in columns]
+        self.dtypes_ = data.dtypes
+        self.histograms_: list[tuple[list[Any], np.ndarray]] = []
+        transcript = []
+        for col in columns:
+            if col["kind"] == "binary":
+                cells: list[Any] = [0, 1]
+            elif col["kind"] == "categorical":
+                cells = list(col["categories"])
+            elif col["kind"] == "integer":
+                cells = list(range(int(col["lower"]), int(col["upper"]) + 1))
+            else:
+                raise ValueError(
+                    f"column {col['name']!r} is continuous: NoisyMarginals takes "
+                    "binary, categorical and integer columns."
+                )
+            counts = data[col["name"]].value_counts()
+            exact = np.array([float(counts.get(c, 0)) for c in cells])
+            noisy = exact + rng.normal(0.0, sigma * self.noise_scale, size=len(cells))
+            self.histograms_.append((cells, noisy))
+            transcript.append(
+                {
+                    "columns": [col["name"]],
+                    "cells": [[c] for c in cells],
+                    "noisy": noisy.tolist(),
+                    "noise": {"gaussian": sigma},
+                }
+            )
+        self.privacy_transcript = transcript
+        self.privacy_claim = {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "accountant": "analytic Gaussian (one-way marginals)",
+            "gdp_mu": self.mu,
+            "zcdp_rho": self.mu**2 / 2.0,
+        }
+        return self
+
+    def sample(
+        self, n: int, *, seed: int, public_seed: int | None = None
+    ) -> pd.DataFrame:
+        rng = _public_rng(seed, public_seed)
+        out: dict[str, Any] = {}
+        for name, (cells, noisy) in zip(self.columns_, self.histograms_):
+            weights = np.clip(noisy, 0.0, None)
+            total = weights.sum()
+            p = weights / total if total > 0 else np.full(len(cells), 1 / len(cells))
+            out[name] = [cells[i] for i in rng.choice(len(cells), size=n, p=p)]
+        return pd.DataFrame(out).astype(self.dtypes_)

@@ -13,6 +13,7 @@ from dpaudit.audit.result import Verdict
 from dpaudit.audit.stats import claim_dp_text, over_budget_note
 from dpaudit.reports.claimview import claim_rows, decide_rounds, reproduce_rows
 from dpaudit.reports.games import own_text
+from dpaudit.reports.measurements_text import measurement_rows
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_percent
 from dpaudit.reports.profile_text import (
@@ -95,8 +96,8 @@ def _constant_paragraph(result: AuditResult) -> str:
     if _transcript(result):
         return (
             "Every round's transcript was exactly as likely in both worlds (the "
-            "likelihood ratio was 1 in every round; with trained teachers no vote "
-            "changed): "
+            "likelihood ratio was 1 in every round: no vote, or no measured count, "
+            "differed between the worlds): "
         )
     return "Every round of both worlds released the same features for every attack: "
 
@@ -154,7 +155,7 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     release = release_text(result)
     if release is not None:
         rows.append(("release", release))
-    rows += profile_rows(result)
+    rows += profile_rows(result) + measurement_rows(result)
     # The claim's own terms, and how to reproduce the audit (reports/claimview.py).
     rows += claim_rows(result) + reproduce_rows(result)
     return rows

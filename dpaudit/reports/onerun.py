@@ -9,7 +9,7 @@ computes a new number.
 
 from __future__ import annotations
 
-from dpaudit.audit.result import Verdict
+from dpaudit.audit.result import OneRunSummary, Verdict
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_eps, fmt_number
 
@@ -50,11 +50,7 @@ def one_run_rows(result: AuditResult) -> list[tuple[str, str]]:
             f"{s.canaries} ({per_fit}; {s.included} included, each with probability "
             f"1/2; {s.canary_kind} canaries scored by {s.score})",
         ),
-        (
-            "guesses",
-            f"{s.guesses} ({s.guesses_in} 'in', {s.guesses_out} 'out', fixed before "
-            "any release; the other canaries abstained)",
-        ),
+        ("guesses", _guesses_text(s)),
         (
             "correct",
             f"{s.correct} of {s.guesses} ({s.correct_in} 'in', {s.correct_out} 'out')",
@@ -66,6 +62,27 @@ def one_run_rows(result: AuditResult) -> list[tuple[str, str]]:
         ),
     ]
     return rows
+
+
+def _guesses_text(s: OneRunSummary) -> str:
+    """How many guesses the rule that gave eps_emp made, and why that many."""
+    made = f"{s.guesses} ({s.guesses_in} 'in', {s.guesses_out} 'out'"
+    if s.rule == "threshold":
+        passed = next((r.passed for r in s.rules if r.rule == "threshold"), None)
+        made += (
+            f"; threshold rule: {passed} canaries reached the score's threshold, "
+            "fixed before any fit, rounded down to a guess count of a grid fixed "
+            "in advance"
+        )
+    else:
+        made += "; count rule: the numbers fixed before any release"
+    others = [r for r in s.rules if r.rule != s.rule]
+    for r in others:
+        made += (
+            f"; the {r.rule} rule, at its own share of alpha, had {r.correct} of "
+            f"{r.guesses_in + r.guesses_out} right: eps_emp {fmt_eps(r.eps_emp)}"
+        )
+    return made + "; the other canaries abstained)"
 
 
 def one_run_explain(result: AuditResult) -> list[str]:
@@ -100,7 +117,9 @@ def one_run_explain(result: AuditResult) -> list[str]:
         game
         + f" That bounds epsilon below only by {eps}, not above the claimed {claim}. "
         "This is no proof of privacy: other canaries, scores or the two-world game "
-        "may show more."
+        "may show more. The scores see a canary only through its own released row "
+        "or value: a generator that releases aggregates many canaries share "
+        "(marginals, histograms) is not seen by this game (docs/onerun.md)."
     ]
 
 
@@ -109,4 +128,7 @@ def one_run_test_size(result: AuditResult) -> str:
     rounds)."""
     s = result.one_run
     assert s is not None
+    if len(s.rules) > 1:
+        rules = " and ".join(r.rule for r in s.rules)
+        return f"the {rules} rules' guesses about {s.canaries} canaries"
     return f"{s.guesses} guesses about {s.canaries} canaries"

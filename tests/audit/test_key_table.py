@@ -34,6 +34,7 @@ SAMPLE: dict[str, Any] = {
     "fits": "3",
     "guesses": "7",
     "guesses_out": "7",
+    "guess_rule": "count",
     "attack": "distance",
     "attack_options": "n_queries=5",
     "estimator": "jeffreys",

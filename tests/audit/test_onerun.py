@@ -13,7 +13,13 @@ import pytest
 from scipy import stats
 
 from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.config.names import GUESS_RULES, GuessRule
 from dpaudit.audit.games.one_run.plan import OneRunPlan, guess
+from dpaudit.audit.games.one_run.rules import (
+    apply_rules,
+    best_outcome,
+    threshold_sizes,
+)
 from dpaudit.audit.games.one_run.scoring import score_canaries
 from dpaudit.audit.result.model import AuditResult
 from dpaudit.audit.stats.onerun_bound import (
@@ -108,19 +114,26 @@ def test_bad_counts_are_refused(kwargs: dict, match: str) -> None:
 
 
 def _false_alarms(
-    *, seed: int, audits: int, m: int, k: int, eps: float, delta: float
+    *,
+    seed: int,
+    audits: int,
+    m: int,
+    k: int,
+    eps: float,
+    delta: float,
+    rule: GuessRule = "count",
 ) -> int:
     """Audits of an exactly (eps, delta)-DP per-canary mechanism whose eps_emp
     exceeds eps. The mechanism: each canary's inclusion bit is passed through
     eps-randomized response independently; with probability delta (per canary) it
     is released as it is. It is (eps, delta)-DP in each bit, and the bits are
     independent, so the whole release is (eps, delta)-DP in each canary. The
-    score is the released bit; ties are broken by a uniform key independent of
-    the bits; the guess counts are fixed (k "in", k "out"); eps_emp comes from the
-    same code as the audit's."""
+    score is the released bit (threshold 1: the release says "in"); ties are
+    broken by a uniform key independent of the bits; the count rule makes k "in"
+    and k "out" guesses; eps_emp comes from the audit's own rules
+    (:func:`apply_rules`, :func:`best_outcome`) at alpha 0.05."""
     rng = Rngs.from_seed(seed).numpy
     q = math.exp(eps) / (1 + math.exp(eps))
-    cache: dict[int, float] = {}
     alarms = 0
     for _ in range(audits):
         bits = rng.integers(0, 2, size=m)
@@ -128,39 +141,124 @@ def _false_alarms(
         shown = np.where(keep, bits, 1 - bits)
         leak = rng.random(m) < delta
         shown = np.where(leak, bits, shown)
-        made = guess(
+        outcomes = apply_rules(
             shown.astype(np.float64),
             bits,
+            rule=rule,
             guesses_in=k,
             guesses_out=k,
+            threshold=1.0,
             tie_break=rng.random(m),
+            delta=delta,
+            alpha=0.05,
         )
-        v = made.correct
-        if v not in cache:
-            cache[v] = eps_lower_bound(
-                canaries=m, guesses=2 * k, correct=v, delta=delta, alpha=0.05
-            )
-        alarms += cache[v] > eps
+        alarms += best_outcome(outcomes).eps_emp > eps
     return alarms
 
 
 @pytest.mark.statistical
+@pytest.mark.parametrize("rule", GUESS_RULES)
 @pytest.mark.parametrize(("eps", "delta"), [(1.0, 0.0), (2.0, 1e-3)])
 def test_exact_per_canary_mechanisms_are_calibrated(
-    seed: int, eps: float, delta: float
+    seed: int, eps: float, delta: float, rule: GuessRule
 ) -> None:
-    """False alarms (eps_emp > the true epsilon) of 300 audits at alpha 0.05.
+    """False alarms (eps_emp > the true epsilon) of 300 audits at alpha 0.05, per
+    guess rule.
 
     If the bound's coverage holds, the count is dominated by Binomial(300, 0.05);
     the test fails when it exceeds that distribution's 0.999 quantile, so it fails
-    with probability at most 0.001 for a correct bound (per parameter set and seed).
-    Randomized response is the mechanism the bound is tight for, so a bound that
-    overshot would show here.
+    with probability at most 0.001 for a correct bound (per parameter set, rule and
+    seed). Randomized response is the mechanism the count rule's bound is tight for,
+    so a bound that overshot would show here.
     """
     audits = 300
-    alarms = _false_alarms(seed=seed, audits=audits, m=400, k=60, eps=eps, delta=delta)
+    alarms = _false_alarms(
+        seed=seed, audits=audits, m=400, k=60, eps=eps, delta=delta, rule=rule
+    )
     limit = int(stats.binom.ppf(0.999, audits, 0.05))
     assert alarms <= limit, (alarms, limit)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("rule", ["threshold", "both"])
+def test_a_subsample_release_is_seen_by_the_threshold_rule(
+    seed: int, rule: GuessRule
+) -> None:
+    """A release that shows each included canary with probability 0.6 and never an
+    excluded one (the bit-level picture of a generator that copies a random
+    subsample of its rows): the threshold rule's guesses are all right, and eps_emp
+    exceeds 2 from one release of 1,000 canaries. It fails only when fewer than 192
+    canaries are shown (the shown count is Binomial(1000, 0.3): probability below
+    1e-12). The count rule's 100 "out" guesses fall among unshown canaries, about a
+    quarter of them included: its bound stays far lower."""
+    rng = Rngs.from_seed(seed).numpy
+    bits = rng.integers(0, 2, size=1000)
+    shown = (bits == 1) & (rng.random(1000) < 0.6)
+    outcomes = apply_rules(
+        shown.astype(np.float64),
+        bits,
+        rule=rule,
+        guesses_in=100,
+        guesses_out=100,
+        threshold=1.0,
+        tie_break=rng.random(1000),
+        delta=1e-5,
+        alpha=0.05,
+    )
+    best = best_outcome(outcomes)
+    assert best.rule == "threshold" and best.made.correct == best.guesses >= 192
+    assert best.eps_emp >= 2.0
+    count = apply_rules(
+        shown.astype(np.float64),
+        bits,
+        rule="count",
+        guesses_in=100,
+        guesses_out=100,
+        threshold=1.0,
+        tie_break=rng.random(1000),
+        delta=1e-5,
+        alpha=0.05,
+    )[0]
+    assert count.eps_emp < best.eps_emp
+
+
+def test_threshold_sizes_and_levels() -> None:
+    """The grid is fixed by the canaries alone; the threshold rule is tested at its
+    share of alpha over the grid's size, and ``both`` halves alpha."""
+    assert threshold_sizes(1) == (1,)
+    assert threshold_sizes(13) == (1, 2, 3, 4, 6, 8, 12)
+    sizes = threshold_sizes(1000)
+    assert sizes[-1] == 768 and len(sizes) == 19
+    scores = np.array([1.0, 1.0, 1.0, 0.0, 0.0, np.nan])
+    bits = np.array([1, 1, 0, 0, 1, 0])
+    out = apply_rules(
+        scores,
+        bits,
+        rule="both",
+        guesses_in=1,
+        guesses_out=1,
+        threshold=1.0,
+        tie_break=np.linspace(0, 1, 6),
+        delta=0.0,
+        alpha=0.1,
+    )
+    assert [o.rule for o in out] == ["count", "threshold"]
+    assert out[0].alpha == pytest.approx(0.05)
+    assert out[1].alpha == pytest.approx(0.05 / len(threshold_sizes(6)))
+    # Three passed (NaN never does), rounded down to the grid's 3; ties by the key.
+    assert out[1].passed == 3 and out[1].guesses_in == 3 and out[1].made.correct == 2
+    with pytest.raises(InvalidParameterError, match="threshold"):
+        apply_rules(
+            scores,
+            bits,
+            rule="threshold",
+            guesses_in=1,
+            guesses_out=1,
+            threshold=None,
+            tie_break=np.zeros(6),
+            delta=0.0,
+            alpha=0.1,
+        )
 
 
 @pytest.mark.statistical
@@ -264,6 +362,7 @@ def test_a_copying_plugin_is_a_violation_from_one_fit(tmp_path: Path) -> None:
         game="one-run",
         canaries=200,
         guesses=40,
+        guess_rule="count",
     )
     result = run_audit(config, out_dir=tmp_path / "a")
     assert result.verdict == "VIOLATION"
@@ -332,7 +431,12 @@ def test_a_builtin_generator_on_category_canaries_in_two_fits(tmp_path: Path) ->
     from dpaudit.reports.terminal import render_terminal
 
     config = AuditConfig(
-        generator="copy", dataset="worst-case", game="one-run", canaries=60, fits=2
+        generator="copy",
+        dataset="worst-case",
+        game="one-run",
+        canaries=60,
+        fits=2,
+        guess_rule="count",
     )
     result = run_audit(config, out_dir=tmp_path / "b")
     assert result.verdict == "VIOLATION" and result.rounds.total == 2
@@ -355,6 +459,7 @@ def test_a_claim_above_the_attainable_maximum_is_inconclusive(tmp_path: Path) ->
         canaries=20,
         guesses=2,
         epsilon=5.0,
+        guess_rule="count",
     )
     result = run_audit(config, out_dir=tmp_path / "c")
     assert result.one_run is not None and result.one_run.correct == 4
@@ -362,3 +467,104 @@ def test_a_claim_above_the_attainable_maximum_is_inconclusive(tmp_path: Path) ->
     assert result.eps_max_attainable == result.one_run.eps_max_attainable < 5.0
     assert result.verdict_reason is not None
     assert "even all 4 guesses correct" in result.verdict_reason
+
+
+@pytest.mark.slow
+def test_a_subsample_copying_plugin_is_a_violation_from_one_fit(tmp_path: Path) -> None:
+    """SubsampleCopy releases about 60% of its training rows: the default rule
+    (``both``) guesses "in" for the canaries the release holds, all of them right,
+    and eps_emp >= 2 from one fit; the count rule alone, with "out" guesses among the
+    unshown canaries, shows less."""
+    from dpaudit.audit.run import run_audit
+
+    config = AuditConfig(
+        generator="dpaudit.generators.leaky_plugins:SubsampleCopy", game="one-run"
+    )
+    result = run_audit(config, out_dir=tmp_path / "s")
+    assert result.verdict == "VIOLATION" and result.rounds.total == 1
+    s = result.one_run
+    assert s is not None and s.guess_rule == "both" and s.rule == "threshold"
+    assert s.correct == s.guesses >= 192 and s.guesses_out == 0
+    assert result.eps_emp is not None and result.eps_emp >= 2
+    count = next(r for r in s.rules if r.rule == "count")
+    assert count.alpha == pytest.approx(0.025) and count.eps_emp < result.eps_emp
+    doc = json.loads((tmp_path / "s" / "result.json").read_text())
+    assert schema_errors(doc) == []
+    assert AuditResult.from_json(doc).to_json() == result.to_json()
+
+
+def test_the_default_rule_runs_both_rules_on_category_canaries(tmp_path: Path) -> None:
+    """dpaudit's ``copy`` generator releases every included canary's value: under
+    the default ``both`` the threshold rule's "in" guesses are exactly the included
+    canaries (rounded down to the grid), each rule at half of alpha, and the result
+    records both and names the one that gave eps_emp."""
+    from dpaudit.audit.run import run_audit
+    from dpaudit.reports.markdown import render_markdown
+
+    config = AuditConfig(
+        generator="copy", dataset="worst-case", game="one-run", canaries=60, fits=2
+    )
+    result = run_audit(config, out_dir=tmp_path / "d")
+    s = result.one_run
+    assert s is not None and s.guess_rule == "both" and s.threshold == 1.0
+    count, threshold = s.rules
+    assert (count.rule, threshold.rule) == ("count", "threshold")
+    assert count.alpha == pytest.approx(0.025)
+    assert threshold.alpha == pytest.approx(0.025 / len(threshold_sizes(120)))
+    assert threshold.passed == s.included and threshold.correct == threshold.guesses_in
+    assert threshold.guesses_in == max(
+        r for r in threshold_sizes(120) if r <= s.included
+    )
+    assert result.eps_emp == max(count.eps_emp, threshold.eps_emp)
+    assert s.rule == ("threshold" if threshold.eps_emp > count.eps_emp else "count")
+    assert result.eps_max_attainable == max(
+        count.eps_max_attainable, threshold.eps_max_attainable
+    )
+    assert "rules' guesses about 120 canaries" in render_markdown([result])
+
+
+def test_a_chance_level_score_is_said_plainly() -> None:
+    """A result that is no VIOLATION and whose score was at chance says that the game
+    did not see the generator; a VIOLATION or a separating score does not."""
+    from dpaudit.audit.games.one_run.game import one_run_reason
+    from dpaudit.audit.result.model import Verdict
+    from dpaudit.audit.result.onerun import OneRunSummary
+
+    names = "fits canaries canaries_per_fit included guesses_in guesses_out guesses"
+    counts = dict(zip(names.split(), (1, 100, 100, 50, 10, 10, 20), strict=True))
+    s = OneRunSummary(
+        canary_kind="point",
+        score="canary-distance",
+        correct_in=5,
+        correct_out=5,
+        correct=10,
+        eps_max_attainable=1.8,
+        **counts,
+    )
+    kw = {"eps_emp": 0.0, "eps_claimed": 1.0, "eps_max": 1.8, "summary": s}
+    said = "no better than chance (AUC 0.510)"
+    assert said in one_run_reason(Verdict.CONSISTENT, auc=0.51, **kw)
+    assert said in one_run_reason(Verdict.INCONCLUSIVE, auc=0.51, **kw)
+    assert "chance" not in one_run_reason(Verdict.CONSISTENT, auc=0.64, **kw)
+    assert "chance" not in one_run_reason(Verdict.VIOLATION, auc=0.5, **kw)
+
+
+def test_the_laplace_histogram_plugin_releases_noisy_marginals() -> None:
+    """LaplaceHistogram releases rows of the domain, each column drawn from its own
+    noisy histogram: with almost no noise the marginals are the data's."""
+    from dpaudit.generators.leaky_plugins import LaplaceHistogram
+
+    design = canary_design("worst-case", canaries=4, base_rows=96)
+    domain = design.domain.to_json()
+    data = design.training_table(np.array([1, 1, 1, 1]))
+    model = LaplaceHistogram(epsilon=1.0, noise=1e-9).fit(data, domain=domain, seed=0)
+    rows = model.sample(10_000, seed=1)
+    assert list(rows.columns) == design.domain.names and len(rows) == 10_000
+    design.domain.validate(design.domain.cast(rows), name="release")
+    # 4 of the 100 training rows carry a = 1: the release's share within 6 standard
+    # deviations of 0.04 (fails with probability below 1e-8).
+    share = float((rows["a"] == 1).mean())
+    assert abs(share - 0.04) < 6 * math.sqrt(0.04 * 0.96 / 10_000)
+    assert model.privacy_claim["epsilon"] == 1.0
+    with pytest.raises(ValueError, match="noise"):
+        LaplaceHistogram(epsilon=1.0, noise=0.0)

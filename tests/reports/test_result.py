@@ -116,7 +116,9 @@ def test_to_json_writes_every_declared_key_and_conforms(
     result = AuditResult.from_json(result_doc())
     doc = result.to_json()
     # ``sequential`` is written only for a --sequential audit (serial's omit_if).
-    assert set(doc) == json_keys(AuditResult) - {"sequential"} | {"schema_version"}
+    # ``measurements`` only for a measurement-transcript audit.
+    omitted = {"sequential", "measurements"}
+    assert set(doc) == json_keys(AuditResult) - omitted | {"schema_version"}
     assert set(doc["power"]) == json_keys(Power)
     assert schema_errors(doc) == []
     json.dumps(doc, allow_nan=False)

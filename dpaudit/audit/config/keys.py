@@ -33,6 +33,7 @@ from dpaudit.audit.config.constraints import (
 from dpaudit.audit.config.names import (
     BACKENDS,
     GAMES,
+    GUESS_RULES,
     RANDOMNESS_MODES,
     RELEASES,
     TEACHERS,
@@ -247,8 +248,9 @@ AUDIT_KEYS: tuple[Key, ...] = (
     Key(
         name="release",
         help="what a round releases to the attacks: table (default: the synthetic "
-        "table) or transcript (every noisy vote of dpaudit's PATE-GAN and G-PATE, "
-        "attacked by the exact likelihood-ratio test; docs/soundness.md)",
+        "table) or transcript (every noisy vote of dpaudit's PATE-GAN and G-PATE, or "
+        "the noisy measurements a plug-in states, attacked by the exact "
+        "likelihood-ratio test; docs/soundness.md)",
         group="the game",
         constraint=Choices(values=RELEASES),
         games=TWO_WORLD,
@@ -322,6 +324,15 @@ AUDIT_KEYS: tuple[Key, ...] = (
         group="the one-run game",
         kind="int",
         constraint=Interval(integer=True, low=0, optional=True),
+        games=ONE_RUN,
+    ),
+    Key(
+        name="guess_rule",
+        help="count: --guesses 'in' and --guesses-out 'out' on the top and bottom "
+        "scores; threshold: 'in' for every canary the release shows (its row or "
+        "value); both (default): each at half of alpha (docs/onerun.md)",
+        group="the one-run game",
+        constraint=Choices(values=GUESS_RULES),
         games=ONE_RUN,
     ),
     # ---------------------------------------------------- attacks and statistics

@@ -25,6 +25,7 @@ from dpaudit.audit.config.keys import (
 from dpaudit.audit.config.names import (
     Backend,
     Game,
+    GuessRule,
     Randomness,
     ReleaseKind,
     TeacherKind,
@@ -134,6 +135,10 @@ class AuditConfig:
             fixed before any release is seen (default: a tenth of all canaries, at
             least 1).
         guesses_out: one-run: guesses "out" (default: as many as ``guesses``).
+        guess_rule: one-run: ``count`` (the ``guesses`` and ``guesses_out`` fixed in
+            advance), ``threshold`` (every canary whose score reaches a threshold
+            fixed in advance) or ``both`` (default: each at half of ``alpha``;
+            docs/soundness.md, "Guesses from the release").
         teachers: with ``release = "transcript"``: ``trained`` (default, the
             teachers as implemented) or ``canary`` (the adversary's teachers, each
             voting "real" exactly when it trained on the target; the proof covers
@@ -180,6 +185,7 @@ class AuditConfig:
     fits: int = 1
     guesses: int | None = None
     guesses_out: int | None = None
+    guess_rule: GuessRule = "both"
     teachers: TeacherKind = "trained"
 
     def __post_init__(self) -> None:
@@ -457,7 +463,14 @@ class AuditConfig:
         data.pop("public_candidates")
         # The one-run game's keys leave the two-world audit's identity unchanged.
         if data["game"] == "two-world":
-            for key in ("game", "canaries", "fits", "guesses", "guesses_out"):
+            for key in (
+                "game",
+                "canaries",
+                "fits",
+                "guesses",
+                "guesses_out",
+                "guess_rule",
+            ):
                 data.pop(key)
         if data["public_seed"] == 0:
             data.pop("public_seed")

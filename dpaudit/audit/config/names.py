@@ -11,12 +11,14 @@ from typing import Literal, get_args
 __all__ = [
     "BACKENDS",
     "GAMES",
+    "GUESS_RULES",
     "RANDOMNESS_MODES",
     "RELEASES",
     "RESULT_FILE",
     "TEACHERS",
     "Backend",
     "Game",
+    "GuessRule",
     "Randomness",
     "ReleaseKind",
     "TeacherKind",
@@ -44,6 +46,12 @@ the adversary's teachers, each voting "real" exactly when it has trained on the 
 (PATE-GAN's and G-PATE's proofs hold for any teachers; docs/soundness.md, "Canary
 teachers")."""
 TEACHERS: tuple[TeacherKind, ...] = get_args(TeacherKind)
+
+GuessRule = Literal["count", "threshold", "both"]
+"""How the one-run game guesses: ``count`` (a number of guesses fixed in advance),
+``threshold`` (every canary whose score reaches a threshold fixed in advance) or
+``both`` (each at half of alpha; :mod:`dpaudit.audit.games.one_run.rules`)."""
+GUESS_RULES: tuple[GuessRule, ...] = get_args(GuessRule)
 
 RESULT_FILE = "result.json"
 """The file of an audit directory that holds the result

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from dpaudit.audit.games.one_run.plan import (
         guess,
     )
+    from dpaudit.audit.games.one_run.rules import (
+        apply_rules,
+        best_outcome,
+    )
     from dpaudit.audit.games.plan import (
         GamePlan,
     )
@@ -105,6 +109,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "judge_scores",
     ),
     "dpaudit.audit.games.one_run.plan": ("guess",),
+    "dpaudit.audit.games.one_run.rules": ("apply_rules", "best_outcome"),
     "dpaudit.audit.games.registry": (
         "GAME_SPECS",
         "GameSpec",
@@ -123,7 +128,9 @@ __all__ = [
     "TableRelease",
     "TranscriptRelease",
     "analyse",
+    "apply_rules",
     "audit_looks",
+    "best_outcome",
     "build_setup",
     "cached_setup",
     "check_fit_memory",

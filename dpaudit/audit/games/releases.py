@@ -356,6 +356,11 @@ class TableRelease:
         """What a round released, in words; ``None`` for the synthetic table."""
         return None
 
+    def summarise(self, setup: Any, store: Any, **analysed: Any) -> Any:
+        """The result's section of this release kind (``None``: none); ``analysed``:
+        the headline ``head``, the ``claim`` and the per-attack ``alpha``."""
+        return None
+
 
 class TranscriptRelease(TableRelease):
     """A round releases every noisy answer of the generator's private mechanism
@@ -481,15 +486,91 @@ class TranscriptRelease(TableRelease):
         )
 
 
+class MeasurementRelease(TableRelease):
+    """A round releases the noisy measurements a plug-in or adapter states
+    (``privacy_transcript``, docs/plugins.md), attacked by the exact likelihood
+    ratio under the stated noise; fits nothing, samples nothing (docs/soundness.md,
+    "The measurement transcript"; the machinery: :mod:`.measurements`)."""
+
+    name: ReleaseKind = "transcript"
+    white_box = True
+    feature_width = 1  # the log-likelihood ratio
+
+    def attack_names(
+        self, config: AuditConfig, *, worst_case: bool, continuous: bool
+    ) -> tuple[str, ...]:
+        from dpaudit.attacks.measurements import MEASUREMENT_RATIO
+
+        return (MEASUREMENT_RATIO,)
+
+    def make_attacks(self, setup: RoundSource) -> dict[str, Any]:
+        from dpaudit.attacks.measurements import MEASUREMENT_RATIO, MeasurementAttack
+
+        return {
+            MEASUREMENT_RATIO: MeasurementAttack(
+                without=setup.without,
+                with_target=setup.with_target,
+                delta=setup.config.delta,
+            )
+        }
+
+    def release_group(
+        self,
+        setup: RoundSource,
+        datasets: Sequence[pd.DataFrame],
+        round_rngs: Sequence[Rngs],
+        make_generator: Callable[[], Generator],
+    ) -> tuple[list[Any], Features]:
+        from dpaudit.audit.games.measurements import fit_and_read
+
+        models, transcripts = fit_and_read(setup, datasets, round_rngs, make_generator)
+        attacks = self.make_attacks(setup)
+        return models, {
+            name: a.featurize_transcripts(transcripts) for name, a in attacks.items()
+        }
+
+    def check(self, setup: RoundSource, generator: Generator) -> None:
+        from dpaudit.audit.games.measurements import check_measurements
+
+        check_measurements(setup.config, generator)
+
+    def describe(self, config: AuditConfig) -> str | None:
+        return (
+            "transcript: the noisy measurements the generator states "
+            "(privacy_transcript), attacked by the exact likelihood ratio under the "
+            "stated noise, each answer's exact count known in both worlds"
+        )
+
+    def summarise(self, setup: Any, store: Any, **analysed: Any) -> Any:
+        from dpaudit.audit.games.measurements import summarise
+
+        return summarise(setup, store, **analysed)
+
+
 ReleaseStrategy = TableRelease
 """A release kind (:class:`TableRelease` and its subclasses)."""
 
-RELEASE_KINDS: Mapping[str, Callable[[AuditConfig], ReleaseStrategy]] = (
+TRANSCRIPT_KINDS: Mapping[str, Callable[[AuditConfig], ReleaseStrategy]] = (
     MappingProxyType(
         {
-            "table": lambda config: TableRelease(),
-            "transcript": lambda config: TranscriptRelease(config.teachers),
+            "replay": lambda config: TranscriptRelease(config.teachers),
+            "measurements": lambda config: MeasurementRelease(),
         }
+    )
+)
+"""What ``--release transcript`` is for a generator, by what its registry spec
+declares (``GeneratorSpec.transcript``)."""
+
+
+def _transcript(config: AuditConfig) -> ReleaseStrategy:
+    from dpaudit.generators.registry import get_spec
+
+    return TRANSCRIPT_KINDS[get_spec(config.generator).transcript](config)
+
+
+RELEASE_KINDS: Mapping[str, Callable[[AuditConfig], ReleaseStrategy]] = (
+    MappingProxyType(
+        {"table": lambda config: TableRelease(), "transcript": _transcript}
     )
 )
 """A release's name (``--release``) -> its kind for a configuration. A new release

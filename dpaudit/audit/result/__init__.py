@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 from dpaudit.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from dpaudit.audit.result.measurements import (
+        MeasurementSummary,
+    )
     from dpaudit.audit.result.model import (
         LOW_FPRS,
         READABLE_SCHEMA_VERSIONS,
@@ -53,6 +56,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "thaw",
     ),
     "dpaudit.audit.result.onerun": ("OneRunSummary",),
+    "dpaudit.audit.result.measurements": ("MeasurementSummary",),
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -67,6 +71,7 @@ __all__ = [
     "Counts",
     "Estimator",
     "LowFprRate",
+    "MeasurementSummary",
     "OneRunSummary",
     "Power",
     "Rounds",

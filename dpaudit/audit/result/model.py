@@ -40,6 +40,7 @@ from dpaudit.audit.config.serial import (
     to_json,
 )
 from dpaudit.audit.result.looks import SequentialLook, SequentialLooks
+from dpaudit.audit.result.measurements import MeasurementSummary
 from dpaudit.audit.result.onerun import OneRunSummary
 from dpaudit.audit.stats.estimators import AttackCounts
 from dpaudit.audit.storage.traces import Trace, TrainingFacts
@@ -92,6 +93,7 @@ Counts = AttackCounts
 _SKIP: Mapping[str, Any] = MappingProxyType({"json": None})
 _KEY: Mapping[str, Any] = MappingProxyType({"key": True})
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+_OMIT: Mapping[str, Any] = MappingProxyType({"omit_if": None})
 
 
 def _empty() -> Mapping[str, Any]:
@@ -397,20 +399,8 @@ class Timing:
 
 
 _REQUIRED = (
-    "version",
-    "verdict",
-    "eps_emp",
-    "eps_claimed",
-    "counts",
-    "attack",
-    "estimator",
-    "delta",
-    "attacks",
-    "generator",
-    "dataset",
-    "config",
-    "seed",
-    "rounds",
+    *("version", "verdict", "eps_emp", "eps_claimed", "counts", "attack", "estimator"),
+    *("delta", "attacks", "generator", "dataset", "config", "seed", "rounds"),
 )
 
 
@@ -444,6 +434,7 @@ class AuditResult:
         sequential: the looks of a ``--sequential`` audit (``None`` otherwise).
         game: ``two-world`` (absent in results of earlier versions) or ``one-run``.
         one_run: the one-run game's counts (``None`` for the two-world game).
+        measurements: a measurement transcript's exact privacy (absent otherwise).
         python: the version of the Python that ran the audit (a foreign
             generator's worker's is ``claim.extra.worker_python``); None in results
             written before it was recorded.
@@ -498,7 +489,8 @@ class AuditResult:
     extra: Mapping[str, Any] = field(default_factory=_empty, metadata=_SKIP)
     source: Path | None = field(default=None, metadata=_SKIP)
     trace: Trace | None = field(default=None, metadata=_SKIP)
-    sequential: SequentialLooks | None = field(default=None, metadata={"omit_if": None})
+    sequential: SequentialLooks | None = field(default=None, metadata=_OMIT)
+    measurements: MeasurementSummary | None = field(default=None, metadata=_OMIT)
 
     # ------------------------------------------------------------ views
     @property

@@ -4,7 +4,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["OneRunSummary"]
+__all__ = ["OneRunRule", "OneRunSummary"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OneRunRule:
+    """One guess rule's guesses and bound (an entry of ``one_run.rules``).
+
+    Attributes:
+        rule: ``count`` (numbers fixed in advance) or ``threshold`` (every canary
+            whose score reaches the threshold, rounded down to a size of the grid
+            fixed in advance).
+        alpha: the level its bound was computed at.
+        guesses_in, guesses_out, correct: its guesses and how many were right.
+        eps_emp: its lower bound.
+        eps_max_attainable: its bound with every guess right.
+        passed: ``threshold``: canaries whose score reached it (``None``: count).
+    """
+
+    rule: str
+    alpha: float
+    guesses_in: int
+    guesses_out: int
+    correct: int
+    eps_emp: float
+    eps_max_attainable: float
+    passed: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -19,12 +44,18 @@ class OneRunSummary:
         canary_kind: ``point`` (distinct far points) or ``category`` (a categorical
             value each; dpaudit/worst_case/canaries.py).
         score: how each canary was scored from its fit's release.
-        guesses_in, guesses_out: guesses "in" and "out", fixed before the releases.
+        guesses_in, guesses_out: guesses "in" and "out" of the rule that gave
+            eps_emp (``rule``).
         guesses: ``guesses_in + guesses_out`` (the bound's ``r``).
         correct_in, correct_out: correct guesses of each kind.
         correct: correct guesses (the bound's ``v``).
         eps_max_attainable: the eps_emp of every guess correct: the largest this
-            audit could show.
+            audit could show (the largest over the rules).
+        guess_rule: the configured rule (``count``, ``threshold`` or ``both``;
+            results written before the key existed used ``count``).
+        rule: the rule whose guesses and bound are the result's.
+        threshold: the score's threshold (``None``: no threshold rule ran).
+        rules: every rule that ran, each at its share of alpha.
     """
 
     fits: int
@@ -40,3 +71,7 @@ class OneRunSummary:
     correct_out: int
     correct: int
     eps_max_attainable: float
+    guess_rule: str = "count"
+    rule: str = "count"
+    threshold: float | None = None
+    rules: tuple[OneRunRule, ...] = ()

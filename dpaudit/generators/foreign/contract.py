@@ -33,6 +33,24 @@ def python_number(value: Any) -> Any:
     return value
 
 
+def plain_json(value: Any) -> Any:
+    """``value`` with NumPy arrays and numbers (``.tolist()``, ``.item()``) and tuples
+    made plain lists and Python numbers, recursively; anything else as it is (the
+    caller's ``json.dumps`` refuses what is not JSON).
+
+    >>> plain_json({"a": (1, 2.5), "b": [None, "x"]})
+    {'a': [1, 2.5], 'b': [None, 'x']}
+    """
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and not isinstance(value, (str, bytes)):
+        value = tolist()
+    if isinstance(value, dict):
+        return {k: plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_json(v) for v in value]
+    return python_number(value)
+
+
 def accepts_epsilon(cls: type) -> bool:
     """Whether the class's ``__init__`` takes an ``epsilon`` keyword (by name or
     through ``**kwargs``); a signature that cannot be read is given the benefit."""

@@ -37,6 +37,11 @@ from dpaudit.generators.foreign.pool import (
     worker_for_thread,
     worker_key,
 )
+from dpaudit.generators.foreign.transcript import (
+    TRANSCRIPT_ATTRIBUTE,
+    Measurement,
+    check_transcript,
+)
 from dpaudit.generators.plugins import check_claim, check_release, plugin_seeds
 from dpaudit.rng import Rngs
 
@@ -340,6 +345,31 @@ class ForeignGenerator:
         if not hasattr(self, "claim_"):
             raise NotFittedError("call `fit` first.")
         return self.claim_
+
+    def read_transcript(self) -> tuple[Measurement, ...] | None:
+        """The fitted plug-in's ``privacy_transcript``, read from the worker and
+        checked (:func:`~dpaudit.generators.foreign.transcript.check_transcript`);
+        ``None`` when it states none. Call it before :meth:`forget`.
+
+        Raises:
+            NotFittedError: before ``fit``, or after ``forget``.
+            PluginError: the plug-in failed, or a record breaks the contract.
+        """
+        if not hasattr(self, "worker_"):
+            raise NotFittedError("call `fit` first (and read before `forget`).")
+        header = {"op": "transcript", "model": self.model_}
+        reply, _ = self._request(self.worker_, header, [], "privacy_transcript")
+        _raise(reply, self.name, self.plugin)
+        with self._adapter_contract():
+            if "transcript_error" in reply:
+                raise PluginError(
+                    f"generator {self.name!r} breaks the plug-in contract: "
+                    f"`{TRANSCRIPT_ATTRIBUTE}` must be JSON (lists, dicts, strings, "
+                    f"finite numbers): {reply['transcript_error']}."
+                )
+            return check_transcript(
+                reply.get("transcript"), self.name, domain=self.domain_
+            )
 
     def forget(self) -> None:
         """Lets the worker free the fitted model (the claim stays here); ``sample``

@@ -51,6 +51,7 @@ import pandas as pd  # noqa: E402
 from dpaudit.generators.foreign import wire  # noqa: E402
 from dpaudit.generators.foreign.contract import (  # noqa: E402
     contract_problem,
+    plain_json,
     python_number,
     supports_public_seed,
 )
@@ -243,6 +244,21 @@ class Worker:
         spec, blobs = wire.encode_frame(out)
         return {"frame": spec}, blobs
 
+    def transcript(self, header: dict[str, Any]) -> dict[str, Any]:
+        """The fitted model's ``privacy_transcript`` as plain JSON (``None``: it
+        states none); the parent checks it (``transcript.py``)."""
+        model = self.models.get(int(header["model"]))
+        if model is None:
+            return {"message": "the worker holds no such model (it was dropped)"}
+        try:
+            raw = plain_json(getattr(model, "privacy_transcript", None))
+            json.dumps(raw, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            return {"transcript_error": " ".join(str(err).split())}
+        except BaseException as err:
+            return _failure("privacy_transcript", err)
+        return {"transcript": raw}
+
     def handle(
         self, header: dict[str, Any], blobs: list[bytes]
     ) -> tuple[dict[str, Any], list[bytes]]:
@@ -255,6 +271,8 @@ class Worker:
             return self.fit(header, blobs), []
         if op == "sample":
             return self.sample(header)
+        if op == "transcript":
+            return self.transcript(header), []
         if op == "ping":
             return {
                 "pid": os.getpid(),

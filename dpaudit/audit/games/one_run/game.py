@@ -13,7 +13,10 @@ the shared prologue (the output folder, the lock, the cleanup) and calls it. The
    with one fit all canaries share its randomness anyway, and holding public
    randomness fixed would need a proof for canaries at any position of the table.
 3. Each canary is scored from its fit's release (:mod:`dpaudit.audit.games.one_run.scoring`);
-   the top ``guesses_in`` scores are guessed "in", the bottom ``guesses_out`` "out".
+   the guess rule (:mod:`dpaudit.audit.games.one_run.rules`) makes the guesses: the
+   top ``guesses_in`` scores "in" and the bottom ``guesses_out`` "out" (``count``),
+   "in" for every score at a threshold fixed in advance (``threshold``), or both,
+   each at half of alpha.
 4. The correct guesses become eps_emp (:mod:`dpaudit.audit.stats.onerun_bound`), judged
    against the largest epsilon any fit claimed.
 
@@ -40,7 +43,8 @@ import dpaudit
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.config.names import RESULT_FILE
 from dpaudit.audit.games.claims import active_flags, plain, summarise_claims
-from dpaudit.audit.games.one_run.plan import OneRunPlan, guess
+from dpaudit.audit.games.one_run.plan import OneRunPlan
+from dpaudit.audit.games.one_run.rules import THRESHOLDS, apply_rules, best_outcome
 from dpaudit.audit.games.one_run.scoring import SCORE_NAMES, score_canaries
 from dpaudit.audit.games.progress import progress_bar
 from dpaudit.audit.games.releases import compact_claim, train_and_release
@@ -56,9 +60,8 @@ from dpaudit.audit.result.model import (
     Verdict,
     freeze,
 )
-from dpaudit.audit.result.onerun import OneRunSummary
+from dpaudit.audit.result.onerun import OneRunRule, OneRunSummary
 from dpaudit.audit.stats.auc import auc as stats_auc
-from dpaudit.audit.stats.onerun_bound import eps_lower_bound, eps_max_attainable
 from dpaudit.audit.storage.outdir import Session
 from dpaudit.audit.storage.store import ResultStore
 from dpaudit.errors import InvalidParameterError
@@ -71,6 +74,9 @@ __all__ = ["GAME", "METHOD", "OneRunGame", "one_run_reason"]
 
 #: ``estimator.method`` of a one-run result.
 METHOD = "one_run"
+#: A score whose AUC is within this of 1/2 is reported as not seeing the generator
+#: (descriptive: the AUC reads the bits after the verdict, which it does not change).
+CHANCE_AUC = 0.05
 
 
 def _prepare(out: Path, *, force: bool) -> None:
@@ -257,8 +263,11 @@ def one_run_reason(
     eps_claimed: float,
     eps_max: float,
     summary: OneRunSummary,
+    auc: float | None = None,
 ) -> str:
-    """One sentence saying why the one-run audit reached ``verdict``.
+    """One sentence saying why the one-run audit reached ``verdict`` (and, when it is
+    no VIOLATION and the score's ``auc`` is within :data:`CHANCE_AUC` of 1/2, one
+    saying that the game did not see the generator).
 
     >>> s = OneRunSummary(fits=1, canaries=100, canaries_per_fit=100, included=50,
     ...     canary_kind="point", score="canary-distance", guesses_in=10,
@@ -268,25 +277,37 @@ def one_run_reason(
     ...                summary=s)  # doctest: +ELLIPSIS
     'VIOLATION: eps_emp 1.800 exceeds the claimed epsilon 1.000: 20 of 20 guesses...'
     """
+    rule = f" ({summary.rule} rule)" if len(summary.rules) > 1 else ""
     counts = (
-        f"{summary.correct} of {summary.guesses} guesses about {summary.canaries} "
-        f"canaries in {summary.fits} fit{'s' if summary.fits != 1 else ''} correct"
+        f"{summary.correct} of {summary.guesses} guesses{rule} about "
+        f"{summary.canaries} canaries in {summary.fits} "
+        f"fit{'s' if summary.fits != 1 else ''} correct"
     )
     if verdict is Verdict.VIOLATION:
         return (
             f"VIOLATION: eps_emp {eps_emp:.3f} exceeds the claimed epsilon "
             f"{eps_claimed:.3f}: {counts}."
         )
+    unseen = ""
+    if auc is not None and math.isfinite(auc) and abs(auc - 0.5) < CHANCE_AUC:
+        unseen = (
+            f" The score told included from excluded canaries apart no better than "
+            f"chance (AUC {auc:.3f}): the generator hides them, or it releases what "
+            "this game cannot see (its scores see a canary through its own released "
+            "row or value only, not through aggregates many canaries share, such as "
+            "marginals or histograms); the two-world game sees both."
+        )
     if verdict is Verdict.INCONCLUSIVE:
         return (
             f"INCONCLUSIVE: even all {summary.guesses} guesses correct would show at "
             f"most eps_emp {eps_max:.3f}, not above the claimed epsilon "
-            f"{eps_claimed:.3f}; more canaries, fits or guesses are needed ({counts})."
+            f"{eps_claimed:.3f}; more canaries, fits or guesses are needed "
+            f"({counts}).{unseen}"
         )
     return (
         f"CONSISTENT: eps_emp {eps_emp:.3f} does not exceed the claimed epsilon "
         f"{eps_claimed:.3f} ({counts}), although all guesses correct would have "
-        f"shown {eps_max:.3f}; this is no proof of privacy."
+        f"shown {eps_max:.3f}; this is no proof of privacy.{unseen}"
     )
 
 
@@ -305,21 +326,24 @@ def analyse_one_run(
     claim = summarise_claims(dict(enumerate(claims)))
     assert claim.epsilon is not None and claim.delta is not None
     delta = max(float(config.delta), float(claim.delta))
-    made = guess(
+    score_name = SCORE_NAMES[design.kind]
+    outcomes = apply_rules(
         scores,
         plan.bits,
+        rule=config.guess_rule,
         guesses_in=plan.guesses_in,
         guesses_out=plan.guesses_out,
+        threshold=THRESHOLDS.get(score_name),
         tie_break=plan.tie_break(),
+        delta=delta,
+        alpha=config.alpha,
     )
+    chosen = best_outcome(outcomes)
+    made = chosen.made
     total = int(plan.bits.size)
-    r = plan.guesses_in + plan.guesses_out
-    eps_emp = eps_lower_bound(
-        canaries=total, guesses=r, correct=made.correct, delta=delta, alpha=config.alpha
-    )
-    eps_max = eps_max_attainable(
-        canaries=total, guesses=r, delta=delta, alpha=config.alpha
-    )
+    r = chosen.guesses
+    eps_emp = chosen.eps_emp
+    eps_max = max(o.eps_max for o in outcomes)
     verdict = decide(
         eps_emp=eps_emp, eps_claimed=claim.epsilon, eps_max_attainable=eps_max
     )
@@ -329,21 +353,39 @@ def analyse_one_run(
         canaries_per_fit=plan.canaries_per_fit,
         included=int(plan.bits.sum()),
         canary_kind=design.kind,
-        score=SCORE_NAMES[design.kind],
-        guesses_in=plan.guesses_in,
-        guesses_out=plan.guesses_out,
+        score=score_name,
+        guesses_in=chosen.guesses_in,
+        guesses_out=chosen.guesses_out,
         guesses=r,
         correct_in=made.correct_in,
         correct_out=made.correct_out,
         correct=made.correct,
         eps_max_attainable=eps_max,
+        guess_rule=config.guess_rule,
+        rule=chosen.rule,
+        threshold=next(
+            (THRESHOLDS[score_name] for o in outcomes if o.rule == "threshold"), None
+        ),
+        rules=tuple(
+            OneRunRule(
+                rule=o.rule,
+                alpha=o.alpha,
+                guesses_in=o.guesses_in,
+                guesses_out=o.guesses_out,
+                correct=o.made.correct,
+                eps_emp=o.eps_emp,
+                eps_max_attainable=o.eps_max,
+                passed=o.passed,
+            )
+            for o in outcomes
+        ),
     )
     # The guesses as a confusion matrix: "in" guesses are the positives.
     counts = Counts(
         tp=made.correct_in,
-        fp=plan.guesses_in - made.correct_in,
+        fp=chosen.guesses_in - made.correct_in,
         tn=made.correct_out,
-        fn=plan.guesses_out - made.correct_out,
+        fn=chosen.guesses_out - made.correct_out,
     )
     flat = plan.bits.ravel()
     auc = stats_auc(scores, flat)
@@ -368,6 +410,7 @@ def analyse_one_run(
             eps_claimed=claim.epsilon,
             eps_max=eps_max,
             summary=summary,
+            auc=auc,
         ),
         eps_emp=eps_emp,
         eps_claimed=claim.epsilon,

@@ -9,10 +9,12 @@ Soundness rules (docs/soundness.md, "The one-run game") enforced here:
    attack never sees them.
 2. Every fit has its own canaries (canary ``j`` of fit ``f`` is canary ``f * m + j``
    of the audit) and its own streams: a canary reaches only its own fit.
-3. The numbers of guesses (``guesses_in`` "in" and ``guesses_out`` "out") are fixed
-   by the configuration before any release exists; only which canaries receive them
-   depends on the scores. Ties are broken by a public permutation (child 2), drawn
-   independently of the bits.
+3. The count rule's numbers of guesses (``guesses_in`` "in" and ``guesses_out``
+   "out") are fixed by the configuration before any release exists; only which
+   canaries receive them depends on the scores (:func:`guess`). The threshold rule,
+   whose number depends on the release, pays for it with a union bound
+   (:mod:`dpaudit.audit.games.one_run.rules`). Ties are broken by a public
+   permutation (child 2), drawn independently of the bits.
 """
 
 from __future__ import annotations

@@ -388,6 +388,9 @@ def analyse(
         fnr_upper=head.fnr_upper,
         refutation_ratio=head.refutation_ratio,
         regions_violated=head.regions_violated,
+        measurements=setup.release.summarise(
+            setup, store, head=head, claim=claim, alpha=alpha
+        ),
     )
 
 

@@ -1,0 +1,239 @@
+"""The one-run game's guess rules: how the scores of one release become guesses, and
+the level each rule is tested at.
+
+Soundness (docs/soundness.md, "Guesses from the release"):
+
+- ``count``: ``guesses_in`` "in" for the highest scores, ``guesses_out`` "out" for the
+  lowest, both numbers fixed by the configuration before any release. Steinke, Nasr and
+  Jagielski's theorem for ``r = guesses_in + guesses_out`` guesses, at the rule's level.
+- ``threshold``: "in" for the canaries whose score reaches a threshold fixed by the
+  canary design before any fit (:data:`THRESHOLDS`: the release holds the canary's
+  exact row, or its value), abstain elsewhere. Their number ``R`` is a function of the
+  release, so it is rounded down to the largest size ``r_k <= R`` of a grid fixed in
+  advance (:func:`threshold_sizes`; the ``r_k`` highest scores among those that pass,
+  ties by the public key), and the theorem is applied for ``r_k`` at the rule's level
+  divided by the grid's size: a union bound over the sizes the release could select.
+- ``both`` (the default): each of the two at half of ``alpha``; eps_emp is the larger
+  bound (Bonferroni over the two rules).
+
+Every rule reads the scores and the public tie-break key only; the bits are read
+after the guesses are made, to count them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpaudit.audit.config.names import GuessRule
+from dpaudit.audit.games.one_run.plan import Guesses, guess
+from dpaudit.audit.stats.onerun_bound import eps_lower_bound
+from dpaudit.errors import InvalidParameterError
+
+__all__ = [
+    "THRESHOLDS",
+    "RuleOutcome",
+    "apply_rules",
+    "best_outcome",
+    "threshold_guess",
+    "threshold_sizes",
+]
+
+#: The threshold of each score (by the name the result records), fixed before any
+#: fit: a ``canary-distance`` of 0 (up to 1e-9 of the scaled domain: the release
+#: holds the canary's row) and a ``canary-presence`` of at least one released row.
+THRESHOLDS: Mapping[str, float] = MappingProxyType(
+    {"canary-distance": -1e-9, "canary-presence": 1.0}
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _bound(
+    canaries: int, guesses: int, correct: int, delta: float, alpha: float
+) -> float:
+    """:func:`eps_lower_bound`, remembered (a pure function of its counts): the
+    calibration's audits repeat the same few counts."""
+    return eps_lower_bound(
+        canaries=canaries, guesses=guesses, correct=correct, delta=delta, alpha=alpha
+    )
+
+
+def threshold_sizes(canaries: int) -> tuple[int, ...]:
+    """The guess counts the ``threshold`` rule may test: 1, 2, 3, 4, 6, 8, 12, ...
+    (``2^j`` and ``3 * 2^j``) up to ``canaries``, fixed before any release.
+
+    >>> threshold_sizes(20)
+    (1, 2, 3, 4, 6, 8, 12, 16)
+    >>> len(threshold_sizes(1000))
+    19
+    """
+    if canaries < 1:
+        raise InvalidParameterError(f"`canaries` must be >= 1. Got {canaries}.")
+    sizes: set[int] = set()
+    power = 1
+    while power <= canaries:
+        sizes.add(power)
+        if 3 * power // 2 <= canaries and power >= 2:
+            sizes.add(3 * power // 2)
+        power *= 2
+    return tuple(sorted(sizes))
+
+
+def threshold_guess(
+    scores: NDArray[np.float64],
+    bits: NDArray[np.int64],
+    *,
+    threshold: float,
+    sizes: tuple[int, ...],
+    tie_break: NDArray[np.float64],
+) -> tuple[Guesses, int]:
+    """ "In" for the canaries whose score reaches ``threshold``, as many as the
+    largest of ``sizes`` that does not exceed their number (the highest scores, ties
+    by ``tie_break``); abstain elsewhere. Returns the guesses and how many passed.
+
+    >>> g, passed = threshold_guess(np.array([0.0, -0.5, 0.0, 0.0, -1.0]),
+    ...     np.array([1, 0, 1, 0, 1]), threshold=0.0, sizes=(1, 2),
+    ...     tie_break=np.array([0.1, 0.2, 0.3, 0.0, 0.5]))
+    >>> g.guess.tolist(), g.correct_in, passed
+    ([1, 0, 1, 0, 0], 2, 3)
+    """
+    flat = np.asarray(scores, dtype=np.float64).ravel()
+    passing = int(np.sum(flat >= threshold))  # NaN never passes
+    chosen = max((r for r in sizes if r <= passing), default=0)
+    made = guess(flat, bits, guesses_in=chosen, guesses_out=0, tie_break=tie_break)
+    return made, passing
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleOutcome:
+    """One rule's guesses and bound.
+
+    Attributes:
+        rule: ``count`` or ``threshold``.
+        made: the guesses and how many were right.
+        guesses_in, guesses_out: the guesses of each kind (the bound's ``r`` is
+            their sum).
+        alpha: the level the rule's bound is computed at (its share of the audit's
+            alpha, divided by the grid's size for ``threshold``).
+        eps_emp: the rule's lower bound.
+        eps_max: its bound with every guess right.
+        passed: ``threshold``: the canaries whose score reached the threshold
+            (before rounding down to a size of the grid); ``None`` for ``count``.
+    """
+
+    rule: str
+    made: Guesses
+    guesses_in: int
+    guesses_out: int
+    alpha: float
+    eps_emp: float
+    eps_max: float
+    passed: int | None = None
+
+    @property
+    def guesses(self) -> int:
+        return self.guesses_in + self.guesses_out
+
+
+def _bounded(
+    rule: str,
+    made: Guesses,
+    *,
+    guesses_in: int,
+    guesses_out: int,
+    canaries: int,
+    alpha: float,
+    delta: float,
+    passed: int | None = None,
+) -> RuleOutcome:
+    r = guesses_in + guesses_out
+    return RuleOutcome(
+        rule=rule,
+        made=made,
+        guesses_in=guesses_in,
+        guesses_out=guesses_out,
+        alpha=alpha,
+        eps_emp=_bound(canaries, r, made.correct, delta, alpha),
+        eps_max=_bound(canaries, r, r, delta, alpha),
+        passed=passed,
+    )
+
+
+def apply_rules(
+    scores: NDArray[np.float64],
+    bits: NDArray[np.int64],
+    *,
+    rule: GuessRule,
+    guesses_in: int,
+    guesses_out: int,
+    threshold: float | None,
+    tie_break: NDArray[np.float64],
+    delta: float,
+    alpha: float,
+) -> tuple[RuleOutcome, ...]:
+    """Every rule that ``rule`` names, each at its share of ``alpha``.
+
+    ``threshold=None`` (a score without one) leaves ``threshold`` out of ``both``
+    (``count`` then gets all of ``alpha``) and refuses ``threshold`` alone.
+    """
+    canaries = int(np.asarray(bits).size)
+    names = ("count", "threshold") if rule == "both" else (rule,)
+    if threshold is None:
+        if rule == "threshold":
+            raise InvalidParameterError(
+                "`guess_rule` must be count or both for this score: it has no "
+                "threshold fixed in advance."
+            )
+        names = ("count",)
+    share = alpha / len(names)
+    outcomes: list[RuleOutcome] = []
+    for name in names:
+        if name == "count":
+            made = guess(
+                scores,
+                bits,
+                guesses_in=guesses_in,
+                guesses_out=guesses_out,
+                tie_break=tie_break,
+            )
+            outcomes.append(
+                _bounded(
+                    "count",
+                    made,
+                    guesses_in=guesses_in,
+                    guesses_out=guesses_out,
+                    canaries=canaries,
+                    alpha=share,
+                    delta=delta,
+                )
+            )
+            continue
+        assert threshold is not None
+        sizes = threshold_sizes(canaries)
+        made, passed = threshold_guess(
+            scores, bits, threshold=threshold, sizes=sizes, tie_break=tie_break
+        )
+        outcomes.append(
+            _bounded(
+                "threshold",
+                made,
+                guesses_in=int(np.sum(made.guess == 1)),
+                guesses_out=0,
+                canaries=canaries,
+                alpha=share / len(sizes),
+                delta=delta,
+                passed=passed,
+            )
+        )
+    return tuple(outcomes)
+
+
+def best_outcome(outcomes: tuple[RuleOutcome, ...]) -> RuleOutcome:
+    """The rule whose bound is the audit's: the largest eps_emp, then the largest
+    attainable maximum, then the first named."""
+    return max(outcomes, key=lambda o: (o.eps_emp, o.eps_max))

@@ -1,0 +1,225 @@
+"""A plug-in's measurement transcript: read, checked, typed (docs/plugins.md, "The
+measurement transcript").
+
+A plug-in (or adapter) may set, after ``fit``, ``privacy_transcript``: a JSON list of
+measurement records, each::
+
+    {"columns": [name, ...], "cells": [[value, ...], ...],
+     "noisy": [float, ...], "noise": {"gaussian": sigma}}     # or {"laplace": b}
+
+``noisy[i]`` is the number of training records whose values on ``columns`` equal
+``cells[i]`` plus noise of the stated kind and scale. The extension for an answer
+that counts a set of cells (MWEM's range queries) is the optional key ``sets``: a
+list with one entry per noisy answer, each a list of distinct indices into
+``cells``; ``noisy[i]`` then counts the records whose values on ``columns`` equal
+any of the cells ``cells[j]``, ``j`` in ``sets[i]``.
+
+:func:`check_transcript` turns the plug-in's list into :class:`Measurement` records,
+refusing a bad record with one line naming the record, the key and the fix
+(:class:`~dpaudit.errors.PluginError`, exit 2). Values must be values of the public
+domain (a category of the column, 0 or 1, an integer within the bounds): a cell
+written in another encoding would count nothing in either world and hide every
+measurement from the audit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dpaudit.data import Domain
+from dpaudit.errors import PluginError
+
+__all__ = ["NOISE_KINDS", "TRANSCRIPT_ATTRIBUTE", "Measurement", "check_transcript"]
+
+#: The plug-in attribute that holds the transcript after ``fit``.
+TRANSCRIPT_ATTRIBUTE = "privacy_transcript"
+#: The noise kinds a record may state (key of ``noise``; value: sigma, or b).
+NOISE_KINDS = ("gaussian", "laplace")
+_KEYS = frozenset({"columns", "cells", "noisy", "noise", "sets"})
+_DOC = 'see docs/plugins.md, "The measurement transcript"'
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One measurement record, checked.
+
+    Attributes:
+        columns: the measured columns, in order.
+        cells: the cells (one value per column each), as given.
+        noisy: the noisy answers.
+        noise: ``gaussian`` or ``laplace``.
+        scale: sigma (Gaussian) or b (Laplace), > 0.
+        sets: per answer, the cells it counts (indices into ``cells``);
+            ``None``: answer ``i`` counts cell ``i``.
+    """
+
+    columns: tuple[str, ...]
+    cells: tuple[tuple[Any, ...], ...]
+    noisy: tuple[float, ...]
+    noise: str
+    scale: float
+    sets: tuple[tuple[int, ...], ...] | None = None
+
+    def answer_cells(self) -> tuple[tuple[int, ...], ...]:
+        """Per noisy answer, the indices of the cells it counts."""
+        if self.sets is not None:
+            return self.sets
+        return tuple((i,) for i in range(len(self.cells)))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _value_problem(value: Any, column: Any) -> str | None:
+    """Why ``value`` is not a value of the public ``column``, or None."""
+    kind = column.kind
+    if kind == "categorical":
+        if value in column.categories and not isinstance(value, bool):
+            return None
+        return f"is not one of its categories {list(column.categories)[:10]}"
+    if not _number(value) or not math.isfinite(float(value)):
+        return "is not a finite number"
+    if kind == "binary":
+        return None if value in (0, 1) else "is not 0 or 1"
+    if kind == "integer" and float(value) != int(value):
+        return "is not an integer"
+    if not column.lower <= value <= column.upper:
+        return f"is outside its bounds [{column.lower}, {column.upper}]"
+    return None
+
+
+def _record(raw: Any, where: str, domain: Domain) -> Measurement:
+    """One record, checked (:func:`check_transcript`)."""
+    if not isinstance(raw, dict):
+        raise PluginError(
+            f"{where} must be a dict with 'columns', 'cells', 'noisy' and 'noise'. "
+            f"Got {type(raw).__name__}; {_DOC}."
+        )
+    missing = [k for k in ("columns", "cells", "noisy", "noise") if k not in raw]
+    unknown = sorted(str(k) for k in raw if k not in _KEYS)
+    if missing or unknown:
+        what = f"lacks {missing}" if missing else f"has unknown key(s) {unknown}"
+        raise PluginError(
+            f"{where} {what}: a record has 'columns', 'cells', 'noisy', 'noise' "
+            f"and optionally 'sets'; {_DOC}."
+        )
+    columns = raw["columns"]
+    if (
+        not isinstance(columns, list)
+        or not columns
+        or not all(isinstance(c, str) for c in columns)
+        or len(set(columns)) != len(columns)
+    ):
+        raise PluginError(
+            f"{where}['columns'] must be a non-empty list of distinct column names. "
+            f"Got {columns!r:.80}."
+        )
+    absent = [c for c in columns if c not in domain.names]
+    if absent:
+        raise PluginError(
+            f"{where}['columns'] names {absent}, not columns of the table "
+            f"{domain.names}; name the measured columns as the table does."
+        )
+    cells = raw["cells"]
+    if not isinstance(cells, list) or not all(
+        isinstance(c, list) and len(c) == len(columns) for c in cells
+    ):
+        raise PluginError(
+            f"{where}['cells'] must be a list of cells, each a list of "
+            f"{len(columns)} value(s) (one per column). Got {cells!r:.80}."
+        )
+    for i, cell in enumerate(cells):
+        for name, value in zip(columns, cell):
+            problem = _value_problem(value, domain[name])
+            if problem is not None:
+                raise PluginError(
+                    f"{where}['cells'][{i}]: {value!r:.40} of column {name!r} "
+                    f"{problem}; write cells in the values of the public domain."
+                )
+    noise = raw["noise"]
+    kind = next(iter(noise), None) if isinstance(noise, dict) else None
+    scale: Any = noise.get(kind) if isinstance(noise, dict) else None
+    if (
+        not isinstance(noise, dict)
+        or len(noise) != 1
+        or kind not in NOISE_KINDS
+        or not _number(scale)
+        or not math.isfinite(float(scale))
+        or not float(scale) > 0
+    ):
+        raise PluginError(
+            f"{where}['noise'] must be {{'gaussian': sigma}} or {{'laplace': b}} "
+            f"with a finite scale > 0. Got {noise!r:.80}."
+        )
+    sets = raw.get("sets")
+    if sets is not None and (
+        not isinstance(sets, list)
+        or not all(
+            isinstance(s, list)
+            and s
+            and all(
+                isinstance(j, int) and not isinstance(j, bool) and 0 <= j < len(cells)
+                for j in s
+            )
+            and len(set(s)) == len(s)
+            for s in sets
+        )
+    ):
+        raise PluginError(
+            f"{where}['sets'] must be a list with one non-empty list of distinct "
+            f"cell indices (0 to {len(cells) - 1}) per noisy answer. Got {sets!r:.80}."
+        )
+    answers = len(cells) if sets is None else len(sets)
+    noisy = raw["noisy"]
+    if (
+        not isinstance(noisy, list)
+        or len(noisy) != answers
+        or not all(_number(v) and math.isfinite(float(v)) for v in noisy)
+    ):
+        per = "cell" if sets is None else "entry of 'sets'"
+        raise PluginError(
+            f"{where}['noisy'] must be a list of {answers} finite number(s), one per "
+            f"{per}. Got {noisy!r:.80}."
+        )
+    return Measurement(
+        columns=tuple(columns),
+        cells=tuple(tuple(c) for c in cells),
+        noisy=tuple(float(v) for v in noisy),
+        noise=str(kind),
+        scale=float(scale),
+        sets=None if sets is None else tuple(tuple(s) for s in sets),
+    )
+
+
+def check_transcript(
+    raw: Any, name: str, *, domain: Domain
+) -> tuple[Measurement, ...] | None:
+    """The plug-in's ``privacy_transcript`` as :class:`Measurement` records, checked
+    (``None``: the plug-in states none).
+
+    Raises:
+        PluginError: one line naming the record, the key and the fix.
+    """
+    if raw is None:
+        return None
+    where = f"generator {name!r} breaks the plug-in contract: `{TRANSCRIPT_ATTRIBUTE}`"
+    if not isinstance(raw, list):
+        raise PluginError(
+            f"{where} must be a list of measurement records. Got "
+            f"{type(raw).__name__}; {_DOC}."
+        )
+    return tuple(
+        _record(record, f"{where}[{i}]", domain) for i, record in enumerate(raw)
+    )
+
+
+def describe_columns(records: Sequence[Measurement]) -> list[str]:
+    """The distinct measured column sets, as ``a x b`` texts, in first-seen order."""
+    seen: dict[str, None] = {}
+    for record in records:
+        seen.setdefault(" x ".join(record.columns), None)
+    return list(seen)
