@@ -70,13 +70,17 @@ def refuse_stopped(adapter: Any) -> None:
         )
 
 
-def transcript_claim(transcript: Transcript | None, *, stopped: bool) -> dict[str, Any]:
+def transcript_claim(
+    transcript: Transcript | None, *, stopped: bool, omits: str
+) -> dict[str, Any]:
     """What a fit's transcript covers, for its claim: the record count, the
-    measurements left out (on binned columns) and whether the fit stopped after its
-    measurements (``measure_only``); nothing where the adapter records none."""
+    measurements left out (on binned columns), whether the fit stopped after its
+    measurements (``measure_only``) and the private steps it ``omits``
+    (``transcript_omits``, docs/plugins.md); nothing where the adapter records none."""
     if transcript is None:
         return {}
     return {
+        "transcript_omits": omits,
         "transcript_records": len(transcript.records),
         "transcript_left_out": transcript.left_out,
         "measure_only": stopped,

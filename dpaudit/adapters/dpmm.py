@@ -205,6 +205,7 @@ class _Dpmm:
     # What its transcript records, and whether `measure_only` can stop its fit.
     records: ClassVar[str | None] = "Gaussian marginals"
     stops: ClassVar[bool] = True
+    omits: ClassVar[str]  # the private steps the transcript leaves out
     # Whether the model's ``rho`` is its whole zCDP budget (the claim's profile).
     zcdp: ClassVar[bool] = True
 
@@ -366,7 +367,7 @@ class _Dpmm:
                 self.privacy_claim["zcdp_rho"] = float(rho) + spent * spent / 2.0
         self.privacy_claim["unseeded_noise"] = "OpenDP Gaussian measurements"
         self.privacy_claim.update(
-            transcript_claim(self.transcript_, stopped=self.stopped_)
+            transcript_claim(self.transcript_, stopped=self.stopped_, omits=self.omits)
         )
         if self.transcript_ is not None:
             self.privacy_transcript = self.transcript_.records
@@ -410,6 +411,10 @@ class DpmmMST(_Dpmm):
     2-way marginals, zCDP."""
 
     pipeline = "MSTPipeline"
+    omits = (
+        "the exponential-mechanism selection of the tree's edges (rho / 3; "
+        "dpmm/models/mst.py:145, 155-225)"
+    )
 
 
 class DpmmAIM(_Dpmm):
@@ -417,6 +422,10 @@ class DpmmAIM(_Dpmm):
 
     pipeline = "AIMPipeline"
     stops = False
+    omits = (
+        "the exponential-mechanism selection of each round's marginal (a tenth of "
+        "each round's rho; dpmm/models/aim.py:389-430, 532-534)"
+    )
 
     def _record(self, mech: Any) -> AbstractContextManager[None]:
         return record_aim(mech, lambda: self._transcript())
@@ -426,6 +435,10 @@ class DpmmPrivBayes(_Dpmm):
     """dpmm's PrivBayes (``PrivBayesPipeline``): a DP Bayesian network."""
 
     pipeline = "PrivBayesPipeline"
+    omits = (
+        "the network structure, selected by the exponential mechanism with half the "
+        "budget (dpmm/models/priv_bayes.py:228-261)"
+    )
     # Its ``rho`` is ``cdp_rho(epsilon / 2, delta)``, the Gaussian measurements' share
     # only (the structure is selected with the other half): no zCDP profile.
     zcdp = False

@@ -111,6 +111,7 @@ class _Smartnoise:
     # and whether `measure_only` can stop its fit after the last measurement.
     records: ClassVar[str | None] = None
     stops: ClassVar[bool] = False
+    omits: ClassVar[str] = ""  # the private steps the transcript leaves out
 
     def __init__(
         self,
@@ -190,7 +191,9 @@ class _Smartnoise:
             "nominal_epsilon": self.epsilon,
             "preprocessing": self.preprocessing,
             **self._claim_extras(model),
-            **transcript_claim(self.transcript_, stopped=self.stopped_),
+            **transcript_claim(
+                self.transcript_, stopped=self.stopped_, omits=self.omits
+            ),
         }
         profile = self._profile(model)
         spent = preprocessor_spent(model)
@@ -484,6 +487,10 @@ class SmartnoiseMST(_Smartnoise):
     accountant = "zCDP (OpenDP), converted to (epsilon, delta)"
     records = "Gaussian marginals (one-way, then the tree's two-way)"
     stops = True
+    omits = (
+        "the exponential-mechanism selection of the tree's edges (rho / 3; "
+        "snsynth/mst/mst.py:122, 190-218)"
+    )
 
     def _fit_model(
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
@@ -519,6 +526,10 @@ class SmartnoiseAIM(_Smartnoise):
     style = "cube"
     accountant = "zCDP (OpenDP), converted to (epsilon, delta)"
     records = "Gaussian marginals (one-way, then each selected one)"
+    omits = (
+        "the exponential-mechanism selection of each round's marginal (a tenth of "
+        "each round's rho; snsynth/aim/aim.py:148-160, 198)"
+    )
 
     def _fit_model(
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
@@ -565,6 +576,11 @@ class SmartnoiseMWEM(_Smartnoise):
     accountant = "pure epsilon-DP composition (MWEM)"
     takes_delta = False
     records = "Laplace query answers (each selected cuboid's marginal queries)"
+    omits = (
+        "the exponential-mechanism selection of each query (half the budget; "
+        "snsynth/mwem.py:503), and the histogram's range of codes, read from the "
+        "records without noise (snsynth/mwem.py:549-575)"
+    )
 
     def _fit_model(
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
