@@ -10,6 +10,7 @@ without it. Standard library, numpy and pandas only.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,6 +24,31 @@ from dpaudit.adapters._transcript import MeasurementsDone, Transcript, patched
 TranscriptFactory = Callable[[], Transcript]
 """The fit's transcript (made on the first call, once the library's transformer is
 fitted; the same one after)."""
+
+
+@functools.cache
+def cdp_rho(epsilon: float, delta: float) -> float:
+    """``snsynth.utils.cdp_rho(epsilon, delta)``, the library's own conversion (an
+    OpenDP binary search, deterministic: a fifth of a second per call), computed once
+    per budget in a worker."""
+    utils: Any = importlib.import_module("snsynth.utils")
+    return float(utils.cdp_rho(epsilon, delta))
+
+
+@contextmanager
+def known_rho(module: str) -> Iterator[None]:
+    """The library's ``module`` (MST's, AIM's) calls :func:`cdp_rho` for the fit: the
+    value it computes, memoized (the same float; only its repetition is saved)."""
+    target: Any = importlib.import_module(module)
+    real = target.cdp_rho
+
+    def memo(epsilon: Any, delta: Any, *args: Any, **kw: Any) -> Any:
+        if args or kw:
+            return real(epsilon, delta, *args, **kw)
+        return cdp_rho(epsilon, delta)
+
+    with patched(target, cdp_rho=memo):
+        yield
 
 
 def _column_index(name: str) -> int:
@@ -106,7 +132,7 @@ def record_mwem(model: Any, new_transcript: TranscriptFactory) -> Iterator[None]
     measures each of its queries as ``query.evaluate(hist) + self._laplace(1/eps)``
     (mwem.py:506-514). Both methods are wrapped: a measured query's answer is the sum
     of its histogram cells (``Query.mask``), the histogram's axis ``i`` being the
-    split's column with code ``min + i`` (the data's own range, mwem.py:549-575)."""
+    split's column with code ``min + i`` (the data's own range, mwem.py:541-581)."""
     select, laplace = model._exponential_mechanism, model._laplace
     pending: list[Any] = []
     state: dict[str, Any] = {}

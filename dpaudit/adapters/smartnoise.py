@@ -68,6 +68,8 @@ from dpaudit.adapters._common import (
 )
 from dpaudit.adapters._ledgers import MomentsLedger, OpacusLedger
 from dpaudit.adapters._smartnoise_measure import (
+    cdp_rho,
+    known_rho,
     preprocessor_spent,
     public_transformer,
     record_aim,
@@ -495,13 +497,15 @@ class SmartnoiseMST(_Smartnoise):
     def _fit_model(
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
-        with record_mst(model, lambda: self._transcript(model), stop=self.measure_only):
+        with (
+            known_rho("snsynth.mst.mst"),
+            record_mst(model, lambda: self._transcript(model), stop=self.measure_only),
+        ):
             model.fit(data, **kwargs)
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
-        utils = __import__("snsynth.utils", fromlist=["cdp_rho"])
         return {
-            "rho": float(utils.cdp_rho(self.epsilon, self.delta)),
+            "rho": cdp_rho(self.epsilon, self.delta),
             "unseeded_noise": "OpenDP Gaussian measurements",
         }
 
@@ -509,8 +513,7 @@ class SmartnoiseMST(_Smartnoise):
         """``zcdp_rho``: the rho MST spends (``cdp_rho(epsilon, delta)``, split in
         three: one-way measurements, exponential-mechanism selections, the selected
         marginals' Gaussian measurements)."""
-        utils = __import__("snsynth.utils", fromlist=["cdp_rho"])
-        return {"zcdp_rho": float(utils.cdp_rho(self.epsilon, self.delta))}
+        return {"zcdp_rho": cdp_rho(self.epsilon, self.delta)}
 
 
 class SmartnoiseAIM(_Smartnoise):
@@ -543,6 +546,7 @@ class SmartnoiseAIM(_Smartnoise):
 
         with (
             patched(model, _worst_approximated=counted),  # this instance only
+            known_rho("snsynth.aim.aim"),
             record_aim(model, lambda: self._transcript(model)),
         ):
             model.fit(data, **kwargs)
@@ -579,7 +583,7 @@ class SmartnoiseMWEM(_Smartnoise):
     omits = (
         "the exponential-mechanism selection of each query (half the budget; "
         "snsynth/mwem.py:503), and the histogram's range of codes, read from the "
-        "records without noise (snsynth/mwem.py:549-575)"
+        "records without noise (snsynth/mwem.py:541-581)"
     )
 
     def _fit_model(
