@@ -214,6 +214,20 @@ class Transcript:
             [[tables[j][code] for j, code in enumerate(cell)] for cell in answer]  # type: ignore[index]
             for answer in answers
         ]
+        # A library's null code (OpenDP's null key, a nullable label encoder's None)
+        # counts the records outside the public domain: none, in either world. An
+        # answer that counts only such cells is dropped (it tells nothing about the
+        # records); a cell of them inside a set is dropped from the set.
+        kept = []
+        for i, answer in enumerate(cells):
+            present = [cell for cell in answer if None not in cell]
+            if present:
+                kept.append(i)
+                cells[i] = present
+        if not kept:
+            return
+        cells = [cells[i] for i in kept]
+        values = values[kept]
         record: Record = {"columns": [self.names[c] for c in columns]}
         if all(len(answer) == 1 for answer in cells):
             record["cells"] = [answer[0] for answer in cells]

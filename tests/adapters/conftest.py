@@ -227,6 +227,47 @@ domain = {"columns": [
 ``domain``; the scripts run it first)."""
 
 
+def _discrete_gaussian_cdf(r: int, sigma: float) -> float:
+    """P(X <= r) for the discrete Gaussian with scale ``sigma``: summed over
+    +-(12 sigma + 2) for sigma <= 10; above, the continuous CDF at ``r + 1/2`` (the
+    midpoint rule of the Gaussian integral, exact to ``exp(-2 pi^2 sigma^2)`` by
+    Poisson summation)."""
+    if sigma > 10:
+        return float(stats.norm.cdf((r + 0.5) / sigma))
+    width = int(12 * sigma) + 2
+    support = np.arange(-width, width + 1)
+    pmf = np.exp(-(support.astype(float) ** 2) / (2 * sigma**2))
+    return float(pmf[support <= r].sum() / pmf.sum())
+
+
+def discrete_gaussian_uniforms(
+    result: dict[str, Any], *, factor: float = 1.0
+) -> np.ndarray:
+    """OpenDP adds discrete Gaussian noise to integer counts (its ``then_noise`` on
+    an i32 vector): each integer residual ``r`` at scale ``sigma`` (read at
+    ``sigma / factor``) mapped to ``F(r - 1) + V (F(r) - F(r - 1))`` with ``F`` the
+    discrete Gaussian's CDF and ``V`` uniform (a fixed generator): exactly uniform
+    on [0, 1] when the noise is what is stated (the randomized probability integral
+    transform)."""
+    rng = np.random.default_rng(0)
+    out: list[float] = []
+    for transcript in result["transcripts"]:
+        for record in transcript:
+            ((kind, scale),) = record["noise"].items()
+            assert kind == "gaussian"
+            sigma = scale / factor
+            exact = np.asarray(exact_counts(record, result["rows"]), dtype=float)
+            noisy = np.asarray(record["noisy"], dtype=float)
+            assert np.all(noisy == np.rint(noisy))  # integers: discrete noise
+            for r in (noisy - exact).astype(int):
+                lo, hi = (
+                    _discrete_gaussian_cdf(r - 1, sigma),
+                    _discrete_gaussian_cdf(r, sigma),
+                )
+                out.append(float(lo + rng.uniform() * (hi - lo)))
+    return np.asarray(out)
+
+
 @pytest.fixture(scope="session")
 def transcripts() -> Any:
     """The transcript checks above, for the adapters' transcript tests."""
@@ -240,4 +281,5 @@ def transcripts() -> Any:
         residuals=residuals,
         check_noise=check_noise,
         TABLE=TABLE,
+        discrete_gaussian_uniforms=discrete_gaussian_uniforms,
     )
