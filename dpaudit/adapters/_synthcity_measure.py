@@ -52,21 +52,24 @@ def record_privbayes(
         with patched(np.random, laplace=noise):
             out = real(model, raw_data, attributes)
         if not box:
-            codes = []
+            codes: list[list[Any] | None] = []
             for name in names:
-                encoder = model.encoders[name]
-                classes = list(encoder["model"].classes_)
+                encoder, values = model.encoders[name], public[name]
+                mapped = [public_value(v, values) for v in encoder["model"].classes_]
+                # A value that is no public value (synthcity's loader hands PrivBayes
+                # its own codes of a string column): the column is left out.
+                known = values is not None and all(
+                    any(m == v and type(m) is type(v) for v in values) for m in mapped
+                )
                 codes.append(
-                    [public_value(v, public[name]) for v in classes]
-                    if encoder["type"] == "categorical" and public[name] is not None
-                    else None
+                    mapped if encoder["type"] == "categorical" and known else None
                 )
             box.append(Transcript(names, codes))
             sink(box[0])
         # The library's groups and exact counts, as it computed them (271-275).
         data = raw_data.copy().loc[:, list(attributes)].sort_values(list(attributes))
         stats = data.groupby(list(attributes)).size().reset_index()
-        ((scale, values),) = drawn
+        ((scale, noise_drawn),) = drawn
         exact = stats[0].to_numpy()
         cells = [
             tuple(int(v) for v in row)
@@ -75,7 +78,7 @@ def record_privbayes(
         box[0].add_answers(
             [names.index(str(a)) for a in attributes],
             [[cell] for cell in cells],
-            exact + values,
+            exact + noise_drawn,
             {"laplace": scale},
         )
         return out
