@@ -32,6 +32,12 @@ from dpaudit.errors import exit_code_for
 __all__ = ["add_parser", "run"]
 
 
+def _optional_path(text: str) -> Path | None:
+    """A path flag's value; empty (``--summary "$GITHUB_STEP_SUMMARY"`` where the
+    variable is unset) is no path, not the working directory."""
+    return Path(text) if text else None
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Registers the ``check`` command.
 
@@ -70,10 +76,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--summary",
-        type=Path,
+        type=_optional_path,
         metavar="PATH",
         default=None,
-        help="append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)",
+        help="append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set; "
+        'an empty PATH, what --summary "$GITHUB_STEP_SUMMARY" gives outside CI, is '
+        "none)",
     )
     parser.add_argument(
         "--out",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -144,7 +144,9 @@ def build_setup(
     public_selection: tuple[tuple[int, float], ...] | None = None,
     dataset: Dataset | None = None,
 ) -> AuditSetup:
-    """Loads the data, takes the target and fixes every derived setting.
+    """Loads the data, takes the target and fixes every derived setting
+    (:func:`assemble_setup`), then builds the generator and checks it
+    (:func:`check_generator`).
 
     Args:
         config: the audit; ``target`` must not be ``"auto"`` (resolve it first with
@@ -172,6 +174,29 @@ def build_setup(
         )
     if dataset is None:
         dataset = load_audit_data(config)
+    setup = assemble_setup(
+        config,
+        dataset=dataset,
+        target_selection=target_selection,
+        public_selection=public_selection,
+    )
+    check_generator(setup)
+    return setup
+
+
+def assemble_setup(
+    config: AuditConfig,
+    *,
+    dataset: Dataset,
+    target_selection: tuple[tuple[int, float], ...] | None = None,
+    public_selection: tuple[tuple[int, float], ...] | None = None,
+) -> AuditSetup:
+    """:func:`build_setup` without the generator: the target, the neighbouring pair
+    and every derived setting, checked in this process (no worker starts).
+
+    Raises:
+        InvalidParameterError: on bad input.
+    """
     domain = dataset.domain
     target_index: int | None = None
     if config.target_record is not None:
@@ -199,7 +224,7 @@ def build_setup(
     worst_case = dataset.name in WORST_CASE_NAMES
     continuous = dataset.name == WORST_CASE_NAMES[1]
     release = release_for(config)
-    setup = AuditSetup(
+    return AuditSetup(
         config=config,
         release=release,
         dataset=dataset,
@@ -223,9 +248,39 @@ def build_setup(
             looks=audit_looks(config).per_world if config.sequential else (),
         ),
     )
-    generator = setup.make_generator()  # refuses bad options now, not in a worker
-    release.check(setup, generator)
-    return setup
+
+
+def check_generator(setup: AuditSetup) -> None:
+    """Builds ``setup``'s generator and lets the release check it: bad options and a
+    plug-in that breaks its contract are refused here, before anything trains. For a
+    plug-in this starts its first worker process (the import runs there), so
+    :func:`draft_setup`'s checks, which need none, come first.
+
+    Raises:
+        InvalidParameterError, PluginError: the generator cannot be audited so.
+    """
+    generator = setup.make_generator()  # refuses bad options now, not in training
+    setup.release.check(setup, generator)
+
+
+def draft_setup(config: AuditConfig, *, dataset: Dataset) -> AuditSetup:
+    """``config``'s setup for checking, built in this process without any worker.
+
+    Every check of :func:`build_setup` but the generator's runs here (the target, the
+    neighbouring pair, the release size, the attacks, the plan), so the audit refuses
+    such input before a plug-in's worker starts. ``"auto"`` settings are not
+    resolved (that trains models): the draft takes row 0 for ``target = "auto"`` (the
+    checks that depend on which row is chosen wait for the choice) and candidate 0
+    for ``public_seed = "auto"``.
+
+    Raises:
+        InvalidParameterError: bad input.
+    """
+    if config.target == "auto" and config.target_record is None:
+        config = replace(config, target=0)
+    if config.public_seed == "auto":
+        config = replace(config, public_seed=0)
+    return assemble_setup(config, dataset=dataset)
 
 
 @functools.lru_cache(maxsize=4)

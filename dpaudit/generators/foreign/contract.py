@@ -67,6 +67,23 @@ def accepts_epsilon(cls: type) -> bool:
     )
 
 
+def init_keywords(cls: type) -> list[str] | None:
+    """The keyword arguments the class's ``__init__`` accepts, by name; ``None`` when
+    it takes ``**kwargs`` or its signature cannot be read (anything may be passed)."""
+    try:
+        parameters = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return None
+    return [
+        name
+        for name, p in parameters.items()
+        if p.kind
+        in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+
+
 def accepts_public_seed(method: Callable[..., Any]) -> bool:
     """Whether ``method`` names a ``public_seed`` parameter (``**kwargs`` does not count:
     opting in is a promise, made explicitly)."""

@@ -168,6 +168,34 @@ def describe(
     return found
 
 
+def check_keywords(
+    name: str, kwargs: dict[str, Any], keywords: list[str] | None
+) -> None:
+    """Refuses the options a plug-in's ``__init__`` does not take (``keywords``: the
+    names it takes, read by the worker; ``None``: it takes ``**kwargs``), in the
+    parent, before any fit: the call would raise ``TypeError`` in every round.
+
+    Raises:
+        InvalidParameterError: naming the options, what ``__init__`` takes, and the
+            fix.
+    """
+    if keywords is None:
+        return
+    budget = ("epsilon", "delta")  # the contract's, checked where it is read
+    unknown = [key for key in kwargs if key not in keywords and key not in budget]
+    if not unknown:
+        return
+    options = [key for key in keywords if key not in budget]
+    takes = ", ".join(f"`{key}`" for key in options) if options else "no option"
+    flags = " ".join(f"--option {key}=..." for key in unknown)
+    raise InvalidParameterError(
+        f"generator {name!r} takes no option {', '.join(map(repr, unknown))}: its "
+        f"`__init__` accepts {takes} beside `epsilon` and `delta`. Remove {flags} "
+        "(or the key from `generator_options`), or add the keyword to the plug-in's "
+        "`__init__`."
+    )
+
+
 class ForeignGenerator:
     """A plug-in fitted and sampled in a worker process.
 
@@ -202,8 +230,10 @@ class ForeignGenerator:
         self.plugin, self.name, self.kwargs = plugin, name, kwargs
         self.options = worker or WorkerOptions()
         # The worker imports the plug-in and checks the contract now (once per
-        # process and plug-in): a broken plug-in is refused before anything trains.
-        describe(plugin, name, self.options, entry_point=entry_point)
+        # process and plug-in): a broken plug-in is refused before anything trains,
+        # and so is an option its `__init__` does not take.
+        found = describe(plugin, name, self.options, entry_point=entry_point)
+        check_keywords(name, kwargs, found.get("keywords"))
 
     @property
     def supports_public_randomness(self) -> bool:

@@ -51,6 +51,7 @@ import pandas as pd  # noqa: E402
 from dpaudit.generators.foreign import wire  # noqa: E402
 from dpaudit.generators.foreign.contract import (  # noqa: E402
     contract_problem,
+    init_keywords,
     plain_json,
     python_number,
     supports_public_seed,
@@ -182,7 +183,12 @@ class Worker:
         )
         if failed is not None:
             return failed
-        return {"public_seed": supports_public_seed(cls)}
+        # The keywords its __init__ takes: the parent refuses an option the class
+        # does not take before anything trains (None: it takes **kwargs).
+        return {
+            "public_seed": supports_public_seed(cls),
+            "keywords": init_keywords(cls),
+        }
 
     # ------------------------------------------------------------- fit, sample
     def fit(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:

@@ -52,6 +52,8 @@ from dpaudit.audit.games.setup import (
     AuditSetup,
     build_setup,
     cached_round_rngs,
+    check_generator,
+    draft_setup,
     load_audit_data,
 )
 from dpaudit.audit.games.two_world.analysis import analyse, with_looks
@@ -73,7 +75,6 @@ from dpaudit.audit.storage.outdir import (
 from dpaudit.audit.storage.staging import new_staging, swap_in
 from dpaudit.audit.storage.store import ResultStore
 from dpaudit.audit.storage.traces import write_trace
-from dpaudit.data import Dataset
 from dpaudit.errors import InvalidParameterError
 from dpaudit.io import write_atomic
 
@@ -350,12 +351,13 @@ def run_locked(
     out: Path,
     session: Session,
     *,
-    dataset: Dataset,
+    draft: AuditSetup,
     resume: bool,
     force: bool,
     progress: bool,
 ) -> AuditResult:
     started = time.perf_counter()
+    dataset = draft.dataset
     overwrite = force and not resume
     selection: Ranking | None = None
     continued = False
@@ -365,6 +367,10 @@ def run_locked(
     else:
         config, selection, continued = prepare_directory(out, config, resume=resume)
         check_trace(out, continued=continued)
+    # The generator's checks (a plug-in's import and contract, its options: its
+    # first worker) before the selections train anything; the checks that need no
+    # worker ran in prepare, before this.
+    check_generator(draft)
     config, ranking = resolve_target(config, progress=progress, dataset=dataset)
     selection = ranking if ranking is not None else selection
     config, public_ranking = resolve_public_seed(
@@ -450,10 +456,11 @@ def run_locked(
 @dataclass(frozen=True, kw_only=True)
 class Prepared:
     """A two-world audit before anything is written: its configuration and its
-    table, loaded once."""
+    setup drafted from the table, loaded once (:func:`draft_setup`: every check
+    that needs no worker process has passed)."""
 
     config: AuditConfig
-    dataset: Dataset
+    draft: AuditSetup
 
 
 class TwoWorldGame:
@@ -465,11 +472,13 @@ class TwoWorldGame:
         """Nothing beyond the key table's refusals."""
 
     def prepare(self, config: AuditConfig) -> Prepared:
-        """The memory plan, refused before anything is written; the table, loaded
-        once for the plan, the selections and the setup."""
+        """The memory plan and the setup's checks, refused before anything is
+        written and before any worker process starts (a plug-in's first starts in
+        :meth:`run`); the table, loaded once for the plan, the selections and the
+        setup."""
         load = functools.cache(lambda: load_audit_data(config))
         check_memory(config, load=load)
-        return Prepared(config=config, dataset=load())
+        return Prepared(config=config, draft=draft_setup(config, dataset=load()))
 
     def run(
         self,
@@ -486,7 +495,7 @@ class TwoWorldGame:
             prepared.config,
             out,
             session,
-            dataset=prepared.dataset,
+            draft=prepared.draft,
             resume=resume,
             force=force,
             progress=progress,
