@@ -58,8 +58,8 @@ def test_mst_records_its_marginals_at_the_scale_it_draws(
     transcripts.check_noise(result, "gaussian")
     for transcript, claim in zip(result["transcripts"], result["claims"], strict=True):
         assert [len(r["columns"]) for r in transcript] == [1, 1, 1, 1, 2, 2, 2]
-        # dpmm weighs every measurement by the number of one-way cliques (3): the
-        # scale drawn is sigma * sqrt(3), in both rounds (mechanism.py:171-174).
+        # dpmm weighs every measurement by the number of one-way cliques (4): the
+        # scale drawn is sigma * sqrt(4), in both rounds (mechanism.py:171-174).
         scales = {r["noise"]["gaussian"] for r in transcript}
         assert len(scales) == 1
         assert claim["measure_only"] is True
