@@ -73,6 +73,9 @@ def test_mst_records_its_gaussian_marginals_in_public_values(
     for transcript, claim in zip(result["transcripts"], result["claims"], strict=True):
         # Three one-way marginals, then the tree's two two-way ones.
         assert [len(r["columns"]) for r in transcript] == [1, 1, 1, 1, 2, 2, 2]
+        assert claim.pop("transcript_omits").startswith(
+            "the exponential-mechanism selection of the tree's edges"
+        )
         assert claim == {
             "transcript_records": 7,
             "transcript_left_out": 0,
