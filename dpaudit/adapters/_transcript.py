@@ -183,6 +183,9 @@ class Transcript:
         the columns' axes (the first column varies slowest). ``groups[j][a]``: the
         library codes that axis position ``a`` of column ``j`` counts (default: one
         code per position, ``a`` itself, for the column's full set of codes)."""
+        if any(self.codes[c] is None for c in columns):
+            self.left_out += 1  # a binned or continuous column: no equality cells
+            return
         if groups is None:
             groups = [[[k] for k in range(self._size(c))] for c in columns]
         answers = [
