@@ -243,8 +243,7 @@ class _Smartnoise:
         return {}
 
     def _transcript(self, model: Any) -> Transcript:
-        """The fit's transcript, made on the first call (once the library's
-        transformer is fitted: codes read from its label encoders)."""
+        """The fit's transcript, made once the library's transformer is fitted."""
         if self.transcript_ is None:
             self.transcript_ = Transcript.of_transformer(
                 model._transformer.transformers, self.domain_
