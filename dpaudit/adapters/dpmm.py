@@ -53,6 +53,7 @@ releases that value in every row, whatever the domain says. docs/findings.md.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -70,6 +71,14 @@ from dpaudit.adapters._common import (
     installed,
     quiet,
     seed_globals,
+)
+from dpaudit.adapters._dpmm_measure import record_aim, record_mechanism
+from dpaudit.adapters._transcript import (
+    MeasurementsDone,
+    Transcript,
+    check_measure_only,
+    refuse_stopped,
+    transcript_claim,
 )
 
 __all__ = ["DpmmAIM", "DpmmMST", "DpmmPrivBayes"]
@@ -193,6 +202,10 @@ class _Dpmm:
     """One dpmm pipeline behind the plug-in protocol."""
 
     pipeline: ClassVar[str]  # the class name in dpmm.pipelines
+    # What its transcript records, and whether `measure_only` can stop its fit.
+    records: ClassVar[str | None] = "Gaussian marginals"
+    stops: ClassVar[bool] = True
+    omits: ClassVar[str]  # the private steps the transcript leaves out
     # Whether the model's ``rho`` is its whole zCDP budget (the claim's profile).
     zcdp: ClassVar[bool] = True
 
@@ -205,9 +218,11 @@ class _Dpmm:
         proc_epsilon: float | None = 0.1,
         binner: str = "adapter",
         n_bins: int | str = "auto",
+        measure_only: bool = False,
         **options: Any,
     ) -> None:
         check_epsilon(epsilon)
+        self.measure_only = check_measure_only(measure_only, self)
         if not (isinstance(delta, (int, float)) and 0 < delta < 1):
             raise AdapterInputError(
                 f"dpmm's models convert zCDP to (epsilon, delta) and need `delta` in "
@@ -263,9 +278,12 @@ class _Dpmm:
         seed: int,
         public_seed: int | None = None,
     ) -> _Dpmm:
-        """Fits the pipeline on ``data``; sets ``privacy_claim``."""
+        """Fits the pipeline on ``data``; sets ``privacy_claim`` (and
+        ``privacy_transcript`` with the adapter's public encoding)."""
         pipelines = import_library("dpmm.pipelines", package=PACKAGE)
         self.domain_ = domain
+        self.transcript_: Transcript | None = None
+        self.stopped_ = False
         seed_globals(seed)
         table = data.reset_index(drop=True).copy()
         own = self.preprocessing == "public" and self.binner == "adapter"
@@ -296,12 +314,19 @@ class _Dpmm:
                 n_bins=self.n_bins,
             )
             spent = self.codec_.spent_epsilon
-            with quiet():
-                model.fit(
-                    self.codec_.encode(table),
-                    domain=self.codec_.sizes,
-                    random_state=state,
-                )
+            names = [c["name"] for c in columns_of(domain)]
+            self.transcript_ = Transcript(
+                names, [self.codec_.categories.get(n) for n in names]
+            )
+            try:
+                with quiet(), self._record(model.gen.generator):
+                    model.fit(
+                        self.codec_.encode(table),
+                        domain=self.codec_.sizes,
+                        random_state=state,
+                    )
+            except MeasurementsDone:
+                self.stopped_ = True
         else:
             for col in columns_of(domain):
                 if category_values(col) is not None:
@@ -341,7 +366,22 @@ class _Dpmm:
                 # `spent`-DP, so spent^2 / 2-zCDP) composed in.
                 self.privacy_claim["zcdp_rho"] = float(rho) + spent * spent / 2.0
         self.privacy_claim["unseeded_noise"] = "OpenDP Gaussian measurements"
+        self.privacy_claim.update(
+            transcript_claim(self.transcript_, stopped=self.stopped_, omits=self.omits)
+        )
+        if self.transcript_ is not None:
+            self.privacy_transcript = self.transcript_.records
         return self
+
+    def _record(self, mech: Any) -> AbstractContextManager[None]:
+        """The recorder of the mechanism's measurements (:mod:`._dpmm_measure`)."""
+        return record_mechanism(
+            mech, lambda: self._transcript(), stop=self.measure_only
+        )
+
+    def _transcript(self) -> Transcript:
+        assert self.transcript_ is not None
+        return self.transcript_
 
     def sample(
         self, n: int, *, seed: int, public_seed: int | None = None
@@ -350,6 +390,7 @@ class _Dpmm:
         ``public_seed`` when given)."""
         if not hasattr(self, "model_"):
             raise RuntimeError("call `fit` first.")
+        refuse_stopped(self)
         chosen = seed if public_seed is None else public_seed
         seed_globals(chosen)
         with quiet():
@@ -370,18 +411,34 @@ class DpmmMST(_Dpmm):
     2-way marginals, zCDP."""
 
     pipeline = "MSTPipeline"
+    omits = (
+        "the exponential-mechanism selection of the tree's edges (rho / 3; "
+        "dpmm/models/mst.py:145, 155-225)"
+    )
 
 
 class DpmmAIM(_Dpmm):
     """dpmm's AIM (``AIMPipeline``): adaptive marginal selection, zCDP."""
 
     pipeline = "AIMPipeline"
+    stops = False
+    omits = (
+        "the exponential-mechanism selection of each round's marginal (a tenth of "
+        "each round's rho; dpmm/models/aim.py:389-430, 532-534)"
+    )
+
+    def _record(self, mech: Any) -> AbstractContextManager[None]:
+        return record_aim(mech, lambda: self._transcript())
 
 
 class DpmmPrivBayes(_Dpmm):
     """dpmm's PrivBayes (``PrivBayesPipeline``): a DP Bayesian network."""
 
     pipeline = "PrivBayesPipeline"
+    omits = (
+        "the network structure, selected by the exponential mechanism with half the "
+        "budget (dpmm/models/priv_bayes.py:228-261)"
+    )
     # Its ``rho`` is ``cdp_rho(epsilon / 2, delta)``, the Gaussian measurements' share
     # only (the structure is selected with the other half): no zCDP profile.
     zcdp = False

@@ -67,6 +67,8 @@ from dpaudit.adapters._common import (
     quiet,
     seed_numpy,
 )
+from dpaudit.adapters._opendp_measure import table_transcript
+from dpaudit.adapters._transcript import transcript_claim
 
 __all__ = ["OpenDPAIM", "OpenDPMST"]
 
@@ -106,6 +108,7 @@ class _OpenDP:
     """One OpenDP ``opendp.extras.mbi`` algorithm behind the plug-in protocol."""
 
     algorithm: ClassVar[str]  # the class name in opendp.extras.mbi
+    omits: ClassVar[str]  # the private steps its transcript leaves out
 
     def __init__(
         self,
@@ -266,6 +269,13 @@ class _OpenDP:
         self.privacy_claim["cliques"] = [
             list(map(str, clique)) for clique in table.model.cliques
         ]
+        if self.preprocessing == "public":
+            # The measurements the table keeps, in the public keys' values.
+            transcript = table_transcript(table, domain)
+            self.privacy_transcript = transcript.records
+            self.privacy_claim.update(
+                transcript_claim(transcript, stopped=False, omits=self.omits)
+            )
         return self
 
     def sample(
@@ -294,6 +304,10 @@ class OpenDPMST(_OpenDP):
     spanning tree of 2-way marginals chosen by noisy max, Gaussian noise, zCDP."""
 
     algorithm = "MST"
+    omits = (
+        "the tree's edges, selected by noisy max (opendp/extras/mbi/_mst/"
+        "__init__.py:162-172, 208-270)"
+    )
 
 
 class OpenDPAIM(_OpenDP):
@@ -301,3 +315,7 @@ class OpenDPAIM(_OpenDP):
     max, Gaussian noise, zCDP."""
 
     algorithm = "AIM"
+    omits = (
+        "each round's marginal, selected by noisy max (opendp/extras/mbi/_aim/"
+        "__init__.py:262-281, 331-)"
+    )

@@ -23,6 +23,9 @@ Options (``--option KEY=VALUE``):
   columns without it).
 - ``bins``: bins per continuous column for the marginal-based synthesizers (MST,
   AIM, MWEM) under ``preprocessing=public`` (default 10).
+- ``measure_only``: MST only (default false): the fit stops once its last measurement
+  is recorded (``privacy_transcript``), before the estimation that builds the model;
+  such a model cannot sample (docs/adapters.md, "White-box transcripts").
 - anything else goes to the synthesizer's constructor (e.g. ``epochs=5`` for the GANs).
 
 Seeding: before every ``fit`` and ``sample`` the adapter seeds the global generators
@@ -54,18 +57,33 @@ import pandas as pd
 from dpaudit.adapters._common import (
     AdapterInputError,
     cast_release,
-    category_values,
     check_epsilon,
     check_preprocessing,
     columns_of,
     compose_pure_dp,
     import_library,
     installed,
-    public_frame,
     quiet,
     seed_globals,
 )
 from dpaudit.adapters._ledgers import MomentsLedger, OpacusLedger
+from dpaudit.adapters._smartnoise_measure import (
+    cdp_rho,
+    known_rho,
+    preprocessor_spent,
+    public_transformer,
+    record_aim,
+    record_mst,
+    record_mwem,
+)
+from dpaudit.adapters._transcript import (
+    MeasurementsDone,
+    Transcript,
+    check_measure_only,
+    patched,
+    refuse_stopped,
+    transcript_claim,
+)
 
 LIBRARY = "smartnoise-synth 1.0.8"
 PACKAGE = "smartnoise-synth==1.0.8"
@@ -91,6 +109,11 @@ class _Smartnoise:
     takes_delta: ClassVar[bool] = True
     min_rows: ClassVar[int] = 1
     nullable: ClassVar[bool] = False  # the public label encoders decode a missing cell
+    # What its transcript records ("gaussian marginals", ...; None: no transcript),
+    # and whether `measure_only` can stop its fit after the last measurement.
+    records: ClassVar[str | None] = None
+    stops: ClassVar[bool] = False
+    omits: ClassVar[str] = ""  # the private steps the transcript leaves out
 
     def __init__(
         self,
@@ -100,9 +123,11 @@ class _Smartnoise:
         preprocessing: str = "public",
         preprocessor_eps: float = 0.0,
         bins: int = 10,
+        measure_only: bool = False,
         **options: Any,
     ) -> None:
         check_epsilon(epsilon)
+        check_measure_only(measure_only, self)
         if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
             raise AdapterInputError(f"`delta` must be in [0, 1). Got {delta!r}.")
         if not (isinstance(bins, int) and bins >= 2):
@@ -112,6 +137,7 @@ class _Smartnoise:
         self.preprocessing = check_preprocessing(preprocessing)
         self.preprocessor_eps = float(preprocessor_eps)
         self.bins = bins
+        self.measure_only = measure_only
         self.options = dict(options)
 
     # -- the protocol ----------------------------------------------------------------
@@ -150,8 +176,15 @@ class _Smartnoise:
                     f"{sorted(self.options) or 'none'}."
                 ) from err
             self.ledger_: dict[str, Any] = {}
-            self._fit_model(model, data, self._fit_arguments(snsynth, domain))
+            self.transcript_: Transcript | None = None
+            self.stopped_ = False
+            try:
+                self._fit_model(model, data, self._fit_arguments(snsynth, domain))
+            except MeasurementsDone:
+                self.stopped_ = True
         self.model_ = model
+        if self.transcript_ is not None:
+            self.privacy_transcript = self.transcript_.records
         self.privacy_claim = {
             "epsilon": self.epsilon,
             "delta": self.delta if self.takes_delta else 0.0,
@@ -160,9 +193,12 @@ class _Smartnoise:
             "nominal_epsilon": self.epsilon,
             "preprocessing": self.preprocessing,
             **self._claim_extras(model),
+            **transcript_claim(
+                self.transcript_, stopped=self.stopped_, omits=self.omits
+            ),
         }
         profile = self._profile(model)
-        spent = _preprocessor_spent(model)
+        spent = preprocessor_spent(model)
         if spent > 0:
             # The library charged its bounds to the budget and trained on the rest
             # (base.py, `_get_train_data`): a training accountant's epsilon covers the
@@ -186,6 +222,7 @@ class _Smartnoise:
         from ``public_seed``)."""
         if not hasattr(self, "model_"):
             raise RuntimeError("call `fit` first.")
+        refuse_stopped(self)
         seed_globals(seed if public_seed is None else public_seed)
         with quiet():
             out = self.model_.sample(int(n))
@@ -204,6 +241,14 @@ class _Smartnoise:
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         return {}
+
+    def _transcript(self, model: Any) -> Transcript:
+        """The fit's transcript, made once the library's transformer is fitted."""
+        if self.transcript_ is None:
+            self.transcript_ = Transcript.of_transformer(
+                model._transformer.transformers, self.domain_
+            )
+        return self.transcript_
 
     def _profile(self, model: Any) -> dict[str, Any]:
         """The claim's profile keys (docs/plugins.md) from what the library computed:
@@ -237,46 +282,15 @@ class _Smartnoise:
                 "preprocessor_eps": self.preprocessor_eps,
                 "nullable": False,
             }
-        transform = snsynth.transform
-        transformers = []
-        for col in columns:
-            cats = category_values(col)
-            if cats is not None:
-                label = transform.LabelTransformer(nullable=self.nullable)
-                transformers.append(
-                    label
-                    if self.style == "cube"
-                    else transform.ChainTransformer([label, transform.OneHotEncoder()])
-                )
-            elif self.style == "cube":
-                transformers.append(
-                    transform.BinTransformer(
-                        bins=self.bins,
-                        lower=col["lower"],
-                        upper=col["upper"],
-                        nullable=False,
-                    )
-                )
-            else:
-                transformers.append(
-                    transform.MinMaxTransformer(
-                        lower=col["lower"], upper=col["upper"], nullable=False
-                    )
-                )
-        table = transform.TableTransformer(transformers)
-        # Fitted on the domain's own values: the encoders are a function of the public
-        # domain, and the library uses a fitted transformer as it is.
-        table.fit(public_frame(domain))
-        return {"transformer": table}
-
-
-def _preprocessor_spent(model: Any) -> float:
-    """The epsilon the library's transformer spent inferring bounds from the records
-    (its odometer; 0 for a transformer fitted on the public domain)."""
-    odometer = getattr(getattr(model, "_transformer", None), "odometer", None)
-    if odometer is None:
-        return 0.0
-    return float(odometer.spent[0])
+        return {
+            "transformer": public_transformer(
+                snsynth,
+                domain,
+                style=self.style,
+                bins=self.bins,
+                nullable=self.nullable,
+            )
+        }
 
 
 class SmartnoisePATEGAN(_Smartnoise):
@@ -465,17 +479,32 @@ class SmartnoiseMST(_Smartnoise):
     Claim: the nominal budget, converted by the library to zero-concentrated DP with
     OpenDP (``rho``). Not reproducible: the Gaussian measurements come from OpenDP's
     own CSPRNG; the exponential-mechanism selections and the sampling (numpy's global
-    generator) are seeded.
+    generator) are seeded. Transcript: the one-way and the tree's two-way marginals
+    (:func:`record_mst`); ``measure_only`` stops before the final estimation.
     """
 
     synth = "mst"
     style = "cube"
     accountant = "zCDP (OpenDP), converted to (epsilon, delta)"
+    records = "Gaussian marginals (one-way, then the tree's two-way)"
+    stops = True
+    omits = (
+        "the exponential-mechanism selection of the tree's edges (rho / 3; "
+        "snsynth/mst/mst.py:122, 190-218)"
+    )
+
+    def _fit_model(
+        self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
+    ) -> None:
+        with (
+            known_rho("snsynth.mst.mst"),
+            record_mst(model, lambda: self._transcript(model), stop=self.measure_only),
+        ):
+            model.fit(data, **kwargs)
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
-        utils = __import__("snsynth.utils", fromlist=["cdp_rho"])
         return {
-            "rho": float(utils.cdp_rho(self.epsilon, self.delta)),
+            "rho": cdp_rho(self.epsilon, self.delta),
             "unseeded_noise": "OpenDP Gaussian measurements",
         }
 
@@ -483,8 +512,7 @@ class SmartnoiseMST(_Smartnoise):
         """``zcdp_rho``: the rho MST spends (``cdp_rho(epsilon, delta)``, split in
         three: one-way measurements, exponential-mechanism selections, the selected
         marginals' Gaussian measurements)."""
-        utils = __import__("snsynth.utils", fromlist=["cdp_rho"])
-        return {"zcdp_rho": float(utils.cdp_rho(self.epsilon, self.delta))}
+        return {"zcdp_rho": cdp_rho(self.epsilon, self.delta)}
 
 
 class SmartnoiseAIM(_Smartnoise):
@@ -492,12 +520,18 @@ class SmartnoiseAIM(_Smartnoise):
 
     Claim: the nominal budget, with the library's ``rho`` and the number of selection
     rounds as ``iterations``. Not reproducible: the Gaussian measurements come from
-    OpenDP's own CSPRNG; the selections and the sampling are seeded.
+    OpenDP's own CSPRNG; the selections and the sampling are seeded. Transcript: every
+    Gaussian marginal it measures (:func:`record_aim`).
     """
 
     synth = "aim"
     style = "cube"
     accountant = "zCDP (OpenDP), converted to (epsilon, delta)"
+    records = "Gaussian marginals (one-way, then each selected one)"
+    omits = (
+        "the exponential-mechanism selection of each round's marginal (a tenth of "
+        "each round's rho; snsynth/aim/aim.py:148-160, 198)"
+    )
 
     def _fit_model(
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
@@ -509,11 +543,12 @@ class SmartnoiseAIM(_Smartnoise):
             rounds[0] += 1
             return select(*args, **kw)
 
-        model._worst_approximated = counted  # this instance only
-        try:
+        with (
+            patched(model, _worst_approximated=counted),  # this instance only
+            known_rho("snsynth.aim.aim"),
+            record_aim(model, lambda: self._transcript(model)),
+        ):
             model.fit(data, **kwargs)
-        finally:
-            del model._worst_approximated
         self.ledger_ = {"rounds": rounds[0]}
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
@@ -535,13 +570,26 @@ class SmartnoiseMWEM(_Smartnoise):
 
     Pure epsilon-DP (delta 0). Claim: the nominal budget, with the library's own sum of
     what it spent (``library_epsilon``) and ``iterations``. Not reproducible: the
-    Laplace measurements come from OpenDP's own CSPRNG.
+    Laplace measurements come from OpenDP's own CSPRNG. Transcript: every Laplace
+    answer it measures (:func:`record_mwem`).
     """
 
     synth = "mwem"
     style = "cube"
     accountant = "pure epsilon-DP composition (MWEM)"
     takes_delta = False
+    records = "Laplace query answers (each selected cuboid's marginal queries)"
+    omits = (
+        "the exponential-mechanism selection of each query (half the budget; "
+        "snsynth/mwem.py:503), and the histogram's range of codes, read from the "
+        "records without noise (snsynth/mwem.py:541-581)"
+    )
+
+    def _fit_model(
+        self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
+    ) -> None:
+        with record_mwem(model, lambda: self._transcript(model)):
+            model.fit(data, **kwargs)
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         return {

@@ -84,6 +84,8 @@ from dpaudit.adapters._common import (
     rdp_curve,
     seed_globals,
 )
+from dpaudit.adapters._synthcity_measure import record_privbayes
+from dpaudit.adapters._transcript import Transcript, transcript_claim
 
 LIBRARY = "synthcity 0.2.12"
 PACKAGE = "synthcity==0.2.12"
@@ -421,14 +423,39 @@ class SynthcityPrivBayes(_Synthcity):
     module = "synthcity.plugins.privacy.plugin_privbayes"
     plugin = "PrivBayesPlugin"
 
+    @contextlib.contextmanager
+    def _recording(self) -> Iterator[None]:
+        """Its noisy counts, as ``privacy_transcript`` (:mod:`._synthcity_measure`)."""
+        self.transcript_: Transcript | None = None
+
+        def keep(transcript: Transcript) -> None:
+            self.transcript_ = transcript
+
+        names = [c["name"] for c in columns_of(self.domain_)]
+        with record_privbayes(names, self.domain_, keep):
+            yield
+
     def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
-        return {
+        claim = {
             "epsilon": self.epsilon,
             "delta": 0.0,
             "accountant": "synthcity PrivBayes: pure DP, epsilon / 2 for the network "
             "and epsilon / 2 for the Laplace counts (its statement, nominal)",
             "degree_k": int(plugin.model.K),
         }
+        if self.transcript_ is not None:
+            self.privacy_transcript = self.transcript_.records
+            claim.update(
+                transcript_claim(
+                    self.transcript_,
+                    stopped=False,
+                    omits="the network, selected by the exponential mechanism with "
+                    "half the budget (plugin_privbayes.py:189-258); which groups of "
+                    "values are counted: only those present in the records "
+                    "(plugin_privbayes.py:271-275)",
+                )
+            )
+        return claim
 
 
 class SynthcityAIM(_Synthcity):

@@ -26,6 +26,8 @@ ALLOWED = {
     "dataclasses",
     "contextlib",
     "importlib",
+    "functools",
+    "itertools",
     "math",
     "sys",
     "typing",
