@@ -573,7 +573,7 @@ def test_check_progress_shows_the_selection_in_a_log(
     policy.write_text(
         f'[[audit]]\nname = "auto"\ngenerator = "copy"\nattack = "distance"\n'
         f'dataset = "{csv}"\ndomain = "{domain}"\ntarget = "auto"\ncandidates = 2\n'
-        "selection_rounds = 5\nrounds = 10\njobs = 1\nsynthetic_rows = 21\n"
+        "selection_rounds = 5\nrounds = 10\njobs = 1\nsynthetic_rows = 21\nepsilon = 10.0\n"
         'device = "cpu"\n',
         encoding="utf-8",
     )

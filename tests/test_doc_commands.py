@@ -178,8 +178,8 @@ NOT_COMMANDS: dict[tuple[str, str], str] = {
     ): "the command's synopsis: each option it names is one of `dpaudit check --help`",
     (
         "docs/ci.md",
-        "[1/2] weak: INCONCLUSIVE (max attainable 0.21 <= claimed 10: "
-        "could not refute the claim; eps_emp 0.21; needs 260951 rounds per world) — "
+        "[1/2] weak: INCONCLUSIVE (max attainable 0.96 <= claimed 10: "
+        "could not refute the claim; eps_emp 0.96; needs 260951 rounds per world) — "
         "report: dpaudit-check/weak/report.html",
     ): ("output of a check: tests/test_cli.py runs that policy and compares the lines"),
     (

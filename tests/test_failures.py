@@ -89,7 +89,7 @@ def _unshare_works() -> bool:
     if shutil.which("unshare") is None:
         return False
     probe = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
+        ["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=96k tmpfs /mnt"],
         capture_output=True,
         check=False,
     )
@@ -162,7 +162,7 @@ def test_full_disk_is_one_line_exit_3_and_the_same_command_continues(
         mount = tmp_path / "disk"
         mount.mkdir()
         script = (
-            f'mount -t tmpfs -o size=64k tmpfs "{mount}" && '
+            f'mount -t tmpfs -o size=96k tmpfs "{mount}" && '
             f'"{sys.executable}" -m dpaudit "$@"; echo "rc=$?"; '
             f'ls "{mount}/a"'
         )
