@@ -362,6 +362,11 @@ SHORTENED: dict[tuple[str, str], tuple[str, str]] = {
         "dpaudit check --policy examples/privacy.toml --junit junit.xml --summary "
         '"$GITHUB_STEP_SUMMARY"',
     ): ("", "runs the shortened policy of SHORTENED_FILES"),
+    (
+        "docs/plugins.md",
+        "PYTHONPATH=examples dpaudit audit --generator "
+        "laplace_marginals:LaplaceMarginals --epsilon 1 --out laplace-marginals",
+    ): ("--rounds 100", _ROUNDS + " (a plug-in fit per round and world)"),
 }
 
 #: Commands run as written.
@@ -454,6 +459,12 @@ EXPECT: dict[tuple[str, str], Expect] = {
         "dpaudit audit --generator dpaudit.generators.toy_plugins:NoisyMarginals "
         "--dataset worst-case --release transcript --out toy-honest",
     ): Expect(result="toy-honest", verdicts=frozenset({"CONSISTENT"})),
+    # "The generator is correct, so the audit should be CONSISTENT".
+    (
+        "docs/plugins.md",
+        "PYTHONPATH=examples dpaudit audit --generator "
+        "laplace_marginals:LaplaceMarginals --epsilon 1 --out laplace-marginals",
+    ): Expect(result="laplace-marginals", verdicts=frozenset({"CONSISTENT"})),
     # The example policy's two reference generators keep their claims: exit 0.
     (
         PRIVACY,
@@ -666,6 +677,13 @@ def _wrapper() -> str:
 
 
 def _prepare(folder: Path) -> None:
+    # The examples' Python modules, as a reader's clone has them (docs/plugins.md
+    # audits examples/laplace_marginals.py with PYTHONPATH=examples).
+    for module in sorted((ROOT / "examples").glob("*.py")):
+        (folder / "examples").mkdir(exist_ok=True)
+        (folder / "examples" / module.name).write_text(
+            module.read_text(encoding="utf-8"), encoding="utf-8"
+        )
     for path, text in reader_files().items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text, encoding="utf-8")
