@@ -4,7 +4,7 @@
 
 ``PrivBayes._get_noisy_counts_for_attributes`` (lines 267-284) counts each group of
 values present in the records (``groupby(...).size()``, 271-275), adds
-``np.random.laplace(0, scale=noise_para)`` with ``noise_para =
+``np.random.laplace`` at ``loc=0, scale=noise_para`` with ``noise_para =
 _laplace_noise_parameter(n, d)`` (278-281; 260-265), then clips negatives to 0 (282).
 The recorder wraps that method on the class for one fit, and ``np.random.laplace``
 inside it: it states ``exact + noise`` before the clip (the library's own sum) at the

@@ -44,7 +44,10 @@ print(json.dumps(out))
 def test_the_tables_measurements_are_the_stated_discrete_gaussian(
     run_opendp: Callable[..., Any], transcripts: Any, cls: str
 ) -> None:
-    result = dict(run_opendp(SCRIPT, cls, "3", transcripts.TABLE))
+    # AIM's answers per fit vary with its private selection (OpenDP's own, unseeded
+    # noise): four fits give it at least 120 answers, as three give MST.
+    fits = "4" if cls == "OpenDPAIM" else "3"
+    result = dict(run_opendp(SCRIPT, cls, fits, transcripts.TABLE))
     transcripts.check_values(result["transcripts"], result["domain"])
     uniforms = transcripts.discrete_gaussian_uniforms(result)
     assert uniforms.size >= 120, uniforms.size
