@@ -283,10 +283,18 @@ def randomness_text(result: AuditResult) -> str:
         chosen = result.public_seed
         if result.public_selection:
             best = result.public_selection[0]
-            text += (
-                f"; public candidate {chosen} of {len(result.public_selection)}, "
-                f"chosen on selection rounds (pool AUC {best.auc:.3f})"
-            )
+            n = len(result.public_selection)
+            if best.exact is not None and best.exact.epsilon is not None:
+                text += (
+                    f"; public candidate {chosen} of {n}, chosen by the canary "
+                    f"transcript's exact privacy (exact epsilon {best.exact.epsilon:.3f}"
+                    f" at delta {best.exact.delta:g}, mu {best.exact.mu or 0.0:.3f})"
+                )
+            else:
+                text += (
+                    f"; public candidate {chosen} of {n}, chosen on selection rounds "
+                    f"(pool AUC {best.auc or 0.0:.3f})"
+                )
         elif chosen:
             text += f"; public candidate {chosen}"
         return text

@@ -172,6 +172,15 @@ AUDIT_KEYS: tuple[Key, ...] = (
         kind="int",
         constraint=Interval(integer=True, low=5),
         games=TWO_WORLD,
+        requires=(
+            Requires(
+                key="release",
+                values=("transcript",),
+                negate=True,
+                fix="--release table (a transcript's public candidates are ranked by "
+                "exact privacy, on no selection rounds)",
+            ),
+        ),
         requires_any=(_TARGET_AUTO, _PUBLIC_AUTO),
     ),
     Key(
@@ -231,15 +240,17 @@ AUDIT_KEYS: tuple[Key, ...] = (
         name="public_seed",
         help="which public randomness is held fixed: 0 (default), a candidate "
         "index, or 'auto': the candidate under which the attacks separate the "
-        "worlds best on selection rounds disjoint from the audit's "
-        "(docs/soundness.md)",
+        "worlds best on selection rounds disjoint from the audit's (with --release "
+        "transcript --teachers canary: the candidate whose canary transcript's "
+        "exact privacy is largest, two fits per candidate; docs/soundness.md)",
         group="the game",
         games=TWO_WORLD,
         requires=(_FIXED_PUBLIC,),
     ),
     Key(
         name="public_candidates",
-        help="candidates compared, each with 2 x --selection-rounds models (default 8)",
+        help="candidates compared, each with 2 x --selection-rounds models (a "
+        "canary transcript: 2 fits) (default 8)",
         group="the game",
         kind="int",
         constraint=Interval(integer=True, low=2),
@@ -256,8 +267,10 @@ AUDIT_KEYS: tuple[Key, ...] = (
         constraint=Choices(values=RELEASES),
         games=TWO_WORLD,
         # The likelihood-ratio attack replays training under the audit's one fixed
-        # public stream and is the only attack on a transcript; the selections of
-        # --target auto and --public-seed auto rank the table attacks.
+        # public stream and is the only attack on a transcript; --target auto's
+        # selection ranks the table attacks. --public-seed auto ranks a transcript's
+        # candidates by the canary transcript's exact privacy: with trained teachers
+        # (and a plug-in's measurements) it is not computed, so auto is refused.
         requires=(
             _FIXED_PUBLIC,
             Requires(key="attack", values=("default",), fix="--attack default"),
@@ -267,11 +280,19 @@ AUDIT_KEYS: tuple[Key, ...] = (
                 negate=True,
                 fix="a --target other than auto",
             ),
+        ),
+        requires_any=(
             Requires(
                 key="public_seed",
                 values=("auto",),
                 negate=True,
                 fix="a --public-seed other than auto",
+            ),
+            Requires(
+                key="teachers",
+                values=("canary",),
+                fix="--teachers canary (auto then ranks the candidates by the canary "
+                "transcript's exact privacy)",
             ),
         ),
     ),

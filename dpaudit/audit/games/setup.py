@@ -25,6 +25,7 @@ from dpaudit.audit.games.looks import audit_looks
 from dpaudit.audit.games.plan import GamePlan
 from dpaudit.audit.games.releases import ReleaseStrategy, release_for
 from dpaudit.audit.games.streams import Streams
+from dpaudit.audit.result.selection import PublicCandidate
 from dpaudit.data import Dataset, Domain, load_dataset
 from dpaudit.datasets.names import WORST_CASE_NAMES
 from dpaudit.errors import InvalidParameterError
@@ -45,7 +46,7 @@ class AuditSetup:
     target: pd.DataFrame  # one row
     target_index: int | None
     target_selection: tuple[tuple[int, float], ...] | None
-    public_selection: tuple[tuple[int, float], ...] | None
+    public_selection: tuple[PublicCandidate, ...] | None
     synthetic_rows: int
     generator_options: Mapping[str, Any]
     attacks: tuple[str, ...]
@@ -141,7 +142,7 @@ def build_setup(
     config: AuditConfig,
     *,
     target_selection: tuple[tuple[int, float], ...] | None = None,
-    public_selection: tuple[tuple[int, float], ...] | None = None,
+    public_selection: tuple[PublicCandidate, ...] | None = None,
     dataset: Dataset | None = None,
 ) -> AuditSetup:
     """Loads the data, takes the target and fixes every derived setting
@@ -189,7 +190,7 @@ def assemble_setup(
     *,
     dataset: Dataset,
     target_selection: tuple[tuple[int, float], ...] | None = None,
-    public_selection: tuple[tuple[int, float], ...] | None = None,
+    public_selection: tuple[PublicCandidate, ...] | None = None,
 ) -> AuditSetup:
     """:func:`build_setup` without the generator: the target, the neighbouring pair
     and every derived setting, checked in this process (no worker starts).

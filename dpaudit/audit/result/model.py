@@ -41,6 +41,7 @@ from dpaudit.audit.config.serial import (
 from dpaudit.audit.result.looks import SequentialLook, SequentialLooks
 from dpaudit.audit.result.measurements import MeasurementSummary
 from dpaudit.audit.result.onerun import OneRunSummary
+from dpaudit.audit.result.selection import CandidatePrivacy, PublicCandidate
 from dpaudit.audit.stats.estimators import AttackCounts
 from dpaudit.audit.storage.traces import Trace, TrainingFacts
 from dpaudit.errors import InvalidParameterError
@@ -53,6 +54,7 @@ __all__ = [
     "AttackResult",
     "AuditResult",
     "AuditWarning",
+    "CandidatePrivacy",
     "Claim",
     "Counts",
     "Estimator",
@@ -298,20 +300,6 @@ class TargetCandidate:
     """
 
     row: int
-    auc: float
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PublicCandidate:
-    """Public randomness ``--public-seed auto`` scored (an entry of
-    ``public_selection``, best first).
-
-    Attributes:
-        candidate: the public seed.
-        auc: the candidate's pooled AUC on the selection rounds.
-    """
-
-    candidate: int
     auc: float
 
 

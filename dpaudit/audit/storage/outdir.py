@@ -366,11 +366,19 @@ def remove_created(created: list[Path]) -> None:
             folder.rmdir()  # only if empty: another run may have begun there
 
 
-def stored_public_selection(out: Path) -> Ranking | None:
-    """The public seed ranking a continued audit's store holds (None: none)."""
+def stored_public_selection(out: Path) -> list[Any] | None:
+    """The public seed ranking a continued audit's store holds, as stored (a JSON
+    list: ``[candidate, auc]`` pairs before exact rankings, else the entries of
+    ``public_selection``; read by
+    :func:`dpaudit.audit.games.two_world.selection.read_public_ranking`), or None."""
     with ResultStore(out) as store:
         value = store.get_meta("public_selection")
-    return _ranking(value, out / ResultStore.FILENAME)
+    if value is not None and not isinstance(value, list):
+        raise StoreError(
+            f"{str(out / ResultStore.FILENAME)!r} holds an invalid public seed "
+            "selection (not a list); start over with --force."
+        )
+    return value
 
 
 def stored_timing(store: ResultStore, out: Path) -> dict[str, float]:

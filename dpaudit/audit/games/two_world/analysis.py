@@ -44,7 +44,6 @@ from dpaudit.audit.result.model import (
     Claim,
     Estimator,
     Power,
-    PublicCandidate,
     Randomness,
     Rounds,
     SequentialLook,
@@ -431,12 +430,7 @@ def analyse(
         else tuple(
             TargetCandidate(row=int(r), auc=float(a)) for r, a in setup.target_selection
         ),
-        public_selection=None
-        if setup.public_selection is None
-        else tuple(
-            PublicCandidate(candidate=int(c), auc=float(a))
-            for c, a in setup.public_selection
-        ),
+        public_selection=setup.public_selection,
         synthetic_rows=setup.synthetic_rows,
         warnings=release_warnings(
             synthetic_rows=setup.synthetic_rows,

@@ -39,6 +39,7 @@ from typing import Any
 
 import dpaudit
 from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.config.serial import to_json
 from dpaudit.audit.games.execution import (
     cpu_cores,
     plan_for_setup,
@@ -58,7 +59,11 @@ from dpaudit.audit.games.setup import (
 )
 from dpaudit.audit.games.two_world.analysis import analyse, with_looks
 from dpaudit.audit.games.two_world.rounds import trace_round, train_batch
-from dpaudit.audit.games.two_world.selection import resolve_public_seed, resolve_target
+from dpaudit.audit.games.two_world.selection import (
+    read_public_ranking,
+    resolve_public_seed,
+    resolve_target,
+)
 from dpaudit.audit.result.model import AuditResult, Timing, Verdict
 from dpaudit.audit.storage.outdir import (
     RESULT,
@@ -378,7 +383,9 @@ def run_locked(
     )
     chose_public = public_ranking is not None  # this session trained its pools
     if public_ranking is None and continued:
-        public_ranking = stored_public_selection(out)
+        public_ranking = read_public_ranking(
+            stored_public_selection(out), out / ResultStore.FILENAME
+        )
     setup = build_setup(
         config,
         target_selection=selection,
@@ -402,7 +409,7 @@ def run_locked(
         if selection is not None:
             store.set_meta("target_selection", [[r, a] for r, a in selection])
         if public_ranking is not None:
-            store.set_meta("public_selection", [[c, a] for c, a in public_ranking])
+            store.set_meta("public_selection", [to_json(c) for c in public_ranking])
         if config.sequential:
             before = time.perf_counter() - started  # the start, as below
             result, trained_rounds, trained = run_looks(

@@ -14,7 +14,9 @@ target is known, each of ``public_candidates`` public randomness candidates trai
 streams of :meth:`Streams.public_selection`, the same for every candidate), and the
 candidate under which the audit's attacks separate the worlds best becomes the
 audit's fixed public randomness (docs/soundness.md, "Choosing the public
-randomness").
+randomness"). On a transcript release (canary teachers) the candidates are ranked
+instead by the exact privacy of the canary transcript under each, without selection
+rounds (:mod:`.exact_selection`).
 
 Both show progress the way the audit's training does (:func:`progress_bar`, a tqdm
 bar on stderr; ``progress=False``, as ``--quiet`` gives, shows nothing): the
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +35,7 @@ import pandas as pd
 
 from dpaudit.attacks.registry import ATTACK_NAMES, expand_attacks, make_attack
 from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.config.serial import from_json
 from dpaudit.audit.games.execution import in_groups, training_group
 from dpaudit.audit.games.progress import progress_bar
 from dpaudit.audit.games.releases import PublicStreams, attack_options, release
@@ -42,8 +46,11 @@ from dpaudit.audit.games.setup import (
     release_rows,
 )
 from dpaudit.audit.games.streams import Streams
+from dpaudit.audit.games.two_world.exact_selection import rank_by_exact_privacy
+from dpaudit.audit.result.selection import PublicCandidate
 from dpaudit.audit.stats.thresholds import roc_auc
 from dpaudit.data import Dataset, Domain
+from dpaudit.errors import InvalidParameterError, StoreError
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import generator_factory
 from dpaudit.rng import Rngs
@@ -51,6 +58,7 @@ from dpaudit.validation import require
 from dpaudit.worst_case.targets import candidate_targets, score_candidates
 
 Ranking = tuple[tuple[int, float], ...]
+PublicRanking = tuple[PublicCandidate, ...]
 
 
 def selection_streams(config: AuditConfig) -> tuple[Rngs, Rngs, Rngs]:
@@ -236,7 +244,7 @@ def resolve_target(
 
 def rank_public_seeds(
     config: AuditConfig, *, progress: bool = False, dataset: Dataset | None = None
-) -> list[tuple[int, float]]:
+) -> list[PublicCandidate]:
     """Ranks the public randomness candidates ``0 .. public_candidates - 1`` of
     ``config`` (target resolved) by how well its attacks separate the worlds.
 
@@ -247,13 +255,16 @@ def rank_public_seeds(
     and scored on the other half.
 
     ``progress`` shows the models trained, over all candidates, on stderr
-    (:func:`progress_bar`).
+    (:func:`progress_bar`). A transcript release ranks by exact privacy instead
+    (:func:`.exact_selection.rank_by_exact_privacy`).
 
     Returns:
-        ``(candidate, AUC)`` by decreasing AUC (ties: lower candidate first; the AUC
-        is the largest over the audit's attacks); empty where the audit is not
+        The candidates by decreasing AUC (ties: lower candidate first; the AUC is
+        the largest over the audit's attacks); empty where the audit is not
         ``fixed_public`` (the generator does not declare public randomness).
     """
+    if config.release == "transcript":
+        return rank_by_exact_privacy(config, progress=progress, dataset=dataset)
     base = build_setup(dataclasses.replace(config, public_seed=0), dataset=dataset)
     if base.randomness != "fixed_public":
         return []
@@ -304,14 +315,38 @@ def rank_public_seeds(
                 attack.fit(features[fits], bits[fits].astype(np.int64))
                 scores = np.asarray(attack.score(features[~fits]), dtype=np.float64)
                 aucs.append(float(roc_auc(scores, bits[~fits].astype(np.int64))))
-            scored.append((candidate, max(aucs)))
-    scored.sort(key=lambda pair: (-pair[1], pair[0]))
+            scored.append(PublicCandidate(candidate=candidate, auc=max(aucs)))
+    scored.sort(key=lambda entry: (-(entry.auc or 0.0), entry.candidate))
     return scored
+
+
+def read_public_ranking(value: Any, where: Path) -> PublicRanking | None:
+    """The ranking a store holds (:func:`~dpaudit.audit.storage.outdir.
+    stored_public_selection`): ``[candidate, auc]`` pairs (stores written before
+    exact rankings) or ``public_selection`` entries.
+
+    Raises:
+        StoreError: an entry is neither.
+    """
+    if value is None:
+        return None
+    try:
+        return tuple(
+            from_json(PublicCandidate, entry, "public_selection")
+            if isinstance(entry, dict)
+            else PublicCandidate(candidate=int(entry[0]), auc=float(entry[1]))
+            for entry in value
+        )
+    except (InvalidParameterError, TypeError, ValueError, IndexError) as err:
+        raise StoreError(
+            f"{str(where)!r} holds an invalid public seed selection ({err}); start "
+            "over with --force."
+        ) from err
 
 
 def resolve_public_seed(
     config: AuditConfig, *, progress: bool = False, dataset: Dataset | None = None
-) -> tuple[AuditConfig, Ranking | None]:
+) -> tuple[AuditConfig, PublicRanking | None]:
     """``config`` with ``public_seed = "auto"`` replaced by the chosen candidate, and
     the ranking that chose it (``None`` when there was nothing to choose: the
     generator does not declare public randomness, and candidate 0 is kept);
@@ -321,4 +356,4 @@ def resolve_public_seed(
     ranking = tuple(rank_public_seeds(config, progress=progress, dataset=dataset))
     if not ranking:
         return dataclasses.replace(config, public_seed=0), None
-    return dataclasses.replace(config, public_seed=ranking[0][0]), ranking
+    return dataclasses.replace(config, public_seed=ranking[0].candidate), ranking
