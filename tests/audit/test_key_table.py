@@ -52,6 +52,7 @@ UNMET: dict[str, str] = {
     "public_seed": "0",
     "randomness": "independent",
     "release": "table",
+    "teachers": "trained",
     "attack": "distance",
 }
 """A value of each required setting that does not meet its requirement."""
