@@ -279,12 +279,18 @@ def explain(result: AuditResult) -> list[str]:
             "so the attack made no errors and more rounds would show more."
         )
     if result.power is not None and result.power.constant_release:
+        seeds = (
+            f"more public candidates (--public-candidates; {len(result.public_selection)}"
+            " were compared)"
+            if result.public_selection
+            else "another public seed (--public-seed auto)"
+        )
         paragraphs.append(
             _constant_paragraph(result)
             + "the target record changed nothing in this release (on this dataset, with "
             "this public randomness), so no attack and no number of rounds could "
-            "separate the worlds here. Another target, another dataset or another "
-            "public seed (--public-seed auto) may still reach the release."
+            "separate the worlds here. Another target, another dataset or "
+            f"{seeds} may still reach the release."
         )
     note = result.claim.reference_note or ""
     if result.eps_reference is None and note.startswith("unbounded"):

@@ -207,3 +207,27 @@ def test_the_reference_under_auto_is_not_a_violation(tmp_path: Path) -> None:
     assert best is not None and best.epsilon is not None
     assert best.epsilon < float(result.claim.epsilon)
     assert str(result.verdict) != "VIOLATION", (result.eps_emp, result.mu_emp)
+
+
+def test_no_revealing_candidate_says_so(tmp_path: Path) -> None:
+    """Root seed 5 has no candidate among 8 that puts the target in the last
+    partition: every candidate's exact epsilon is 0, ``auto`` keeps candidate 0, the
+    release is constant, and the report suggests more candidates (two iterations: a
+    few seconds)."""
+    from dpaudit.reports.meaning import explain
+
+    config = AuditConfig(
+        **NINE,
+        bugs=("partition_last_only",),
+        generator_options={"max_iterations": 2},
+        seed=5,
+        rounds=10,
+        public_seed="auto",
+    )
+    result = run_audit(config, out_dir=tmp_path / "none")
+    ranking = result.public_selection or ()
+    assert [r.exact.differing if r.exact else None for r in ranking] == [0] * 8
+    assert result.config.public_seed == 0
+    assert result.power is not None and result.power.constant_release
+    assert str(result.verdict) != "VIOLATION"
+    assert any("more public candidates" in p for p in explain(result))
