@@ -27,6 +27,7 @@ interpreter).
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -36,7 +37,7 @@ import pandas as pd
 from dpaudit.adapters._common import AdapterInputError, columns_of
 from dpaudit.adapters._transcript import Record, json_value
 
-__all__ = ["CanaryVotes", "check_canary", "target_mask"]
+__all__ = ["CanaryVotes", "RecordingNumpy", "check_canary", "target_mask"]
 
 
 def check_canary(value: Any) -> dict[str, Any] | None:
@@ -154,3 +155,36 @@ class CanaryVotes:
             "canary_clean_votes": sorted(self.clean),
             "canary_queries": self.queries,
         }
+
+
+class _Random:
+    """numpy's ``random`` for a library's vote: ``laplace`` is numpy's own global
+    draw, recorded (value and scale); every other name is numpy's."""
+
+    def __init__(self, draws: list[tuple[Any, float]]) -> None:
+        self._draws = draws
+        self._signature = inspect.signature(lambda loc=0.0, scale=1.0, size=None: 0)
+
+    def laplace(self, *args: Any, **kw: Any) -> Any:
+        value = np.random.laplace(*args, **kw)  # noqa: NPY002 (the library's draw)
+        bound = self._signature.bind(*args, **kw)
+        bound.apply_defaults()
+        self._draws.append(
+            (np.array(value, copy=True), float(bound.arguments["scale"]))
+        )
+        return value
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np.random, name)
+
+
+class RecordingNumpy:
+    """numpy, for a library module's ``np`` during one call: its
+    ``random.laplace`` is numpy's own global draw, recorded as ``(value, scale)`` in
+    ``draws``; every other name is numpy's."""
+
+    def __init__(self, draws: list[tuple[Any, float]]) -> None:
+        self.random = _Random(draws)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)

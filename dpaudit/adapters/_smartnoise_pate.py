@@ -26,7 +26,6 @@ transcript is the same with the teachers trained (tested).
 from __future__ import annotations
 
 import importlib
-import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -34,7 +33,12 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from dpaudit.adapters._canary import CanaryVotes, check_canary, target_mask
+from dpaudit.adapters._canary import (
+    CanaryVotes,
+    RecordingNumpy,
+    check_canary,
+    target_mask,
+)
 from dpaudit.adapters._common import AdapterInputError
 from dpaudit.adapters._transcript import Transcript, patched
 
@@ -42,37 +46,6 @@ __all__ = ["CanaryTeachers", "canary_pategan"]
 
 _MODULE = "snsynth.pytorch.nn.pategan"
 _UTILS = "snsynth.pytorch.nn.privacy_utils"
-
-
-class _Random:
-    """numpy's ``random`` module for the library's ``pate``: ``laplace`` is numpy's
-    own global draw, recorded (value and scale); every other name is numpy's."""
-
-    def __init__(self, draws: list[tuple[Any, float]]) -> None:
-        self._draws = draws
-        self._signature = inspect.signature(lambda loc=0.0, scale=1.0, size=None: 0)
-
-    def laplace(self, *args: Any, **kw: Any) -> Any:
-        value = np.random.laplace(*args, **kw)  # noqa: NPY002 (the library's draw)
-        bound = self._signature.bind(*args, **kw)
-        bound.apply_defaults()
-        self._draws.append(
-            (np.array(value, copy=True), float(bound.arguments["scale"]))
-        )
-        return value
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(np.random, name)
-
-
-class _Numpy:
-    """numpy, but for ``random`` (:class:`_Random`)."""
-
-    def __init__(self, draws: list[tuple[Any, float]]) -> None:
-        self.random = _Random(draws)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(np, name)
 
 
 class _Canary:
@@ -137,7 +110,7 @@ def canary_pategan(
             trained[o] |= holds[i]
         canaries = [_Canary(trained[o]) for o in owner]
         draws: list[tuple[Any, float]] = []
-        with patched(utils, np=_Numpy(draws)):
+        with patched(utils, np=RecordingNumpy(draws)):
             labels, clean = real_pate(data, canaries, lap_scale, *args, **kw)
         if len(draws) != 1:
             raise RuntimeError(f"the library's pate drew {len(draws)} noise arrays.")
