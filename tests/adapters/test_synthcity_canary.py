@@ -32,20 +32,19 @@ pytestmark = pytest.mark.slow
 SCRIPT = r"""
 import json
 import numpy as np, pandas as pd
-from dpaudit.adapters import synthcity as sc
+from dpaudit.adapters.synthcity import SynthcityPATEGAN
 
-n = 2000
-full = pd.DataFrame({c: [0] * (n - 1) + [1] for c in "abc"})
-domain = {"columns": [{"name": c, "kind": "binary"} for c in "abc"]}
-target = {"a": 1, "b": 1, "c": 1}
-
-def fit(data, **options):
-    g = sc.SynthcityPATEGAN(epsilon=1.0, n_iter=1, generator_n_iter=2, **options)
-    g.fit(data, domain=domain, seed=3)
-    claim = {k: v for k, v in g.privacy_claim.items() if k != "rdp"}
-    return {"transcript": getattr(g, "privacy_transcript", None), "claim": claim}
-
-print(json.dumps({"with": fit(full, canary=target), "without": fit(full.iloc[:-1], canary=target)}))
+table = pd.DataFrame(np.zeros((2000, 3), dtype=np.int64), columns=["a", "b", "c"])
+table.iloc[-1] = 1  # the target, last
+out = {}
+for world, rows in (("with", table), ("without", table.iloc[:-1])):
+    g = SynthcityPATEGAN(epsilon=1.0, n_iter=1, generator_n_iter=2,
+                         canary=dict(a=1, b=1, c=1))
+    g.fit(rows, domain={"columns": [dict(name=c, kind="binary") for c in "abc"]},
+          seed=3)
+    out[world] = {"transcript": g.privacy_transcript,
+                  "claim": {k: v for k, v in g.privacy_claim.items() if k != "rdp"}}
+print(json.dumps(out))
 """
 
 
