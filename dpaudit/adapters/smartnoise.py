@@ -26,7 +26,7 @@ Options (``--option KEY=VALUE``):
 - ``measure_only``: MST only (default false): the fit stops once its last measurement
   is recorded (``privacy_transcript``), before the estimation that builds the model;
   such a model cannot sample (docs/adapters.md, "White-box transcripts").
-- ``canary``, ``train_teachers``: PATEGAN's canary teachers (``--teachers canary``).
+- ``canary``, ``train_teachers``: PATEGAN's, PATECTGAN's canary teachers (--teachers).
 - anything else goes to the synthesizer's constructor (e.g. ``epochs=5`` for the GANs).
 
 Seeding: before every ``fit`` and ``sample`` the adapter seeds the global generators
@@ -298,9 +298,8 @@ class SmartnoisePATEGAN(CanaryTeachers, _Smartnoise):
 
     Claim: the library's own moments-accountant epsilon at its stop (e.g. 1.0074 for
     a budget of 1 on 2,000 rows), with ``iterations`` (generator steps), ``queries``
-    (noisy votes charged) and ``num_teachers``. The library splits the table into
-    ``int(n / 1000)`` teachers, so it needs at least 1,000 rows. Fully seedable, from
-    ``seed`` (vote noise from numpy's global generator, the rest from torch's).
+    (noisy votes charged) and ``num_teachers``: ``int(n / 1000)``, so it needs 1,000
+    rows. Fully seedable, from ``seed`` (vote noise from numpy, the rest from torch).
 
     ``fit`` takes nothing from ``public_seed``: the teacher count depends on the number
     of records, so how many torch draws the teachers' initialisation consumes, and with
@@ -310,7 +309,7 @@ class SmartnoisePATEGAN(CanaryTeachers, _Smartnoise):
     public preprocessing). ``canary``, ``train_teachers``: :class:`CanaryTeachers`.
     """
 
-    synth = "pategan"
+    synth, pate_module = "pategan", "snsynth.pytorch.nn.pategan"
     style = "gan"
     accountant = "smartnoise PATE moments accountant (data-dependent)"
     min_rows = 1000
@@ -352,15 +351,15 @@ class SmartnoisePATEGAN(CanaryTeachers, _Smartnoise):
         return ledger.profile()
 
 
-class SmartnoisePATECTGAN(_Smartnoise):
+class SmartnoisePATECTGAN(CanaryTeachers, _Smartnoise):
     """smartnoise-synth's PATECTGAN: CTGAN trained with PATE teachers.
 
     Claim: the library's moments-accountant epsilon at its stop, ``queries`` charged and
     ``accountant_updates``. Fully seedable (numpy and torch global generators, from
-    ``seed``); ``public_seed`` only for ``sample``.
+    ``seed``); ``public_seed`` only for ``sample``. ``canary``: as PATEGAN's.
     """
 
-    synth = "patectgan"
+    synth, pate_module = "patectgan", "snsynth.pytorch.nn.patectgan"
     style = "gan"
     accountant = "smartnoise PATE moments accountant (data-dependent)"
 
@@ -368,7 +367,7 @@ class SmartnoisePATECTGAN(_Smartnoise):
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
         module = __import__("snsynth.pytorch.nn.patectgan", fromlist=["moments_acc"])
-        with MomentsLedger(module) as ledger:
+        with MomentsLedger(module) as ledger, self._canary_fit(model, data):
             model.fit(data, **kwargs)
         self.ledger_ = {"ledger": ledger}
 
@@ -377,6 +376,7 @@ class SmartnoisePATECTGAN(_Smartnoise):
         extras: dict[str, Any] = {
             "accountant_updates": ledger.calls,
             "queries": ledger.queries,
+            **self._canary_claim(),
         }
         library_epsilon = ledger.epsilon(float(model.delta))
         if library_epsilon is not None:

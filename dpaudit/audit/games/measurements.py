@@ -105,7 +105,8 @@ def check_measurements(config: AuditConfig, generator: Generator) -> None:
         raise InvalidParameterError(
             "`teachers` canary replaces the teachers of dpaudit's own pategan and "
             "gpate, and of the library adapters that declare canary teachers "
-            f"(smartnoise-pategan); {config.generator!r} releases the measurements it "
+            f"(smartnoise-pategan, smartnoise-patectgan, synthcity-pategan); "
+            f"{config.generator!r} releases the measurements it "
             "states: drop --teachers canary."
         )
     if not callable(getattr(generator, "read_transcript", None)):
