@@ -1,4 +1,5 @@
-"""Canary teachers inside smartnoise-synth's PATEGAN (``--teachers canary``).
+"""Canary teachers inside smartnoise-synth's PATEGAN and PATECTGAN (``--teachers
+canary``).
 
 Run under the interpreter that has smartnoise-synth (tests/adapters/conftest.py),
 skipped where none has it. Fits PATEGAN at epsilon 1 on the 2,000-row binary worst
@@ -16,6 +17,9 @@ case (the target (1, 1, 1) last, every other row (0, 0, 0)) and without its targ
   1000 (KS test, rejecting with probability ``ALPHA`` = 0.001 when the library adds
   what it states; the control, a quarter of the noise, is rejected with probability
   above 0.999 at 10,560 answers: the test can fail).
+
+PATECTGAN's test below does the same for its teachers, which are one model. The file
+fails by chance with probability at most 0.002 (two KS tests at 0.001).
 """
 
 from __future__ import annotations
@@ -79,5 +83,45 @@ def test_canary_teachers_run_inside_the_library_as_shipped(
     moved = noisy - np.asarray(without["transcript"][0]["noisy"])
     np.testing.assert_allclose(moved, 1.0, rtol=0, atol=1e-9)
     residuals = (noisy - 1.0) / 1000.0
+    assert transcripts.ks_pvalue("laplace", residuals) > transcripts.ALPHA
+    assert transcripts.ks_pvalue("laplace", 4 * residuals) < transcripts.ALPHA
+
+
+PATECTGAN = r"""
+import json
+import pandas as pd
+from dpaudit.adapters.smartnoise import SmartnoisePATECTGAN
+
+rows = pd.DataFrame({c: [0] * 2000 + [1] for c in "abc"})  # the target last
+columns = [{"name": c, "kind": "binary"} for c in "abc"]
+out = {}
+for name, options in (("canary", {"canary": {"a": 1, "b": 1, "c": 1}}), ("shipped", {})):
+    g = SmartnoisePATECTGAN(epsilon=1.0, delta=1e-5, epochs=2, **options)
+    g.fit(rows, domain={"columns": columns}, seed=5)
+    out[name] = {"transcript": getattr(g, "privacy_transcript", None),
+                 "claim": {k: v for k, v in g.privacy_claim.items() if k != "rdp"}}
+print(json.dumps(out))
+"""
+
+
+def test_patectgan_teachers_are_one_model_and_vote_together(
+    run_smartnoise: Callable[..., Any], transcripts: Any
+) -> None:
+    """PATECTGAN's teachers are one discriminator (patectgan.py:255): on 2,001 rows
+    its three teachers all hold the target, each query's clean vote is 3, stated as
+    one count at a third of the library's scale; the accountant and its stop are
+    the shipped fit's (same seed); the stated noise is Laplace at the stated scale
+    (KS at ``ALPHA``, with its control)."""
+    out = run_smartnoise(PATECTGAN)
+    canary, shipped = out["canary"], out["shipped"]
+    assert shipped["transcript"] is None
+    claim = canary["claim"]
+    assert claim["canary_clean_votes"] == [3] and claim["canary_teachers_per_row"] == 3
+    for key in ("epsilon", "queries", "accountant_updates"):
+        assert claim[key] == shipped["claim"][key], key
+    (record,) = canary["transcript"]
+    assert record["noise"] == {"laplace": pytest.approx(1000.0 / 3, rel=1e-12)}
+    assert len(record["noisy"]) == claim["queries"]
+    residuals = (np.asarray(record["noisy"]) - 1.0) / record["noise"]["laplace"]
     assert transcripts.ks_pvalue("laplace", residuals) > transcripts.ALPHA
     assert transcripts.ks_pvalue("laplace", 4 * residuals) < transcripts.ALPHA
