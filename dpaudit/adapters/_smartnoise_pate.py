@@ -11,9 +11,9 @@ and teacher ``i`` trains on partition ``i`` (patectgan.py:318-323), but every te
 is one and the same discriminator object (``[discriminator for i in ...]``,
 patectgan.py:255; the student too, :252). Every student step asks ``pate(fake_data,
 teacher_disc, noise_multiplier)`` (pategan.py:181, patectgan.py:425): each teacher's
-``output > 0.5`` is its vote, ``votes`` their sum, ``noise =
-np.random.laplace(0, 1 / lap_scale)`` (privacy_utils.py:12-31), the label ``votes +
-noise > k / 2``; ``moments_acc`` charges it.
+``output > 0.5`` is its vote, ``votes`` their sum, ``noise`` numpy's global Laplace
+draw at scale ``1 / lap_scale`` (privacy_utils.py:12-31), the label ``votes + noise >
+k / 2``; ``moments_acc`` charges it.
 
 :func:`canary_pate` wraps, for one fit, the library module's ``np`` (its
 ``array_split`` is read: the partitions, compared with the target encoded by the

@@ -8,8 +8,8 @@ and fits them (:271): ``Teachers.fit`` draws a fresh permutation of the encoded 
 n_teachers)`` (:74-80, :247), then fits a fresh model on those rows (label 1) and as
 many generated rows (label 0) (:82-105). Every discriminator step asks
 ``teachers.pate_lamda(batch)`` (:282): each teacher's ``predict``, ``n1`` the count of
-1s, ``lap_noise = np.random.laplace(0, 1 / lamda)`` (:134), the label ``(n1 + noise) /
-(n0 + n1) > 0.5``; the batch is charged (``_update_alpha``, :287) only when fewer than
+1s, ``lap_noise`` numpy's global Laplace draw at scale ``1 / lamda`` (:134), the label
+``(n1 + noise) / (n0 + n1) > 0.5``; the batch is charged (``_update_alpha``, :287) only when fewer than
 half its labels say "real" (:283-284).
 
 :func:`canary_pategan` replaces, for one fit, ``Teachers`` in the module by a subclass
