@@ -27,7 +27,6 @@ interpreter).
 
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Any
 
@@ -163,16 +162,13 @@ class _Random:
 
     def __init__(self, draws: list[tuple[Any, float]]) -> None:
         self._draws = draws
-        self._signature = inspect.signature(lambda loc=0.0, scale=1.0, size=None: 0)
 
     def laplace(self, *args: Any, **kw: Any) -> Any:
         laplace = np.random.laplace  # the library's global draw, as it calls it
         value = laplace(*args, **kw)
-        bound = self._signature.bind(*args, **kw)
-        bound.apply_defaults()
-        self._draws.append(
-            (np.array(value, copy=True), float(bound.arguments["scale"]))
-        )
+        # numpy's signature: laplace(loc=0.0, scale=1.0, size=None)
+        scale = kw["scale"] if "scale" in kw else args[1] if len(args) > 1 else 1.0
+        self._draws.append((np.array(value, copy=True), float(scale)))
         return value
 
     def __getattr__(self, name: str) -> Any:

@@ -4,6 +4,7 @@ and the audit's plumbing of ``--teachers canary`` to an adapter (no library need
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -115,3 +116,21 @@ def test_an_adapter_that_declares_canary_teachers_gets_the_target() -> None:
     assert "canary" not in plain.generator_options
     with pytest.raises(InvalidParameterError, match="drop --teachers canary"):
         build_setup(replace(config, generator="smartnoise-mst"))
+
+
+def test_the_librarys_laplace_draw_is_read_as_drawn() -> None:
+    """``RecordingNumpy`` as a module's ``np``: the draw is numpy's own global one
+    (the same values a fresh seed gives), its scale read whether passed by keyword
+    or position; other names are numpy's."""
+    from dpaudit.adapters._canary import RecordingNumpy
+
+    draws: list[tuple[Any, float]] = []
+    fake = RecordingNumpy(draws)
+    np.random.seed(7)  # noqa: NPY002 (the global draw the libraries make)
+    a = fake.random.laplace(loc=0, scale=1 / 1e-3, size=(3, 1))
+    b = fake.random.laplace(0.0, 250.0, 2)
+    np.random.seed(7)  # noqa: NPY002
+    expected = np.random.laplace(0, 1000.0, (3, 1))  # noqa: NPY002
+    assert np.array_equal(a, expected)
+    assert [s for _, s in draws] == [1000.0, 250.0]
+    assert np.array_equal(draws[1][0], b) and fake.sum is np.sum
