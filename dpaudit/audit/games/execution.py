@@ -22,7 +22,11 @@ and are always trained as one ``fit_many``, and a batch (``--batch-size``, the u
 work a worker takes and commits) is a whole number of groups. The result (every
 stored feature, ``result.json``, the verdict) is then the same for any
 ``--batch-size``, ``--jobs`` and backend on one machine and device (tested); across
-CPUs (Intel, AMD) and devices it agrees to float32 rounding.
+CPUs (Intel, AMD) and devices the training's rounding differs, and GAN training
+carries such differences into different models, so audits on two devices agree in
+distribution, not value (tests/audit/test_audit_cuda.py: the AUCs within sampling
+error; measured on an H100 against this project's CPU, the default audit's headline
+AUC 0.542 vs 0.507, both CONSISTENT: docs/scale.md "On a GPU").
 
 A batch that runs out of GPU memory is halved and retried (:func:`run_halving`),
 down to one round, and later batches of the process start at the size that fit. A
