@@ -162,11 +162,12 @@ def canary_pate(
 
 
 class CanaryTeachers:
-    """What smartnoise's PATEGAN adapter adds for ``--teachers canary``: the options
-    ``canary`` (the target record, passed by the audit) and ``train_teachers``
-    (default false: the library's teacher training is skipped, changing nothing of
-    the transcript), the fit's wrapper and the claim's ``canary_*`` keys. Without
-    ``canary`` the fit is the library's, and no transcript is stated."""
+    """What smartnoise's PATEGAN and PATECTGAN adapters add for ``--teachers
+    canary``: the options ``canary`` (the target record, passed by the audit) and
+    ``train_teachers`` (default false: the library's teacher training is skipped,
+    which leaves PATEGAN's transcript bit for bit and PATECTGAN's in law), the fit's
+    wrapper and the claim's ``canary_*`` keys. Without ``canary`` the fit is the
+    library's, and no transcript is stated."""
 
     canary_teachers: ClassVar[bool] = True
     pate_module: ClassVar[str]  # the library module whose fit runs the vote
