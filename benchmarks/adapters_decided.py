@@ -58,16 +58,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import audit_cells as cells  # noqa: E402
 import harness  # noqa: E402
 
 from dpaudit.adapters import FOREIGN_ADAPTERS  # noqa: E402
@@ -127,42 +125,21 @@ def audit_command(
     args: argparse.Namespace,
     out: Path,
 ) -> list[str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "dpaudit",
-        "audit",
-        "--generator",
-        generator,
-        "--dataset",
-        dataset,
-        "--rounds",
-        str(rounds),
-        "--seed",
-        str(args.seed),
-        "--jobs",
-        "1",
-        "--batch-size",
-        "10",
-        "--out",
-        str(out),
-        "--force",
-        "--quiet",
-    ]
-    for option in options:
-        cmd += ["--option", option]
-    if args.smoke:
-        cmd += ["--attack", "querybased"]
-    else:
-        cmd += [
-            "--dataset-rows",
-            str(args.rows),
-            "--synthetic-rows",
-            str(args.synthetic_rows),
-        ]
-        if args.python:
-            cmd += ["--python", args.python]
-    return cmd
+    """The two-world ``dpaudit audit`` command of a cell at ``rounds`` per world."""
+    return cells.audit_command(
+        *("--generator", generator, "--dataset", dataset, "--rounds", str(rounds)),
+        *("--seed", str(args.seed), "--jobs", "1", "--batch-size", "10"),
+        out=out,
+        options=options,
+        tail=["--attack", "querybased"] if args.smoke else sized(args),
+    )
+
+
+def sized(args: argparse.Namespace) -> list[str]:
+    """The library run's flags: ``--rows`` and ``--synthetic-rows``, ``--python``."""
+    return cells.library_flags(
+        rows=args.rows, synthetic_rows=args.synthetic_rows, python=args.python
+    )
 
 
 def one_run_command(
@@ -173,42 +150,14 @@ def one_run_command(
     out: Path,
 ) -> list[str]:
     """The ``dpaudit audit --game one-run`` command of a cell's first stage."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "dpaudit",
-        "audit",
-        "--game",
-        "one-run",
-        "--generator",
-        generator,
-        "--dataset",
-        dataset,
-        "--canaries",
-        str(args.canaries),
-        "--guesses",
-        str(args.guesses),
-        "--alpha",
-        f"{args.one_run_alpha:g}",
-        "--seed",
-        str(args.seed),
-        "--out",
-        str(out),
-        "--force",
-        "--quiet",
-    ]
-    for option in options:
-        cmd += ["--option", option]
-    if not args.smoke:
-        cmd += [
-            "--dataset-rows",
-            str(args.rows),
-            "--synthetic-rows",
-            str(args.synthetic_rows),
-        ]
-        if args.python:
-            cmd += ["--python", args.python]
-    return cmd
+    return cells.audit_command(
+        *("--game", "one-run", "--generator", generator, "--dataset", dataset),
+        *("--canaries", str(args.canaries), "--guesses", str(args.guesses)),
+        *("--alpha", f"{args.one_run_alpha:g}", "--seed", str(args.seed)),
+        out=out,
+        options=options,
+        tail=[] if args.smoke else sized(args),
+    )
 
 
 def next_rounds(out: Path, rounds: int, cap: int) -> tuple[int | None, str]:
@@ -350,7 +299,6 @@ def run_audit(
     cmd: list[str], out: Path, name: str, args: argparse.Namespace, log: Path
 ) -> dict[str, Any]:
     """Runs one audit (or reuses it with ``--skip-done``); its log entry."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     entry: dict[str, Any] = {
         "cell": name,
         "command": " ".join(cmd[2:]),
@@ -361,11 +309,8 @@ def run_audit(
     if args.no_run:
         entry.update(rc=None, wall_s=None, error="no audit in --work-dir (--no-run)")
         return entry
-    start = time.perf_counter()
-    done = subprocess.run(
-        cmd, env=env, cwd=ROOT, check=False, capture_output=True, text=True
-    )
-    entry.update(rc=done.returncode, wall_s=round(time.perf_counter() - start, 1))
+    done, seconds = cells.run_command(cmd)
+    entry.update(rc=done.returncode, wall_s=round(seconds, 1))
     if done.returncode != 0 or not (out / "result.json").exists():
         entry["error"] = (done.stderr.strip().splitlines() or ["no output"])[-1]
     return entry
@@ -484,7 +429,6 @@ def run_cell(
     options = cell_options(generator, mode, dataset)
     if isinstance(options, str):
         return {"cell": name, "verdict": "not run", "why": options, "audits": []}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     rounds, audits, why = args.rounds, [], ""
     wall = 0.0
     while rounds is not None:
@@ -492,11 +436,7 @@ def run_cell(
             Path(args.work_dir) / name.replace(" ", "_").replace(":", "_") / str(rounds)
         )
         cmd = audit_command(generator, options, dataset, rounds, args, out)
-        start = time.perf_counter()
-        done = subprocess.run(
-            cmd, env=env, cwd=ROOT, check=False, capture_output=True, text=True
-        )
-        seconds = time.perf_counter() - start
+        done, seconds = cells.run_command(cmd)
         wall += seconds
         entry: dict[str, Any] = {
             "cell": name,

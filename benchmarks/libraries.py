@@ -33,10 +33,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import audit_cells as cells  # noqa: E402
 import harness  # noqa: E402
 from adapters_decided import cell_options as decided_options  # noqa: E402
 from adapters_decided import fmt, route_row  # noqa: E402
@@ -86,50 +84,26 @@ def audit_command(
     args: argparse.Namespace,
     out: Path,
 ) -> list[str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "dpaudit",
-        "audit",
-        "--generator",
-        generator,
-        "--dataset",
-        dataset,
-        "--seed",
-        str(args.seed),
-        "--out",
-        str(out),
-        "--force",
-        "--quiet",
-    ]
-    for option in options:
-        cmd += ["--option", option]
     if args.game == "one-run":
-        cmd += [
-            "--game",
-            "one-run",
-            "--canaries",
-            str(args.canaries),
-            "--guesses",
-            str(args.guesses),
-        ]
+        game = ["--game", "one-run", "--canaries", str(args.canaries)]
+        game += ["--guesses", str(args.guesses)]
         if args.guesses_out is not None:
-            cmd += ["--guesses-out", str(args.guesses_out)]
+            game += ["--guesses-out", str(args.guesses_out)]
     else:
-        cmd += ["--rounds", str(args.rounds), "--batch-size", "10", "--jobs", "1"]
-        cmd += ["--attack", args.attack]
+        game = ["--rounds", str(args.rounds), "--batch-size", "10", "--jobs", "1"]
+        game += ["--attack", args.attack]
         if args.split:
-            cmd += ["--split", args.split]
-    if not args.smoke:
-        cmd += [
-            "--dataset-rows",
-            str(args.rows),
-            "--synthetic-rows",
-            str(args.rows),
-        ]
-    if python:
-        cmd += ["--python", python]
-    return cmd
+            game += ["--split", args.split]
+    rows = None if args.smoke else args.rows
+    return cells.audit_command(
+        *("--generator", generator, "--dataset", dataset, "--seed", str(args.seed)),
+        out=out,
+        options=options,
+        tail=[
+            *game,
+            *cells.library_flags(rows=rows, synthetic_rows=args.rows, python=python),
+        ],
+    )
 
 
 def shown(cmd: list[str]) -> str:
@@ -205,12 +179,8 @@ def run_cell(
         }
     if args.no_run:
         return {**row, "verdict": None, "why": "not run (no audit in --work-dir)"}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    start = time.perf_counter()
-    done = subprocess.run(
-        cmd, env=env, cwd=ROOT, check=False, capture_output=True, text=True
-    )
-    row["wall_s"] = round(time.perf_counter() - start, 1)
+    done, seconds = cells.run_command(cmd)
+    row["wall_s"] = round(seconds, 1)
     row["date"] = dt.date.today().isoformat()
     if done.returncode != 0 or not (out / "result.json").exists():
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]

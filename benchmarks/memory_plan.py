@@ -146,9 +146,9 @@ def estimate(args: list[str], cwd: Path) -> str:
 MODEL_PEAK = """
 import json, sys
 import numpy as np, pandas as pd
-from dpaudit.audit.games.memory import model_bytes
 from dpaudit.data import Domain
 from dpaudit.generators.pate_gan import PateGan, config_from_options
+from dpaudit.generators.registry import get_spec
 from dpaudit.rng import Rngs
 
 def hwm():
@@ -164,9 +164,9 @@ k = max(2, n // 125)
 cfg = config_from_options(epsilon=1e9, delta=1e-5, device="cpu", num_teachers=k,
                           max_iterations=2, fixed_iterations=2)
 before = hwm()
-PateGan(cfg).fit_many([table] * m, domain=domain, rngs=[Rngs.from_seed(i) for i in range(m)])
-est = model_bytes(rows=n + 1, width=domain.encoded_dim, teachers=k, batch=cfg.batch_size,
-                  steps=cfg.teacher_steps, released=0)
+model = PateGan(cfg)
+model.fit_many([table] * m, domain=domain, rngs=[Rngs.from_seed(i) for i in range(m)])
+est = get_spec("pategan").model_bytes(model, rows=n + 1, width=domain.encoded_dim, released=0)
 print(json.dumps({"k": k, "measured": (hwm() - before) / m, "estimate": est}))
 """
 
@@ -174,7 +174,7 @@ print(json.dumps({"k": k, "measured": (hwm() - before) / m, "estimate": est}))
 def model_peaks(table: harness.Rows) -> None:
     """One PATE-GAN model's memory in training, measured (``fit_many`` of ``M``
     models, two iterations, the peak's growth over the loaded table divided by
-    ``M``) against :func:`~dpaudit.audit.games.memory.model_bytes`."""
+    ``M``) against PATE-GAN's registry figure (``GeneratorSpec.model_bytes``)."""
     for n, m in ((20_000, 64), (100_000, 16)):
         with table.timed(f"one model, {n:,} rows, M={m}") as row:
             out = subprocess.run(

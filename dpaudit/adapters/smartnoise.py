@@ -26,6 +26,7 @@ Options (``--option KEY=VALUE``):
 - ``measure_only``: MST only (default false): the fit stops once its last measurement
   is recorded (``privacy_transcript``), before the estimation that builds the model;
   such a model cannot sample (docs/adapters.md, "White-box transcripts").
+- ``canary``, ``train_teachers``: PATEGAN's, PATECTGAN's canary teachers (--teachers).
 - anything else goes to the synthesizer's constructor (e.g. ``epochs=5`` for the GANs).
 
 Seeding: before every ``fit`` and ``sample`` the adapter seeds the global generators
@@ -34,18 +35,16 @@ seeded is said per class: MST's, AIM's and MWEM's measurement noise comes from
 OpenDP's own generator (``snsynth.utils.gaussian_noise`` and ``laplace_noise`` call an
 OpenDP measurement, which draws from the operating system's CSPRNG); DPCTGAN's and
 DPGAN's Opacus engine reseeds torch from ``os.urandom``; pac-synth draws from its own
-Rust generator. Two fits with the same seed differ there. An audit stays sound: every round's randomness is fresh
-anyway; only a same-seed rerun of such a generator is not bit-for-bit identical.
+Rust generator. Two fits with the same seed differ there (the audit stays sound:
+every round's randomness is fresh anyway).
 
 ``public_seed``: every class accepts it (docs/plugins.md). ``sample`` draws from it:
 sampling rows from a fitted model is post-processing, so the guarantee holds for every
 fixed value. ``fit`` draws everything from ``seed``: DP-SGD's accountant (DPCTGAN,
 DPGAN) relies on secret random batches; the marginal-based synthesizers and synthcity
 mix their privacy noise with their other draws in one generator; and PATEGAN's teacher
-count ``int(n / 1000)`` makes the use of torch's stream depend on the data size, so a
-fixed torch seed does not fix its public randomness (see :class:`SmartnoisePATEGAN`).
-
-These adapters are for auditing; the library's own documentation governs its use.
+count ``int(n / 1000)`` makes the use of torch's stream depend on the data size (see
+:class:`SmartnoisePATEGAN`). For auditing; the library's documentation governs its use.
 """
 
 from __future__ import annotations
@@ -76,6 +75,7 @@ from dpaudit.adapters._smartnoise_measure import (
     record_mst,
     record_mwem,
 )
+from dpaudit.adapters._smartnoise_pate import CanaryTeachers
 from dpaudit.adapters._transcript import (
     MeasurementsDone,
     Transcript,
@@ -293,25 +293,23 @@ class _Smartnoise:
         }
 
 
-class SmartnoisePATEGAN(_Smartnoise):
+class SmartnoisePATEGAN(CanaryTeachers, _Smartnoise):
     """smartnoise-synth's PATEGAN (``snsynth.pytorch.nn.pategan.PATEGAN``).
 
     Claim: the library's own moments-accountant epsilon at its stop (e.g. 1.0074 for
     a budget of 1 on 2,000 rows), with ``iterations`` (generator steps), ``queries``
-    (noisy votes charged) and ``num_teachers``. The library splits the table into
-    ``int(n / 1000)`` teachers, so it needs at least 1,000 rows. Fully seedable, from
-    ``seed`` (vote noise from numpy's global generator, the rest from torch's).
+    (noisy votes charged) and ``num_teachers``: ``int(n / 1000)``, so it needs 1,000
+    rows. Fully seedable, from ``seed`` (vote noise from numpy, the rest from torch).
 
     ``fit`` takes nothing from ``public_seed``: the teacher count depends on the number
     of records, so how many torch draws the teachers' initialisation consumes, and with
-    it the value of every later draw (latents, batch order), depends on the data. With
-    torch's seed held fixed, worlds D (1,999 rows, one teacher) and D + target (2,000
-    rows, two teachers) trained on different draws and their releases separated
-    perfectly (measured: VIOLATION, eps_emp 1.308, AUC 1.0 at 50 rounds per world, even
-    with public preprocessing): the guarantee does not hold for a fixed torch seed.
+    it every later draw, depends on the data. With torch's seed held fixed, worlds D
+    (1,999 rows, one teacher) and D + target (2,000 rows, two) separated perfectly
+    (measured: VIOLATION, eps_emp 1.308, AUC 1.0 at 50 rounds per world, even with
+    public preprocessing). ``canary``, ``train_teachers``: :class:`CanaryTeachers`.
     """
 
-    synth = "pategan"
+    synth, pate_module = "pategan", "snsynth.pytorch.nn.pategan"
     style = "gan"
     accountant = "smartnoise PATE moments accountant (data-dependent)"
     min_rows = 1000
@@ -327,7 +325,7 @@ class SmartnoisePATEGAN(_Smartnoise):
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
         module = __import__("snsynth.pytorch.nn.pategan", fromlist=["moments_acc"])
-        with MomentsLedger(module) as ledger:
+        with MomentsLedger(module) as ledger, self._canary_fit(model, data):
             model.fit(data, **kwargs)
         self.ledger_ = {"ledger": ledger}
 
@@ -341,6 +339,7 @@ class SmartnoisePATEGAN(_Smartnoise):
             "queries": ledger.queries,
             "num_teachers": int(model.num_teachers),
             "library_delta": delta,
+            **self._canary_claim(),
         }
         if library_epsilon is not None:
             extras["library_epsilon"] = library_epsilon
@@ -352,15 +351,15 @@ class SmartnoisePATEGAN(_Smartnoise):
         return ledger.profile()
 
 
-class SmartnoisePATECTGAN(_Smartnoise):
+class SmartnoisePATECTGAN(CanaryTeachers, _Smartnoise):
     """smartnoise-synth's PATECTGAN: CTGAN trained with PATE teachers.
 
     Claim: the library's moments-accountant epsilon at its stop, ``queries`` charged and
     ``accountant_updates``. Fully seedable (numpy and torch global generators, from
-    ``seed``); ``public_seed`` only for ``sample``.
+    ``seed``); ``public_seed`` only for ``sample``. ``canary``: as PATEGAN's.
     """
 
-    synth = "patectgan"
+    synth, pate_module = "patectgan", "snsynth.pytorch.nn.patectgan"
     style = "gan"
     accountant = "smartnoise PATE moments accountant (data-dependent)"
 
@@ -368,7 +367,7 @@ class SmartnoisePATECTGAN(_Smartnoise):
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
         module = __import__("snsynth.pytorch.nn.patectgan", fromlist=["moments_acc"])
-        with MomentsLedger(module) as ledger:
+        with MomentsLedger(module) as ledger, self._canary_fit(model, data):
             model.fit(data, **kwargs)
         self.ledger_ = {"ledger": ledger}
 
@@ -377,6 +376,7 @@ class SmartnoisePATECTGAN(_Smartnoise):
         extras: dict[str, Any] = {
             "accountant_updates": ledger.calls,
             "queries": ledger.queries,
+            **self._canary_claim(),
         }
         library_epsilon = ledger.epsilon(float(model.delta))
         if library_epsilon is not None:

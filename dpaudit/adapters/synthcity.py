@@ -85,6 +85,7 @@ from dpaudit.adapters._common import (
     seed_globals,
 )
 from dpaudit.adapters._synthcity_measure import record_privbayes
+from dpaudit.adapters._synthcity_pate import CanaryTeachers
 from dpaudit.adapters._transcript import Transcript, transcript_claim
 
 LIBRARY = "synthcity 0.2.12"
@@ -245,12 +246,13 @@ class _Synthcity:
         return cast_release(out, self.domain_)
 
 
-class SynthcityPATEGAN(_Synthcity):
+class SynthcityPATEGAN(CanaryTeachers, _Synthcity):
     """synthcity's PATE-GAN plug-in (``synthcity.plugins.privacy.plugin_pategan``).
 
     Options: ``preprocessing`` (only ``library``) and any argument of synthcity's
     ``PATEGANPlugin`` (``n_iter``, ``n_teachers``, ``teacher_template``, ``lamda``,
-    ``batch_size``, ...), e.g. ``--option n_iter=20``.
+    ``batch_size``, ...), e.g. ``--option n_iter=20``; ``canary``: canary teachers
+    (``--teachers canary``, :class:`~dpaudit.adapters._synthcity_pate.CanaryTeachers`).
     """
 
     name = "synthcity-pategan"
@@ -276,7 +278,7 @@ class SynthcityPATEGAN(_Synthcity):
         claim["rdp"] = curve
         if left_out:
             claim["rdp_orders_left_out"] = left_out
-        return claim
+        return {**claim, **self._canary_claim()}
 
 
 class SynthcityDPGAN(_Synthcity):

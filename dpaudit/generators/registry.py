@@ -109,6 +109,11 @@ class GeneratorSpec:
             ``replay`` (dpaudit's own: every noisy answer, replayed in both worlds;
             refused by a generator that records none) or ``measurements`` (plug-ins
             and adapters: the ``privacy_transcript`` they state, docs/plugins.md).
+        model_memory: ``"module:attr"`` of ``f(generator, *, rows, width,
+            released) -> bytes``, one model's memory in training
+            (:mod:`dpaudit.generators.model_memory`; :meth:`model_bytes`). The one
+            figure both of the audit's plans use (memory, CUDA batch size). A
+            plug-in's default counts its release only: it trains in its worker.
     """
 
     name: str
@@ -124,6 +129,7 @@ class GeneratorSpec:
     plugin: bool = False
     entry_point: bool = False
     transcript: str = "replay"
+    model_memory: str = "dpaudit.generators.model_memory:release_bytes"
 
     # ------------------------------------------------------------ capabilities
     def load_class(self) -> type:
@@ -189,6 +195,16 @@ class GeneratorSpec:
     def records_trace(self) -> bool:
         """Whether ``dpaudit trace`` can record this generator's training."""
         return self.trace_switch is not None
+
+    def model_bytes(
+        self, generator: object, *, rows: int, width: int, released: int
+    ) -> int:
+        """One model's memory in training, in bytes (the function ``model_memory``
+        names): ``generator`` built from this spec (None for a plug-in: never
+        built in this process), ``rows`` training rows of encoded ``width``,
+        ``released`` rows released."""
+        estimate: Callable[..., int] = _load(self.model_memory)
+        return int(estimate(generator, rows=rows, width=width, released=released))
 
     # ------------------------------------------------------------------ build
     def make_factory(self, *, worker: WorkerOptions | None = None) -> GeneratorFactory:
@@ -268,6 +284,11 @@ class GeneratorSpec:
 
 # ---------------------------------------------------------------- the table
 
+# One model's memory (GeneratorSpec.model_memory): a teacher ensemble's networks, or
+# the data and the release of a generator without networks.
+_TEACHERS = "dpaudit.generators.model_memory:teacher_model_bytes"
+_TABLE = "dpaudit.generators.model_memory:table_model_bytes"
+
 _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
     {
         spec.name: spec
@@ -292,6 +313,7 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
                     teachers_option="num_teachers",
                     teachers_from_rows="dpaudit.generators.pate_gan:audit_num_teachers",
                 ),
+                model_memory=_TEACHERS,
             ),
             GeneratorSpec(
                 name=G_PATE,
@@ -310,18 +332,21 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
                 audit=AuditDefaults(
                     small_table="dpaudit.generators.g_pate:with_small_table_defaults"
                 ),
+                model_memory=_TEACHERS,
             ),
             GeneratorSpec(
                 name="randomized-response",
                 label="randomized response",
                 description="toy: target membership by randomized response (exact epsilon)",
                 factory="dpaudit.generators.toy:RandomizedResponseGenerator",
+                model_memory=_TABLE,
             ),
             GeneratorSpec(
                 name="copy",
                 label="copy",
                 description="toy: releases its training data (no privacy)",
                 factory="dpaudit.generators.toy:CopyGenerator",
+                model_memory=_TABLE,
             ),
         )
     }

@@ -227,6 +227,66 @@ domain = {"columns": [
 ``domain``; the scripts run it first)."""
 
 
+FITS_SCRIPT = r"""
+import importlib, json, sys
+import numpy as np, pandas as pd
+from dpaudit.adapters._common import AdapterInputError
+
+adapters = importlib.import_module("dpaudit.adapters." + sys.argv[1])
+cls, fits = sys.argv[2], int(sys.argv[3])
+options = json.loads(sys.argv[4])
+exec(sys.argv[5])  # the table: data, domain
+full = sys.argv[6] == "full"
+out = {"rows": json.loads(data.to_json(orient="records")), "domain": domain,
+       "transcripts": [], "claims": []}
+for seed in range(fits):
+    g = getattr(adapters, cls)(epsilon=4.0, **options)
+    g.fit(data, domain=domain, seed=seed)
+    out["transcripts"].append(g.privacy_transcript)
+    out["claims"].append({k: v for k, v in g.privacy_claim.items()
+                          if k.startswith("transcript") or k == "measure_only"})
+    if options.get("measure_only"):
+        try:
+            g.sample(5, seed=seed)
+        except AdapterInputError as err:
+            out["sample"] = str(err)
+if full and options.pop("measure_only", False):  # and one fit to the end, as shipped
+    g = getattr(adapters, cls)(epsilon=4.0, **options)
+    g.fit(data, domain=domain, seed=fits)
+    out["full"] = {"transcript": g.privacy_transcript,
+                   "claim": g.privacy_claim["measure_only"],
+                   "rows": len(g.sample(5, seed=0))}
+print(json.dumps(out))
+"""
+"""The adapters' transcript tests' script, run under the library's interpreter:
+``fits`` fits (seeds 0, 1, ...) of one adapter class on :data:`TABLE` at epsilon 4,
+their transcripts and claims (with ``measure_only``, what ``sample`` then says; with
+``full``, one more fit to the end)."""
+
+
+def fit_transcripts(
+    run_script: RunScript,
+    module: str,
+    cls: str,
+    fits: int,
+    *,
+    full: bool = False,
+    **options: Any,
+) -> dict[str, Any]:
+    """``fits`` fits of ``dpaudit.adapters.<module>.<cls>`` on :data:`TABLE` under
+    ``run_script`` (:data:`FITS_SCRIPT`), read back."""
+    done = run_script(
+        FITS_SCRIPT,
+        module,
+        cls,
+        str(fits),
+        json.dumps(options),
+        TABLE,
+        "full" if full else "measured",
+    )
+    return dict(done)
+
+
 def _discrete_gaussian_cdf(r: int, sigma: float) -> float:
     """P(X <= r) for the discrete Gaussian with scale ``sigma``: summed over
     +-(12 sigma + 2) for sigma <= 10; above, the continuous CDF at ``r + 1/2`` (the
@@ -281,5 +341,6 @@ def transcripts() -> Any:
         residuals=residuals,
         check_noise=check_noise,
         TABLE=TABLE,
+        fit=fit_transcripts,
         discrete_gaussian_uniforms=discrete_gaussian_uniforms,
     )

@@ -23,22 +23,6 @@ from scipy import stats
 
 pytestmark = pytest.mark.slow
 
-SCRIPT = r"""
-import json, sys
-from dpaudit.adapters import opendp as od
-exec(sys.argv[3])  # the table: data, domain
-cls, fits = sys.argv[1], int(sys.argv[2])
-out = {"rows": json.loads(data.to_json(orient="records")), "domain": domain,
-       "transcripts": [], "claims": []}
-for seed in range(fits):
-    g = getattr(od, cls)(epsilon=4.0)
-    g.fit(data, domain=domain, seed=seed)
-    out["transcripts"].append(g.privacy_transcript)
-    out["claims"].append({k: v for k, v in g.privacy_claim.items()
-                          if k.startswith("transcript")})
-print(json.dumps(out))
-"""
-
 
 @pytest.mark.parametrize("cls", ["OpenDPMST", "OpenDPAIM"])
 def test_the_tables_measurements_are_the_stated_discrete_gaussian(
@@ -46,8 +30,8 @@ def test_the_tables_measurements_are_the_stated_discrete_gaussian(
 ) -> None:
     # AIM's answers per fit vary with its private selection (OpenDP's own, unseeded
     # noise): four fits give it at least 120 answers, as three give MST.
-    fits = "4" if cls == "OpenDPAIM" else "3"
-    result = dict(run_opendp(SCRIPT, cls, fits, transcripts.TABLE))
+    fits = 4 if cls == "OpenDPAIM" else 3
+    result = transcripts.fit(run_opendp, "opendp", cls, fits)
     transcripts.check_values(result["transcripts"], result["domain"])
     uniforms = transcripts.discrete_gaussian_uniforms(result)
     assert uniforms.size >= 120, uniforms.size

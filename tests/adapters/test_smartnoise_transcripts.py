@@ -11,7 +11,6 @@ with probability at most 0.003).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -19,53 +18,16 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-SCRIPT = r"""
-import json, sys
-import numpy as np, pandas as pd
-from dpaudit.adapters import smartnoise as sn
-from dpaudit.adapters._common import AdapterInputError
-
-exec(sys.argv[4])  # the table: data, domain
-cls, fits = sys.argv[1], int(sys.argv[2])
-options = json.loads(sys.argv[3])
-out = {"rows": json.loads(data.to_json(orient="records")), "domain": domain,
-       "transcripts": [], "claims": []}
-for seed in range(fits):
-    g = getattr(sn, cls)(epsilon=4.0, **options)
-    g.fit(data, domain=domain, seed=seed)
-    out["transcripts"].append(g.privacy_transcript)
-    out["claims"].append({k: v for k, v in g.privacy_claim.items()
-                          if k.startswith("transcript") or k == "measure_only"})
-    if options.get("measure_only"):
-        try:
-            g.sample(5, seed=seed)
-        except AdapterInputError as err:
-            out["sample"] = str(err)
-if options.pop("measure_only", False):  # and one fit to the end, as shipped
-    g = getattr(sn, cls)(epsilon=4.0, **options)
-    g.fit(data, domain=domain, seed=fits)
-    out["full"] = {"transcript": g.privacy_transcript,
-                   "claim": g.privacy_claim["measure_only"],
-                   "rows": len(g.sample(5, seed=0))}
-print(json.dumps(out))
-"""
-
-
-def run(
-    run_smartnoise: Callable[..., Any], table: str, cls: str, fits: int, **options: Any
-) -> dict[str, Any]:
-    """``fits`` fits of ``cls`` on the table (seeds 0, 1, ...), read back."""
-    return dict(run_smartnoise(SCRIPT, cls, str(fits), json.dumps(options), table))
-
 
 def test_mst_records_its_gaussian_marginals_in_public_values(
     run_smartnoise: Callable[..., Any], transcripts: Any
 ) -> None:
-    result = run(
+    result = transcripts.fit(
         run_smartnoise,
-        transcripts.TABLE,
+        "smartnoise",
         "SmartnoiseMST",
         6,
+        full=True,
         delta=1e-5,
         measure_only=True,
     )
@@ -95,9 +57,9 @@ def test_mst_records_its_gaussian_marginals_in_public_values(
 def test_aim_records_every_measurement(
     run_smartnoise: Callable[..., Any], transcripts: Any
 ) -> None:
-    result = run(
+    result = transcripts.fit(
         run_smartnoise,
-        transcripts.TABLE,
+        "smartnoise",
         "SmartnoiseAIM",
         2,
         delta=1e-5,
@@ -118,7 +80,7 @@ def test_aim_records_every_measurement(
 def test_mwem_records_its_laplace_answers(
     run_smartnoise: Callable[..., Any], transcripts: Any
 ) -> None:
-    result = run(run_smartnoise, transcripts.TABLE, "SmartnoiseMWEM", 3)
+    result = transcripts.fit(run_smartnoise, "smartnoise", "SmartnoiseMWEM", 3)
     transcripts.check_noise(result, "laplace")
 
 

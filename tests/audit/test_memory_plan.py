@@ -21,6 +21,7 @@ import pytest
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.games import memory
 from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.model_memory import ensemble_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -208,10 +209,10 @@ def test_the_limit_is_the_smaller_of_meminfo_and_the_cgroup(
 def test_the_estimate_grows_linearly_with_the_rows() -> None:
     """One model's estimate is linear in n at a fixed number of teachers (the rows
     seen are a bit per row, tests/generators/test_pate_gan_seen.py)."""
-    small = memory.model_bytes(
+    small = ensemble_bytes(
         rows=10_000, width=8, teachers=10, batch=64, steps=5, released=0
     )
-    large = memory.model_bytes(
+    large = ensemble_bytes(
         rows=100_000, width=8, teachers=10, batch=64, steps=5, released=0
     )
     assert large < 11 * small

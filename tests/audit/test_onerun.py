@@ -549,15 +549,20 @@ def test_a_chance_level_score_is_said_plainly() -> None:
     assert "chance" not in one_run_reason(Verdict.VIOLATION, auc=0.5, **kw)
 
 
-def test_the_laplace_histogram_plugin_releases_noisy_marginals() -> None:
-    """LaplaceHistogram releases rows of the domain, each column drawn from its own
-    noisy histogram: with almost no noise the marginals are the data's."""
-    from dpaudit.generators.leaky_plugins import LaplaceHistogram
+def test_the_laplace_marginals_example_releases_noisy_marginals(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """examples/laplace_marginals.py (the generator docs/onerun.md measures) releases
+    rows of the domain, each column drawn from its own noisy histogram: with almost
+    no noise the marginals are the data's."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples"))
+    from laplace_marginals import LaplaceMarginals
 
     design = canary_design("worst-case", canaries=4, base_rows=96)
     domain = design.domain.to_json()
     data = design.training_table(np.array([1, 1, 1, 1]))
-    model = LaplaceHistogram(epsilon=1.0, noise=1e-9).fit(data, domain=domain, seed=0)
+    model = LaplaceMarginals(epsilon=1.0, noise_factor=1e-9)
+    model.fit(data, domain=domain, seed=0)
     rows = model.sample(10_000, seed=1)
     assert list(rows.columns) == design.domain.names and len(rows) == 10_000
     design.domain.validate(design.domain.cast(rows), name="release")
@@ -566,5 +571,5 @@ def test_the_laplace_histogram_plugin_releases_noisy_marginals() -> None:
     share = float((rows["a"] == 1).mean())
     assert abs(share - 0.04) < 6 * math.sqrt(0.04 * 0.96 / 10_000)
     assert model.privacy_claim["epsilon"] == 1.0
-    with pytest.raises(ValueError, match="noise"):
-        LaplaceHistogram(epsilon=1.0, noise=0.0)
+    with pytest.raises(ValueError, match="noise_factor"):
+        LaplaceMarginals(epsilon=1.0, noise_factor=0.0)

@@ -22,7 +22,11 @@ and are always trained as one ``fit_many``, and a batch (``--batch-size``, the u
 work a worker takes and commits) is a whole number of groups. The result (every
 stored feature, ``result.json``, the verdict) is then the same for any
 ``--batch-size``, ``--jobs`` and backend on one machine and device (tested); across
-CPUs (Intel, AMD) and devices it agrees to float32 rounding.
+CPUs (Intel, AMD) and devices the training's rounding differs, and GAN training
+carries such differences into different models, so audits on two devices agree in
+distribution, not value (tests/audit/test_audit_cuda.py: the AUCs within sampling
+error; measured on an H100 against this project's CPU, the default audit's headline
+AUC 0.542 vs 0.507, both CONSISTENT: docs/scale.md "On a GPU").
 
 A batch that runs out of GPU memory is halved and retried (:func:`run_halving`),
 down to one round, and later batches of the process start at the size that fit. A
@@ -247,39 +251,36 @@ def cuda_free_bytes() -> int:
     return int(free)
 
 
-def estimate_model_bytes(setup: AuditSetup) -> int:
-    """Device memory one model of ``setup``'s audit needs in training, estimated.
+def model_bytes(
+    config: AuditConfig, generator: object, *, rows: int, width: int, released: int
+) -> int:
+    """One in-process model of ``config``'s audit in training, in bytes: the figure
+    of the generator's registry entry (``GeneratorSpec.model_bytes``, the function
+    its ``model_memory`` declares) times the release's memory factor (``--release
+    transcript`` replays the group's transcripts in both worlds). The one figure of
+    both plans: the memory plan (:mod:`dpaudit.audit.games.memory`, on the CPU) and
+    a CUDA batch here (:func:`estimate_model_bytes`)."""
+    from dpaudit.audit.games.releases import release_for
+    from dpaudit.generators.registry import get_spec
 
-    From the model sizes: the encoded training data (``|D| x p`` floats), the
-    networks' parameters with their gradients and two Adam moments (a generator,
-    student and critic of width about ``p`` each, and ``k`` teachers of width ``p``),
-    one training batch's activations through every teacher, and the release
-    (``rows x p`` floats, three copies). Generators without teachers count one.
-    Deliberately generous (a factor 2 on top): an underestimate costs an
-    out-of-memory retry, an overestimate only a smaller batch.
-    """
-    generator = setup.make_generator()
-    cfg = getattr(generator, "config", None)
-    p = max(1, setup.domain.encoded_dim)
-    n = len(setup.with_target)
-    teachers = getattr(cfg, "num_teachers", None)
-    k = (
-        int(teachers)
-        if isinstance(teachers, int) and teachers > 0
-        else max(1, n // 100)
+    per_model = get_spec(config.generator).model_bytes(
+        generator, rows=rows, width=width, released=released
     )
-    batch = getattr(cfg, "batch_size", 64)
-    batch = int(batch) if isinstance(batch, int) and batch > 0 else 64
-    hidden = max(p, 16)
-    params = (8 + k) * (p + 1) * hidden
-    floats = (
-        4 * params  # weights, gradients, two Adam moments
-        + 2 * n * p
-        + n * k // 4  # data (and a padded copy); rows seen
-        + 6 * k * batch * (p + hidden)  # teacher activations and their grads
-        + 3 * setup.synthetic_rows * p
-    )  # the release
-    return int(2 * 4 * floats)
+    return per_model * release_for(config).memory_factor
+
+
+def estimate_model_bytes(setup: AuditSetup) -> int:
+    """Device memory one model of ``setup``'s audit needs in training, estimated
+    (:func:`model_bytes` of its generator on ``D u {target}``, releasing the
+    audit's rows). An underestimate costs an out-of-memory retry
+    (:func:`run_halving`), an overestimate only a smaller batch."""
+    return model_bytes(
+        setup.config,
+        setup.make_generator(),
+        rows=len(setup.with_target),
+        width=setup.domain.encoded_dim,
+        released=setup.synthetic_rows,
+    )
 
 
 def plan_for_setup(setup: AuditSetup) -> ExecutionPlan:

@@ -35,7 +35,9 @@ from dpaudit.rng import Rngs
 
 __all__ = [
     "LEAVES_OUT",
+    "canary_options",
     "check_measurements",
+    "describe",
     "fit_and_read",
     "spend_in_claim_terms",
     "summarise",
@@ -94,19 +96,58 @@ def fit_and_read(
 
 
 def check_measurements(config: AuditConfig, generator: Generator) -> None:
-    """Refuses canary teachers (dpaudit's own PATE generators only) and a generator
-    that cannot hand over a transcript, before anything is written."""
-    if config.teachers == "canary":
+    """Refuses canary teachers for a generator that does not declare them
+    (``canary_teachers``) and a generator that cannot hand over a transcript, before
+    anything is written."""
+    if config.teachers == "canary" and not getattr(
+        generator, "supports_canary_teachers", False
+    ):
         raise InvalidParameterError(
             "`teachers` canary replaces the teachers of dpaudit's own pategan and "
-            f"gpate; {config.generator!r} releases the measurements it states: drop "
-            "--teachers canary."
+            "gpate, and of the library adapters that declare canary teachers "
+            f"(smartnoise-pategan, smartnoise-patectgan, synthcity-pategan); "
+            f"{config.generator!r} releases the measurements it "
+            "states: drop --teachers canary."
         )
     if not callable(getattr(generator, "read_transcript", None)):
         raise InvalidParameterError(
             f"`release` transcript: {config.generator!r} cannot hand over a "
             "measurement transcript; use --release table."
         )
+
+
+def canary_options(options: Any, target: pd.DataFrame | None) -> dict[str, Any]:
+    """The generator's options, with canary teachers (``target``, one row) the option
+    ``canary``: the target record as JSON values, which an adapter that declares
+    ``canary_teachers`` votes for (docs/adapters.md, "Canary teachers inside the
+    libraries").
+
+    >>> canary_options({"x": 1}, pd.DataFrame({"a": [np.int64(1)], "b": ["u"]}))
+    {'x': 1, 'canary': {'a': 1, 'b': 'u'}}
+    """
+    if target is None:
+        return dict(options)
+    row = target.iloc[0]
+    record = {
+        str(c): v.item() if isinstance(v, np.generic) else v for c, v in row.items()
+    }
+    return {**options, "canary": record}
+
+
+def describe(*, canary: bool) -> str:
+    """The release's description in the result."""
+    teachers = (
+        "; canary teachers: the adversary's, each voting 'real' exactly when its "
+        "model trains on the target, inside the library's own partition, noise and "
+        "accountant"
+        if canary
+        else ""
+    )
+    return (
+        "transcript: the noisy measurements the generator states "
+        "(privacy_transcript), attacked by the exact likelihood ratio under the "
+        f"stated noise, each answer's exact count known in both worlds{teachers}"
+    )
 
 
 def summarise(

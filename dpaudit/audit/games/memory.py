@@ -31,17 +31,21 @@ rounds per world; estimates, not measurements):
 - the models trained at once: ``min(2R, workers x batch)`` (the execution plan of
   :mod:`dpaudit.audit.games.execution`; on the CPU a batch is whole training groups of
   ``TRAINING_GROUP`` rounds, so one group is the least), each
-  :func:`model_bytes`: the encoded data and its copy with a ones column
-  (``2 x 4 n p``), the networks of width ``h = max(p, 16)`` (three of three layers
-  and ``k`` teachers of one) with gradients and two Adam moments (``16 (8 + k)(p +
-  1) h``), one iteration's teacher row indices (``8 k s b``), one teacher step's rows
-  and activations (``12 k b (p + h)``), the rows-seen ledger (``9 n``) and the
-  release (``3 x 4 rows x p``), all times ``MARGIN`` (1.5); ``k n`` more for the
-  two bug variants whose teachers draw from all rows (``shared_sampling``,
-  ``repartition_every_iteration``: pate_gan/seen.py). Under ``--release
-  transcript`` three times as many: the likelihood-ratio attack replays a group's
-  ``G`` transcripts in both worlds (``2G`` more models) while the group's own are
-  held. With a trace (PATE-GAN,
+  :func:`~dpaudit.audit.games.execution.model_bytes`: the function the generator's
+  registry entry declares
+  (``GeneratorSpec.model_memory``, :mod:`dpaudit.generators.model_memory`; the
+  execution plan sizes a CUDA batch from the same figure). PATE-GAN and G-PATE: the
+  encoded data and its copy with a ones column (``2 x 4 n p``), the networks of width
+  ``h = max(p, 16)`` (three of three layers and ``k`` teachers of one) with
+  gradients and two Adam moments (``16 (8 + k)(p + 1) h``), one iteration's teacher
+  row indices (``8 k s b``), one teacher step's rows and activations (``12 k b (p +
+  h)``), the rows-seen ledger (``9 n``) and the release (``3 x 4 rows x p``), all
+  times ``MARGIN`` (1.5); ``k n`` more for the two bug variants whose teachers draw
+  from all rows (``shared_sampling``, ``repartition_every_iteration``:
+  pate_gan/seen.py). The toys: the data and the release, times ``MARGIN``. Under
+  ``--release transcript`` three times as many: the likelihood-ratio attack replays
+  a group's ``G`` transcripts in both worlds (``2G`` more models) while the group's
+  own are held. With a trace (PATE-GAN,
   the audit's traced round) ``TRACE_BYTES`` more. A foreign generator's models live
   in its worker processes (each bounded by ``max_memory``): only the release counts
   here. On CUDA the models are on the GPU (the execution plan sizes the batch from
@@ -66,6 +70,7 @@ from pathlib import Path
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.data import Dataset
 from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.model_memory import ensemble_bytes, teachers_of
 
 MIB = 2**20
 GIB = 2**30
@@ -75,9 +80,6 @@ BASE_BYTES = 450 * MIB
 ROUND_BYTES = 4096
 #: Per round and attack: the feature vector the analysis holds (up to 1,000 floats).
 FEATURE_BYTES = 8192
-#: The margin on one model's estimate (measured PATE-GAN models: 20 MiB a model on
-#: 1e5 rows with 800 teachers against 18 MiB unmargined; benchmarks/memory_plan.py).
-MARGIN = 1.5
 #: The traced round's teacher losses (about ``LOSS_CHUNK`` rows x teachers at once,
 #: dpaudit/generators/pate_gan/teachers.py; measured 138 MiB on 1e5 rows).
 TRACE_BYTES = 192 * MIB
@@ -217,27 +219,6 @@ def system_limit() -> Limit | None:
     return _lowest(Limit(bytes=free, source="MemAvailable in /proc/meminfo"), own)
 
 
-def model_bytes(
-    *,
-    rows: int,
-    width: int,
-    teachers: int,
-    batch: int,
-    steps: int,
-    released: int,
-) -> int:
-    """Memory of one model in training (module docstring), with a margin of 1.5."""
-    n, p, k = rows, max(1, width), max(1, teachers)
-    hidden = max(p, 16)
-    data = 2 * 4 * n * p
-    params = 16 * (8 + k) * (p + 1) * hidden
-    indices = 8 * k * steps * batch  # every step's rows, drawn at once
-    activations = 12 * k * batch * (p + hidden)  # one step through every teacher
-    seen = 9 * n
-    release = 3 * 4 * released * p
-    return int(MARGIN * (data + params + indices + activations + seen + release))
-
-
 def _fmt(nbytes: float) -> str:
     if nbytes >= 1024 * GIB:
         return f"{nbytes / (1024 * GIB):.1f} TiB"
@@ -289,10 +270,10 @@ def plan_memory(
     from dpaudit.audit.games.execution import (
         TRAINING_GROUP,
         cpu_cores,
+        model_bytes,
         plan_execution,
         resolve_device,
     )
-    from dpaudit.audit.games.releases import release_for
     from dpaudit.audit.games.setup import audit_generator_options, release_rows
     from dpaudit.data import load_dataset
     from dpaudit.datasets.names import WORST_CASE_NAMES
@@ -319,18 +300,13 @@ def plan_memory(
     options = audit_generator_options(config, n_rows=n_rows, worst_case=worst_case)
     # A foreign generator is not built here: that would start its worker and import
     # the plug-in (the setup does, after this check).
-    foreign = bool(get_spec(config.generator).plugin)
+    spec = get_spec(config.generator)
+    foreign = spec.plugin
     generator: object = None
     if not foreign:
         factory = generator_factory(config.generator, worker=config.worker_options())
         generator = factory(epsilon=config.epsilon, delta=config.delta, **options)
-    cfg = getattr(generator, "config", None)
-    k = getattr(cfg, "num_teachers", None)
-    k = int(k) if isinstance(k, int) and k > 0 else max(1, n // 100)
-    b = getattr(cfg, "batch_size", 64)
-    b = int(b) if isinstance(b, int) and b > 0 else 64
-    steps = getattr(cfg, "teacher_steps", 1)
-    steps = int(steps) if isinstance(steps, int) and steps > 0 else 1
+    k = teachers_of(generator, n)
     released = release_rows(config, n_rows=n_rows, worst_case=worst_case)
     batched = callable(getattr(type(generator), "fit_many", None))
     device = resolve_device(config.device)
@@ -344,23 +320,16 @@ def plan_memory(
     at_once = min(n_rounds, workers * execution.batch_size)
     least = min(n_rounds, TRAINING_GROUP["cpu"] if batched else 1)
     if foreign:
-        per_model = 3 * 4 * released * p
+        # Its worker holds the model: the spec counts what comes back.
+        per_model = spec.model_bytes(None, rows=n, width=p, released=released)
     elif device == "cuda":
         per_model = 4 * n * p  # the batch's data, filled on the host
         at_once = least = min(n_rounds, execution.batch_size)
     else:
-        per_model = model_bytes(
-            rows=n, width=p, teachers=k, batch=b, steps=steps, released=released
-        )
-        if any(
-            getattr(cfg, flag, False) is True
-            for flag in ("shared_sampling", "repartition_every_iteration")
-        ):
-            # Teachers drawing from all rows: k sets of n rows seen (pate_gan/seen.py).
-            per_model += k * n
-        per_model *= release_for(config).memory_factor
+        per_model = model_bytes(config, generator, rows=n, width=p, released=released)
     extra = (workers - 1) * (BASE_BYTES + table) if config.backend == "loky" else 0
-    if not foreign and device != "cuda" and hasattr(cfg, "record_trace"):
+    traced = hasattr(getattr(generator, "config", None), "record_trace")
+    if not foreign and device != "cuda" and traced:
         extra += TRACE_BYTES
     return MemoryPlan(
         base=BASE_BYTES,
@@ -477,7 +446,8 @@ def check_memory(
 
 def check_fit_memory(*, rows: int, width: int, released: int) -> None:
     """``dpaudit fit``'s plan: one model on ``rows`` rows of encoded ``width``
-    releasing ``released`` rows (:func:`model_bytes`, one teacher at the least),
+    releasing ``released`` rows (a teacher ensemble's model with one teacher, the
+    least: :func:`~dpaudit.generators.model_memory.ensemble_bytes`),
     refused above the memory available now.
 
     Raises:
@@ -487,7 +457,7 @@ def check_fit_memory(*, rows: int, width: int, released: int) -> None:
     if limit is None:
         return
     p = max(1, width)
-    need = BASE_BYTES + model_bytes(
+    need = BASE_BYTES + ensemble_bytes(
         rows=rows, width=p, teachers=1, batch=64, steps=1, released=released
     )
     if need <= limit.bytes:
@@ -519,7 +489,6 @@ __all__ = [
     "check_memory",
     "describe",
     "memory_limit",
-    "model_bytes",
     "plan_memory",
     "rlimit_available",
 ]

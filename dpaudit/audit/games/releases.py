@@ -327,6 +327,10 @@ class TableRelease:
         """The record canary teachers vote for (none: teachers as trained)."""
         return None
 
+    def generator_options(self, options: Any, target: pd.DataFrame) -> dict[str, Any]:
+        """The generator's options under this release (``options`` as they are)."""
+        return dict(options)
+
     def release_group(
         self,
         setup: RoundSource,
@@ -496,6 +500,17 @@ class MeasurementRelease(TableRelease):
     white_box = True
     feature_width = 1  # the log-likelihood ratio
 
+    def __init__(self, teachers: TeacherKind = "trained") -> None:
+        self.canary_teachers = teachers == "canary"
+
+    def canary(self, setup: RoundSource) -> pd.DataFrame | None:
+        return setup.target if self.canary_teachers else None
+
+    def generator_options(self, options: Any, target: pd.DataFrame) -> dict[str, Any]:
+        from dpaudit.audit.games.measurements import canary_options
+
+        return canary_options(options, target if self.canary_teachers else None)
+
     def attack_names(
         self, config: AuditConfig, *, worst_case: bool, continuous: bool
     ) -> tuple[str, ...]:
@@ -535,11 +550,9 @@ class MeasurementRelease(TableRelease):
         check_measurements(setup.config, generator)
 
     def describe(self, config: AuditConfig) -> str | None:
-        return (
-            "transcript: the noisy measurements the generator states "
-            "(privacy_transcript), attacked by the exact likelihood ratio under the "
-            "stated noise, each answer's exact count known in both worlds"
-        )
+        from dpaudit.audit.games.measurements import describe
+
+        return describe(canary=self.canary_teachers)
 
     def summarise(self, setup: Any, store: Any, **analysed: Any) -> Any:
         from dpaudit.audit.games.measurements import summarise
@@ -554,7 +567,7 @@ TRANSCRIPT_KINDS: Mapping[str, Callable[[AuditConfig], ReleaseStrategy]] = (
     MappingProxyType(
         {
             "replay": lambda config: TranscriptRelease(config.teachers),
-            "measurements": lambda config: MeasurementRelease(),
+            "measurements": lambda config: MeasurementRelease(config.teachers),
         }
     )
 )

@@ -236,8 +236,9 @@ def assemble_setup(
         target_selection=target_selection,
         public_selection=public_selection,
         synthetic_rows=release_rows(config, n_rows=len(without), worst_case=worst_case),
-        generator_options=audit_generator_options(
-            config, n_rows=len(without), worst_case=worst_case
+        generator_options=release.generator_options(
+            audit_generator_options(config, n_rows=len(without), worst_case=worst_case),
+            target,
         ),
         attacks=release.attack_names(
             config, worst_case=worst_case, continuous=continuous
@@ -260,6 +261,13 @@ def check_generator(setup: AuditSetup) -> None:
     Raises:
         InvalidParameterError, PluginError: the generator cannot be audited so.
     """
+    if "canary" in setup.generator_options:
+        # A generator that cannot take canary teachers is refused as such, before
+        # its options are checked with the target record among them.
+        options = dict(setup.generator_options)
+        del options["canary"]
+        plain = replace(setup, generator_options=options)
+        setup.release.check(plain, plain.make_generator())
     generator = setup.make_generator()  # refuses bad options now, not in training
     setup.release.check(setup, generator)
 

@@ -241,6 +241,13 @@ class ForeignGenerator:
         ``public_seed`` (read by the worker; the class is never imported here)."""
         return bool(describe(self.plugin, self.name, self.options)["public_seed"])
 
+    @property
+    def supports_canary_teachers(self) -> bool:
+        """Whether the plug-in class declares ``canary_teachers`` (its ``__init__``
+        takes the target record as ``canary``; docs/adapters.md)."""
+        found = describe(self.plugin, self.name, self.options)
+        return bool(found.get("canary_teachers"))
+
     def _request(
         self, worker: Worker, header: dict[str, Any], blobs: list[bytes], what: str
     ) -> tuple[dict[str, Any], list[bytes]]:

@@ -188,6 +188,8 @@ class Worker:
         return {
             "public_seed": supports_public_seed(cls),
             "keywords": init_keywords(cls),
+            # Canary teachers (--teachers canary): the class takes `canary`.
+            "canary_teachers": getattr(cls, "canary_teachers", False) is True,
         }
 
     # ------------------------------------------------------------- fit, sample

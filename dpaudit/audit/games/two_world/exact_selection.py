@@ -15,7 +15,8 @@ scored on selection rounds: the ranking does not depend on any round's outcome.
 
 Elsewhere a transcript's exact privacy is not computed here (trained teachers: the
 clean votes depend on the privacy noise through training; G-PATE's canary
-transcript; a plug-in's stated measurements), and ``--public-seed auto`` is refused
+transcript; the measurements a plug-in or adapter states, canary teachers inside
+the libraries included), and ``--public-seed auto`` is refused
 there with one line (the configuration's check, :mod:`dpaudit.audit.config.keys`,
 refuses trained teachers; :func:`rank_by_exact_privacy` the rest).
 """
@@ -32,6 +33,7 @@ from dpaudit.audit.games.streams import Streams
 from dpaudit.audit.result.selection import CandidatePrivacy, PublicCandidate
 from dpaudit.data import Dataset
 from dpaudit.errors import InvalidParameterError
+from dpaudit.generators.registry import PATE_GAN
 
 #: Models trained per candidate to read its exact privacy (one per world).
 FITS_PER_CANDIDATE = 2
@@ -103,6 +105,8 @@ def rank_by_exact_privacy(
         InvalidParameterError: the transcript's exact privacy is not computed for
             this configuration, or has no closed form under any candidate.
     """
+    if config.generator != PATE_GAN:  # before a plug-in's or adapter's worker starts
+        raise _refuse(config, "which is computed for pategan's canary teachers only")
     base = build_setup(dataclasses.replace(config, public_seed=0), dataset=dataset)
     scored = []
     with progress_bar(
