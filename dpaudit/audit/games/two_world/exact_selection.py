@@ -33,7 +33,7 @@ from dpaudit.audit.games.streams import Streams
 from dpaudit.audit.result.selection import CandidatePrivacy, PublicCandidate
 from dpaudit.data import Dataset
 from dpaudit.errors import InvalidParameterError
-from dpaudit.generators.registry import PATE_GAN
+from dpaudit.generators.names import PATE_GAN
 
 #: Models trained per candidate to read its exact privacy (one per world).
 FITS_PER_CANDIDATE = 2
