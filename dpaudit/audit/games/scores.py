@@ -171,6 +171,7 @@ def judge_scores(
         if exact and profile is not None
         else None,
         n_members_test=n1,
+        test_alpha=alpha,
     )
     counts = est.AttackCounts.from_scores(
         s_test, y_test, threshold=threshold, direction=direction
