@@ -159,12 +159,12 @@ def test_an_unreachable_claim_still_reports_most_of_the_ceiling(seed: int) -> No
     as its transcript's likelihood ratio is, claiming zCDP rho 0.373, mu 0.864, out of
     reach), split 0/0.2/0.8 of 1,000 rounds per world (200 + 800 validation and test
     rounds), alpha 0.05: the mean mu_emp of 24 audits is at least 0.83 of the
-    ceiling. Measured over 200 audits of this simulation (/tmp script, seed 6; the
-    rule as committed): mean 0.948 of the ceiling, per-audit standard deviation
-    0.154; by the normal approximation the mean of 24 falls below 0.83 with
-    probability about 1e-4 (this test's failure probability). The rule before (the
-    plug-in power alone) gave mean 0.726, sd 0.239 on the same audits: it would pass
-    with probability about 0.02."""
+    ceiling. Measured over 200 audits of the same simulation (``python
+    benchmarks/threshold_choice.py``, seed 6): mean 0.948 of the ceiling, per-audit
+    standard deviation 0.154; by the normal approximation the mean of 24 falls below
+    0.83 with probability about 1e-4 (this test's failure probability). The rule
+    before (the plug-in power alone) gave mean 0.726, sd 0.239 on the same audits: it
+    would pass with probability about 0.02."""
     mu, audits, n_val, n_test = 0.7053547, 24, 200, 800
     claim = ClaimedProfile(epsilon=4.0, delta=DELTA, zcdp_rho=0.37314398)
     gen = np.random.default_rng(7_000 + seed)
