@@ -3,7 +3,9 @@
 :func:`select_threshold` picks the threshold and direction that maximise the
 empirical-epsilon bound on the validation rounds (never the test rounds: rule 4 in
 docs/soundness.md), or, for a claim that states a privacy profile, the refutation
-ratio the verdict uses (:func:`dpaudit.audit.stats.profile.refutation_ratios`);
+ratio the verdict uses (:func:`dpaudit.audit.stats.profile.refutation_ratios`), or,
+for the exact test, its plug-in power against the claim or, where the claim is out
+of reach, the expected reported bound (:func:`expected_bound`);
 :func:`roc_auc` and :func:`roc_curve` describe the test scores.
 """
 
@@ -85,8 +87,15 @@ def select_threshold(
     test rejects if the true error rates were the validation rates (smoothed as
     ``(k + 1/2) / (n + 1)``), exactly over the two binomials: among the thresholds
     within :data:`POWER_TOLERANCE` of the best power (it is flat near its best and
-    noisy), the best validation Youden J, then the middle one; where no threshold has
-    any power (all below 1e-9) the choice falls back to the statistic below.
+    noisy), the best validation Youden J, then the middle one. Where the best
+    plug-in power is below :data:`POWER_CUT` (the claim out of reach: the test would
+    more likely miss than reject even at the validation rates) the same tie rule
+    picks by the *expected reported bound* instead (:func:`expected_bound`: mu_emp
+    for a claim that states a profile, eps_emp for the lines alone, as the exact
+    test's family at size ``test_alpha`` would report them on the test rounds), with
+    each validation rate at its one-sided Jeffreys upper bound at
+    :data:`SELECTION_LEVEL`. ``rejection`` needs ``n_members_test`` and
+    ``test_alpha``.
 
     With a ``profile`` that states more than the (epsilon, delta) lines
     (:attr:`ClaimedProfile.has_profile`) the statistic maximised is instead the
@@ -116,13 +125,18 @@ def select_threshold(
         method: As in :func:`eps_lower_bound`.
         profile: The claim whose refutation ratio is maximised (its ``delta`` is
             ignored: ``delta`` is used).
+        rejection: The deciding test's rejection set on the test rounds (above).
+        n_members_test: The member test rounds.
+        test_alpha: The deciding test's size (the alpha its families are
+            calibrated at), for the expected reported bound.
 
     Returns:
         ``(threshold, direction)`` with direction +1 or -1.
 
     Raises:
-        InvalidParameterError: On empty or malformed arrays, or invalid delta,
-            alpha or method.
+        InvalidParameterError: On empty or malformed arrays, invalid delta,
+            alpha or method, or ``rejection`` without ``n_members_test`` and
+            ``test_alpha``.
 
     Example:
         >>> scores = [0.1] * 30 + [0.2] * 30 + [0.8] * 30 + [0.9] * 30
