@@ -77,6 +77,7 @@ def select_threshold(
     rejection: NDArray[np.int64] | None = None,
     n_members_test: int | None = None,
     test_alpha: float | None = None,
+    power_cut: float = POWER_CUT,
 ) -> tuple[float, int]:
     """Chooses the decision threshold and score direction that maximise eps_lo.
 
@@ -88,7 +89,7 @@ def select_threshold(
     ``(k + 1/2) / (n + 1)``), exactly over the two binomials: among the thresholds
     within :data:`POWER_TOLERANCE` of the best power (it is flat near its best and
     noisy), the best validation Youden J, then the middle one. Where the best
-    plug-in power is below :data:`POWER_CUT` (the claim out of reach: the test would
+    plug-in power is below ``power_cut`` (:data:`POWER_CUT`; the claim out of reach: the test would
     more likely miss than reject even at the validation rates) the same tie rule
     picks by the *expected reported bound* instead (:func:`expected_bound`: mu_emp
     for a claim that states a profile, eps_emp for the lines alone, as the exact
@@ -129,6 +130,7 @@ def select_threshold(
         n_members_test: The member test rounds.
         test_alpha: The deciding test's size (the alpha its families are
             calibrated at), for the expected reported bound.
+        power_cut: The cut (:data:`POWER_CUT`).
 
     Returns:
         ``(threshold, direction)`` with direction +1 or -1.
@@ -200,7 +202,7 @@ def select_threshold(
         fn_both = np.concatenate((fn_up, n1 - tp_dn))
         j_both = np.concatenate((j_up, j_dn))
         power = plug_in_power(fp_both, n0, fn_both, n1, rejection, n_members_test)
-        if float(power.max()) >= POWER_CUT:
+        if float(power.max()) >= power_cut:
             # The plug-in power is flat near its best and noisy: the middle of the
             # thresholds within POWER_TOLERANCE of the best is a steadier choice
             # than the noisy maximum (in the direction that reaches the best).
