@@ -23,7 +23,12 @@ from dpaudit.audit.stats import calibrated
 from dpaudit.audit.stats import estimators as est
 from dpaudit.audit.stats.ceiling import eps_ceiling, mu_ceiling, mu_max_attainable
 from dpaudit.audit.stats.profile import ClaimedProfile, PointTest, judge_point
-from dpaudit.audit.stats.thresholds import roc_auc, roc_curve, select_threshold
+from dpaudit.audit.stats.thresholds import (
+    POWER_CUT,
+    roc_auc,
+    roc_curve,
+    select_threshold,
+)
 from dpaudit.audit.stats.tradeoff import eps_of_gdp
 
 __all__ = [
@@ -129,6 +134,7 @@ def judge_scores(
     method: est.EstimatorMethod,
     profile: ClaimedProfile | None = None,
     box: bool = False,
+    power_cut: float = POWER_CUT,
 ) -> JudgedScores:
     """The statistical core of the analysis, from an attack's scores on: the
     threshold chosen on validation rounds (by eps_lo, or by the refutation ratio when
@@ -142,6 +148,8 @@ def judge_scores(
     Jeffreys (approximate) each rate is bounded at ``alpha / 2`` as before, and so
     with ``box`` (the test before the exact one, kept for the calibration benchmark's
     comparison).
+    ``power_cut`` is the threshold rule's cut (:data:`POWER_CUT`; kept settable for
+    benchmarks/threshold_choice.py's comparison with the rule before it).
 
     >>> y = np.array([0] * 50 + [1] * 50)
     >>> s = y * 10.0
@@ -171,6 +179,8 @@ def judge_scores(
         if exact and profile is not None
         else None,
         n_members_test=n1,
+        test_alpha=alpha,
+        power_cut=power_cut,
     )
     counts = est.AttackCounts.from_scores(
         s_test, y_test, threshold=threshold, direction=direction

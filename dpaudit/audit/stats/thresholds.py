@@ -3,12 +3,16 @@
 :func:`select_threshold` picks the threshold and direction that maximise the
 empirical-epsilon bound on the validation rounds (never the test rounds: rule 4 in
 docs/soundness.md), or, for a claim that states a privacy profile, the refutation
-ratio the verdict uses (:func:`dpaudit.audit.stats.profile.refutation_ratios`);
+ratio the verdict uses (:func:`dpaudit.audit.stats.profile.refutation_ratios`), or,
+for the exact test, its plug-in power against the claim or, where the claim is out
+of reach, the expected reported bound (:func:`expected_bound`);
 :func:`roc_auc` and :func:`roc_curve` describe the test scores.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -17,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import roc_curve as _sklearn_roc_curve
 
+from dpaudit.audit.stats import calibrated
 from dpaudit.audit.stats.auc import auc
 from dpaudit.audit.stats.estimators import (
     EstimatorMethod,
@@ -36,7 +41,10 @@ from dpaudit.audit.stats.profile import (
 from dpaudit.errors import InvalidParameterError
 
 __all__ = [
+    "POWER_CUT",
     "POWER_TOLERANCE",
+    "SELECTION_LEVEL",
+    "expected_bound",
     "plug_in_power",
     "roc_auc",
     "roc_curve",
@@ -46,6 +54,14 @@ __all__ = [
 #: Thresholds whose plug-in power is within this fraction of the best are near-best;
 #: the middle one is chosen (:func:`select_threshold`).
 POWER_TOLERANCE = 0.1
+
+#: Below this best plug-in power the claim is out of reach of the validation rates:
+#: the threshold maximises the expected reported bound instead (:func:`select_threshold`).
+POWER_CUT = 0.5
+
+#: Out of reach, each validation rate enters the expected bound at its one-sided
+#: upper bound at this level (Jeffreys), not at its point estimate.
+SELECTION_LEVEL = 0.05
 
 # ---------------------------------------------------------------- threshold choice
 
@@ -60,6 +76,8 @@ def select_threshold(
     profile: ClaimedProfile | None = None,
     rejection: NDArray[np.int64] | None = None,
     n_members_test: int | None = None,
+    test_alpha: float | None = None,
+    power_cut: float = POWER_CUT,
 ) -> tuple[float, int]:
     """Chooses the decision threshold and score direction that maximise eps_lo.
 
@@ -70,8 +88,15 @@ def select_threshold(
     test rejects if the true error rates were the validation rates (smoothed as
     ``(k + 1/2) / (n + 1)``), exactly over the two binomials: among the thresholds
     within :data:`POWER_TOLERANCE` of the best power (it is flat near its best and
-    noisy), the best validation Youden J, then the middle one; where no threshold has
-    any power (all below 1e-9) the choice falls back to the statistic below.
+    noisy), the best validation Youden J, then the middle one. Where the best
+    plug-in power is below ``power_cut`` (:data:`POWER_CUT`; the claim out of reach: the test would
+    more likely miss than reject even at the validation rates) the same tie rule
+    picks by the *expected reported bound* instead (:func:`expected_bound`: mu_emp
+    for a claim that states a profile, eps_emp for the lines alone, as the exact
+    test's family at size ``test_alpha`` would report them on the test rounds), with
+    each validation rate at its one-sided Jeffreys upper bound at
+    :data:`SELECTION_LEVEL`. ``rejection`` needs ``n_members_test`` and
+    ``test_alpha``.
 
     With a ``profile`` that states more than the (epsilon, delta) lines
     (:attr:`ClaimedProfile.has_profile`) the statistic maximised is instead the
@@ -101,13 +126,19 @@ def select_threshold(
         method: As in :func:`eps_lower_bound`.
         profile: The claim whose refutation ratio is maximised (its ``delta`` is
             ignored: ``delta`` is used).
+        rejection: The deciding test's rejection set on the test rounds (above).
+        n_members_test: The member test rounds.
+        test_alpha: The deciding test's size (the alpha its families are
+            calibrated at), for the expected reported bound.
+        power_cut: The cut (:data:`POWER_CUT`).
 
     Returns:
         ``(threshold, direction)`` with direction +1 or -1.
 
     Raises:
-        InvalidParameterError: On empty or malformed arrays, or invalid delta,
-            alpha or method.
+        InvalidParameterError: On empty or malformed arrays, invalid delta,
+            alpha or method, or ``rejection`` without ``n_members_test`` and
+            ``test_alpha``.
 
     Example:
         >>> scores = [0.1] * 30 + [0.2] * 30 + [0.8] * 30 + [0.9] * 30
@@ -158,34 +189,53 @@ def select_threshold(
     # Direction -1, threshold v: rounds with score <= v are guessed member.
     tp_dn, fp_dn = cum_m[last], cum_n[last]
     eps_dn = statistic(fp_dn, n0_arr, n1 - tp_dn, n1_arr, d, level, name)
-    if rejection is not None and n_members_test is not None:
-        power_up = plug_in_power(n0 - tn_up, n0, fn_up, n1, rejection, n_members_test)
-        power_dn = plug_in_power(fp_dn, n0, n1 - tp_dn, n1, rejection, n_members_test)
-        top = max(float(power_up.max()), float(power_dn.max()))
-        if top > 1e-9:
+    # Validation Youden J (TPR - FPR) of every candidate, for the ties.
+    j_up = (n1 - fn_up) / max(n1, 1) - (n0 - tn_up) / max(n0, 1)
+    j_dn = tp_dn / max(n1, 1) - fp_dn / max(n0, 1)
+    if rejection is not None:
+        if n_members_test is None or test_alpha is None:
+            raise InvalidParameterError(
+                "`rejection` needs `n_members_test` and `test_alpha` (the test "
+                "rounds' members and the deciding test's size)."
+            )
+        fp_both = np.concatenate((n0 - tn_up, fp_dn))
+        fn_both = np.concatenate((fn_up, n1 - tp_dn))
+        j_both = np.concatenate((j_up, j_dn))
+        power = plug_in_power(fp_both, n0, fn_both, n1, rejection, n_members_test)
+        if float(power.max()) >= power_cut:
             # The plug-in power is flat near its best and noisy: the middle of the
             # thresholds within POWER_TOLERANCE of the best is a steadier choice
             # than the noisy maximum (in the direction that reaches the best).
-            power, direction = (
-                (power_up, 1) if float(power_up.max()) >= top else (power_dn, -1)
+            pick = _near_best(power, j_both, values.size)
+        else:
+            # The claim is out of reach of the validation rates: the threshold whose
+            # reported bound on the test rounds is expected to be largest.
+            # A claim that states a profile: mu_emp (reported at most a claimed mu
+            # unless refuted); the lines alone: eps_emp, the ratio's numerator.
+            stated = profile is not None and profile.has_profile
+            cap = None if profile is None else profile.gdp_mu
+            # Each validation rate at its one-sided upper bound at SELECTION_LEVEL
+            # (Jeffreys): a threshold whose rates rest on few errors (a tail, where
+            # the plug-in is noisiest) is not chosen for its luck.
+            n0_all, n1_all = np.full(fp_both.size, n0), np.full(fn_both.size, n1)
+            bound = expected_bound(
+                rate_upper_bounds(fp_both, n0_all, SELECTION_LEVEL, "jeffreys"),
+                rate_upper_bounds(fn_both, n1_all, SELECTION_LEVEL, "jeffreys"),
+                kind="mu" if stated else "eps",
+                n0_test=rejection.size - 1,
+                n1_test=n_members_test,
+                alpha=test_alpha,
+                delta=d,
+                cap=math.inf if cap is None or not stated else cap,
+                rejection=rejection,
             )
-            near = np.flatnonzero(power >= (1.0 - POWER_TOLERANCE) * top)
-            # Among them the best validation Youden J (a perfect attack keeps a
-            # perfect threshold), then the middle one.
-            j_near = (
-                (n1 - fn_up[near]) / max(n1, 1) - (n0 - tn_up[near]) / max(n0, 1)
-                if direction == 1
-                else tp_dn[near] / max(n1, 1) - fp_dn[near] / max(n0, 1)
-            )
-            pick = near[j_near >= j_near.max() - 1e-12]
-            return float(values[pick[(pick.size - 1) // 2]]), direction
+            pick = _near_best(bound, j_both, values.size)
+        return float(values[pick % values.size]), 1 if pick < values.size else -1
 
     best = max(float(eps_up.max()), float(eps_dn.max()))
     # Among thresholds tied at the best eps_lo (all tie at 0 when the validation set
     # is too small to show any bound), keep those with the best validation Youden J
     # (TPR - FPR), so a perfect attack keeps its perfect threshold.
-    j_up = (n1 - fn_up) / max(n1, 1) - (n0 - tn_up) / max(n0, 1)
-    j_dn = tp_dn / max(n1, 1) - fp_dn / max(n0, 1)
     best_j = max(
         float(j_up[eps_up == best].max(initial=-np.inf)),
         float(j_dn[eps_dn == best].max(initial=-np.inf)),
@@ -195,6 +245,98 @@ def select_threshold(
         if tied.size:
             return float(values[tied[(tied.size - 1) // 2]]), direction
     raise AssertionError("unreachable: the maximum is attained")  # pragma: no cover
+
+
+def _near_best(
+    value: NDArray[np.float64],
+    j: NDArray[np.float64],
+    size: int,
+    *,
+    tolerance: float = POWER_TOLERANCE,
+) -> int:
+    """The candidate chosen by ``value`` (both directions' candidates, +1's ``size``
+    first): in the direction that reaches the best, among those within
+    ``tolerance`` of the best the best validation Youden J ``j`` (a perfect attack
+    keeps a perfect threshold), then the middle one."""
+    top = float(value.max())
+    start = 0 if float(value[:size].max()) >= top else size
+    part, j_part = value[start : start + size], j[start : start + size]
+    near = np.flatnonzero(part >= top - tolerance * abs(top))
+    pick = near[j_part[near] >= j_part[near].max() - 1e-12]
+    return start + int(pick[(pick.size - 1) // 2])
+
+
+@functools.lru_cache(maxsize=4)
+def _family_table(
+    kind: str, n0: int, n1: int, alpha: float, delta: float
+) -> NDArray[np.float64]:
+    table = calibrated.family(kind, n0, n1, alpha=alpha, delta=delta).table()
+    table.setflags(write=False)
+    return table
+
+
+def expected_bound(
+    fpr: NDArray[np.float64],
+    fnr: NDArray[np.float64],
+    *,
+    kind: str,
+    n0_test: int,
+    n1_test: int,
+    alpha: float,
+    delta: float,
+    cap: float = math.inf,
+    rejection: NDArray[np.int64] | None = None,
+) -> NDArray[np.float64]:
+    """The expected figure (``kind``: ``"eps"`` for eps_emp, ``"mu"`` for mu_emp)
+    that the exact test's family at size ``alpha`` reports on ``n0_test`` +
+    ``n1_test`` test rounds if the true error rates were ``fpr`` and ``fnr`` (one
+    value per pair; exactly over the two binomials, as
+    :func:`dpaudit.audit.stats.ceiling.mu_ceiling` sums the oracle's). Outside
+    ``rejection`` (the claim's test: ``rejection[k0]`` the largest FN count it
+    rejects with ``k0`` FPs) the figure is reported at most ``cap`` (a claimed mu,
+    as :func:`calibrated.judge` reports it). A selection heuristic: no bound rests
+    on it.
+
+    >>> [round(float(v), 3) for v in expected_bound(
+    ...     np.array([0.0025, 0.25]), np.array([0.0025, 0.25]), kind="mu",
+    ...     n0_test=400, n1_test=400, alpha=0.05, delta=0.0)]
+    [4.708, 1.161]
+    """
+    table = _family_table(kind, n0_test, n1_test, float(alpha), float(delta))
+    if math.isfinite(cap):
+        outside = np.ones(table.shape, dtype=bool)
+        if rejection is not None:
+            # In the rejection set: FN count at most rejection[k0] (-1: none).
+            fns = np.arange(n1_test + 1)
+            outside = fns[None, :] > np.asarray(rejection)[:, None]
+        table = np.where(outside, np.minimum(table, cap), table)
+    # Rates of 0 or 1 (a bound of a rate with no error left) as nearly so.
+    x = np.clip(np.asarray(fpr, np.float64), 1e-12, 1.0 - 1e-12)
+    y = np.clip(np.asarray(fnr, np.float64), 1e-12, 1.0 - 1e-12)
+    k0 = np.arange(n0_test + 1, dtype=np.float64)
+    k1 = np.arange(n1_test + 1, dtype=np.float64)
+    out = np.empty(x.size)
+    for start in range(0, x.size, 256):  # blocks of candidates bound the memory
+        block = slice(start, start + 256)
+        w0, w1 = _binom_pmf(n0_test, k0, x[block]), _binom_pmf(n1_test, k1, y[block])
+        out[block] = np.einsum("cj,cj->c", w0 @ table, w1)
+    return out
+
+
+def _binom_pmf(n: int, k: NDArray[np.float64], p: NDArray[np.float64]) -> Any:
+    """``P(Bin(n, p) = k)``, one row per ``p`` in (0, 1), one column per ``k``."""
+    from scipy import special
+
+    log_choose = (
+        special.gammaln(n + 1.0)
+        - special.gammaln(k + 1.0)
+        - special.gammaln(n - k + 1.0)
+    )
+    return np.exp(
+        log_choose[None, :]
+        + k[None, :] * np.log(p)[:, None]
+        + (n - k)[None, :] * np.log1p(-p)[:, None]
+    )
 
 
 def plug_in_power(
@@ -215,8 +357,6 @@ def plug_in_power(
     ...                                            np.array([0, 20]), 40, g, 4)]
     [0.999, 0.137]
     """
-    from scipy import special
-
     n0_test = rejection.size - 1
     x = (np.asarray(fp, np.float64) + 0.5) / (n0 + 1.0)  # in (0, 1)
     y = (np.asarray(fn, np.float64) + 0.5) / (n1 + 1.0)
@@ -226,22 +366,12 @@ def plug_in_power(
     # A down-set: no FP count above the last rejected one contributes.
     rejection = rejection[: int(rejected_any[-1]) + 1]
 
-    def pmf(n: int, k: NDArray[np.float64], p: NDArray[np.float64]) -> Any:
-        log_choose = (
-            special.gammaln(n + 1.0)
-            - special.gammaln(k + 1.0)
-            - special.gammaln(n - k + 1.0)
-        )
-        return np.exp(
-            log_choose[None, :]
-            + k[None, :] * np.log(p)[:, None]
-            + (n - k)[None, :] * np.log1p(-p)[:, None]
-        )
-
-    pmf0 = pmf(n0_test, np.arange(rejection.size, dtype=np.float64), x)
+    pmf0 = _binom_pmf(n0_test, np.arange(rejection.size, dtype=np.float64), x)
     # P(Bin(n1, y) <= m) by cumulative sums (a selection heuristic: no bound rests
     # on it), with a 0 in front for the counts that reject nothing (-1).
-    cdf1 = np.cumsum(pmf(n1_test, np.arange(n1_test + 1, dtype=np.float64), y), axis=1)
+    cdf1 = np.cumsum(
+        _binom_pmf(n1_test, np.arange(n1_test + 1, dtype=np.float64), y), axis=1
+    )
     cdf1 = np.concatenate((np.zeros((y.size, 1)), np.minimum(cdf1, 1.0)), axis=1)
     cdf = cdf1[:, rejection + 1]
     return np.asarray(np.sum(pmf0 * cdf, axis=1), np.float64)
