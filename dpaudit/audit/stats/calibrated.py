@@ -41,7 +41,7 @@ from dpaudit.audit.stats.profile import (
     judge_point,
     refutation_ratios,
 )
-from dpaudit.audit.stats.tradeoff import mu_lower_bound
+from dpaudit.audit.stats.tradeoff import box_renyi, mu_lower_bound
 
 __all__ = [
     "STEPS",
@@ -201,6 +201,70 @@ def _claim_outside(claim: ClaimedProfile) -> exact.Outside:
     )
 
 
+def _renyi_terms(
+    claim: ClaimedProfile,
+) -> tuple[
+    NDArray[np.float64],
+    Callable[[NDArray[np.float64], NDArray[np.int64]], NDArray[np.float64]],
+]:
+    """The orders :func:`_renyi_ratios` bounds (the finite stated RDP orders, then
+    :data:`ZCDP_SELECTION_GRID` with a rho) and each term's ratio of a divergence,
+    computed as it computes them."""
+    finite = [
+        (o, e) for o, e in zip(claim.rdp_orders, claim.rdp_epsilons) if e < math.inf
+    ]
+    rdp = np.array([o for o, _ in finite], dtype=np.float64)
+    claimed = np.array([e for _, e in finite], dtype=np.float64)
+    zcdp = ZCDP_SELECTION_GRID if claim.zcdp_rho is not None else np.zeros(0)
+    rho = 0.0 if claim.zcdp_rho is None else float(claim.zcdp_rho)
+    orders = np.concatenate((rdp, zcdp))
+
+    def ratios(div: NDArray[np.float64], t: NDArray[np.int64]) -> NDArray[np.float64]:
+        is_rdp = t < rdp.size
+        eps = claimed[np.where(is_rdp, t, 0)] if rdp.size else np.ones(t.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(eps > 0.0, div / eps, np.where(div > 0.0, np.inf, 0.0))
+            z = div / orders[t]
+            z = z / rho if rho > 0.0 else np.where(z > 0.0, np.inf, 0.0)
+        return np.asarray(np.where(is_rdp, r, z), np.float64)
+
+    return orders, ratios
+
+
+def renyi_boundary(
+    x: NDArray[np.float64], claim: ClaimedProfile
+) -> NDArray[np.float64]:
+    """Per rate ``x``, the lower end of a 30-step bisection of ``y`` in
+    ``[0, 1 - x]`` for the boundary of the claim's Renyi regions (RDP at its finite
+    orders, zCDP on :data:`ZCDP_SELECTION_GRID`): ``(x, y)`` is refuted when some
+    order's ratio (:func:`~dpaudit.audit.stats.profile._renyi_ratios`) exceeds 1.
+
+    Each order's ratio decreases in ``y``, so an order that does not refute at the
+    current lower end (a refuted point) refutes no point above it: each rate keeps
+    only the orders that refuted its last refuted point, and the bisection visits
+    the points it visits with every order. Whatever it keeps, each lower end it
+    moves to is refuted by an order's ratio computed as with every order, so the
+    result is a lower bound of the boundary (docs/soundness.md)."""
+    orders, ratios = _renyi_terms(claim)
+    if x.size > 256:  # the rates are independent: in parts, to bound the memory
+        return np.concatenate(
+            [renyi_boundary(x[s : s + 256], claim) for s in range(0, x.size, 256)]
+        )
+    lo, hi = np.zeros_like(x), np.clip(1.0 - x, 0.0, 1.0)
+    keep = np.ones((x.size, orders.size), dtype=np.bool_)
+    for _ in range(30):
+        mid = (lo + hi) / 2.0
+        i, t = np.nonzero(keep)
+        over = ratios(box_renyi(x[i], mid[i], orders[t]), t) > 1.0
+        refuted = np.zeros(x.size, dtype=np.bool_)
+        refuted[i[over]] = True
+        lo = np.where(refuted, mid, lo)
+        hi = np.where(refuted, hi, mid)
+        moved = refuted[i]
+        keep[i[moved], t[moved]] = over[moved]
+    return lo
+
+
 @functools.lru_cache(maxsize=64)
 def _claim_boundary(claim: ClaimedProfile) -> exact.Boundary:
     """A lower bound of the boundary of every region the claim states at once: the
@@ -217,13 +281,7 @@ def _claim_boundary(claim: ClaimedProfile) -> exact.Boundary:
         if gdp is not None:
             y = np.maximum(y, gdp(x))
         if renyi:
-            lo, hi = np.zeros_like(x), np.clip(1.0 - x, 0.0, 1.0)
-            for _ in range(30):
-                mid = (lo + hi) / 2.0
-                refuted = _renyi_ratios(x, mid, claim, ZCDP_SELECTION_GRID) > 1.0
-                lo = np.where(refuted, mid, lo)
-                hi = np.where(refuted, hi, mid)
-            y = np.maximum(y, lo)
+            y = np.maximum(y, renyi_boundary(x, claim))
         return y
 
     def f(x: NDArray[np.float64]) -> NDArray[np.float64]:
