@@ -36,7 +36,9 @@ __all__ = [
     "EXACT_MAX_N",
     "GRID",
     "LEVELS",
+    "Terms",
     "applies",
+    "bisect_terms",
     "boundary_counts",
     "corner",
     "largest_level",
@@ -92,10 +94,12 @@ def corner(n: int, method: str, level: int) -> NDArray[np.float64]:
 def _window(n: int, rates: NDArray[np.float64]) -> tuple[NDArray[np.int64], int]:
     """Per rate, the first count of a window of ``width`` counts holding all but a
     negligible mass of ``Bin(n, x)`` (8 standard deviations and 8 counts either
-    side; what falls outside is added whole, so the window only affects tightness)."""
+    side; what falls outside is added whole, so the window only affects tightness).
+    One width for all, the widest (at rate 1/2): a row's values do not depend on
+    the rates computed with it."""
     half = 8.0 * np.sqrt(n * rates * (1.0 - rates)) + 8.0
     lo = np.clip(np.floor(n * rates - half), 0, n).astype(np.int64)
-    width = int(min(n + 1, np.ceil(2.0 * np.max(half)) + 2))
+    width = int(min(n + 1, np.ceil(2.0 * (8.0 * np.sqrt(n * 0.25) + 8.0)) + 2))
     return np.minimum(lo, n + 1 - width), width
 
 
@@ -354,6 +358,10 @@ def size(
         n1: the member test rounds (``len(g) - 1`` is ``n0``).
         limit: coarse intervals whose bound exceeds it are bounded again on the
             fine grid (the result is then the finer bound); 0: every interval.
+            With a limit, only whether the result exceeds it is exact: intervals
+            whose bound cannot reach ``limit / 2`` keep a cheaper bound, and once
+            one interval's fine bound exceeds the limit the rest keep their coarse
+            bounds (the result is still an upper bound).
     """
     n0 = g.size - 1
     t = _tables(n0, n1)
@@ -379,23 +387,122 @@ def size(
     coarse = np.flatnonzero(p > limit)
     if coarse.size == 0:
         return float(np.max(p))
-    # The same bound on the fine intervals inside each coarse one.
-    left = (coarse[:, None] * _STEP + np.arange(_STEP)[None, :]).ravel()
-    fj = np.searchsorted(FINE, boundary(FINE[left + 1]), side="right") - 1
-    fine = _fine(n0, n1).probabilities(left, np.maximum(fj, 0), g)
-    p[coarse] = fine.reshape(coarse.size, _STEP).max(axis=1)
+    if limit > 0.0:
+        # Largest first, in parts: once a fine bound exceeds the limit the size
+        # does too (the rest keep their coarse bounds, still upper bounds).
+        coarse = coarse[np.argsort(-p[coarse], kind="stable")]
+    parts = [coarse] if limit <= 0.0 else np.array_split(coarse, -(-coarse.size // 32))
+    for part in parts:
+        # The same bound on the fine intervals inside each coarse one.
+        left = (part[:, None] * _STEP + np.arange(_STEP)[None, :]).ravel()
+        fj = np.searchsorted(FINE, boundary(FINE[left + 1]), side="right") - 1
+        fine = _fine(n0, n1).probabilities(left, np.maximum(fj, 0), g)
+        p[part] = fine.reshape(part.size, _STEP).max(axis=1)
+        if np.max(p[part]) > limit > 0.0:
+            break
     return float(np.max(p))
 
 
+class Terms:
+    """A region's outside as a union of terms: a corner lies outside iff some term
+    is over it. Each term must be decreasing in the corner (over at a corner, over
+    at every smaller one), which lets a bisection drop the terms that are not over
+    its last outside point (:func:`bisect_terms`)."""
+
+    def __init__(
+        self,
+        count: int,
+        over: Callable[
+            [NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]],
+            NDArray[np.bool_],
+        ],
+    ) -> None:
+        self.count = count
+        self.over = over  # (a, b, term) per pair -> whether that term is over
+
+
+def bisect_terms(
+    lo: NDArray[Any],
+    hi: NDArray[Any],
+    terms: Terms,
+    corner: Callable[
+        [NDArray[np.intp], NDArray[Any]],
+        tuple[NDArray[np.float64], NDArray[np.float64]],
+    ],
+    *,
+    steps: int | None = None,
+    floor: Any = None,
+) -> NDArray[Any]:
+    """Per row ``i``, a bisection between ``lo[i]`` (outside, or a start) and
+    ``hi[i]`` (inside) of the points ``corner(i, mid)`` (decreasing in ``mid``):
+    ``steps`` halvings of a real interval, or (``None``) integer points until
+    ``hi - lo == 1``. Returns the last ``lo`` (modified in place, as ``hi``).
+
+    Every point it visits gets the answer ``any term over it`` would: a term that
+    is not over the current ``lo`` is over no point above it, so each row keeps only
+    the terms that were over its last outside point (all of them until one is
+    found) and evaluates those alone. With ``floor`` (at most every point visited)
+    the rows start with the terms over ``corner(i, floor)``: no other is over any
+    point above it."""
+    keep = np.ones((lo.size, terms.count), dtype=np.bool_)
+    if floor is not None:
+        r, t = np.nonzero(keep)
+        keep[r, t] = terms.over(*corner(r, np.full(r.size, floor)), t)
+    for _ in range(steps if steps is not None else 1 << 62):
+        if steps is None:
+            rows = np.flatnonzero(hi - lo > 1)
+            if rows.size == 0:
+                break
+            mid = (lo[rows] + hi[rows]) // 2
+        else:
+            rows = np.arange(lo.size)
+            mid = (lo + hi) / 2.0
+        r, t = np.nonzero(keep[rows])
+        a, b = corner(rows[r], mid[r])
+        over = terms.over(a, b, t)
+        out = np.zeros(rows.size, dtype=np.bool_)
+        out[r[over]] = True
+        lo[rows[out]] = mid[out]
+        hi[rows[~out]] = mid[~out]
+        moved = out[r]
+        keep[rows[r[moved]], t[moved]] = over[moved]
+    return lo
+
+
+Guess = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+
+
 def boundary_counts(
-    u0: NDArray[np.float64], u1: NDArray[np.float64], outside: Outside
+    u0: NDArray[np.float64],
+    u1: NDArray[np.float64],
+    outside: Outside | Terms,
+    guess: Guess | None = None,
 ) -> NDArray[np.int64]:
     """``g[k0]``: the largest ``k1`` whose corner ``(u0[k0], u1[k1])`` lies outside
     (``outside`` true), -1 where none; ``outside`` must be decreasing in the corner
-    (true for smaller rates), so a bisection on ``k1`` per ``k0`` finds it."""
+    (true for smaller rates), so a bisection on ``k1`` per ``k0`` finds it (with
+    :class:`Terms`, :func:`bisect_terms`: the same points, fewer terms).
+
+    ``guess(a)``: the FNR below which ``(a, b)`` is outside, in closed form; the
+    count it gives is kept where ``outside`` confirms it (outside there, inside one
+    count up: by monotonicity the bisection's answer), the rest are bisected."""
     n1 = u1.size - 1
+    if guess is not None and not isinstance(outside, Terms):
+        g = np.searchsorted(u1, guess(u0), side="left").astype(np.int64) - 1
+        g = np.clip(g, -1, n1)
+        ok = (g < 0) | outside(u0, u1[np.maximum(g, 0)])
+        ok &= (g >= n1) | ~outside(u0, u1[np.minimum(g + 1, n1)])
+        if ok.all():
+            return g
+        rest = np.flatnonzero(~ok)
+        g[rest] = boundary_counts(u0[rest], u1, outside)
+        return g
     lo = np.full(u0.size, -1, dtype=np.int64)  # outside at lo (or lo = -1)
     hi = np.full(u0.size, n1 + 1, dtype=np.int64)  # inside at hi (or hi = n1 + 1)
+    if isinstance(outside, Terms):
+        return bisect_terms(
+            lo, hi, outside, lambda i, m: (u0[i], u1[np.clip(m, 0, n1)]), floor=0
+        )
     while True:
         open_ = hi - lo > 1
         if not open_.any():
@@ -412,22 +519,22 @@ def largest_level(
     *,
     method: str,
     alpha: float,
-    outside: Outside,
+    outside: Outside | Terms,
     boundary: Boundary,
     below: int | None = None,
+    guess: Guess | None = None,
 ) -> tuple[int, NDArray[np.int64]] | None:
     """The largest index into :data:`LEVELS` (at most ``below``) whose test (corner
     outside the region) has :func:`size` at most ``alpha``, with its ``g``; ``None``
-    when no level is valid.
+    when no level is valid (``guess``: as :func:`boundary_counts`).
 
     The rejection sets grow with the level (a larger level, a smaller corner), so the
     size does too: a bisection over the levels."""
     limit = alpha * (1.0 - _SLACK)
 
     def test(level: int) -> tuple[bool, NDArray[np.int64]]:
-        g = boundary_counts(
-            corner(n0, method, level), corner(n1, method, level), outside
-        )
+        u0, u1 = corner(n0, method, level), corner(n1, method, level)
+        g = boundary_counts(u0, u1, outside, guess)
         return (g[0] < 0 or size(g, boundary, n1, limit=limit) <= limit), g
 
     top = LEVELS.size - 1 if below is None else below
