@@ -294,13 +294,14 @@ class _Rows:
 
 
 class _FineRows:
-    """The tables of :func:`_tables` on :data:`FINE`, row by row when needed (the
-    rows first needed together share a window width, as :func:`_tables`'s do)."""
+    """The tables of :func:`_tables` on :data:`FINE`, row by row when needed (each
+    on the widest window, as :func:`_tables`'s: a row's values do not depend on the
+    rows computed with it)."""
 
     def __init__(self, n0: int, n1: int) -> None:
         self.n0, self.n1 = n0, n1
         widest = np.array([0.5])
-        self.pmf = _Rows(_window(n0, widest)[1])  # zero beyond a row's window
+        self.pmf = _Rows(_window(n0, widest)[1])
         self.lo0 = np.zeros(FINE.size, dtype=np.int64)
         self.tail = np.zeros(FINE.size)
         self.cdf = _Rows(_window(n1, widest)[1] + 2)
