@@ -204,3 +204,15 @@ def test_gdp_boundary_is_below_the_curve() -> None:
     """The GDP boundary the size is computed on is a lower bound of the curve."""
     x = np.linspace(0.0, 1.0, 101)
     assert np.all(exact.gdp_boundary(1.0)(x) <= gdp_tradeoff(x, mu=1.0))
+
+
+@pytest.mark.parametrize(
+    "claim", [*_claims()[:2], ClaimedProfile(epsilon=1.0, delta=DELTA)]
+)
+def test_refutes_perfectly_is_the_judges_ratio(claim: ClaimedProfile) -> None:
+    """:func:`calibrated.refutes_perfectly` (only the test that decides) answers as
+    the full :func:`calibrated.judge` of zero errors does."""
+    for n in (2, 3, 7, 16):
+        full = calibrated.judge(0, n, 0, n, delta=DELTA, alpha=0.05, profile=claim)
+        fast = calibrated.refutes_perfectly(claim, n, n, alpha=0.05, delta=DELTA)
+        assert fast == (full.point.ratio > 1.0)

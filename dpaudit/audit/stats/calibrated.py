@@ -516,10 +516,15 @@ def judge(
 def refutes_perfectly(
     profile: ClaimedProfile, n0: int, n1: int, *, alpha: float, delta: float
 ) -> bool:
-    """Whether a perfect attack (no test error) refutes the claim on these rounds."""
-    return (
-        judge(0, n0, 0, n1, delta=delta, alpha=alpha, profile=profile).point.ratio > 1.0
-    )
+    """Whether a perfect attack (no test error) refutes the claim on these rounds:
+    the ratio :func:`judge` gives, computed without the figures it does not need (a
+    claim with a profile: its calibrated test alone; the lines alone: the eps
+    family)."""
+    if profile.has_profile:
+        claim = replace(profile, delta=delta)
+        return judge_counts(0, n0, 0, n1, claim=claim, alpha=alpha).ratio > 1.0
+    eps = family("eps", n0, n1, alpha=alpha, delta=delta)
+    return _ratio(eps.value(0, 0), profile.epsilon) > 1.0
 
 
 def eps_max_attainable(n0: int, n1: int, *, alpha: float, delta: float) -> float:
