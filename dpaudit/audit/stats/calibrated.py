@@ -41,7 +41,7 @@ from dpaudit.audit.stats.profile import (
     judge_point,
     refutation_ratios,
 )
-from dpaudit.audit.stats.tradeoff import mu_lower_bound
+from dpaudit.audit.stats.tradeoff import box_renyi, gdp_tradeoff, mu_lower_bound
 
 __all__ = [
     "STEPS",
@@ -65,6 +65,16 @@ def _statistic(kind: str, delta: float) -> Statistic:
     if kind == "eps":
         return lambda a, b: _eps_from_rates(a, b, delta)
     return lambda a, b: mu_lower_bound(a, b)
+
+
+def _guess(kind: str, rule: float, delta: float) -> exact.Guess:
+    """The FNR below which :func:`_statistic` exceeds ``rule`` (``rule >= 0``), in
+    closed form: ``eps_lo > r`` iff ``b < max((1 - a - delta) e^-r,
+    1 - delta - a e^r)``; ``mu_lower_bound > r`` iff ``b < Phi(-Phi^-1(a) - r)``."""
+    if kind == "eps":
+        e = math.exp(min(rule, 700.0))
+        return lambda a: np.maximum((1.0 - a - delta) / e, 1.0 - delta - a * e)
+    return lambda a: gdp_tradeoff(a, mu=rule)
 
 
 def _boundary(kind: str, value: float, delta: float) -> exact.Boundary:
@@ -172,6 +182,7 @@ def family(
             outside=outside,
             boundary=_boundary(kind, j * step, delta),
             below=level,
+            guess=_guess(kind, rule, delta),
         )
         if found is None or found[1][0] < 0:
             break
@@ -195,10 +206,91 @@ def family(
 # ------------------------------------------------------------------ the claim's test
 
 
-def _claim_outside(claim: ClaimedProfile) -> exact.Outside:
-    return lambda a, b: np.asarray(
-        refutation_ratios(a, b, claim, zcdp_orders=ZCDP_GRID) > 1.0
-    )
+def _over(stat: NDArray[np.float64], claimed: float) -> NDArray[np.bool_]:
+    """``stat / claimed > 1`` as the refutation ratio computes it (a claim of 0:
+    any positive ``stat``)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if claimed > 0.0:
+            return np.asarray(stat / claimed > 1.0)
+        return np.asarray(stat > 0.0)
+
+
+def _claim_terms(
+    claim: ClaimedProfile, zcdp_orders: NDArray[np.float64], *, renyi_only: bool
+) -> exact.Terms:
+    """The claim's outside as :class:`exact.Terms`, each term computed as
+    :func:`~dpaudit.audit.stats.profile.refutation_ratios` computes it (so a corner
+    is outside iff its ratio exceeds 1): the lines and the GDP curve (unless
+    ``renyi_only``), each finite stated RDP order, and with a rho each order of
+    ``zcdp_orders``."""
+    finite = [
+        (o, e) for o, e in zip(claim.rdp_orders, claim.rdp_epsilons) if e < math.inf
+    ]
+    lead = [] if renyi_only else ["lines"] + ([] if claim.gdp_mu is None else ["gdp"])
+    zcdp = zcdp_orders if claim.zcdp_rho is not None else np.zeros(0)
+    orders = np.concatenate(([o for o, _ in finite], zcdp)).astype(np.float64)
+    # Per Renyi term: the divisor of its divergence (its epsilon, or lambda rho).
+    first_z = len(finite)
+
+    def over(
+        a: NDArray[np.float64], b: NDArray[np.float64], t: NDArray[np.intp]
+    ) -> NDArray[np.bool_]:
+        out = np.zeros(t.size, dtype=np.bool_)
+        for k, name in enumerate(lead):
+            pick = np.flatnonzero(t == k)
+            if name == "lines":
+                stat = _eps_from_rates(a[pick], b[pick], claim.delta)
+                out[pick] = _over(stat, claim.epsilon)
+            else:
+                out[pick] = _over(mu_lower_bound(a[pick], b[pick]), claim.gdp_mu or 0.0)
+        pick = np.flatnonzero(t >= len(lead))
+        if pick.size:
+            r = t[pick] - len(lead)
+            div = box_renyi(a[pick], b[pick], orders[r])
+            rdp = r < first_z
+            eps = np.array([e for _, e in finite] or [1.0])[np.where(rdp, r, 0)]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                # RDP: D / eps(lambda); zCDP: (D / lambda) / rho, as the ratios are.
+                ratio = np.where(eps > 0.0, div / eps, np.where(div > 0.0, np.inf, 0.0))
+                z = div / orders[r]
+                rho = claim.zcdp_rho or 0.0
+                z = z / rho if rho > 0.0 else np.where(z > 0.0, np.inf, 0.0)
+            out[pick] = np.where(rdp, ratio, z) > 1.0
+        return out
+
+    return exact.Terms(len(lead) + orders.size, over)
+
+
+def _claim_outside(claim: ClaimedProfile) -> exact.Terms:
+    return _claim_terms(claim, ZCDP_GRID, renyi_only=False)
+
+
+def _at(
+    x: NDArray[np.float64],
+) -> Callable[
+    [NDArray[np.intp], NDArray[np.float64]],
+    tuple[NDArray[np.float64], NDArray[np.float64]],
+]:
+    return lambda i, y: (x[i], y)
+
+
+def renyi_boundary(
+    x: NDArray[np.float64], claim: ClaimedProfile
+) -> NDArray[np.float64]:
+    """Per rate ``x``, the lower end of a 30-step bisection of ``y`` in
+    ``[0, 1 - x]`` for the boundary of the claim's Renyi regions (RDP at its finite
+    orders, zCDP on :data:`ZCDP_SELECTION_GRID`): ``(x, y)`` is refuted when some
+    order's ratio (:func:`~dpaudit.audit.stats.profile._renyi_ratios`) exceeds 1.
+    Each lower end it moves to is refuted by an order's ratio (computed as with every
+    order: :func:`exact.bisect_terms`), so the result is a lower bound of the
+    boundary."""
+    terms = _claim_terms(claim, ZCDP_SELECTION_GRID, renyi_only=True)
+    out = []
+    for s in range(0, x.size, 256):  # the rates are independent: in parts (memory)
+        part = x[s : s + 256]
+        lo, hi = np.zeros_like(part), np.clip(1.0 - part, 0.0, 1.0)
+        out.append(exact.bisect_terms(lo, hi, terms, _at(part), steps=30))
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 @functools.lru_cache(maxsize=64)
@@ -217,13 +309,7 @@ def _claim_boundary(claim: ClaimedProfile) -> exact.Boundary:
         if gdp is not None:
             y = np.maximum(y, gdp(x))
         if renyi:
-            lo, hi = np.zeros_like(x), np.clip(1.0 - x, 0.0, 1.0)
-            for _ in range(30):
-                mid = (lo + hi) / 2.0
-                refuted = _renyi_ratios(x, mid, claim, ZCDP_SELECTION_GRID) > 1.0
-                lo = np.where(refuted, mid, lo)
-                hi = np.where(refuted, hi, mid)
-            y = np.maximum(y, lo)
+            y = np.maximum(y, renyi_boundary(x, claim))
         return y
 
     def f(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -317,6 +403,7 @@ def _deciding_counts(
     index = int(np.argmin(np.abs(exact.LEVELS - level)))
     u0 = exact.corner(n0, "clopper_pearson", index)
     u1 = exact.corner(n1, "clopper_pearson", index)
+    outside: exact.Outside | exact.Terms
     if profile is not None and profile.has_profile:
         outside = _claim_outside(replace(profile, delta=delta))
     else:
@@ -429,10 +516,15 @@ def judge(
 def refutes_perfectly(
     profile: ClaimedProfile, n0: int, n1: int, *, alpha: float, delta: float
 ) -> bool:
-    """Whether a perfect attack (no test error) refutes the claim on these rounds."""
-    return (
-        judge(0, n0, 0, n1, delta=delta, alpha=alpha, profile=profile).point.ratio > 1.0
-    )
+    """Whether a perfect attack (no test error) refutes the claim on these rounds:
+    the ratio :func:`judge` gives, computed without the figures it does not need (a
+    claim with a profile: its calibrated test alone; the lines alone: the eps
+    family)."""
+    if profile.has_profile:
+        claim = replace(profile, delta=delta)
+        return judge_counts(0, n0, 0, n1, claim=claim, alpha=alpha).ratio > 1.0
+    eps = family("eps", n0, n1, alpha=alpha, delta=delta)
+    return _ratio(eps.value(0, 0), profile.epsilon) > 1.0
 
 
 def eps_max_attainable(n0: int, n1: int, *, alpha: float, delta: float) -> float:

@@ -1,0 +1,218 @@
+"""The exact test's fast paths (dpaudit/audit/stats/exact.py, calibrated.py) against
+direct, slow computations of the same quantities on random inputs: the grid bound
+of the size against SciPy's binomials on every fine interval, the sparse bisections
+(:func:`exact.bisect_terms`) against bisections that evaluate every order, and the
+calibrated levels' size bounds against alpha. Deterministic (seeded); no statistical
+claim, so no failure probability."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpaudit.audit.stats import calibrated, exact
+from dpaudit.audit.stats.estimators import _eps_from_rates
+from dpaudit.audit.stats.profile import (
+    ZCDP_GRID,
+    ZCDP_SELECTION_GRID,
+    ClaimedProfile,
+    _renyi_ratios,
+    refutation_ratios,
+)
+from dpaudit.audit.stats.tradeoff import gdp_tradeoff, mu_lower_bound
+
+CP = "clopper_pearson"
+DELTA = 1e-5
+
+
+@functools.lru_cache(maxsize=8)
+def _pmf(n: int) -> np.ndarray:
+    """SciPy's ``Bin(n, x)`` probabilities of every count, rows: :data:`exact.FINE`."""
+    return np.asarray(
+        stats.binom.pmf(np.arange(n + 1)[None, :], n, exact.FINE[:, None])
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _cdf(n: int) -> np.ndarray:
+    """``P(Bin(n, y) <= m)`` for ``m = -1..n`` (SciPy), rows: :data:`exact.FINE`."""
+    m = np.arange(n + 1)[None, :]
+    cdf = np.asarray(stats.binom.cdf(m, n, exact.FINE[:, None]))
+    return np.concatenate((np.zeros((exact.FINE.size, 1)), cdf), axis=1)
+
+
+def _direct_bound(g: np.ndarray, f: exact.Boundary, n1: int) -> float:
+    """The grid bound :func:`exact.size` computes with ``limit=0`` (every interval
+    refined), directly: ``max over fine intervals [x_i, x_{i+1}]`` of
+    ``P_{x_i, y_j}(S)`` with ``y_j`` the largest fine rate at most
+    ``f(x_{i+1})``, from SciPy's full binomial rows (no window)."""
+    j = np.maximum(np.searchsorted(exact.FINE, f(exact.FINE[1:]), side="right") - 1, 0)
+    rows = _cdf(n1)[j[:, None], g[None, :] + 1]
+    return float(np.max(np.sum(_pmf(g.size - 1)[:-1] * rows, axis=1)))
+
+
+def _random_case(
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, exact.Boundary, int, float]:
+    """A down-set at a random level (lines or GDP statistic), the region of a
+    slightly larger value, the member test rounds and a limit."""
+    n0, n1 = (int(n) for n in rng.choice([4, 9, 23, 40], size=2))
+    level = int(rng.integers(100, exact.LEVELS.size))
+    u0, u1 = exact.corner(n0, CP, level), exact.corner(n1, CP, level)
+    v = float(rng.uniform(0.0, 2.0))
+    if rng.random() < 0.5:
+        g = exact.boundary_counts(u0, u1, lambda a, b: _eps_from_rates(a, b, DELTA) > v)
+        boundary = exact.lines_boundary(v + 0.02, DELTA)
+    else:
+        g = exact.boundary_counts(u0, u1, lambda a, b: mu_lower_bound(a, b) > v)
+        boundary = exact.gdp_boundary(v + 0.02)
+    return g, boundary, n1, float(rng.choice([0.01, 0.05 / 3, 0.05]))
+
+
+def test_the_size_bound_equals_a_direct_computation() -> None:
+    """With ``limit=0`` the windowed tables give the grid bound of SciPy's full
+    binomial rows within 1e-12 (absolute; the windows add at most their outside
+    mass, ~1e-15, and never less); with a limit, the same answer to ``<= limit``
+    and never below the direct bound (24 random down-sets, 4 to 40 test rounds)."""
+    rng = np.random.default_rng(20261127)
+    checked = 0
+    for _ in range(24):
+        g, boundary, n1, limit = _random_case(rng)
+        if g[0] < 0:
+            continue
+        direct = _direct_bound(g, boundary, n1)
+        full = exact.size(g, boundary, n1)
+        assert direct - 1e-15 <= full <= direct + 1e-12, (full, direct)
+        fast = exact.size(g, boundary, n1, limit=limit)
+        assert fast >= direct - 1e-15
+        assert (fast <= limit) == (direct <= limit), (fast, direct, limit)
+        checked += 1
+    assert checked >= 12
+
+
+def _claims() -> list[ClaimedProfile]:
+    orders = tuple(float(o) for o in range(2, 40))
+    return [
+        # PATE-GAN's kind: a linear RDP curve at many orders.
+        ClaimedProfile(
+            epsilon=1.0,
+            delta=DELTA,
+            rdp_orders=orders,
+            rdp_epsilons=tuple(0.03 * o for o in orders),
+        ),
+        ClaimedProfile(epsilon=4.0, delta=DELTA, zcdp_rho=0.3),
+        ClaimedProfile(
+            epsilon=2.0,
+            delta=DELTA,
+            gdp_mu=0.8,
+            zcdp_rho=0.2,
+            rdp_orders=(2.0, 4.0, 8.0, 16.0, 32.0),
+            rdp_epsilons=(0.6, 1.1, 1.5, 1.8, math.inf),
+        ),
+        ClaimedProfile(
+            epsilon=1.0, delta=DELTA, rdp_orders=(2.0, 3.0), rdp_epsilons=(0.0, 0.5)
+        ),
+    ]
+
+
+@pytest.mark.parametrize("claim", _claims())
+def test_the_renyi_boundary_is_the_full_bisections(claim: ClaimedProfile) -> None:
+    """:func:`calibrated.renyi_boundary` (each rate keeps the orders that can still
+    refute) returns the 30-step bisection that evaluates every order, within 1e-12
+    (a different step would differ by 2^-30 of the interval), on 600 random rates;
+    and each positive result is refuted (a lower bound of the boundary)."""
+    rng = np.random.default_rng(7)
+    x = np.sort(rng.uniform(0.0, 1.0, 600))
+    x[:3] = (0.0, 1e-9, 1.0 - 1e-9)
+    lo, hi = np.zeros_like(x), np.clip(1.0 - x, 0.0, 1.0)
+    for _ in range(30):
+        mid = (lo + hi) / 2.0
+        refuted = _renyi_ratios(x, mid, claim, ZCDP_SELECTION_GRID) > 1.0
+        lo, hi = np.where(refuted, mid, lo), np.where(refuted, hi, mid)
+    fast = calibrated.renyi_boundary(x, claim)
+    np.testing.assert_allclose(fast, lo, rtol=0.0, atol=1e-12)
+    pos = fast > 0.0
+    assert np.all(_renyi_ratios(x[pos], fast[pos], claim, ZCDP_SELECTION_GRID) > 1.0)
+
+
+@pytest.mark.parametrize("claim", _claims())
+def test_the_claims_counts_are_the_full_bisections(claim: ClaimedProfile) -> None:
+    """The claim's rejection set from :class:`exact.Terms` equals the bisection on
+    the refutation ratio of every region at once, at random levels and sizes."""
+    rng = np.random.default_rng(11)
+    for _ in range(6):
+        n0, n1 = (int(v) for v in rng.integers(2, 300, size=2))
+        level = int(rng.integers(0, exact.LEVELS.size))
+        u0, u1 = exact.corner(n0, CP, level), exact.corner(n1, CP, level)
+        fast = exact.boundary_counts(u0, u1, calibrated._claim_outside(claim))
+        direct = exact.boundary_counts(
+            u0,
+            u1,
+            lambda a, b: np.asarray(
+                refutation_ratios(a, b, claim, zcdp_orders=ZCDP_GRID) > 1.0
+            ),
+        )
+        np.testing.assert_array_equal(fast, direct)
+
+
+@pytest.mark.parametrize("claim", _claims()[:3])
+def test_the_calibrated_levels_size_is_at_most_alpha(claim: ClaimedProfile) -> None:
+    """At the calibrated level the grid bound with every interval refined, and its
+    direct computation, are at most alpha; one level up exceeds it (the level is
+    the largest), for 30 + 24 test rounds at two alphas."""
+    n0, n1 = 30, 24
+    for alpha in (0.05, 0.05 / 3):
+        level = calibrated.claim_level(claim, n0, n1, alpha=alpha, method=CP)
+        assert level is not None
+
+        def counts(lv: int) -> np.ndarray:
+            u0, u1 = exact.corner(n0, CP, lv), exact.corner(n1, CP, lv)
+            return exact.boundary_counts(u0, u1, calibrated._claim_outside(claim))
+
+        boundary = calibrated._claim_boundary(claim)
+        g = counts(level)
+        assert exact.size(g, boundary, n1) <= alpha
+        assert _direct_bound(g, boundary, n1) <= alpha
+        if level + 1 < exact.LEVELS.size:
+            up = counts(level + 1)
+            assert up[0] >= 0
+            assert exact.size(up, boundary, n1, limit=alpha) > alpha * (1.0 - 1e-9)
+
+
+def test_the_families_levels_keep_their_size() -> None:
+    """Each interval of the eps and mu families (25 + 25 test rounds, alpha 0.05)
+    has a grid bound at most alpha on the region of its value, computed directly."""
+    n, alpha = 25, 0.05
+    for kind, delta in (("eps", DELTA), ("mu", 0.0)):
+        fam = calibrated.family(kind, n, n, alpha=alpha, delta=delta)
+        assert fam.values.size > 10
+        for j in range(0, fam.values.size, 12):
+            v = float(fam.values[j])
+            boundary = (
+                exact.lines_boundary(v, delta)
+                if kind == "eps"
+                else exact.gdp_boundary(v)
+            )
+            assert _direct_bound(fam.counts[j], boundary, n) <= alpha
+
+
+def test_gdp_boundary_is_below_the_curve() -> None:
+    """The GDP boundary the size is computed on is a lower bound of the curve."""
+    x = np.linspace(0.0, 1.0, 101)
+    assert np.all(exact.gdp_boundary(1.0)(x) <= gdp_tradeoff(x, mu=1.0))
+
+
+@pytest.mark.parametrize(
+    "claim", [*_claims()[:2], ClaimedProfile(epsilon=1.0, delta=DELTA)]
+)
+def test_refutes_perfectly_is_the_judges_ratio(claim: ClaimedProfile) -> None:
+    """:func:`calibrated.refutes_perfectly` (only the test that decides) answers as
+    the full :func:`calibrated.judge` of zero errors does."""
+    for n in (2, 3, 7, 16):
+        full = calibrated.judge(0, n, 0, n, delta=DELTA, alpha=0.05, profile=claim)
+        fast = calibrated.refutes_perfectly(claim, n, n, alpha=0.05, delta=DELTA)
+        assert fast == (full.point.ratio > 1.0)

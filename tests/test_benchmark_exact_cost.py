@@ -1,0 +1,14 @@
+"""benchmarks/exact_cost.py runs (its smoke mode: the default audit's exact-test calls
+on 40 + 40 test rounds, once). tests/audit/test_exact_fast.py tests the code."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+
+def test_exact_cost_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
+    timed, peak = json.loads(benchmark_smoke("exact_cost.py").read_text())["rows"]
+    assert timed["test_rounds"] == peak["test_rounds"] == 40
+    assert timed["cpu_seconds"] > 0 and peak["peak_mib"] > 0
