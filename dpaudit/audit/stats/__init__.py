@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     )
     from dpaudit.audit.stats.sizing import (
         fewest_rounds,
+        violation_ceiling,
     )
     from dpaudit.audit.stats.thresholds import (
         roc_auc,
@@ -84,7 +85,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "mu_lower_bound",
         "eps_of_gdp",
     ),
-    "dpaudit.audit.stats.sizing": ("fewest_rounds",),
+    "dpaudit.audit.stats.sizing": ("fewest_rounds", "violation_ceiling"),
     "dpaudit.audit.stats.thresholds": ("roc_auc",),
 }
 
@@ -114,4 +115,5 @@ __all__ = [
     "rdp_boundary",
     "roc_auc",
     "rounds_to_decide",
+    "violation_ceiling",
 ]
