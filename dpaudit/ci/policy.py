@@ -127,7 +127,7 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
                 "INCONCLUSIVE). Real attacks show less: a per-column Laplace "
                 "histogram with a quarter of its epsilon-1 noise (a 4x overclaim) "
                 "was caught in 19 of 20 seeds at this size, 16 of 20 at 400 rounds "
-                "per world and SEE200 of 20 at 200 (docs/ci.md)."
+                "per world and 11 of 20 at 200 (docs/ci.md)."
             ),
         )
     }
