@@ -31,6 +31,9 @@ if TYPE_CHECKING:
         onerun_eps_lower_bound,
         onerun_eps_max_attainable,
     )
+    from dpaudit.audit.stats.oracle import (
+        violation_ceiling,
+    )
     from dpaudit.audit.stats.profile import (
         ClaimedProfile,
         gdp_tradeoff,
@@ -39,7 +42,6 @@ if TYPE_CHECKING:
     )
     from dpaudit.audit.stats.sizing import (
         fewest_rounds,
-        violation_ceiling,
     )
     from dpaudit.audit.stats.thresholds import (
         roc_auc,
@@ -85,7 +87,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "mu_lower_bound",
         "eps_of_gdp",
     ),
-    "dpaudit.audit.stats.sizing": ("fewest_rounds", "violation_ceiling"),
+    "dpaudit.audit.stats.sizing": ("fewest_rounds",),
+    "dpaudit.audit.stats.oracle": ("violation_ceiling",),
     "dpaudit.audit.stats.thresholds": ("roc_auc",),
 }
 

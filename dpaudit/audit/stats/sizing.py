@@ -1,19 +1,14 @@
 """Sizing an audit: the fewest rounds per world whose test rounds let a perfect
 attack refute a claim. Shared by the (epsilon, delta) lines
 (:func:`dpaudit.audit.stats.estimators.rounds_needed`) and the claim's profile
-(:func:`dpaudit.audit.stats.ceiling.profile_rounds_needed`); and the best probability
-of VIOLATION that any threshold of a known mechanism reaches at a given size
-(:func:`violation_ceiling`). Pure."""
+(:func:`dpaudit.audit.stats.ceiling.profile_rounds_needed`). Pure; no imports of its own
+beyond the standard library."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-if TYPE_CHECKING:
-    from dpaudit.audit.stats.profile import ClaimedProfile
-
-__all__ = ["fewest_rounds", "violation_ceiling"]
+__all__ = ["fewest_rounds"]
 
 
 def fewest_rounds(
@@ -62,45 +57,3 @@ def fewest_rounds(
     while test_rounds(rounds) < hi:
         rounds += 1
     return rounds if rounds <= max_rounds else None
-
-
-def violation_ceiling(
-    claim: ClaimedProfile,
-    fpr: Sequence[float],
-    fnr: Sequence[float],
-    n0: int,
-    n1: int,
-    *,
-    alpha: float,
-) -> float:
-    """The largest probability, over thresholds with the given true error rates
-    (``fpr[i]``, ``fnr[i]``), that the test deciding the audit (the exact test of
-    ``claim``'s region at per-attack level ``alpha`` on ``n0`` + ``n1`` test rounds,
-    :func:`~dpaudit.audit.stats.calibrated.deciding_counts`) returns VIOLATION: the
-    detection rate of the best attack with its threshold known in advance, exact
-    over the two binomial laws of the test errors. Pass the Neyman-Pearson tests of
-    the mechanism's own output and this is what no attack on it can exceed at this
-    size and level (an audit's attacks also spend rounds choosing a threshold).
-
-    A perfect attack (no error) refutes ``(1, 1e-5)`` on 400 + 400 test rounds; one
-    that errs half the time refutes nothing:
-
-    >>> from dpaudit.audit.stats.profile import ClaimedProfile
-    >>> claim = ClaimedProfile(epsilon=1.0, delta=1e-5, gdp_mu=0.27)
-    >>> violation_ceiling(claim, [0.0, 0.5], [0.0, 0.5], 400, 400, alpha=0.05)
-    1.0
-    >>> violation_ceiling(claim, [0.5], [0.5], 400, 400, alpha=0.05) < 0.05
-    True
-    """
-    import numpy as np
-    from scipy import stats
-
-    from dpaudit.audit.stats.calibrated import deciding_counts
-
-    rejection = deciding_counts(claim, n0, n1, alpha=alpha, delta=claim.delta)
-    p0 = np.clip(np.asarray(fpr, dtype=np.float64), 0.0, 1.0)[:, None]
-    p1 = np.clip(np.asarray(fnr, dtype=np.float64), 0.0, 1.0)[:, None]
-    k0 = np.arange(n0 + 1)[None, :]
-    # P(FP = k0) P(FN <= g[k0]); g = -1 (nothing rejected) gives 0.
-    inside = stats.binom.pmf(k0, n0, p0) * stats.binom.cdf(rejection[None, :], n1, p1)
-    return float(np.max(inside.sum(axis=1), initial=0.0))
