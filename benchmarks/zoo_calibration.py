@@ -17,11 +17,14 @@ at once: a run stopped at any point keeps what it finished, and ``--resume`` con
 it (the audits already in ``--out`` are kept, not rerun).
 
 Per row: VIOLATIONs of audits, the rate and its 95% Clopper-Pearson interval, the mean
-wall time of one audit; for the overclaim, the oracle: the largest probability of
-VIOLATION that a threshold test of the mechanism's own noisy answer reaches at the
-audit's test size and per-attack level, its threshold known in advance
+wall time of one audit, and the oracle: the largest probability of VIOLATION that a
+threshold test of the mechanism's own noisy answer reaches at the audit's test size
+and per-attack level, its threshold known in advance
 (:func:`dpaudit.audit.stats.violation_ceiling`; the release rounds that answer, so no
-attack on it does better). The summary pools the true claims' false alarms.
+attack on it does better): the best detection rate on the overclaim, the worst
+false-alarm rate of one attack on a true claim (at most the per-attack level, by the
+exact test's construction). The summary pools the true claims' false alarms.
+``--resume --audits 0`` recomputes the summary of the audits in ``--out``.
 
     python benchmarks/zoo_calibration.py --audits 200 --out zoo_calibration.json
     python benchmarks/zoo_calibration.py --audits 300 --resume --out zoo_calibration.json
@@ -119,7 +122,7 @@ def summary(row: Row, audits: list[dict[str, Any]]) -> dict[str, Any]:
         "rate": k / n if n else None,
         "ci_low": low,
         "ci_high": high,
-        "oracle": oracle(row, audits) if kind == "detection" and n else None,
+        "oracle": oracle(row, audits) if n else None,
         "verdicts": {
             v: sum(a["verdict"] == v for a in audits) for v in _verdicts(audits)
         },
