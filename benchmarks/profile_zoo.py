@@ -285,6 +285,7 @@ def audit_once(row: Row, seed: int, rounds: int, workdir: Path) -> dict[str, Any
         "alpha": float(attack["alpha"]),
         "stated": [k for k in ("gdp_mu", "zcdp_rho", "rdp") if claim.get(k)],
         "mu_ceiling_audit": result["power"].get("mu_ceiling"),
+        "claim": claim,
         "seconds": seconds,
     }
 

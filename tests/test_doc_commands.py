@@ -479,7 +479,7 @@ SHORTENED_FILES: dict[str, tuple[str, str]] = {
         (ROOT / PRIVACY)
         .read_text(encoding="utf-8")
         .replace("[defaults]\n", "[defaults]\nrounds = 60\n", 1),
-        "the quick preset's 200 rounds per world of two generators take minutes; 60 "
+        "the quick preset's 500 rounds per world of two generators take minutes; 60 "
         "(24 test rounds, attainable maximum about 1.5 with the check's looks) still "
         "decide against the claim of 1",
     ),

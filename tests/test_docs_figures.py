@@ -104,14 +104,14 @@ def test_default_audit_as_documented() -> None:
 
 
 def test_ci_power_table() -> None:
-    """docs/ci.md's table of attainable maxima (80 and 400 test rounds per world, one
+    """docs/ci.md's table of attainable maxima (200 and 400 test rounds per world, one
     attack and the default three, the policy's alpha split over 1, 2 and 4 audits) and
     its 20-round example."""
     ci = _text("docs/ci.md")
     rows = {
-        (80, 0.05): ("3.18", "2.94"),
-        (80, 0.025): ("3.01", "2.81"),
-        (80, 0.0125): ("2.87", "2.69"),
+        (200, 0.05): ("4.02", "3.76"),
+        (200, 0.025): ("3.85", "3.64"),
+        (200, 0.0125): ("3.72", "3.53"),
         (400, 0.05): ("4.69", "4.44"),
     }
     for (n, alpha), (one, three) in rows.items():

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
         onerun_eps_lower_bound,
         onerun_eps_max_attainable,
     )
+    from dpaudit.audit.stats.oracle import (
+        violation_ceiling,
+    )
     from dpaudit.audit.stats.profile import (
         ClaimedProfile,
         gdp_tradeoff,
@@ -85,6 +88,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "eps_of_gdp",
     ),
     "dpaudit.audit.stats.sizing": ("fewest_rounds",),
+    "dpaudit.audit.stats.oracle": ("violation_ceiling",),
     "dpaudit.audit.stats.thresholds": ("roc_auc",),
 }
 
@@ -114,4 +118,5 @@ __all__ = [
     "rdp_boundary",
     "roc_auc",
     "rounds_to_decide",
+    "violation_ceiling",
 ]

@@ -4,13 +4,17 @@ how many rounds per world would decide the audit.
 
 Pure functions of recorded numbers (no I/O). The rounds estimate is a plug-in
 estimate, not a guarantee: it assumes the headline attack keeps the error rates it
-showed on this audit's test rounds (docs/adapters.md, "Deciding a CONSISTENT").
+showed on this audit's test rounds (docs/adapters.md, "Deciding a CONSISTENT"). It
+asks the test that decides the audit: the exact test
+(:mod:`dpaudit.audit.stats.calibrated`) wherever it is computed (up to
+``EXACT_MAX_N`` test rounds per world, Clopper-Pearson), the per-rate box beyond.
 """
 
 from __future__ import annotations
 
 import math
 
+from dpaudit.audit.stats import calibrated
 from dpaudit.audit.stats.estimators import AttackCounts, eps_lower_bound
 from dpaudit.audit.stats.sizing import fewest_rounds
 
@@ -65,26 +69,39 @@ def rounds_to_decide(
     max_rounds: int = 1_000_000,
 ) -> int | None:
     """The fewest rounds per world at which an attack with the error rates observed
-    on these test rounds would refute ``eps_claimed``, for a CONSISTENT whose errors
+    on these test rounds would refute ``eps_claimed`` (the claim's lines), for a CONSISTENT whose errors
     are one-sided (no false positive, or no false negative); None when its errors
     are two-sided, it made none (the attainable maximum then already says it), its
     rates could not refute the claim at any size, or more than ``max_rounds``.
 
     The estimate scales the test rounds, keeps the one-sided error at 0 and the
-    other error rate at its observed value (the expected counts, rounded down for
-    the attack), and asks :func:`eps_lower_bound` at the audit's per-attack
-    ``alpha`` and delta. It is a plug-in estimate: the true rates differ from the
-    observed ones by their sampling error, so the audit at that size decides with
-    roughly even odds when the observed rates are the true ones; take it as the
-    size to try, then run it (``--rounds``).
+    other error rate at its observed value (the expected counts, rounded up for
+    the attack), and asks the test that decides a claim of the (epsilon, delta)
+    lines at the audit's per-attack ``alpha`` and delta: the exact test's eps_emp
+    (:func:`dpaudit.audit.stats.calibrated.family`, as the verdict computes it)
+    where it applies (Clopper-Pearson, at most ``EXACT_MAX_N`` test rounds per
+    world), :func:`eps_lower_bound` (the per-rate box) beyond it or with
+    ``method = "jeffreys"``. It is a plug-in estimate: the true rates differ from
+    the observed ones by their sampling error, so the audit at that size decides
+    with roughly even odds when the observed rates are the true ones; take it as
+    the size to try, then run it (``--rounds``). For a claim that states a profile
+    it answers the claim's (epsilon, delta) lines, which the claim's own test
+    refutes along with its other regions.
 
-    smartnoise's MST at 50 rounds per world (TP 16 of 20, FP 0 of 20, three attacks:
-    per-attack alpha 0.05 / 3) was CONSISTENT at 0.882 against 1; the estimate says
-    56 rounds per world (at 100 it was a VIOLATION, 1.779):
+    An attack with TP 10 of 20 and FP 0 of 20 (50 rounds per world, three attacks:
+    per-attack alpha 0.05 / 3) shows eps_emp 0.83 by the exact test: CONSISTENT
+    with a claim of 1. With the same rates the exact test refutes it at 65 rounds
+    per world (26 test rounds per world, 13 false negatives), the verdict's own
+    test agreeing:
 
-    >>> rounds_to_decide(counts=AttackCounts(tp=16, fp=0, tn=20, fn=4),
-    ...                  eps_claimed=1.0, delta=1e-5, alpha=0.05 / 3)
-    56
+    >>> c = AttackCounts(tp=10, fp=0, tn=20, fn=10)
+    >>> rounds_to_decide(counts=c, eps_claimed=1.0, delta=1e-5, alpha=0.05 / 3)
+    65
+    >>> calibrated.judge(0, 26, 13, 26, delta=1e-5, alpha=0.05 / 3).eps_emp > 1.0
+    True
+    >>> rounds_to_decide(counts=c, eps_claimed=1.0, delta=1e-5, alpha=0.05 / 3,
+    ...                  method="jeffreys")
+    80
     >>> rounds_to_decide(counts=AttackCounts(tp=16, fp=2, tn=18, fn=4),
     ...                  eps_claimed=1.0, delta=1e-5, alpha=0.05) is None
     True
@@ -98,10 +115,32 @@ def rounds_to_decide(
     if max(fp_rate, fn_rate) >= 1.0:
         return None
 
-    def refutes(n: int) -> bool:
-        fn, fp = math.ceil(fn_rate * n), math.ceil(fp_rate * n)
+    def errors(n: int) -> tuple[int, int]:
+        return math.ceil(fp_rate * n), math.ceil(fn_rate * n)
+
+    def box_refutes(n: int) -> bool:
+        fp, fn = errors(n)
         c = AttackCounts(tp=n - fn, fp=fp, tn=n - fp, fn=fn)
         bound = eps_lower_bound(c, delta=delta, alpha=alpha, method=method)  # type: ignore[arg-type]
         return bound > eps_claimed
 
-    return fewest_rounds(refutes, split=split, max_rounds=max_rounds)
+    if method != "clopper_pearson":
+        return fewest_rounds(box_refutes, split=split, max_rounds=max_rounds)
+
+    def refutes(n: int) -> bool:
+        if not calibrated.applies(n, n):
+            return box_refutes(n)
+        fam = calibrated.family(
+            "eps",
+            n,
+            n,
+            alpha=alpha,
+            delta=delta,
+            until=eps_claimed + calibrated.STEPS["eps"],
+        )
+        return fam.rejects(*errors(n), eps_claimed)
+
+    # The box's answer (cheap, the exact test's is rarely far from it) starts the
+    # search: a few exact families instead of one per halving from 1.
+    guess = fewest_rounds(box_refutes, split=(0.0, 0.0, 1.0), max_rounds=max_rounds)
+    return fewest_rounds(refutes, split=split, max_rounds=max_rounds, start=guess or 1)
