@@ -1,5 +1,5 @@
 """The exact test's cost in the default audit's analysis (dpaudit/audit/stats/exact.py,
-calibrated.py): CPU seconds and the traced peak of the calls one default audit makes
+stats.py): CPU seconds and the traced peak of the calls one default audit makes
 (PATE-GAN's claim, an RDP curve at 100 orders; 400 + 400 test rounds; two attacks at
 alpha 0.05 / 2), on fresh process caches.
 
@@ -17,14 +17,13 @@ peak of the memory the calls allocate (``tracemalloc``) is taken on one more run
 
 from __future__ import annotations
 
-import functools
 import time
 import tracemalloc
 
 import harness
 
-from dpaudit.audit.stats import calibrated, exact
-from dpaudit.audit.stats.profile import ClaimedProfile
+from dpaudit.audit import stats
+from dpaudit.audit.stats import ClaimedProfile
 
 ORDERS = tuple(float(o) for o in range(2, 102))
 CLAIM = ClaimedProfile(
@@ -35,25 +34,17 @@ CLAIM = ClaimedProfile(
 )
 
 
-def _clear() -> None:
-    """Empties every process cache of the exact test."""
-    for module in (exact, calibrated):
-        for value in vars(module).values():
-            if isinstance(value, functools._lru_cache_wrapper):
-                value.cache_clear()
-
-
 def analysis(n: int, alpha: float) -> None:
     """The exact test's calls of one default audit with ``n`` + ``n`` test rounds."""
     delta = CLAIM.delta
     for fp, fn in ((n - 6, 2), (1, n - 2)):  # the two attacks' test errors
-        calibrated.deciding_level(CLAIM, n, n, alpha=alpha, delta=delta)
-        calibrated.deciding_counts(CLAIM, n, n, alpha=alpha, delta=delta)
-        calibrated.judge(fp, n, fn, n, delta=delta, alpha=alpha, profile=CLAIM)
-    calibrated.judge(0, n, 0, n, delta=delta, alpha=alpha, profile=CLAIM)
-    calibrated.rounds_needed(eps_claimed=CLAIM.epsilon, delta=delta, alpha=alpha)
+        stats.deciding_level(CLAIM, n, n, alpha=alpha, delta=delta)
+        stats.deciding_counts(CLAIM, n, n, alpha=alpha, delta=delta)
+        stats.judge(fp, n, fn, n, delta=delta, alpha=alpha, profile=CLAIM)
+    stats.judge(0, n, 0, n, delta=delta, alpha=alpha, profile=CLAIM)
+    stats.rounds_needed(eps_claimed=CLAIM.epsilon, delta=delta, alpha=alpha)
     for small in (8, 4, 2, 3):
-        calibrated.refutes_perfectly(CLAIM, small, small, alpha=alpha, delta=delta)
+        stats.refutes_perfectly(CLAIM, small, small, alpha=alpha, delta=delta)
 
 
 def main() -> None:
@@ -64,16 +55,17 @@ def main() -> None:
     n = args.rounds or 400
     rows = harness.Rows("exact_cost", args)
     # SciPy's modules load once per process (the audit loads them before): not timed.
-    from scipy import special, stats  # noqa: F401
+    import scipy.special  # noqa: F401
+    import scipy.stats  # noqa: F401
 
     for repeat in range(args.repeats or 3):
-        _clear()
+        stats.clear_caches()
         started = time.process_time()
         analysis(n, 0.05 / 2)
         cpu = time.process_time() - started
         rows.add(f"repeat {repeat}", test_rounds=n, cpu_seconds=cpu)
     # The peak, apart: tracing every allocation slows the run severalfold.
-    _clear()
+    stats.clear_caches()
     tracemalloc.start()
     analysis(n, 0.05 / 2)
     peak = tracemalloc.get_traced_memory()[1] / 2**20

@@ -10,6 +10,14 @@ from typing import TYPE_CHECKING
 from dpaudit.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from dpaudit.audit.stats.calibrated import (
+        clear_caches,
+        deciding_counts,
+        deciding_level,
+        judge,
+        refutes_perfectly,
+        rounds_needed,
+    )
     from dpaudit.audit.stats.ceiling import (
         eps_ceiling,
         mu_ceiling,
@@ -61,6 +69,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "eps_lower_bound",
         "eps_max_attainable",
     ),
+    "dpaudit.audit.stats.calibrated": (
+        "clear_caches",
+        "deciding_counts",
+        "deciding_level",
+        "judge",
+        "refutes_perfectly",
+        "rounds_needed",
+    ),
     "dpaudit.audit.stats.ceiling": (
         "mu_ceiling",
         "mu_max_attainable",
@@ -99,6 +115,9 @@ __all__ = [
     "ClaimedProfile",
     "bernoulli_renyi",
     "claim_dp_text",
+    "clear_caches",
+    "deciding_counts",
+    "deciding_level",
     "eps_ceiling",
     "eps_lower_bound",
     "eps_max_attainable",
@@ -106,6 +125,7 @@ __all__ = [
     "fewest_rounds",
     "gdp_mu_of_eps",
     "gdp_tradeoff",
+    "judge",
     "judge_point",
     "mu_ceiling",
     "mu_lower_bound",
@@ -116,7 +136,9 @@ __all__ = [
     "rate_upper_bound",
     "rate_upper_bounds",
     "rdp_boundary",
+    "refutes_perfectly",
     "roc_auc",
+    "rounds_needed",
     "rounds_to_decide",
     "violation_ceiling",
 ]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -583,3 +584,12 @@ def rounds_needed(
         else:
             lo = mid
     return fewest_rounds(refutes, split=split, max_rounds=max_rounds, start=guess)
+
+
+def clear_caches() -> None:
+    """Empties every per-process cache of the exact test (its tables, levels and
+    families): what a fresh process would compute (``benchmarks/exact_cost.py``)."""
+    for module in (exact, sys.modules[__name__]):
+        for value in vars(module).values():
+            if isinstance(value, functools._lru_cache_wrapper):
+                value.cache_clear()
