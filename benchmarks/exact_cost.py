@@ -55,7 +55,7 @@ def main() -> None:
     n = args.rounds or 400
     rows = harness.Rows("exact_cost", args)
     # SciPy's modules load once per process (the audit loads them before): not timed.
-    import scipy.special  # noqa: F401
+    import scipy.special
     import scipy.stats  # noqa: F401
 
     for repeat in range(args.repeats or 3):
