@@ -426,7 +426,9 @@ def deciding_counts(
     """The rejection set of the test that decides (as :func:`deciding_level`):
     ``g[k0]`` the largest FN count it rejects with ``k0`` FPs (-1: none); without a
     claim, the counts whose eps_emp exceeds 0. Threshold selection maximises the
-    probability of landing in it (:func:`~dpaudit.audit.stats.thresholds.plug_in_power`)."""
+    probability of landing in it (:func:`~dpaudit.audit.stats.thresholds.plug_in_power`)
+    where that probability reaches one half at the validation rates, and the expected
+    reported bound otherwise (:func:`~dpaudit.audit.stats.thresholds.select_threshold`)."""
     return _deciding_counts(profile, n0, n1, alpha, delta)
 
 
