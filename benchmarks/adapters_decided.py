@@ -65,7 +65,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import audit_cells as cells  # noqa: E402
+import _audit_cells as cells  # noqa: E402
 import harness  # noqa: E402
 
 from dpaudit.adapters import FOREIGN_ADAPTERS  # noqa: E402

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import audit_cells as cells  # noqa: E402
+import _audit_cells as cells  # noqa: E402
 import harness  # noqa: E402
 from adapters_decided import cell_options as decided_options  # noqa: E402
 from adapters_decided import fmt, route_row  # noqa: E402
