@@ -209,13 +209,10 @@ def test_the_reference_under_auto_is_not_a_violation(tmp_path: Path) -> None:
     assert str(result.verdict) != "VIOLATION", (result.eps_emp, result.mu_emp)
 
 
-def test_no_revealing_candidate_says_so(tmp_path: Path) -> None:
+def test_no_revealing_candidate_among_those_asked_looks_at_more() -> None:
     """Root seed 5 has no candidate among 8 that puts the target in the last
-    partition: every candidate's exact epsilon is 0, ``auto`` keeps candidate 0, the
-    release is constant, and the report suggests more candidates (two iterations: a
-    few seconds)."""
-    from dpaudit.reports.meaning import explain
-
+    partition (every exact epsilon 0): ``auto`` then examines 16, and the best of
+    them does (two iterations: seconds)."""
     config = AuditConfig(
         **NINE,
         bugs=("partition_last_only",),
@@ -223,6 +220,32 @@ def test_no_revealing_candidate_says_so(tmp_path: Path) -> None:
         seed=5,
         rounds=10,
         public_seed="auto",
+    )
+    ranking = rank_by_exact_privacy(config)
+    assert sorted(r.candidate for r in ranking) == list(range(16))
+    revealing = {r.candidate for r in ranking if r.exact and r.exact.differing}
+    assert revealing and min(revealing) >= 8  # none of the 8 asked
+    assert ranking[0].candidate in revealing
+
+
+def test_no_revealing_candidate_says_so(tmp_path: Path) -> None:
+    """Root seed 5 with two candidates asked: none of 2, 4, then 8 (up to
+    EXTEND_UP_TO = 4 times those asked) puts the target in the last partition: every
+    candidate's exact epsilon is 0, ``auto`` keeps candidate 0, the release is
+    constant, and the report suggests more candidates (two iterations: a few
+    seconds)."""
+    from dpaudit.audit.games.two_world.exact_selection import EXTEND_UP_TO
+    from dpaudit.reports.meaning import explain
+
+    assert EXTEND_UP_TO == 4
+    config = AuditConfig(
+        **NINE,
+        bugs=("partition_last_only",),
+        generator_options={"max_iterations": 2},
+        seed=5,
+        rounds=10,
+        public_seed="auto",
+        public_candidates=2,
     )
     result = run_audit(config, out_dir=tmp_path / "none")
     ranking = result.public_selection or ()

@@ -38,6 +38,10 @@ from dpaudit.generators.names import PATE_GAN
 #: Models trained per candidate to read its exact privacy (one per world).
 FITS_PER_CANDIDATE = 2
 
+#: Where no candidate's transcripts differ between the worlds, the candidates
+#: examined double, up to this many times ``--public-candidates``.
+EXTEND_UP_TO = 4
+
 
 def _refuse(config: AuditConfig, why: str) -> InvalidParameterError:
     return InvalidParameterError(
@@ -87,6 +91,12 @@ def exact_privacy(setup: Any, candidate: int) -> CandidatePrivacy:
     )
 
 
+def _reveals(entry: PublicCandidate) -> bool:
+    """Whether the worlds' canary transcripts differ under ``entry``."""
+    exact = entry.exact
+    return exact is not None and exact.epsilon is not None and exact.epsilon > 0
+
+
 def _order(entry: PublicCandidate) -> tuple[float, float, int]:
     exact = entry.exact
     if exact is None or exact.epsilon is None:
@@ -99,7 +109,11 @@ def rank_by_exact_privacy(
 ) -> list[PublicCandidate]:
     """Ranks the public candidates ``0 .. public_candidates - 1`` of ``config``
     (``release = "transcript"``, target resolved) by the exact privacy of the
-    canary transcript under each, most private loss first.
+    canary transcript under each, most private loss first. Where every one of them
+    leaves the worlds' transcripts identical (exact epsilon 0), twice as many are
+    examined, up to :data:`EXTEND_UP_TO` times ``public_candidates``: the number
+    examined is a function of the same public-selection fits as the ranking, so it
+    sees no round of the game either.
 
     Raises:
         InvalidParameterError: the transcript's exact privacy is not computed for
@@ -108,17 +122,29 @@ def rank_by_exact_privacy(
     if config.generator != PATE_GAN:  # before a plug-in's or adapter's worker starts
         raise _refuse(config, "which is computed for pategan's canary teachers only")
     base = build_setup(dataclasses.replace(config, public_seed=0), dataset=dataset)
-    scored = []
+    scored: list[PublicCandidate] = []
+    wanted = config.public_candidates
+    cap = EXTEND_UP_TO * config.public_candidates
     with progress_bar(
-        f"public-seed selection ({config.public_candidates} candidates, exact privacy)",
-        config.public_candidates,
+        f"public-seed selection ({wanted} candidates, exact privacy)",
+        wanted,
         unit="candidate",
         enabled=progress,
     ) as bar:
-        for candidate in range(config.public_candidates):
-            exact = exact_privacy(base, candidate)
-            scored.append(PublicCandidate(candidate=candidate, auc=None, exact=exact))
-            bar.update(1)
+        while True:
+            for candidate in range(len(scored), wanted):
+                exact = exact_privacy(base, candidate)
+                scored.append(
+                    PublicCandidate(candidate=candidate, auc=None, exact=exact)
+                )
+                bar.update(1)
+            if wanted >= cap or any(_reveals(entry) for entry in scored):
+                break
+            # Every candidate so far leaves the transcripts identical (exact
+            # epsilon 0: a constant release, no test possible): look at as many
+            # again, up to EXTEND_UP_TO times the candidates asked for.
+            wanted = min(cap, 2 * wanted)
+            bar.total = wanted
     scored.sort(key=_order)
     best = scored[0].exact
     if best is None or best.epsilon is None:
