@@ -229,15 +229,15 @@ def test_no_revealing_candidate_among_those_asked_looks_at_more() -> None:
 
 
 def test_no_revealing_candidate_says_so(tmp_path: Path) -> None:
-    """Root seed 5 with two candidates asked: none of 2, 4, then 8 (up to
-    EXTEND_UP_TO = 4 times those asked) puts the target in the last partition: every
+    """Root seed 5 with one candidate asked: none of 1, 2, 4, then 8 (up to
+    EXTEND_UP_TO = 8 times those asked) puts the target in the last partition: every
     candidate's exact epsilon is 0, ``auto`` keeps candidate 0, the release is
     constant, and the report suggests more candidates (two iterations: a few
     seconds)."""
     from dpaudit.audit.games.two_world.exact_selection import EXTEND_UP_TO
     from dpaudit.reports.meaning import explain
 
-    assert EXTEND_UP_TO == 4
+    assert EXTEND_UP_TO == 8
     config = AuditConfig(
         **NINE,
         bugs=("partition_last_only",),
@@ -245,7 +245,7 @@ def test_no_revealing_candidate_says_so(tmp_path: Path) -> None:
         seed=5,
         rounds=10,
         public_seed="auto",
-        public_candidates=2,
+        public_candidates=1,
     )
     result = run_audit(config, out_dir=tmp_path / "none")
     ranking = result.public_selection or ()

@@ -40,7 +40,7 @@ FITS_PER_CANDIDATE = 2
 
 #: Where no candidate's transcripts differ between the worlds, the candidates
 #: examined double, up to this many times ``--public-candidates``.
-EXTEND_UP_TO = 4
+EXTEND_UP_TO = 8
 
 
 def _refuse(config: AuditConfig, why: str) -> InvalidParameterError:
