@@ -228,16 +228,18 @@ def test_no_revealing_candidate_among_those_asked_looks_at_more() -> None:
     assert ranking[0].candidate in revealing
 
 
-def test_no_revealing_candidate_says_so(tmp_path: Path) -> None:
-    """Root seed 5 with one candidate asked: none of 1, 2, 4, then 8 (up to
-    EXTEND_UP_TO = 8 times those asked) puts the target in the last partition: every
-    candidate's exact epsilon is 0, ``auto`` keeps candidate 0, the release is
-    constant, and the report suggests more candidates (two iterations: a few
-    seconds)."""
-    from dpaudit.audit.games.two_world.exact_selection import EXTEND_UP_TO
+def test_no_revealing_candidate_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Root seed 5 with two candidates asked and the extension capped at 4 times
+    that: none of 2, 4, then 8 puts the target in the last partition (its first
+    reveals at 9): every candidate's exact epsilon is 0, ``auto`` keeps candidate 0,
+    the release is constant, and the report suggests more candidates (two
+    iterations: a few seconds)."""
+    from dpaudit.audit.games.two_world import exact_selection
     from dpaudit.reports.meaning import explain
 
-    assert EXTEND_UP_TO == 8
+    monkeypatch.setattr(exact_selection, "EXTEND_UP_TO", 4)
     config = AuditConfig(
         **NINE,
         bugs=("partition_last_only",),
@@ -245,7 +247,7 @@ def test_no_revealing_candidate_says_so(tmp_path: Path) -> None:
         seed=5,
         rounds=10,
         public_seed="auto",
-        public_candidates=1,
+        public_candidates=2,
     )
     result = run_audit(config, out_dir=tmp_path / "none")
     ranking = result.public_selection or ()
