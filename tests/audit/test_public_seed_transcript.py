@@ -209,19 +209,25 @@ def test_the_reference_under_auto_is_not_a_violation(tmp_path: Path) -> None:
     assert str(result.verdict) != "VIOLATION", (result.eps_emp, result.mu_emp)
 
 
-def test_no_revealing_candidate_among_those_asked_looks_at_more() -> None:
-    """Root seed 5 has no candidate among 8 that puts the target in the last
-    partition (every exact epsilon 0): ``auto`` then examines 16, and the best of
-    them does (two iterations: seconds)."""
-    config = AuditConfig(
+def _seed_five(**changes: Any) -> AuditConfig:
+    """Nine-teacher ``partition_last_only`` under root seed 5, whose candidates 0 to 8
+    all leave the worlds' transcripts identical; two iterations: seconds."""
+    return AuditConfig(
         **NINE,
         bugs=("partition_last_only",),
         generator_options={"max_iterations": 2},
         seed=5,
         rounds=10,
         public_seed="auto",
+        **changes,
     )
-    ranking = rank_by_exact_privacy(config)
+
+
+def test_no_revealing_candidate_among_those_asked_looks_at_more() -> None:
+    """Root seed 5 has no candidate among 8 that puts the target in the last
+    partition (every exact epsilon 0): ``auto`` then examines 16, and the best of
+    them does (two iterations: seconds)."""
+    ranking = rank_by_exact_privacy(_seed_five())
     assert sorted(r.candidate for r in ranking) == list(range(16))
     revealing = {r.candidate for r in ranking if r.exact and r.exact.differing}
     assert revealing and min(revealing) >= 8  # none of the 8 asked
@@ -240,16 +246,7 @@ def test_no_revealing_candidate_says_so(
     from dpaudit.reports.meaning import explain
 
     monkeypatch.setattr(exact_selection, "EXTEND_UP_TO", 4)
-    config = AuditConfig(
-        **NINE,
-        bugs=("partition_last_only",),
-        generator_options={"max_iterations": 2},
-        seed=5,
-        rounds=10,
-        public_seed="auto",
-        public_candidates=2,
-    )
-    result = run_audit(config, out_dir=tmp_path / "none")
+    result = run_audit(_seed_five(public_candidates=2), out_dir=tmp_path / "none")
     ranking = result.public_selection or ()
     assert [r.exact.differing if r.exact else None for r in ranking] == [0] * 8
     assert result.config.public_seed == 0
