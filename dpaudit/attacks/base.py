@@ -13,7 +13,9 @@ Classifier attacks (GroundHog, Stadler, Stoyanov and Troncoso, "Synthetic Data -
 Anonymisation Groundhog Day", USENIX Security 2022; query-based, Houssiau et al.,
 "TAPAS: a Toolbox for Adversarial Privacy Auditing of Synthetic Data", NeurIPS 2022
 workshop) share :class:`ClassifierAttack`: a scikit-learn random forest with its
-defaults, as in the audit study (Ganev, Annamalai and De Cristofaro 2024). Threshold
+defaults, as in the audit study (Ganev, Annamalai and De Cristofaro 2024), or a
+logistic regression where it ranks the training rounds better
+(:mod:`dpaudit.attacks.classifiers`). Threshold
 attacks (distance to closest record) score directly and do not train.
 """
 
@@ -28,6 +30,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from dpaudit.attacks.classifiers import Choice, Model, check_model, fit_model
 from dpaudit.data import Domain
 from dpaudit.errors import (
     DataError,
@@ -75,18 +78,24 @@ def draw_random_state(rng: Rngs) -> int:
 
 
 class ClassifierAttack(ABC):
-    """Base class of attacks that train a random forest on their features.
+    """Base class of attacks that train a classifier on their features.
 
     Subclasses implement :meth:`featurize` and call ``super().__init__``. The forest
     is scikit-learn's ``RandomForestClassifier`` with its defaults (100 trees, as in
     Stadler et al. 2022 and the audit study); its ``random_state`` is drawn from
-    ``rng`` at construction, so the same seed gives the same attack.
+    ``rng`` at construction, so the same seed gives the same attack. By default the
+    attack also fits a logistic regression and keeps whichever ranks the training
+    rounds better out of sample (:mod:`dpaudit.attacks.classifiers`: a forest ranks
+    the tail of a linear shift coarsely).
 
     Args:
         name: the registry name of the attack.
         rng: the stream the forest's ``random_state`` is drawn from.
         n_estimators: number of trees (scikit-learn default 100).
         n_jobs: parallel jobs of the forest (scikit-learn default ``None`` = 1).
+        model: ``"auto"`` (default): the forest or a logistic regression, whichever
+            ranks the training rounds better out of sample; ``"forest"``,
+            ``"logistic"``: that one (:mod:`dpaudit.attacks.classifiers`).
     """
 
     trains_classifier: bool = True
@@ -98,10 +107,15 @@ class ClassifierAttack(ABC):
         rng: Rngs,
         n_estimators: int = 100,
         n_jobs: int | None = None,
+        model: Model = "auto",
     ) -> None:
         self.name = name
         self.n_estimators = check_positive_int(n_estimators, name="n_estimators")
         self.n_jobs = n_jobs
+        self.model = check_model(model)
+        #: Which model :meth:`fit` trained, and why (``None`` before a fit or on one
+        #: class).
+        self.choice_: Choice | None = None
         self.random_state = draw_random_state(rng)
         self.n_features_: int | None = None
         self.classifier_: Any = None
@@ -119,7 +133,9 @@ class ClassifierAttack(ABC):
 
     # ------------------------------------------------------------ classifier
     def fit(self, features: NDArray[Any], labels: NDArray[Any]) -> Self:
-        """Trains the random forest on labelled feature vectors.
+        """Trains the classifier (``model``: the forest, a logistic regression, or
+        with ``"auto"`` the better of the two on the training rounds,
+        :mod:`dpaudit.attacks.classifiers`) on labelled feature vectors.
 
         A training set with one class only cannot teach anything: the attack then
         warns (:class:`dpaudit.errors.DpauditWarning`) and scores every round with that
@@ -135,8 +151,6 @@ class ClassifierAttack(ABC):
         Raises:
             InvalidParameterError: shapes disagree, labels are not 0/1 or R is 0.
         """
-        from sklearn.ensemble import RandomForestClassifier
-
         x = check_features(features, n_features=None)
         y = np.asarray(labels)
         if y.ndim != 1 or len(y) != len(x):
@@ -162,19 +176,22 @@ class ClassifierAttack(ABC):
                 stacklevel=2,
             )
             self.classifier_ = None
+            self.choice_ = None
             self.constant_score_ = float(classes[0])
             return self
-        forest = RandomForestClassifier(
+        self.classifier_, self.choice_ = fit_model(
+            x,
+            y,
+            model=self.model,
             n_estimators=self.n_estimators,
             n_jobs=self.n_jobs,
             random_state=self.random_state,
         )
-        self.classifier_ = forest.fit(x, y)
         self.constant_score_ = None
         return self
 
     def score(self, features: NDArray[Any]) -> NDArray[np.float64]:
-        """The forest's probability that each round's target was a member.
+        """The classifier's probability that each round's target was a member.
 
         Args:
             features: ``[R, F]`` feature matrix from :meth:`featurize`.

@@ -26,6 +26,7 @@ from dpaudit.attacks.base import (
     featurize_stacked,
     numeric_values,
 )
+from dpaudit.attacks.classifiers import Model
 from dpaudit.data import Domain
 from dpaudit.rng import Rngs
 from dpaudit.validation import check_positive_int
@@ -150,6 +151,8 @@ class NearestDistancesAttack(ClassifierAttack):
         k: number of nearest distances kept.
         name: registry name (default ``nearest``).
         n_estimators, n_jobs: passed to the random forest.
+        model: the classifier trained: "auto" (default), "forest" or "logistic"
+            (:class:`dpaudit.attacks.base.ClassifierAttack`).
     """
 
     def __init__(
@@ -162,12 +165,15 @@ class NearestDistancesAttack(ClassifierAttack):
         name: str = "nearest",
         n_estimators: int = 100,
         n_jobs: int | None = None,
+        model: Model = "auto",
     ) -> None:
         self.k = check_positive_int(k, name="k")
         self._distance = DistanceAttack(domain=domain, target=target)
         self.domain = domain
         self.target = self._distance.target
-        super().__init__(name=name, rng=rng, n_estimators=n_estimators, n_jobs=n_jobs)
+        super().__init__(
+            name=name, rng=rng, n_estimators=n_estimators, n_jobs=n_jobs, model=model
+        )
 
     @property
     def n_features(self) -> int:

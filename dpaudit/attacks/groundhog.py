@@ -39,6 +39,7 @@ from dpaudit.attacks.base import (
     check_target,
     featurize_stacked,
 )
+from dpaudit.attacks.classifiers import Model
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
@@ -174,6 +175,8 @@ class GroundHogAttack(ClassifierAttack):
         name: registry name; default ``groundhog`` for ``all``, else
             ``groundhog-<feature_set>``.
         n_estimators, n_jobs: passed to the random forest.
+        model: the classifier trained: "auto" (default), "forest" or "logistic"
+            (:class:`dpaudit.attacks.base.ClassifierAttack`).
 
     Raises:
         InvalidParameterError: unknown feature set, bad ``bins`` or target.
@@ -190,6 +193,7 @@ class GroundHogAttack(ClassifierAttack):
         name: str | None = None,
         n_estimators: int = 100,
         n_jobs: int | None = None,
+        model: Model = "auto",
     ) -> None:
         if feature_set not in FEATURE_SETS:
             raise InvalidParameterError(
@@ -198,7 +202,9 @@ class GroundHogAttack(ClassifierAttack):
             )
         if name is None:
             name = "groundhog" if feature_set == "all" else f"groundhog-{feature_set}"
-        super().__init__(name=name, rng=rng, n_estimators=n_estimators, n_jobs=n_jobs)
+        super().__init__(
+            name=name, rng=rng, n_estimators=n_estimators, n_jobs=n_jobs, model=model
+        )
         self.domain = domain
         self.target = check_target(target, domain)
         self.feature_set: FeatureSet = feature_set

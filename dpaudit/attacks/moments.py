@@ -34,6 +34,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpaudit.attacks.base import ClassifierAttack, check_target, featurize_stacked
+from dpaudit.attacks.classifiers import Model
 from dpaudit.data import Domain
 from dpaudit.rng import Rngs
 
@@ -79,6 +80,8 @@ class MomentsAttack(ClassifierAttack):
         rng: source of the forest's seed.
         name: registry name (default ``moments``).
         n_estimators, n_jobs: passed to the random forest.
+        model: the classifier trained: "auto" (default), "forest" or "logistic"
+            (:class:`dpaudit.attacks.base.ClassifierAttack`).
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class MomentsAttack(ClassifierAttack):
         name: str = "moments",
         n_estimators: int = 100,
         n_jobs: int | None = None,
+        model: Model = "auto",
     ) -> None:
         self.domain = domain
         self.target = check_target(target, domain)
@@ -102,7 +106,9 @@ class MomentsAttack(ClassifierAttack):
                 categorical += [(j, code) for code in range(len(col.categories))]
         self._cat_columns = np.asarray([j for j, _ in categorical], dtype=np.intp)
         self._cat_codes = np.asarray([c for _, c in categorical], dtype=np.float64)
-        super().__init__(name=name, rng=rng, n_estimators=n_estimators, n_jobs=n_jobs)
+        super().__init__(
+            name=name, rng=rng, n_estimators=n_estimators, n_jobs=n_jobs, model=model
+        )
 
     @property
     def n_features(self) -> int:

@@ -55,6 +55,7 @@ from dpaudit.attacks.base import (
     featurize_stacked,
     numeric_values,
 )
+from dpaudit.attacks.classifiers import Model
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
@@ -109,6 +110,8 @@ class QueryBasedAttack(ClassifierAttack):
             categorical columns) or ``False`` (random queries even on small domains).
         name: registry name (default ``querybased``).
         n_estimators, n_jobs: passed to the random forest.
+        model: the classifier trained: "auto" (default), "forest" or "logistic"
+            (:class:`dpaudit.attacks.base.ClassifierAttack`).
 
     Attributes:
         queries: one entry per feature. Exhaustive mode: a tuple of
@@ -134,6 +137,7 @@ class QueryBasedAttack(ClassifierAttack):
         name: str = "querybased",
         n_estimators: int = 100,
         n_jobs: int | None = None,
+        model: Model = "auto",
     ) -> None:
         self.domain = domain
         self.target = check_target(target, domain)
@@ -219,7 +223,9 @@ class QueryBasedAttack(ClassifierAttack):
         for q, conds in enumerate(masks):
             matrix[conds, q] = 1.0
         self._query_matrix = matrix
-        super().__init__(name=name, rng=rng, n_estimators=n_estimators, n_jobs=n_jobs)
+        super().__init__(
+            name=name, rng=rng, n_estimators=n_estimators, n_jobs=n_jobs, model=model
+        )
 
         # Per-column matching rule against the target (random mode).
         target_values = numeric_values(self.target, domain)[0]

@@ -20,6 +20,7 @@ from dpaudit.reports.numbers import fmt_alpha, fmt_eps, fmt_number, fmt_percent
 from dpaudit.reports.wording import (
     attack_set_text,
     claim_extra_rows,
+    classifier_text,
     confidence_text,
     dropped_lines,
     fmt_reference,
@@ -73,9 +74,10 @@ def render_terminal(result: AuditResult, *, color: bool = False) -> str:
             f"TPR@{fmt_percent(fpr)} {tpr_cell(attack, fpr)}" for fpr in LOW_FPRS
         )
         mu = "" if attack.mu_emp is None else f", mu_emp {fmt_number(attack.mu_emp)}"
+        model = classifier_text(attack)
         lines.append(
             f"    {attack.name:<20} eps_emp {fmt_eps(attack.eps_emp)}{mu}, "
-            f"AUC {fmt_number(attack.auc)}, {low}"
+            f"AUC {fmt_number(attack.auc)}, {low}" + (f", {model}" if model else "")
         )
     lines += [f"    {line}" for line in dropped_lines(result)]
     resolution = resolution_text(result)

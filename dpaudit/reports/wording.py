@@ -178,6 +178,26 @@ def dropped_lines(result: AuditResult) -> list[str]:
     ]
 
 
+def classifier_text(attack: AttackResult) -> str:
+    """The model a classifier attack trained and what chose it (empty for an
+    attack that trains none): ``logistic regression (training AUC 0.76; forest
+    0.74)``."""
+    choice = attack.classifier
+    if choice is None:
+        return ""
+    kept, other = (
+        ("logistic regression", "forest")
+        if choice.model == "logistic"
+        else ("random forest", "logistic")
+    )
+    mine = choice.logistic_auc if choice.model == "logistic" else choice.forest_auc
+    theirs = choice.forest_auc if choice.model == "logistic" else choice.logistic_auc
+    if mine is None:
+        return kept
+    rest = "" if theirs is None else f"; {other} {fmt_number(theirs)}"
+    return f"{kept} (training AUC {fmt_number(mine)}{rest})"
+
+
 def warning_lines(result: AuditResult) -> list[str]:
     """The result's warnings, one sentence each, ``warning: ...``."""
     return [f"warning: {w.message}" for w in result.warnings]

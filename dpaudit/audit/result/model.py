@@ -56,6 +56,7 @@ __all__ = [
     "AuditWarning",
     "CandidatePrivacy",
     "Claim",
+    "ClassifierChoice",
     "Counts",
     "Estimator",
     "LowFprRate",
@@ -225,6 +226,24 @@ class LowFprRate:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ClassifierChoice:
+    """The model a classifier attack trained (an attack's ``classifier``):
+    :mod:`dpaudit.attacks.classifiers`.
+
+    Attributes:
+        model: ``forest`` or ``logistic``.
+        forest_auc: the forest's out-of-bag AUC on the training rounds (``None``:
+            not computed).
+        logistic_auc: the logistic regression's cross-validated AUC on the training
+            rounds (``None``: not computed).
+    """
+
+    model: str
+    forest_auc: float | None = None
+    logistic_auc: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class AttackResult:
     """One attack's outcome on the test rounds (an entry of ``attacks``).
 
@@ -259,6 +278,9 @@ class AttackResult:
             Renyi ratios over the claimed regions (> 1: the claim is refuted).
         regions_violated: the claimed regions the test point lies outside
             (``lines``, ``gdp``, ``rdp@<order>``, ``zcdp@<order>``).
+        classifier: the model a classifier attack trained on the training rounds,
+            and the figures it was chosen by (not written for an attack that trains
+            none).
     """
 
     name: str = field(metadata=_KEY)
@@ -288,6 +310,7 @@ class AttackResult:
     fnr_upper: float | None = None
     refutation_ratio: float | None = None
     regions_violated: tuple[str, ...] = ()
+    classifier: ClassifierChoice | None = field(default=None, metadata=_OMIT)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -42,6 +42,7 @@ from dpaudit.audit.result.model import (
     AuditResult,
     AuditWarning,
     Claim,
+    ClassifierChoice,
     Estimator,
     Power,
     Randomness,
@@ -98,6 +99,19 @@ def analyse_attack(
         alpha=alpha,
         method=method,
         profile=profile,
+    )
+
+
+def classifier_choice(attack: Any) -> ClassifierChoice | None:
+    """The model a classifier attack trained (its ``choice_``,
+    :mod:`dpaudit.attacks.classifiers`); ``None`` for an attack that trains none."""
+    choice = getattr(attack, "choice_", None)
+    if choice is None:
+        return None
+    return ClassifierChoice(
+        model=choice.model,
+        forest_auc=choice.forest_auc,
+        logistic_auc=choice.logistic_auc,
     )
 
 
@@ -338,13 +352,16 @@ def analyse(
     alpha = per_attack_alpha(overall, n_attacks)
     per_attack = {}
     for name in kept:
-        per_attack[name] = analyse_scores(
-            name,
-            *scores[name],
-            delta=delta,
-            alpha=alpha,
-            method=config.estimator,
-            profile=profile,
+        per_attack[name] = replace(
+            analyse_scores(
+                name,
+                *scores[name],
+                delta=delta,
+                alpha=alpha,
+                method=config.estimator,
+                profile=profile,
+            ),
+            classifier=classifier_choice(attacks[name]),
         )
     if on_attack is not None:
         for name in attacks:
