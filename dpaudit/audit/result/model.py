@@ -227,16 +227,9 @@ class LowFprRate:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ClassifierChoice:
-    """The model a classifier attack trained (an attack's ``classifier``):
-    :mod:`dpaudit.attacks.classifiers`.
-
-    Attributes:
-        model: ``forest`` or ``logistic``.
-        forest_auc: the forest's out-of-bag AUC on the training rounds (``None``:
-            not computed).
-        logistic_auc: the logistic regression's cross-validated AUC on the training
-            rounds (``None``: not computed).
-    """
+    """The model a classifier attack trained, ``forest`` or ``logistic``, and the
+    out-of-sample AUCs on the training rounds it was chosen by (``None``: not
+    computed): :mod:`dpaudit.attacks.classifiers`."""
 
     model: str
     forest_auc: float | None = None
