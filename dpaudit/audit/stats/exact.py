@@ -15,9 +15,10 @@ binomial is stochastically increasing in its rate), so the size
 points ``x_i <= x <= x_{i+1}``, ``P_{x, f(x)}(S) <= P_{x_i, f(x_{i+1})}(S)`` since ``f``
 decreases, and a lower bound of ``f(x_{i+1})`` on the grid of rates only raises the
 bound. :func:`size` is this rigorous upper bound (counts out of the binomials'
-computed range add their whole mass); :func:`largest_level` the largest level of
-:data:`LEVELS` whose size is at most the attack's ``alpha`` (docs/soundness.md,
-"The exact test of the claimed region").
+computed range add their whole mass);
+:func:`dpaudit.audit.stats.levels.largest_level` the largest level of :data:`LEVELS`
+whose size is at most the attack's ``alpha`` (docs/soundness.md, "The exact test of
+the claimed region").
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ __all__ = [
     "bisect_terms",
     "boundary_counts",
     "corner",
-    "largest_level",
     "size",
 ]
 
@@ -512,51 +512,6 @@ def boundary_counts(
         out = outside(u0, u1[np.clip(mid, 0, n1)])
         lo = np.where(open_ & out, mid, lo)
         hi = np.where(open_ & ~out, mid, hi)
-
-
-def largest_level(
-    n0: int,
-    n1: int,
-    *,
-    method: str,
-    alpha: float,
-    outside: Outside | Terms,
-    boundary: Boundary,
-    below: int | None = None,
-    guess: Guess | None = None,
-) -> tuple[int, NDArray[np.int64]] | None:
-    """The largest index into :data:`LEVELS` (at most ``below``) whose test (corner
-    outside the region) has :func:`size` at most ``alpha``, with its ``g``; ``None``
-    when no level is valid (``guess``: as :func:`boundary_counts`).
-
-    The rejection sets grow with the level (a larger level, a smaller corner), so the
-    size does too: a bisection over the levels."""
-    limit = alpha * (1.0 - _SLACK)
-
-    def test(level: int) -> tuple[bool, NDArray[np.int64]]:
-        u0, u1 = corner(n0, method, level), corner(n1, method, level)
-        g = boundary_counts(u0, u1, outside, guess)
-        return (g[0] < 0 or size(g, boundary, n1, limit=limit) <= limit), g
-
-    top = LEVELS.size - 1 if below is None else below
-    ok, g = test(top)
-    if ok:
-        return top, g
-    if below is not None and top > 0:
-        # A family's next level is most often the same or the one below it.
-        ok, g = test(top - 1)
-        if ok:
-            return top - 1, g
-        top -= 1
-    lo, hi, g_lo = -1, top, None
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        ok, g = test(mid)
-        if ok:
-            lo, g_lo = mid, g
-        else:
-            hi = mid
-    return None if lo < 0 or g_lo is None else (lo, g_lo)
 
 
 def lines_boundary(eps: float, delta: float) -> Boundary:
