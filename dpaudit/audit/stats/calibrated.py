@@ -51,13 +51,13 @@ applies = exact.applies
 # ------------------------------------------------------------------ the claim's test
 
 
-def _over(stat: NDArray[np.float64], claimed: float) -> NDArray[np.bool_]:
-    """``stat / claimed > 1`` as the refutation ratio computes it (a claim of 0:
-    any positive ``stat``)."""
+def _scaled(stat: NDArray[np.float64], claimed: float) -> NDArray[np.float64]:
+    """``stat / claimed`` as the refutation ratio computes it (a claim of 0: inf for
+    any positive ``stat``, else 0); over 1 iff the claim is refuted."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if claimed > 0.0:
-            return np.asarray(stat / claimed > 1.0)
-        return np.asarray(stat > 0.0)
+            return np.asarray(stat / claimed, np.float64)
+        return np.asarray(np.where(stat > 0.0, np.inf, 0.0), np.float64)
 
 
 def _claim_terms(
@@ -77,17 +77,18 @@ def _claim_terms(
     # Per Renyi term: the divisor of its divergence (its epsilon, or lambda rho).
     first_z = len(finite)
 
-    def over(
+    def ratio(
         a: NDArray[np.float64], b: NDArray[np.float64], t: NDArray[np.intp]
-    ) -> NDArray[np.bool_]:
-        out = np.zeros(t.size, dtype=np.bool_)
+    ) -> NDArray[np.float64]:
+        out = np.zeros(t.size)
         for k, name in enumerate(lead):
             pick = np.flatnonzero(t == k)
             if name == "lines":
                 stat = _eps_from_rates(a[pick], b[pick], claim.delta)
-                out[pick] = _over(stat, claim.epsilon)
+                out[pick] = _scaled(stat, claim.epsilon)
             else:
-                out[pick] = _over(mu_lower_bound(a[pick], b[pick]), claim.gdp_mu or 0.0)
+                stat = mu_lower_bound(a[pick], b[pick])
+                out[pick] = _scaled(stat, claim.gdp_mu or 0.0)
         pick = np.flatnonzero(t >= len(lead))
         if pick.size:
             r = t[pick] - len(lead)
@@ -96,14 +97,16 @@ def _claim_terms(
             eps = np.array([e for _, e in finite] or [1.0])[np.where(rdp, r, 0)]
             with np.errstate(divide="ignore", invalid="ignore"):
                 # RDP: D / eps(lambda); zCDP: (D / lambda) / rho, as the ratios are.
-                ratio = np.where(eps > 0.0, div / eps, np.where(div > 0.0, np.inf, 0.0))
+                by_eps = np.where(
+                    eps > 0.0, div / eps, np.where(div > 0.0, np.inf, 0.0)
+                )
                 z = div / orders[r]
                 rho = claim.zcdp_rho or 0.0
                 z = z / rho if rho > 0.0 else np.where(z > 0.0, np.inf, 0.0)
-            out[pick] = np.where(rdp, ratio, z) > 1.0
+            out[pick] = np.where(rdp, by_eps, z)
         return out
 
-    return exact.Terms(len(lead) + orders.size, over)
+    return exact.Terms(len(lead) + orders.size, ratio=ratio)
 
 
 def _claim_outside(claim: ClaimedProfile) -> exact.Terms:
