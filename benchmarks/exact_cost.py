@@ -1,15 +1,24 @@
 """The exact test's cost in the default audit's analysis (dpaudit/audit/stats/exact.py,
-stats.py): CPU seconds and the traced peak of the calls one default audit makes
-(PATE-GAN's claim, an RDP curve at 100 orders; 400 + 400 test rounds; two attacks at
-alpha 0.05 / 2), on fresh process caches.
+levels.py, families.py, calibrated.py, ceiling.py): CPU seconds of the calls one
+default audit makes, in its order and per component, and the traced peak, on fresh
+process caches.
 
 The claim is PATE-GAN's kind as the default audit states it (epsilon 0.9984 at delta
-1e-5; RDP epsilon 0.030464 lambda at orders 2..101). The calls: the claim's
-calibrated level and rejection set, the eps and mu families with both attacks'
-figures and the attainable maxima, the rounds a perfect attack needs, and the small
-sizes the profile's rounds search visits. CPU seconds (``time.process_time``) are
-steadier than wall time on a shared machine; each repeat clears the caches; the
-peak of the memory the calls allocate (``tracemalloc``) is taken on one more run.
+1e-5; RDP epsilon 0.030464 lambda at orders 2..101); 400 + 400 test rounds; two
+attacks at alpha 0.05 / 2. The components, in the audit's order:
+
+- ``deciding_level``: the claim's calibrated level and rejection set (threshold
+  choice, both attacks);
+- ``families``: the mu family and its table (the threshold choice's expected bound,
+  where the claim is out of reach) and the eps family (the attacks' figures);
+- ``judge``: both attacks' figures and the perfect attack's (the verdict's
+  ``profile_refutable``);
+- ``rounds_needed`` and ``profile_rounds_needed``: the power's two searches over
+  round counts.
+
+CPU seconds (``time.process_time``) are steadier than wall time on a shared machine;
+each repeat clears the caches; the peak of the memory the calls allocate
+(``tracemalloc``) is taken on one more run.
 
     PYTHONPATH=. python benchmarks/exact_cost.py              # 400 + 400, 3 repeats
     PYTHONPATH=. python benchmarks/exact_cost.py --smoke      # 40 + 40, once
@@ -19,6 +28,7 @@ from __future__ import annotations
 
 import time
 import tracemalloc
+from collections.abc import Callable
 
 import harness
 
@@ -32,19 +42,56 @@ CLAIM = ClaimedProfile(
     rdp_orders=ORDERS,
     rdp_epsilons=tuple(0.030464 * o for o in ORDERS),
 )
+SPLIT = (0.4, 0.2, 0.4)
+COMPONENTS = (
+    "deciding_level",
+    "families",
+    "judge",
+    "rounds_needed",
+    "profile_rounds_needed",
+)
 
 
-def analysis(n: int, alpha: float) -> None:
-    """The exact test's calls of one default audit with ``n`` + ``n`` test rounds."""
+def analysis(n: int, alpha: float) -> dict[str, float]:
+    """The exact test's calls of one default audit with ``n`` + ``n`` test rounds;
+    returns each component's CPU seconds."""
     delta = CLAIM.delta
-    for fp, fn in ((n - 6, 2), (1, n - 2)):  # the two attacks' test errors
-        stats.deciding_level(CLAIM, n, n, alpha=alpha, delta=delta)
-        stats.deciding_counts(CLAIM, n, n, alpha=alpha, delta=delta)
-        stats.judge(fp, n, fn, n, delta=delta, alpha=alpha, profile=CLAIM)
-    stats.judge(0, n, 0, n, delta=delta, alpha=alpha, profile=CLAIM)
-    stats.rounds_needed(eps_claimed=CLAIM.epsilon, delta=delta, alpha=alpha)
-    for small in (8, 4, 2, 3):
-        stats.refutes_perfectly(CLAIM, small, small, alpha=alpha, delta=delta)
+    attacks = ((n - 6, 2), (1, n - 2))  # the two attacks' test errors
+
+    def deciding() -> None:
+        for _ in attacks:
+            stats.deciding_level(CLAIM, n, n, alpha=alpha, delta=delta)
+            stats.deciding_counts(CLAIM, n, n, alpha=alpha, delta=delta)
+
+    def families() -> None:
+        stats.family("mu", n, n, alpha=alpha, delta=delta).table()
+        stats.family("eps", n, n, alpha=alpha, delta=delta)
+
+    def judge() -> None:
+        for fp, fn in (*attacks, (0, 0)):
+            stats.judge(fp, n, fn, n, delta=delta, alpha=alpha, profile=CLAIM)
+
+    def needed() -> None:
+        stats.rounds_needed(
+            eps_claimed=CLAIM.epsilon, delta=delta, alpha=alpha, split=SPLIT
+        )
+
+    def profile_needed() -> None:
+        stats.profile_rounds_needed(CLAIM, alpha=alpha, split=SPLIT)
+
+    calls: tuple[Callable[[], None], ...] = (
+        deciding,
+        families,
+        judge,
+        needed,
+        profile_needed,
+    )
+    cpu: dict[str, float] = {}
+    for name, call in zip(COMPONENTS, calls):
+        started = time.process_time()
+        call()
+        cpu[name] = time.process_time() - started
+    return cpu
 
 
 def main() -> None:
@@ -55,15 +102,19 @@ def main() -> None:
     n = args.rounds or 400
     rows = harness.Rows("exact_cost", args)
     # SciPy's modules load once per process (the audit loads them before): not timed.
+    import scipy.optimize
     import scipy.special
     import scipy.stats  # noqa: F401
 
     for repeat in range(args.repeats or 3):
         stats.clear_caches()
-        started = time.process_time()
-        analysis(n, 0.05 / 2)
-        cpu = time.process_time() - started
-        rows.add(f"repeat {repeat}", test_rounds=n, cpu_seconds=cpu)
+        cpu = analysis(n, 0.05 / 2)
+        rows.add(
+            f"repeat {repeat}",
+            test_rounds=n,
+            cpu_seconds=sum(cpu.values()),
+            **{f"{name}_s": value for name, value in cpu.items()},
+        )
     # The peak, apart: tracing every allocation slows the run severalfold.
     stats.clear_caches()
     tracemalloc.start()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit.stats import calibrated, exact
+from dpaudit.audit.stats import calibrated, exact, families, levels
 from dpaudit.audit.stats.estimators import _eps_from_rates
 from dpaudit.audit.stats.profile import (
     ZCDP_GRID,
@@ -216,3 +216,179 @@ def test_refutes_perfectly_is_the_judges_ratio(claim: ClaimedProfile) -> None:
         full = calibrated.judge(0, n, 0, n, delta=DELTA, alpha=0.05, profile=claim)
         fast = calibrated.refutes_perfectly(claim, n, n, alpha=0.05, delta=DELTA)
         assert fast == (full.point.ratio > 1.0)
+
+
+# ------------------------------------------------- computing the same thing once
+
+
+def _search_claims() -> list[ClaimedProfile]:
+    return [*_claims(), ClaimedProfile(epsilon=4.0, delta=DELTA, gdp_mu=0.925)]
+
+
+def _search(
+    claim: ClaimedProfile, n0: int, n1: int, alpha: float, start: int | None = None
+) -> tuple[int, np.ndarray] | None:
+    """The claim's level by a search from ``start`` (``None``: the plain bisection
+    over the levels)."""
+    return levels.largest_level(
+        n0,
+        n1,
+        method=CP,
+        alpha=alpha,
+        outside=calibrated._claim_outside(claim),
+        boundary=calibrated._claim_boundary(claim),
+        start=start,
+    )
+
+
+@pytest.mark.parametrize("claim", _search_claims())
+def test_the_search_from_a_guess_is_the_bisection(claim: ClaimedProfile) -> None:
+    """:func:`levels.largest_level` from any start (the first level, the top, the
+    eps family's first level, random levels) returns the plain bisection's level and
+    rejection set, and so do :func:`calibrated.claim_level` and
+    :func:`calibrated.deciding_counts` (4 random sizes of 2 to 60 test rounds and
+    alphas from 0.01 to 0.2 per claim)."""
+    rng = np.random.default_rng(20261128)
+    for _ in range(4):
+        n0, n1 = (int(v) for v in rng.integers(2, 61, size=2))
+        alpha = float(rng.choice([0.01, 0.025, 0.05 / 3, 0.05, 0.2]))
+        plain = _search(claim, n0, n1, alpha)
+        assert plain is not None
+        first = families.first_level("eps", n0, n1, alpha=alpha, delta=DELTA, method=CP)
+        starts = {0, exact.LEVELS.size - 1, plain[0], *rng.integers(0, 211, size=3)}
+        for start in sorted({*starts, *([] if first is None else [first])}):
+            found = _search(claim, n0, n1, alpha, int(start))
+            assert found is not None and found[0] == plain[0], (start, found, plain)
+            np.testing.assert_array_equal(found[1], plain[1])
+        assert calibrated.claim_level(claim, n0, n1, alpha=alpha, method=CP) == plain[0]
+        counts = calibrated.deciding_counts(claim, n0, n1, alpha=alpha, delta=DELTA)
+        np.testing.assert_array_equal(counts, plain[1])
+
+
+@pytest.mark.parametrize("claim", _search_claims()[::2])
+def test_the_levels_that_pass_are_a_prefix(claim: ClaimedProfile) -> None:
+    """At every level of :data:`exact.LEVELS` the claim's test (its size bound at
+    most alpha) passes exactly up to the calibrated level and fails above it: the
+    monotonicity that lets a search from a guess stand for the bisection (9 + 7 and
+    23 + 30 test rounds)."""
+    outside = calibrated._claim_outside(claim)
+    boundary = calibrated._claim_boundary(claim)
+    for n0, n1, alpha in ((9, 7, 0.05), (23, 30, 0.01)):
+        limit = alpha * (1.0 - 1e-9)
+        passed = []
+        for level in range(exact.LEVELS.size):
+            u0, u1 = exact.corner(n0, CP, level), exact.corner(n1, CP, level)
+            g = exact.boundary_counts(u0, u1, outside)
+            passed.append(g[0] < 0 or exact.size(g, boundary, n1, limit=limit) <= limit)
+        top = calibrated.claim_level(claim, n0, n1, alpha=alpha, method=CP)
+        assert top is not None and 0 < top < exact.LEVELS.size - 1
+        assert passed == [level <= top for level in range(exact.LEVELS.size)]
+
+
+def _direct_family(
+    kind: str, n0: int, n1: int, alpha: float, delta: float, until: float
+) -> tuple[list[float], list[int], list[list[int]]]:
+    """A family computed afresh, as the loop before the growing lists did."""
+    values: list[float] = []
+    found_levels: list[int] = []
+    counts: list[list[int]] = []
+    level: int | None = None
+    j = 0
+    while j == 0 or values[-1] <= until:
+        rule = max(j - 1, 0) * 0.02
+        stat = families._statistic(kind, delta)
+        found = levels.largest_level(
+            n0,
+            n1,
+            method=CP,
+            alpha=alpha,
+            outside=lambda a, b, r=rule, s=stat: np.asarray(s(a, b) > r),
+            boundary=families._boundary(kind, j * 0.02, delta),
+            below=level,
+            guess=families._guess(kind, rule, delta),
+        )
+        if found is None or found[1][0] < 0:
+            break
+        level = found[0]
+        values.append(j * 0.02)
+        found_levels.append(level)
+        counts.append(found[1].tolist())
+        j += 1
+    return values, found_levels, counts
+
+
+@pytest.mark.parametrize("whole_first", [False, True])
+def test_a_familys_cuts_are_computed_once_and_equal(whole_first: bool) -> None:
+    """Every cut of a family (``until``) equals the family computed afresh up to it,
+    whether the whole family or a cut is asked for first, and the mu family is the
+    same object at any delta (25 + 20 test rounds, alpha 0.05)."""
+    n0, n1, alpha = 25, 20, 0.05
+    calibrated.clear_caches()
+    cuts = [-1.0, 0.0, 0.5, 1.01, math.inf]
+    for kind, delta in (("eps", DELTA), ("mu", DELTA)):
+        for until in [math.inf, *cuts] if whole_first else cuts:
+            fam = calibrated.family(kind, n0, n1, alpha=alpha, delta=delta, until=until)
+            values, found, counts = _direct_family(kind, n0, n1, alpha, delta, until)
+            assert fam.values.tolist() == values and fam.levels.tolist() == found
+            assert fam.counts.tolist() == counts
+    mu = calibrated.family("mu", n0, n1, alpha=alpha, delta=0.0)
+    assert calibrated.family("mu", n0, n1, alpha=alpha, delta=DELTA) is mu
+    first = families.first_level("eps", n0, n1, alpha=alpha, delta=DELTA, method=CP)
+    assert first == int(
+        calibrated.family("eps", n0, n1, alpha=alpha, delta=DELTA).levels[0]
+    )
+
+
+def _direct_table(fam: calibrated.Family) -> np.ndarray:
+    """:meth:`Family.table` as computed before: every interval against every count."""
+    out = np.zeros((fam.n0 + 1, fam.n1 + 1))
+    fn = np.arange(fam.n1 + 1)
+    stat = families._statistic(fam.kind, fam.delta)
+    j = (fam.counts[:, :, None] >= fn[None, None, :]).sum(axis=0) - 1
+    for level in np.unique(fam.levels):
+        u0 = exact.corner(fam.n0, fam.method, int(level))
+        u1 = exact.corner(fam.n1, fam.method, int(level))
+        rows, cols = np.nonzero((j >= 0) & (fam.levels[np.maximum(j, 0)] == level))
+        out[rows, cols] = np.minimum(
+            stat(u0[rows], u1[cols]), fam.values[j[rows, cols]]
+        )
+    return out
+
+
+def test_the_familys_table_is_the_direct_one() -> None:
+    """:meth:`Family.table` (intervals counted from histograms) equals the direct
+    count over every interval bitwise, and :meth:`Family.value` at sampled counts
+    (eps and mu families, 60 + 45 test rounds, two alphas)."""
+    for alpha in (0.05, 0.01):
+        for kind in ("eps", "mu"):
+            fam = calibrated.family(kind, 60, 45, alpha=alpha, delta=DELTA)
+            table = fam.table()
+            np.testing.assert_array_equal(table, _direct_table(fam))
+            for fp, fn in ((0, 0), (3, 7), (60, 0), (0, 45), (30, 20), (59, 44)):
+                assert table[fp, fn] == fam.value(fp, fn)
+
+
+@pytest.mark.parametrize("claim", _search_claims())
+def test_one_candidate_term_bisects_as_every_term(claim: ClaimedProfile) -> None:
+    """:func:`exact.bisect_terms` with the terms' ratios (a candidate term per row,
+    checked at its last inside point) returns bitwise what it returns with their
+    answers alone (every term kept while it can be over): the Renyi boundary on 900
+    rates and the rejection sets at 4 levels of 400 + 400 and 37 + 120 rounds."""
+    terms = calibrated._claim_terms(claim, ZCDP_SELECTION_GRID, renyi_only=True)
+    if terms.count:
+        x = exact.GRID[1:]
+        both = []
+        for plain in (False, True):
+            t = exact.Terms(terms.count, terms.over) if plain else terms
+            lo, hi = np.zeros_like(x), np.clip(1.0 - x, 0.0, 1.0)
+            both.append(exact.bisect_terms(lo, hi, t, lambda i, y: (x[i], y), steps=30))
+        np.testing.assert_array_equal(*both)
+    outside = calibrated._claim_outside(claim)
+    for n0, n1 in ((400, 400), (37, 120)):
+        for level in (60, 150, 190, 205):
+            u0, u1 = exact.corner(n0, CP, level), exact.corner(n1, CP, level)
+            fast = exact.boundary_counts(u0, u1, outside)
+            plain = exact.boundary_counts(
+                u0, u1, exact.Terms(outside.count, outside.over)
+            )
+            np.testing.assert_array_equal(fast, plain)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         clear_caches,
         deciding_counts,
         deciding_level,
+        family,
         judge,
         refutes_perfectly,
         rounds_needed,
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         eps_ceiling,
         mu_ceiling,
         mu_max_attainable,
+        profile_rounds_needed,
     )
     from dpaudit.audit.stats.claimnotes import (
         claim_dp_text,
@@ -73,6 +75,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "clear_caches",
         "deciding_counts",
         "deciding_level",
+        "family",
         "judge",
         "refutes_perfectly",
         "rounds_needed",
@@ -81,6 +84,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "mu_ceiling",
         "mu_max_attainable",
         "eps_ceiling",
+        "profile_rounds_needed",
     ),
     "dpaudit.audit.stats.claimnotes": (
         "claim_dp_text",
@@ -122,6 +126,7 @@ __all__ = [
     "eps_lower_bound",
     "eps_max_attainable",
     "eps_of_gdp",
+    "family",
     "fewest_rounds",
     "gdp_mu_of_eps",
     "gdp_tradeoff",
@@ -133,6 +138,7 @@ __all__ = [
     "onerun_eps_lower_bound",
     "onerun_eps_max_attainable",
     "over_budget_note",
+    "profile_rounds_needed",
     "rate_upper_bound",
     "rate_upper_bounds",
     "rdp_boundary",

@@ -3,16 +3,8 @@
 Pure functions and frozen dataclasses; the families and calibrated levels are cached
 per process (they depend only on the test sizes, the level, delta and the claim).
 
-*A family of exact tests.* For the (epsilon, delta) lines (the ``"eps"`` family) and
-the GDP curves (``"mu"``) the values ``v_j = j * step`` cut ``[0, inf)`` into
-intervals ``(v_{j-1}, v_j]`` (``v_0 = 0`` alone). Interval ``j`` is tested at the
-per-rate level ``a_j``: the largest level, at most ``a_{j-1}``, whose down-set
-``S_j = {statistic of the corner at a_j > v_{j-1}}`` has size at most ``alpha`` on the
-region of ``v_j``, which contains the region of every value of the interval. A value
-``v`` of interval ``j`` is rejected when the corner's statistic exceeds ``v``; since
-the levels do not increase with ``j`` the rejected values form an interval
-``[0, value)``, and ``value`` (eps_emp, mu_emp) is a lower confidence bound: if the
-truth is ``v``, ``P(value > v) <= P(v rejected) <= alpha``.
+*The families.* eps_emp and mu_emp come from families of exact tests, one per
+interval of values (:mod:`dpaudit.audit.stats.families`, which states them).
 
 *The claim's test.* For a claim that states a profile, the level is calibrated on the
 claim's own region (every stated region at once); the verdict is VIOLATION iff the
@@ -31,8 +23,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from dpaudit.audit.stats import exact
+from dpaudit.audit.stats import exact, families, levels
 from dpaudit.audit.stats.estimators import _eps_from_rates
+from dpaudit.audit.stats.families import STEPS, Family, family
 from dpaudit.audit.stats.profile import (
     ZCDP_GRID,
     ZCDP_SELECTION_GRID,
@@ -42,7 +35,7 @@ from dpaudit.audit.stats.profile import (
     judge_point,
     refutation_ratios,
 )
-from dpaudit.audit.stats.tradeoff import box_renyi, gdp_tradeoff, mu_lower_bound
+from dpaudit.audit.stats.tradeoff import box_renyi, mu_lower_bound
 
 __all__ = [
     "STEPS",
@@ -55,165 +48,16 @@ __all__ = [
 
 applies = exact.applies
 
-#: The width of the families' intervals.
-STEPS: dict[str, float] = {"eps": 0.02, "mu": 0.02}
-
-
-Statistic = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]]
-
-
-def _statistic(kind: str, delta: float) -> Statistic:
-    if kind == "eps":
-        return lambda a, b: _eps_from_rates(a, b, delta)
-    return lambda a, b: mu_lower_bound(a, b)
-
-
-def _guess(kind: str, rule: float, delta: float) -> exact.Guess:
-    """The FNR below which :func:`_statistic` exceeds ``rule`` (``rule >= 0``), in
-    closed form: ``eps_lo > r`` iff ``b < max((1 - a - delta) e^-r,
-    1 - delta - a e^r)``; ``mu_lower_bound > r`` iff ``b < Phi(-Phi^-1(a) - r)``."""
-    if kind == "eps":
-        e = math.exp(min(rule, 700.0))
-        return lambda a: np.maximum((1.0 - a - delta) / e, 1.0 - delta - a * e)
-    return lambda a: gdp_tradeoff(a, mu=rule)
-
-
-def _boundary(kind: str, value: float, delta: float) -> exact.Boundary:
-    if kind == "eps":
-        return exact.lines_boundary(value, delta)
-    return exact.gdp_boundary(value)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Family:
-    """A family of exact tests (see the module's text) on ``n0`` + ``n1`` test rounds.
-
-    Attributes:
-        kind: ``"eps"`` (the lines at ``delta``) or ``"mu"`` (GDP).
-        values: ``v_j``, the right ends of the intervals tested.
-        levels: ``a_j`` as indices into :data:`exact.LEVELS` (non-increasing).
-        counts: ``g_j[k0]``, the largest FN count in ``S_j`` with ``k0`` FPs.
-    """
-
-    kind: str
-    n0: int
-    n1: int
-    method: str
-    delta: float
-    values: NDArray[np.float64]
-    levels: NDArray[np.int64]
-    counts: NDArray[np.int64]
-
-    def corner(self, j: int, fp: int, fn: int) -> tuple[float, float]:
-        """The corner of ``fp``, ``fn`` errors at interval ``j``'s level."""
-        level = int(self.levels[j])
-        return (
-            float(exact.corner(self.n0, self.method, level)[fp]),
-            float(exact.corner(self.n1, self.method, level)[fn]),
-        )
-
-    def value(self, fp: int, fn: int) -> float:
-        """eps_emp (mu_emp) of ``fp`` and ``fn`` test errors: the end of the rejected
-        values ``[0, value)``; 0 when none is rejected."""
-        if self.values.size == 0:
-            return 0.0
-        j = int(np.count_nonzero(self.counts[:, fp] >= fn)) - 1
-        if j < 0:
-            return 0.0
-        a, b = self.corner(j, fp, fn)
-        stat = float(_statistic(self.kind, self.delta)(np.asarray(a), np.asarray(b)))
-        return min(stat, float(self.values[j]))
-
-    def table(self) -> NDArray[np.float64]:
-        """:meth:`value` of every ``(fp, fn)``, shape ``(n0 + 1, n1 + 1)``."""
-        out = np.zeros((self.n0 + 1, self.n1 + 1))
-        if self.values.size == 0:
-            return out
-        fn = np.arange(self.n1 + 1)
-        stat = _statistic(self.kind, self.delta)
-        # j(fp, fn): the number of intervals whose S_j holds the counts, less one.
-        j = (self.counts[:, :, None] >= fn[None, None, :]).sum(axis=0) - 1
-        for level in np.unique(self.levels):
-            u0 = exact.corner(self.n0, self.method, int(level))
-            u1 = exact.corner(self.n1, self.method, int(level))
-            pick = (j >= 0) & (self.levels[np.maximum(j, 0)] == level)
-            rows, cols = np.nonzero(pick)
-            vals = np.minimum(stat(u0[rows], u1[cols]), self.values[j[rows, cols]])
-            out[rows, cols] = vals
-        return out
-
-    def rejects(self, fp: int, fn: int, value: float) -> bool:
-        """Whether these counts reject ``value`` (``self.value(fp, fn) > value``)."""
-        return self.value(fp, fn) > value
-
-
-@functools.lru_cache(maxsize=32)
-def family(
-    kind: str,
-    n0: int,
-    n1: int,
-    *,
-    alpha: float,
-    delta: float,
-    method: str = "clopper_pearson",
-    until: float = math.inf,
-) -> Family:
-    """The family of ``kind`` at these test sizes and this level, up to the first
-    interval a perfect attack cannot reject (or past ``until``)."""
-    step = STEPS[kind]
-    stat = _statistic(kind, delta)
-    values: list[float] = []
-    levels: list[int] = []
-    counts: list[NDArray[np.int64]] = []
-    level: int | None = None
-    j = 0
-    while j == 0 or values[-1] <= until:
-        rule = max(j - 1, 0) * step
-
-        def outside(
-            a: NDArray[np.float64], b: NDArray[np.float64], r: float = rule
-        ) -> NDArray[np.bool_]:
-            return np.asarray(stat(a, b) > r)
-
-        found = exact.largest_level(
-            n0,
-            n1,
-            method=method,
-            alpha=alpha,
-            outside=outside,
-            boundary=_boundary(kind, j * step, delta),
-            below=level,
-            guess=_guess(kind, rule, delta),
-        )
-        if found is None or found[1][0] < 0:
-            break
-        level, g = found
-        values.append(j * step)
-        levels.append(level)
-        counts.append(g)
-        j += 1
-    return Family(
-        kind=kind,
-        n0=n0,
-        n1=n1,
-        method=method,
-        delta=delta,
-        values=np.asarray(values, np.float64),
-        levels=np.asarray(levels, np.int64),
-        counts=np.asarray(counts, np.int64).reshape(len(values), n0 + 1),
-    )
-
-
 # ------------------------------------------------------------------ the claim's test
 
 
-def _over(stat: NDArray[np.float64], claimed: float) -> NDArray[np.bool_]:
-    """``stat / claimed > 1`` as the refutation ratio computes it (a claim of 0:
-    any positive ``stat``)."""
+def _scaled(stat: NDArray[np.float64], claimed: float) -> NDArray[np.float64]:
+    """``stat / claimed`` as the refutation ratio computes it (a claim of 0: inf for
+    any positive ``stat``, else 0); over 1 iff the claim is refuted."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if claimed > 0.0:
-            return np.asarray(stat / claimed > 1.0)
-        return np.asarray(stat > 0.0)
+            return np.asarray(stat / claimed, np.float64)
+        return np.asarray(np.where(stat > 0.0, np.inf, 0.0), np.float64)
 
 
 def _claim_terms(
@@ -233,17 +77,18 @@ def _claim_terms(
     # Per Renyi term: the divisor of its divergence (its epsilon, or lambda rho).
     first_z = len(finite)
 
-    def over(
+    def ratio(
         a: NDArray[np.float64], b: NDArray[np.float64], t: NDArray[np.intp]
-    ) -> NDArray[np.bool_]:
-        out = np.zeros(t.size, dtype=np.bool_)
+    ) -> NDArray[np.float64]:
+        out = np.zeros(t.size)
         for k, name in enumerate(lead):
             pick = np.flatnonzero(t == k)
             if name == "lines":
                 stat = _eps_from_rates(a[pick], b[pick], claim.delta)
-                out[pick] = _over(stat, claim.epsilon)
+                out[pick] = _scaled(stat, claim.epsilon)
             else:
-                out[pick] = _over(mu_lower_bound(a[pick], b[pick]), claim.gdp_mu or 0.0)
+                stat = mu_lower_bound(a[pick], b[pick])
+                out[pick] = _scaled(stat, claim.gdp_mu or 0.0)
         pick = np.flatnonzero(t >= len(lead))
         if pick.size:
             r = t[pick] - len(lead)
@@ -252,14 +97,16 @@ def _claim_terms(
             eps = np.array([e for _, e in finite] or [1.0])[np.where(rdp, r, 0)]
             with np.errstate(divide="ignore", invalid="ignore"):
                 # RDP: D / eps(lambda); zCDP: (D / lambda) / rho, as the ratios are.
-                ratio = np.where(eps > 0.0, div / eps, np.where(div > 0.0, np.inf, 0.0))
+                by_eps = np.where(
+                    eps > 0.0, div / eps, np.where(div > 0.0, np.inf, 0.0)
+                )
                 z = div / orders[r]
                 rho = claim.zcdp_rho or 0.0
                 z = z / rho if rho > 0.0 else np.where(z > 0.0, np.inf, 0.0)
-            out[pick] = np.where(rdp, ratio, z) > 1.0
+            out[pick] = np.where(rdp, by_eps, z)
         return out
 
-    return exact.Terms(len(lead) + orders.size, over)
+    return exact.Terms(len(lead) + orders.size, ratio=ratio)
 
 
 def _claim_outside(claim: ClaimedProfile) -> exact.Terms:
@@ -324,20 +171,50 @@ def _claim_boundary(claim: ClaimedProfile) -> exact.Boundary:
 
 
 @functools.lru_cache(maxsize=256)
-def claim_level(
-    claim: ClaimedProfile, n0: int, n1: int, *, alpha: float, method: str
-) -> int | None:
-    """The calibrated level (an index into :data:`exact.LEVELS`) of the test of
-    ``claim``'s whole region; ``None`` when no level keeps the size at ``alpha``."""
-    found = exact.largest_level(
+def _claim_test(
+    claim: ClaimedProfile, n0: int, n1: int, alpha: float, method: str
+) -> tuple[int, NDArray[np.int64]] | None:
+    """:func:`claim_level` and its rejection set (``g``, read-only). The search
+    starts at the eps family's first level (``v_0 = 0``: the test of the lines at
+    epsilon 0, within a few levels of the claim's on every claim tried, and kept for
+    the family the audit computes next); the answer does not depend on the start
+    (:mod:`dpaudit.audit.stats.levels`)."""
+    found = levels.largest_level(
         n0,
         n1,
         method=method,
         alpha=alpha,
         outside=_claim_outside(claim),
         boundary=_claim_boundary(claim),
+        start=families.first_level(
+            "eps", n0, n1, alpha=alpha, delta=claim.delta, method=method
+        ),
     )
+    if found is not None:
+        found[1].setflags(write=False)
+    return found
+
+
+def claim_level(
+    claim: ClaimedProfile, n0: int, n1: int, *, alpha: float, method: str
+) -> int | None:
+    """The calibrated level (an index into :data:`exact.LEVELS`) of the test of
+    ``claim``'s whole region; ``None`` when no level keeps the size at ``alpha``."""
+    found = _claim_test(claim, n0, n1, alpha, method)
     return None if found is None else found[0]
+
+
+def _corner_ratio(
+    fp: int, n0: int, fn: int, n1: int, *, claim: ClaimedProfile, alpha: float
+) -> tuple[float, float, float] | None:
+    """The corner at :func:`claim_level` and its ratio against every stated region
+    (zCDP on :data:`ZCDP_GRID`, as calibrated); ``None`` without a valid level."""
+    level = claim_level(claim, n0, n1, alpha=alpha, method="clopper_pearson")
+    if level is None:  # pragma: no cover - LEVELS[0] = 1e-9 is always valid
+        return None
+    a = float(exact.corner(n0, "clopper_pearson", level)[fp])
+    b = float(exact.corner(n1, "clopper_pearson", level)[fn])
+    return a, b, float(refutation_ratios(a, b, claim, zcdp_orders=ZCDP_GRID))
 
 
 def judge_counts(
@@ -347,13 +224,11 @@ def judge_counts(
     :func:`claim_level`, judged against every stated region; the ratio is the one
     the level was calibrated with (zCDP on :data:`ZCDP_GRID`), so ``ratio > 1`` iff
     the counts lie in the calibrated rejection set."""
-    level = claim_level(claim, n0, n1, alpha=alpha, method="clopper_pearson")
-    if level is None:  # pragma: no cover - LEVELS[0] = 1e-9 is always valid
+    found = _corner_ratio(fp, n0, fn, n1, claim=claim, alpha=alpha)
+    if found is None:  # pragma: no cover - LEVELS[0] = 1e-9 is always valid
         return judge_point(1.0, 1.0, claim)
-    a = float(exact.corner(n0, "clopper_pearson", level)[fp])
-    b = float(exact.corner(n1, "clopper_pearson", level)[fn])
+    a, b, ratio = found
     point = judge_point(a, b, claim)
-    ratio = float(refutation_ratios(a, b, claim, zcdp_orders=ZCDP_GRID))
     regions = point.regions_violated if ratio > 1.0 else ()
     if ratio > 1.0 and claim.zcdp_rho is not None:
         z = float(_renyi_ratios(np.asarray(a), np.asarray(b), claim)) > 1.0
@@ -400,13 +275,13 @@ def deciding_level(
 def _deciding_counts(
     profile: ClaimedProfile | None, n0: int, n1: int, alpha: float, delta: float
 ) -> NDArray[np.int64]:
-    level = deciding_level(profile, n0, n1, alpha=alpha, delta=delta)
-    index = int(np.argmin(np.abs(exact.LEVELS - level)))
-    u0 = exact.corner(n0, "clopper_pearson", index)
-    u1 = exact.corner(n1, "clopper_pearson", index)
     outside: exact.Outside | exact.Terms
     if profile is not None and profile.has_profile:
-        outside = _claim_outside(replace(profile, delta=delta))
+        claim = replace(profile, delta=delta)
+        found = _claim_test(claim, n0, n1, alpha, "clopper_pearson")
+        if found is not None:  # the counts its level was calibrated with
+            return found[1]
+        outside = _claim_outside(claim)
     else:
         claimed = 0.0 if profile is None else profile.epsilon
 
@@ -415,6 +290,10 @@ def _deciding_counts(
         ) -> NDArray[np.bool_]:
             return np.asarray(_eps_from_rates(a, b, delta) > claimed)
 
+    level = deciding_level(profile, n0, n1, alpha=alpha, delta=delta)
+    index = int(np.argmin(np.abs(exact.LEVELS - level)))
+    u0 = exact.corner(n0, "clopper_pearson", index)
+    u1 = exact.corner(n1, "clopper_pearson", index)
     out = exact.boundary_counts(u0, u1, outside)
     out.setflags(write=False)
     return out
@@ -525,7 +404,10 @@ def refutes_perfectly(
     family)."""
     if profile.has_profile:
         claim = replace(profile, delta=delta)
-        return judge_counts(0, n0, 0, n1, claim=claim, alpha=alpha).ratio > 1.0
+        found = _corner_ratio(0, n0, 0, n1, claim=claim, alpha=alpha)
+        if found is None:  # pragma: no cover - LEVELS[0] = 1e-9 is always valid
+            return judge_counts(0, n0, 0, n1, claim=claim, alpha=alpha).ratio > 1.0
+        return found[2] > 1.0
     eps = family("eps", n0, n1, alpha=alpha, delta=delta)
     return _ratio(eps.value(0, 0), profile.epsilon) > 1.0
 
@@ -591,7 +473,7 @@ def rounds_needed(
 def clear_caches() -> None:
     """Empties every per-process cache of the exact test (its tables, levels and
     families): what a fresh process would compute (``benchmarks/exact_cost.py``)."""
-    for module in (exact, sys.modules[__name__]):
+    for module in (exact, families, sys.modules[__name__]):
         for value in vars(module).values():
             if isinstance(value, functools._lru_cache_wrapper):
                 value.cache_clear()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from dpaudit.audit.stats import calibrated
+from dpaudit.audit.stats import calibrated, families
 from dpaudit.audit.stats.estimators import (
     EstimatorMethod,
     _check_alpha,
@@ -129,7 +129,7 @@ def _expected_best(
 
     k0, k1 = np.arange(n0 + 1), np.arange(n1 + 1)
     if method == "clopper_pearson" and calibrated.applies(n0, n1):
-        table = calibrated.family(kind, n0, n1, alpha=alpha, delta=delta).table()
+        table = families.family_table(kind, n0, n1, alpha=alpha, delta=delta)
     else:
         u0 = rate_upper_bounds(k0, np.full(k0.size, n0), alpha / 2.0, method)
         u1 = rate_upper_bounds(k1, np.full(k1.size, n1), alpha / 2.0, method)

@@ -15,9 +15,10 @@ binomial is stochastically increasing in its rate), so the size
 points ``x_i <= x <= x_{i+1}``, ``P_{x, f(x)}(S) <= P_{x_i, f(x_{i+1})}(S)`` since ``f``
 decreases, and a lower bound of ``f(x_{i+1})`` on the grid of rates only raises the
 bound. :func:`size` is this rigorous upper bound (counts out of the binomials'
-computed range add their whole mass); :func:`largest_level` the largest level of
-:data:`LEVELS` whose size is at most the attack's ``alpha`` (docs/soundness.md,
-"The exact test of the claimed region").
+computed range add their whole mass);
+:func:`dpaudit.audit.stats.levels.largest_level` the largest level of :data:`LEVELS`
+whose size is at most the attack's ``alpha`` (docs/soundness.md, "The exact test of
+the claimed region").
 """
 
 from __future__ import annotations
@@ -31,17 +32,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpaudit.audit.stats.estimators import rate_upper_bounds
+from dpaudit.audit.stats.rejection import (
+    Guess,
+    Outside,
+    Terms,
+    bisect_terms,
+    boundary_counts,
+)
 
 __all__ = [
     "EXACT_MAX_N",
     "GRID",
     "LEVELS",
+    "Guess",
+    "Outside",
     "Terms",
     "applies",
     "bisect_terms",
     "boundary_counts",
     "corner",
-    "largest_level",
     "size",
 ]
 
@@ -77,8 +86,6 @@ _SLACK = 1e-9
 #: The cheap bounds of :meth:`_Table.bounds` are compared with ``limit / 2`` after
 #: raising them by this much (their rounding is ~1e-13 at most).
 _MARGIN = 1e-6
-
-Outside = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.bool_]]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -402,161 +409,6 @@ def size(
         if np.max(p[part]) > limit > 0.0:
             break
     return float(np.max(p))
-
-
-class Terms:
-    """A region's outside as a union of terms: a corner lies outside iff some term
-    is over it. Each term must be decreasing in the corner (over at a corner, over
-    at every smaller one), which lets a bisection drop the terms that are not over
-    its last outside point (:func:`bisect_terms`)."""
-
-    def __init__(
-        self,
-        count: int,
-        over: Callable[
-            [NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]],
-            NDArray[np.bool_],
-        ],
-    ) -> None:
-        self.count = count
-        self.over = over  # (a, b, term) per pair -> whether that term is over
-
-
-def bisect_terms(
-    lo: NDArray[Any],
-    hi: NDArray[Any],
-    terms: Terms,
-    corner: Callable[
-        [NDArray[np.intp], NDArray[Any]],
-        tuple[NDArray[np.float64], NDArray[np.float64]],
-    ],
-    *,
-    steps: int | None = None,
-    floor: Any = None,
-) -> NDArray[Any]:
-    """Per row ``i``, a bisection between ``lo[i]`` (outside, or a start) and
-    ``hi[i]`` (inside) of the points ``corner(i, mid)`` (decreasing in ``mid``):
-    ``steps`` halvings of a real interval, or (``None``) integer points until
-    ``hi - lo == 1``. Returns the last ``lo`` (modified in place, as ``hi``).
-
-    Every point it visits gets the answer ``any term over it`` would: a term that
-    is not over the current ``lo`` is over no point above it, so each row keeps only
-    the terms that were over its last outside point (all of them until one is
-    found) and evaluates those alone. With ``floor`` (at most every point visited)
-    the rows start with the terms over ``corner(i, floor)``: no other is over any
-    point above it."""
-    keep = np.ones((lo.size, terms.count), dtype=np.bool_)
-    if floor is not None:
-        r, t = np.nonzero(keep)
-        keep[r, t] = terms.over(*corner(r, np.full(r.size, floor)), t)
-    for _ in range(steps if steps is not None else 1 << 62):
-        if steps is None:
-            rows = np.flatnonzero(hi - lo > 1)
-            if rows.size == 0:
-                break
-            mid = (lo[rows] + hi[rows]) // 2
-        else:
-            rows = np.arange(lo.size)
-            mid = (lo + hi) / 2.0
-        r, t = np.nonzero(keep[rows])
-        a, b = corner(rows[r], mid[r])
-        over = terms.over(a, b, t)
-        out = np.zeros(rows.size, dtype=np.bool_)
-        out[r[over]] = True
-        lo[rows[out]] = mid[out]
-        hi[rows[~out]] = mid[~out]
-        moved = out[r]
-        keep[rows[r[moved]], t[moved]] = over[moved]
-    return lo
-
-
-Guess = Callable[[NDArray[np.float64]], NDArray[np.float64]]
-
-
-def boundary_counts(
-    u0: NDArray[np.float64],
-    u1: NDArray[np.float64],
-    outside: Outside | Terms,
-    guess: Guess | None = None,
-) -> NDArray[np.int64]:
-    """``g[k0]``: the largest ``k1`` whose corner ``(u0[k0], u1[k1])`` lies outside
-    (``outside`` true), -1 where none; ``outside`` must be decreasing in the corner
-    (true for smaller rates), so a bisection on ``k1`` per ``k0`` finds it (with
-    :class:`Terms`, :func:`bisect_terms`: the same points, fewer terms).
-
-    ``guess(a)``: the FNR below which ``(a, b)`` is outside, in closed form; the
-    count it gives is kept where ``outside`` confirms it (outside there, inside one
-    count up: by monotonicity the bisection's answer), the rest are bisected."""
-    n1 = u1.size - 1
-    if guess is not None and not isinstance(outside, Terms):
-        g = np.searchsorted(u1, guess(u0), side="left").astype(np.int64) - 1
-        g = np.clip(g, -1, n1)
-        ok = (g < 0) | outside(u0, u1[np.maximum(g, 0)])
-        ok &= (g >= n1) | ~outside(u0, u1[np.minimum(g + 1, n1)])
-        if ok.all():
-            return g
-        rest = np.flatnonzero(~ok)
-        g[rest] = boundary_counts(u0[rest], u1, outside)
-        return g
-    lo = np.full(u0.size, -1, dtype=np.int64)  # outside at lo (or lo = -1)
-    hi = np.full(u0.size, n1 + 1, dtype=np.int64)  # inside at hi (or hi = n1 + 1)
-    if isinstance(outside, Terms):
-        return bisect_terms(
-            lo, hi, outside, lambda i, m: (u0[i], u1[np.clip(m, 0, n1)]), floor=0
-        )
-    while True:
-        open_ = hi - lo > 1
-        if not open_.any():
-            return lo
-        mid = (lo + hi) // 2
-        out = outside(u0, u1[np.clip(mid, 0, n1)])
-        lo = np.where(open_ & out, mid, lo)
-        hi = np.where(open_ & ~out, mid, hi)
-
-
-def largest_level(
-    n0: int,
-    n1: int,
-    *,
-    method: str,
-    alpha: float,
-    outside: Outside | Terms,
-    boundary: Boundary,
-    below: int | None = None,
-    guess: Guess | None = None,
-) -> tuple[int, NDArray[np.int64]] | None:
-    """The largest index into :data:`LEVELS` (at most ``below``) whose test (corner
-    outside the region) has :func:`size` at most ``alpha``, with its ``g``; ``None``
-    when no level is valid (``guess``: as :func:`boundary_counts`).
-
-    The rejection sets grow with the level (a larger level, a smaller corner), so the
-    size does too: a bisection over the levels."""
-    limit = alpha * (1.0 - _SLACK)
-
-    def test(level: int) -> tuple[bool, NDArray[np.int64]]:
-        u0, u1 = corner(n0, method, level), corner(n1, method, level)
-        g = boundary_counts(u0, u1, outside, guess)
-        return (g[0] < 0 or size(g, boundary, n1, limit=limit) <= limit), g
-
-    top = LEVELS.size - 1 if below is None else below
-    ok, g = test(top)
-    if ok:
-        return top, g
-    if below is not None and top > 0:
-        # A family's next level is most often the same or the one below it.
-        ok, g = test(top - 1)
-        if ok:
-            return top - 1, g
-        top -= 1
-    lo, hi, g_lo = -1, top, None
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        ok, g = test(mid)
-        if ok:
-            lo, g_lo = mid, g
-        else:
-            hi = mid
-    return None if lo < 0 or g_lo is None else (lo, g_lo)
 
 
 def lines_boundary(eps: float, delta: float) -> Boundary:

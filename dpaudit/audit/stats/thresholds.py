@@ -11,7 +11,6 @@ of reach, the expected reported bound (:func:`expected_bound`);
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import replace
@@ -21,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import roc_curve as _sklearn_roc_curve
 
-from dpaudit.audit.stats import calibrated
+from dpaudit.audit.stats import families
 from dpaudit.audit.stats.auc import auc
 from dpaudit.audit.stats.estimators import (
     EstimatorMethod,
@@ -266,15 +265,6 @@ def _near_best(
     return start + int(pick[(pick.size - 1) // 2])
 
 
-@functools.lru_cache(maxsize=4)
-def _family_table(
-    kind: str, n0: int, n1: int, alpha: float, delta: float
-) -> NDArray[np.float64]:
-    table = calibrated.family(kind, n0, n1, alpha=alpha, delta=delta).table()
-    table.setflags(write=False)
-    return table
-
-
 def expected_bound(
     fpr: NDArray[np.float64],
     fnr: NDArray[np.float64],
@@ -302,7 +292,9 @@ def expected_bound(
     ...     n0_test=400, n1_test=400, alpha=0.05, delta=0.0)]
     [4.708, 1.161]
     """
-    table = _family_table(kind, n0_test, n1_test, float(alpha), float(delta))
+    table = families.family_table(
+        kind, n0_test, n1_test, alpha=float(alpha), delta=float(delta)
+    )
     if math.isfinite(cap):
         outside = np.ones(table.shape, dtype=bool)
         if rejection is not None:
