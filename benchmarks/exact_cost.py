@@ -20,15 +20,22 @@ CPU seconds (``time.process_time``) are steadier than wall time on a shared mach
 each repeat clears the caches; the peak of the memory the calls allocate
 (``tracemalloc``) is taken on one more run.
 
+The rows ``disk cache, filled`` and ``disk cache, read`` run the same calls with the
+disk cache of :mod:`dpaudit.audit.storage.exactcache` in a fresh folder: the first
+computes and keeps the calibrations, the second (process caches cleared, as a later
+audit's process) reads them back.
+
     PYTHONPATH=. python benchmarks/exact_cost.py              # 400 + 400, 3 repeats
     PYTHONPATH=. python benchmarks/exact_cost.py --smoke      # 40 + 40, once
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 
 import harness
 
@@ -115,6 +122,24 @@ def main() -> None:
             cpu_seconds=sum(cpu.values()),
             **{f"{name}_s": value for name, value in cpu.items()},
         )
+    # The disk cache (dpaudit.audit.storage.exactcache): what a later audit of the
+    # same claim and size computes, its calibrations read back from a folder.
+    from dpaudit.audit.storage import DiskStore
+
+    with tempfile.TemporaryDirectory() as folder:
+        stats.use_store(DiskStore(Path(folder)))
+        try:
+            for label in ("disk cache, filled", "disk cache, read"):
+                stats.clear_caches()
+                cpu = analysis(n, 0.05 / 2)
+                rows.add(
+                    label,
+                    test_rounds=n,
+                    cpu_seconds=sum(cpu.values()),
+                    **{f"{name}_s": value for name, value in cpu.items()},
+                )
+        finally:
+            stats.use_store(None)
     # The peak, apart: tracing every allocation slows the run severalfold.
     stats.clear_caches()
     tracemalloc.start()

@@ -34,6 +34,13 @@ def rngs(seed: int) -> Rngs:
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _exact_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The exact test's disk cache (dpaudit.audit.storage.exactcache) in a folder of
+    this session, never the user's: audits and CLI subprocesses share it."""
+    os.environ["DPAUDIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("exact-cache"))
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _one_torch_thread() -> None:
     """Tiny batched matmuls gain nothing from intra-op threads on 2 cores, and
     threads oversubscribe the machine when anything else runs."""

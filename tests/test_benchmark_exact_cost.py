@@ -9,8 +9,11 @@ from pathlib import Path
 
 
 def test_exact_cost_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
-    timed, peak = json.loads(benchmark_smoke("exact_cost.py").read_text())["rows"]
-    assert timed["test_rounds"] == peak["test_rounds"] == 40
+    timed, filled, read, peak = json.loads(
+        benchmark_smoke("exact_cost.py").read_text()
+    )["rows"]
+    assert timed["test_rounds"] == peak["test_rounds"] == read["test_rounds"] == 40
+    assert filled["cpu_seconds"] >= 0 and read["cpu_seconds"] >= 0
     assert timed["cpu_seconds"] > 0 and peak["peak_mib"] > 0
     parts = [v for k, v in timed.items() if k.endswith("_s")]
     assert len(parts) == 5 and all(v >= 0 for v in parts)

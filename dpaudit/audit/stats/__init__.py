@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         rate_upper_bound,
         rate_upper_bounds,
     )
+    from dpaudit.audit.stats.memo import use_store
     from dpaudit.audit.stats.onerun_bound import (
         onerun_eps_lower_bound,
         onerun_eps_max_attainable,
@@ -108,6 +109,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "eps_of_gdp",
     ),
     "dpaudit.audit.stats.sizing": ("fewest_rounds",),
+    "dpaudit.audit.stats.memo": ("use_store",),
     "dpaudit.audit.stats.oracle": ("violation_ceiling",),
     "dpaudit.audit.stats.thresholds": ("roc_auc",),
 }
@@ -146,5 +148,6 @@ __all__ = [
     "roc_auc",
     "rounds_needed",
     "rounds_to_decide",
+    "use_store",
     "violation_ceiling",
 ]

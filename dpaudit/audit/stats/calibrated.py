@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from dpaudit.audit.stats import exact, families, levels
+from dpaudit.audit.stats import exact, families, levels, memo
 from dpaudit.audit.stats.estimators import _eps_from_rates
 from dpaudit.audit.stats.families import STEPS, Family, family
 from dpaudit.audit.stats.profile import (
@@ -178,7 +178,17 @@ def _claim_test(
     starts at the eps family's first level (``v_0 = 0``: the test of the lines at
     epsilon 0, within a few levels of the claim's on every claim tried, and kept for
     the family the audit computes next); the answer does not depend on the start
-    (:mod:`dpaudit.audit.stats.levels`)."""
+    (:mod:`dpaudit.audit.stats.levels`). A store installed with
+    :func:`dpaudit.audit.stats.memo.use_store` keeps it between processes."""
+    parts = (claim, n0, n1, alpha, method)
+    kept = memo.load("claim_test", *parts)
+    if kept is not None and set(kept) == {"level", "g"}:
+        level, g = kept["level"], kept["g"]
+        if level.shape == () and level.dtype == np.int64 and int(level) < 0:
+            return None
+        if level.shape == () and g.dtype == np.int64 and g.shape == (n0 + 1,):
+            g.setflags(write=False)
+            return int(level), g
     found = levels.largest_level(
         n0,
         n1,
@@ -192,6 +202,14 @@ def _claim_test(
     )
     if found is not None:
         found[1].setflags(write=False)
+    memo.save(
+        "claim_test",
+        parts,
+        {
+            "level": np.asarray(-1 if found is None else found[0], np.int64),
+            "g": np.zeros(0, np.int64) if found is None else found[1],
+        },
+    )
     return found
 
 

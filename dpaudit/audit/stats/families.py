@@ -27,11 +27,12 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from dpaudit.audit.stats import exact, levels
+from dpaudit.audit.stats import exact, levels, memo
 from dpaudit.audit.stats.estimators import _eps_from_rates
 from dpaudit.audit.stats.tradeoff import gdp_tradeoff, mu_lower_bound
 
@@ -152,6 +153,42 @@ class _Growing:
         self.levels: list[int] = []
         self.counts: list[NDArray[np.int64]] = []
         self.ended = False  # the first interval a perfect attack cannot reject
+        self._restore(memo.load("family", *self.key))
+
+    def _restore(self, kept: dict[str, NDArray[Any]] | None) -> None:
+        """Starts from the intervals a store kept for this key (:mod:`.memo`),
+        if they have the shapes this key's intervals have."""
+        if kept is None or set(kept) != {"values", "levels", "counts", "ended"}:
+            return
+        values, found, counts = kept["values"], kept["levels"], kept["counts"]
+        m = values.shape[0] if values.ndim == 1 else -1
+        if not (
+            m >= 0
+            and values.dtype == np.float64
+            and found.dtype == np.int64
+            and found.shape == (m,)
+            and counts.dtype == np.int64
+            and counts.shape == (m, self.key[1] + 1)
+            and kept["ended"].shape == ()
+        ):
+            return
+        self.values = [float(v) for v in values]
+        self.levels = [int(v) for v in found]
+        self.counts = [c.copy() for c in counts]
+        self.ended = bool(kept["ended"])
+
+    def _keep(self) -> None:
+        n0 = self.key[1]
+        memo.save(
+            "family",
+            self.key,
+            {
+                "values": np.asarray(self.values, np.float64),
+                "levels": np.asarray(self.levels, np.int64),
+                "counts": np.asarray(self.counts, np.int64).reshape(-1, n0 + 1),
+                "ended": np.asarray(self.ended),
+            },
+        )
 
     def grow(self, until: float) -> int:
         """Computes intervals up to the first one past ``until`` (at least one);
@@ -159,6 +196,7 @@ class _Growing:
         kind, n0, n1, alpha, delta, method = self.key
         step = STEPS[kind]
         stat = _statistic(kind, delta)
+        known = (len(self.values), self.ended)
         while not self.ended and (not self.values or self.values[-1] <= until):
             j = len(self.values)
             rule = max(j - 1, 0) * step
@@ -184,6 +222,8 @@ class _Growing:
             self.values.append(j * step)
             self.levels.append(found[0])
             self.counts.append(found[1])
+        if (len(self.values), self.ended) != known:
+            self._keep()
         # The intervals up to the first one past `until`.
         return min(len(self.values), sum(v <= until for v in self.values) + 1)
 

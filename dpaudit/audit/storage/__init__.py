@@ -1,5 +1,5 @@
 """Where an audit lives: the SQLite store, the output folder's rules, staging of a
-forced run, and training traces.
+forced run, training traces, and the exact test's disk cache.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from dpaudit.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from dpaudit.audit.storage.exactcache import DiskStore
     from dpaudit.audit.storage.store import (
         ResultStore,
         StoreLock,
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "dpaudit.audit.storage.exactcache": ("DiskStore",),
     "dpaudit.audit.storage.store": (
         "ResultStore",
         "StoreLock",
@@ -30,6 +32,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 
 __all__ = [
+    "DiskStore",
     "ResultStore",
     "StoreLock",
     "only_trace_files",

@@ -447,35 +447,33 @@ class ResultStore:
         """
         self._features.clear()
         known: dict[tuple[bytes, bytes], tuple[int, str]] = {}
+        # One statement per table for the whole batch (keyed so that a round given
+        # twice keeps its last row, as row-by-row replacement would).
+        rounds: dict[int, tuple[int, int, int, str]] = {}
+        refs: dict[int, str | None] = {}
+        features: dict[tuple[int, str], tuple[int, str, bytes]] = {}
+        digests: dict[int, tuple[int, str]] = {}
         with self.conn:
             for row in rows:
-                r = int(row["round"])
+                r, bit, split = int(row["round"]), int(row["bit"]), int(row["split"])
                 claim = split_claim(row["claim"], known, self._store_curve)
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)",
-                    (r, int(row["bit"]), int(row["split"]), claim.rest),
-                )
-                if claim.refs is None:
-                    self.conn.execute("DELETE FROM claim_curves WHERE round = ?", (r,))
-                else:
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO claim_curves VALUES (?, ?)",
-                        (r, claim.refs),
-                    )
+                rounds[r] = (r, bit, split, claim.rest)
+                refs[r] = claim.refs
                 blobs = [(str(a), _to_bytes(v)) for a, v in row["features"].items()]
-                self.conn.executemany(
-                    "INSERT OR REPLACE INTO features VALUES (?, ?, ?)",
-                    [(r, a, b) for a, b in blobs],
-                )
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO digests VALUES (?, ?)",
-                    (
-                        r,
-                        round_digest(
-                            int(row["bit"]), int(row["split"]), claim.text, blobs
-                        ),
-                    ),
-                )
+                features.update(((r, a), (r, a, b)) for a, b in blobs)
+                digests[r] = (r, round_digest(bit, split, claim.text, blobs))
+            run = self.conn.executemany
+            run("INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?)", rounds.values())
+            run(
+                "DELETE FROM claim_curves WHERE round = ?",
+                [(r,) for r, ref in refs.items() if ref is None],
+            )
+            run(
+                "INSERT OR REPLACE INTO claim_curves VALUES (?, ?)",
+                [(r, ref) for r, ref in refs.items() if ref is not None],
+            )
+            run("INSERT OR REPLACE INTO features VALUES (?, ?, ?)", features.values())
+            run("INSERT OR REPLACE INTO digests VALUES (?, ?)", digests.values())
 
     def _store_curve(self, digest: str, text: str) -> int:
         """The number of the curve whose JSON is ``text`` (SHA-256 ``digest``),

@@ -1,0 +1,115 @@
+"""The exact test's calibrations kept between processes (dpaudit.audit.stats.memo,
+dpaudit.audit.storage.exactcache): what is read back equals what is computed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpaudit.audit.stats import calibrated, families, levels, memo
+from dpaudit.audit.stats.profile import ClaimedProfile
+from dpaudit.audit.storage import exactcache
+from dpaudit.audit.storage.exactcache import DiskStore
+
+CLAIM = ClaimedProfile(
+    epsilon=1.0,
+    delta=1e-5,
+    gdp_mu=0.3,
+    rdp_orders=(2.0, 4.0, 8.0),
+    rdp_epsilons=(0.09, 0.2, 0.45),
+)
+N = 60
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[DiskStore]:
+    calibrated.clear_caches()
+    store = DiskStore(tmp_path / "cache")
+    previous = memo.use_store(store)
+    yield store
+    memo.use_store(previous)
+    calibrated.clear_caches()
+
+
+def _figures() -> dict[str, object]:
+    """Everything the audit reads from the calibrations, on this claim and size."""
+    out: dict[str, object] = {}
+    for kind in ("eps", "mu"):
+        f = families.family(kind, N, N, alpha=0.025, delta=1e-5)
+        out[kind] = (f.values.tolist(), f.levels.tolist(), f.counts.tolist())
+    found = calibrated._claim_test(CLAIM, N, N, 0.025, "clopper_pearson")
+    assert found is not None
+    out["claim"] = (found[0], found[1].tolist())
+    r = calibrated.judge(3, N, 20, N, delta=1e-5, alpha=0.025, profile=CLAIM)
+    out["judge"] = (r.eps_emp, r.mu_emp, r.point.ratio, r.eps_max_attainable)
+    return out
+
+
+def test_read_back_equals_computed_and_computes_nothing(
+    disk: DiskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    computed = _figures()
+    files = sorted(disk.directory.glob("*.npz"))
+    assert len(files) >= 3  # two families and the claim's test
+    calibrated.clear_caches()
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("recomputed a kept calibration")
+
+    monkeypatch.setattr(levels, "largest_level", fail)
+    assert _figures() == computed
+
+
+def test_a_damaged_or_foreign_file_is_recomputed(disk: DiskStore) -> None:
+    computed = _figures()
+    files = sorted(disk.directory.glob("*.npz"))
+    files[0].write_bytes(b"not an npz")
+    # Arrays of the wrong shape under another key: refused by the shape checks.
+    for path in files[1:]:
+        np.savez(path, values=np.zeros(3), levels=np.zeros(2, np.int64))
+    calibrated.clear_caches()
+    assert _figures() == computed
+
+
+def test_the_code_digest_files_results_anew(
+    disk: DiskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _figures()
+    before = {p.name for p in disk.directory.glob("*.npz")}
+    monkeypatch.setattr(exactcache, "code_digest", lambda: "another version")
+    calibrated.clear_caches()
+    _figures()
+    after = {p.name for p in disk.directory.glob("*.npz")}
+    assert before and len(after) == 2 * len(before)
+
+
+def test_the_folder_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(exactcache.CACHE_VARIABLE, "off")
+    assert exactcache.cache_dir() is None
+    monkeypatch.setenv(exactcache.CACHE_VARIABLE, "/some/where")
+    assert exactcache.cache_dir() == Path("/some/where")
+    monkeypatch.delenv(exactcache.CACHE_VARIABLE)
+    assert exactcache.cache_dir() == Path.home() / ".cache" / "dpaudit" / "exact"
+
+
+def test_an_audit_with_and_without_the_cache_writes_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three runs of one small audit: no cache, filling one, reading it."""
+    from dpaudit.audit import AuditConfig, run_audit
+
+    config = AuditConfig(rounds=40, seed=3, attack="moments")
+    outcomes = []
+    for i, where in enumerate(("off", str(tmp_path / "c"), str(tmp_path / "c"))):
+        monkeypatch.setenv(exactcache.CACHE_VARIABLE, where)
+        calibrated.clear_caches()
+        result = run_audit(config, out_dir=tmp_path / f"o{i}").to_json()
+        result.pop("timing", None)
+        outcomes.append(json.dumps(result, sort_keys=True))
+    memo.use_store(None)
+    assert outcomes[0] == outcomes[1] == outcomes[2]
+    assert any((tmp_path / "c").glob("*.npz"))
