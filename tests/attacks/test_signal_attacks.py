@@ -62,8 +62,8 @@ def test_registered_and_in_all() -> None:
         assert name in ATTACK_NAMES
         assert name in expand_attacks("all")
     assert attack_options("fingerprint") == ("decimals",)
-    assert attack_options("nearest") == ("k", "n_estimators", "n_jobs")
-    assert attack_options("moments") == ("n_estimators", "n_jobs")
+    assert attack_options("nearest") == ("k", "n_estimators", "n_jobs", "model")
+    assert attack_options("moments") == ("n_estimators", "n_jobs", "model")
 
 
 @pytest.mark.parametrize("name", SIGNAL_ATTACKS)
