@@ -78,11 +78,13 @@ class Family:
         counts: ``g_j[k0]``, the largest FN count in ``S_j`` with ``k0`` FPs.
     """
 
+    # Its key.
     kind: str
     n0: int
     n1: int
     method: str
     delta: float
+    # Its intervals.
     values: NDArray[np.float64]
     levels: NDArray[np.int64]
     counts: NDArray[np.int64]
