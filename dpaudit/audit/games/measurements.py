@@ -95,13 +95,13 @@ def fit_and_read(
     return models, transcripts
 
 
-def check_measurements(config: AuditConfig, generator: Generator) -> None:
-    """Refuses canary teachers for a generator that does not declare them
-    (``canary_teachers``) and a generator that cannot hand over a transcript, before
-    anything is written."""
-    if config.teachers == "canary" and not getattr(
-        generator, "supports_canary_teachers", False
-    ):
+def check_measurements(
+    config: AuditConfig, generator: Generator, *, canary: bool
+) -> None:
+    """Refuses canary teachers (``canary``: the release asks for them) for a
+    generator that does not declare them (``canary_teachers``) and a generator that
+    cannot hand over a transcript, before anything is written."""
+    if canary and not getattr(generator, "supports_canary_teachers", False):
         raise InvalidParameterError(
             "`teachers` canary replaces the teachers of dpaudit's own pategan and "
             "gpate, and of the library adapters that declare canary teachers "

@@ -296,6 +296,12 @@ class TableRelease:
     memory_factor = 1
     """Models' memory, as a multiple of the models trained at once."""
 
+    def __init__(self, teachers: TeacherKind = "trained") -> None:
+        self.teachers = teachers
+        #: The rounds' teachers are canaries (``--teachers canary``): a white-box
+        #: release's own option; a table release's teachers are always trained.
+        self.canary_teachers = teachers == "canary"
+
     def attack_names(
         self, config: AuditConfig, *, worst_case: bool, continuous: bool
     ) -> tuple[str, ...]:
@@ -380,10 +386,6 @@ class TranscriptRelease(TableRelease):
     feature_width = 1
     # The replay of a group's transcripts in both worlds (2 x the group).
     memory_factor = 3
-
-    def __init__(self, teachers: TeacherKind = "trained") -> None:
-        self.teachers = teachers
-        self.canary_teachers = teachers == "canary"
 
     def attack_names(
         self, config: AuditConfig, *, worst_case: bool, continuous: bool
@@ -500,9 +502,6 @@ class MeasurementRelease(TableRelease):
     white_box = True
     feature_width = 1  # the log-likelihood ratio
 
-    def __init__(self, teachers: TeacherKind = "trained") -> None:
-        self.canary_teachers = teachers == "canary"
-
     def canary(self, setup: RoundSource) -> pd.DataFrame | None:
         return setup.target if self.canary_teachers else None
 
@@ -547,7 +546,7 @@ class MeasurementRelease(TableRelease):
     def check(self, setup: RoundSource, generator: Generator) -> None:
         from dpaudit.audit.games.measurements import check_measurements
 
-        check_measurements(setup.config, generator)
+        check_measurements(setup.config, generator, canary=self.canary_teachers)
 
     def describe(self, config: AuditConfig) -> str | None:
         from dpaudit.audit.games.measurements import describe

@@ -38,7 +38,12 @@ from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.config.serial import from_json
 from dpaudit.audit.games.execution import in_groups, training_group
 from dpaudit.audit.games.progress import progress_bar
-from dpaudit.audit.games.releases import PublicStreams, attack_options, release
+from dpaudit.audit.games.releases import (
+    PublicStreams,
+    attack_options,
+    release,
+    release_for,
+)
 from dpaudit.audit.games.setup import (
     audit_generator_options,
     build_setup,
@@ -263,7 +268,7 @@ def rank_public_seeds(
         the largest over the audit's attacks); empty where the audit is not
         ``fixed_public`` (the generator does not declare public randomness).
     """
-    if config.release == "transcript":
+    if release_for(config).white_box:
         return rank_by_exact_privacy(config, progress=progress, dataset=dataset)
     base = build_setup(dataclasses.replace(config, public_seed=0), dataset=dataset)
     if base.randomness != "fixed_public":
