@@ -49,6 +49,7 @@ from dpaudit.reports.tables import (
 from dpaudit.reports.traceview import NO_TRACE, TRACE_SOURCE, trace_view, variant_text
 from dpaudit.reports.tradeoff_plot import tradeoff_chart
 from dpaudit.reports.wording import (
+    attack_label,
     attack_set_text,
     attainable,
     claim_extra_rows,
@@ -109,7 +110,7 @@ def _attack_table(result: AuditResult) -> Table:
         )
         rows.append(
             (
-                attack.name + (" (headline)" if attack.name == result.attack else ""),
+                attack_label(attack, result.attack),
                 fmt_eps(attack.eps_emp),
                 fmt_eps(attack.eps_max_attainable),
                 fmt_number(attack.auc),

@@ -32,6 +32,7 @@ from dpaudit.reports.numbers import (
 from dpaudit.reports.tables import COMPARISON_COLUMNS, utility_tables
 from dpaudit.reports.traceview import variant_text
 from dpaudit.reports.wording import (
+    attack_label,
     attack_set_text,
     attainable,
     claim_extra_rows,
@@ -92,7 +93,7 @@ def _attack_rows(result: AuditResult) -> list[list[str]]:
     rows = []
     for a in result.attacks.values():
         c = a.counts
-        name = md_escape(a.name) + (" (headline)" if a.name == result.attack else "")
+        name = md_escape(attack_label(a, result.attack))
         rows.append(
             [
                 name,

@@ -198,6 +198,17 @@ def classifier_text(attack: AttackResult) -> str:
     return f"{kept} (training AUC {fmt_number(mine)}{rest})"
 
 
+def attack_label(attack: AttackResult, headline: str | None) -> str:
+    """An attack's name for a report's table: ``(headline)`` for the headline, and
+    the model a classifier attack trained (``moments (headline), logistic
+    regression``)."""
+    label = attack.name + (" (headline)" if attack.name == headline else "")
+    if attack.classifier is not None:
+        model = "logistic regression" if attack.classifier.model == "logistic" else ""
+        label += f", {model or 'random forest'}"
+    return label
+
+
 def warning_lines(result: AuditResult) -> list[str]:
     """The result's warnings, one sentence each, ``warning: ...``."""
     return [f"warning: {w.message}" for w in result.warnings]
