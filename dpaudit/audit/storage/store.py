@@ -23,6 +23,7 @@ run holds for its whole duration, so two runs never write into one directory.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -186,9 +187,25 @@ def _check_foreign(path: Path) -> None:
 
 
 def _to_bytes(array: NDArray[Any]) -> bytes:
+    """The NPY bytes of ``array`` as float64 (what ``np.save`` writes): the header
+    of its shape, made once per shape, then the data in C order."""
+    values = np.asarray(array, dtype=np.float64)
+    if not values.flags.c_contiguous:
+        buf = io.BytesIO()
+        np.save(buf, values, allow_pickle=False)
+        return buf.getvalue()
+    return _npy_header(values.shape) + values.tobytes()
+
+
+@functools.lru_cache(maxsize=256)
+def _npy_header(shape: tuple[int, ...]) -> bytes:
+    """What ``np.save`` writes before the data of a C-ordered float64 array of
+    ``shape``."""
+    zeros = np.zeros(shape, dtype=np.float64)
     buf = io.BytesIO()
-    np.save(buf, np.asarray(array, dtype=np.float64), allow_pickle=False)
-    return buf.getvalue()
+    np.save(buf, zeros, allow_pickle=False)
+    full = buf.getvalue()
+    return full[: len(full) - zeros.nbytes]
 
 
 def _from_bytes(blob: bytes) -> NDArray[np.float64]:
