@@ -18,7 +18,8 @@ round order; no random numbers), the forest on ties, without the comparison when
 class has fewer than :data:`FOLDS` training rounds or a feature is not finite.
 Only training rounds are read, so the choice is part of the attack's fit: the
 threshold is still chosen on validation rounds and the bound computed on test
-rounds (docs/soundness.md, rule 4). The forest is the one ``model="forest"`` fits
+rounds (docs/soundness.md, rule 4). The regression is fitted with one BLAS thread, so
+its scores do not depend on the machine's thread count. The forest is the one ``model="forest"`` fits
 (same trees: the out-of-bag figures are computed after the fit and draw nothing).
 """
 
@@ -116,9 +117,12 @@ def fit_model(
         forest_auc = _oob_auc(forest, y)
         if forest_auc is not None and forest_auc >= 1.0:
             return forest, Choice("forest", forest_auc=forest_auc)
-    with warnings.catch_warnings():
-        # A regression stopped early is still a function of the training rounds;
-        # the comparison judges how well it ranks them.
+    from threadpoolctl import threadpool_limits
+
+    # One BLAS thread: the regression's sums then do not depend on the machine's
+    # thread count. A regression stopped early is still a function of the training
+    # rounds; the comparison judges how well it ranks them.
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
         warnings.simplefilter("ignore", ConvergenceWarning)
         logistic_auc = None
         if compare:
