@@ -26,7 +26,7 @@ from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.games.execution import shutdown_workers
 from dpaudit.audit.games.registry import load_game
 from dpaudit.audit.result.model import AuditResult
-from dpaudit.audit.storage.exactcache import install as install_exact_cache
+from dpaudit.audit.storage.exactcache import exact_cache
 from dpaudit.audit.storage.outdir import (
     RESULT,
     RESUME_SETTINGS,
@@ -92,13 +92,31 @@ def run_audit(
         RunFailedError: the disk filled or failed while the store was written (the
             committed rounds are kept: the same call continues).
     """
+    # The exact test's calibrations are read from and kept on disk while the audit
+    # runs (dpaudit.audit.storage.exactcache; DPAUDIT_CACHE_DIR=off: not).
+    with exact_cache():
+        return _run(
+            config,
+            out_dir=out_dir,
+            resume=resume,
+            force=force,
+            progress=progress,
+        )
+
+
+def _run(
+    config: AuditConfig,
+    *,
+    out_dir: Path | str,
+    resume: bool,
+    force: bool,
+    progress: bool,
+) -> AuditResult:
+    """:func:`run_audit`'s body."""
     if not resume:
         # Before anything is loaded or written: every setting the chosen game does
         # not use, or whose requirement is unmet, is refused in one line.
         config.check_settings()
-    # The exact test's calibrations are read from and kept on disk
-    # (dpaudit.audit.storage.exactcache; DPAUDIT_CACHE_DIR=off: not).
-    install_exact_cache()
     game = load_game(config.game)
     game.check(config, resume=resume)
     # Absolute from the start: code that changes the working directory during the

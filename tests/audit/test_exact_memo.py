@@ -110,6 +110,7 @@ def test_an_audit_with_and_without_the_cache_writes_the_same_result(
         result = run_audit(config, out_dir=tmp_path / f"o{i}").to_json()
         result.pop("timing", None)
         outcomes.append(json.dumps(result, sort_keys=True))
-    memo.use_store(None)
+    # run_audit restored the store it found (none): nothing stays installed.
+    assert memo.use_store(None) is None
     assert outcomes[0] == outcomes[1] == outcomes[2]
     assert any((tmp_path / "c").glob("*.npz"))

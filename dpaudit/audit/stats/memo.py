@@ -4,9 +4,9 @@ the caller installs (:func:`use_store`); this module does no I/O itself.
 The calibrated levels (:func:`dpaudit.audit.stats.calibrated.claim_level`) and the
 families (:func:`dpaudit.audit.stats.families.family`) are pure functions of their
 inputs: the test sizes, the level, delta, the method and the claim. Within a process
-they are cached (``functools.lru_cache``); :func:`use_store` installs a :class:`Store` that
-also keeps them across processes (``dpaudit audit`` installs the disk store of
-:mod:`dpaudit.audit.storage.exactcache`). A stored result is found by
+they are cached (``functools.lru_cache``); :func:`use_store` installs a :class:`Store`
+that also keeps them across processes (:func:`dpaudit.audit.run.run_audit` installs
+the disk store of :mod:`dpaudit.audit.storage.exactcache` while it runs). A stored result is found by
 :func:`key`: a SHA-256 of its function's name and its inputs, written exactly
 (floats in hexadecimal), together with the store's own digest of the code that
 computes it; a store returns what :meth:`Store.save` was given for that key or

@@ -25,7 +25,7 @@ import hashlib
 import os
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from dpaudit.audit.stats import memo
 
-__all__ = ["CACHE_VARIABLE", "DiskStore", "cache_dir", "code_digest", "install"]
+__all__ = ["CACHE_VARIABLE", "DiskStore", "cache_dir", "code_digest", "exact_cache"]
 
 CACHE_VARIABLE = "DPAUDIT_CACHE_DIR"
 """The environment variable naming the folder (``off``: no disk cache)."""
@@ -96,7 +96,13 @@ class DiskStore:
                     os.unlink(tmp)
 
 
-def install() -> None:
-    """Installs the disk store of :func:`cache_dir` (none when it is off)."""
+@contextlib.contextmanager
+def exact_cache() -> Iterator[None]:
+    """The disk store of :func:`cache_dir` (none when it is off) installed for the
+    block, the store before it restored after."""
     where = cache_dir()
-    memo.use_store(None if where is None else DiskStore(where))
+    previous = memo.use_store(None if where is None else DiskStore(where))
+    try:
+        yield
+    finally:
+        memo.use_store(previous)
