@@ -182,13 +182,19 @@ def _claim_test(
     :func:`dpaudit.audit.stats.memo.use_store` keeps it between processes."""
     parts = (claim, n0, n1, alpha, method)
     kept = memo.load("claim_test", *parts)
-    if kept is not None and set(kept) == {"level", "g"}:
-        level, g = kept["level"], kept["g"]
-        if level.shape == () and level.dtype == np.int64 and int(level) < 0:
+    if (
+        kept is not None
+        and set(kept) == {"level", "g"}
+        and kept["level"].shape == ()
+        and kept["level"].dtype == np.int64
+        and int(kept["level"]) < exact.LEVELS.size
+    ):
+        level, g = int(kept["level"]), kept["g"]
+        if level < 0:
             return None
-        if level.shape == () and g.dtype == np.int64 and g.shape == (n0 + 1,):
+        if g.dtype == np.int64 and g.shape == (n0 + 1,):
             g.setflags(write=False)
-            return int(level), g
+            return level, g
     found = levels.largest_level(
         n0,
         n1,
