@@ -77,6 +77,23 @@ class StoreError(AuditError):
     """Raised when an audit directory holds a different audit, or is corrupt."""
 
 
+class BadInputError(AuditError, ValueError):
+    """Bad input to the Python API (:mod:`dpaudit.api`): the one exception type of
+    every refusal, whose message is the line the ``dpaudit`` command prints for the
+    same input (without its ``dpaudit: error:`` prefix), exit code 2 there.
+
+    Attributes:
+        line: the command line's whole line (with its prefix).
+        exit_code: the command's exit code for it (:data:`EXIT_BAD_INPUT`).
+    """
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, message: str, *, line: str | None = None) -> None:
+        super().__init__(message)
+        self.line = line if line is not None else f"dpaudit: error: {message}"
+
+
 class RunFailedError(Exception):
     """Raised when a run fails for a reason of its environment, not of its input and
     not a bug of dpaudit (a full disk, standard output closed): exit 3, with a message

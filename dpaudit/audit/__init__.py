@@ -20,7 +20,9 @@ never a module inside them. The layout (docs/design.md, "The audit package"):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.lazy import lazy_exports
 
@@ -66,6 +68,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable: ``dpaudit.audit(**settings)`` is
+    :func:`dpaudit.api.audit` (the package keeps every name it exports)."""
+
+    def __call__(self, *, in_process: bool = False, **settings: Any) -> AuditResult:
+        from dpaudit.api import audit
+
+        return audit(in_process=in_process, **settings)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = [
     "RESULT_FILE",

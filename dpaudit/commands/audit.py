@@ -21,6 +21,7 @@ import signal
 import sys
 import tomllib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -40,7 +41,7 @@ from dpaudit.commands import EXIT_OK, parse_option
 from dpaudit.errors import InvalidParameterError
 
 if TYPE_CHECKING:
-    from dpaudit.audit import AuditResult
+    from dpaudit.audit import AuditConfig, AuditResult
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -301,8 +302,10 @@ class Terminated(BaseException):
     """SIGTERM, raised in the main thread."""
 
 
-def _stopped(out: Path, where: Path, why: str, code: int, *, force: bool) -> int:
-    """The one line of a stopped run: what ``out`` (absolute: ``where``) holds now."""
+def stopped_hint(out: Path, where: Path, *, force: bool, resume: str) -> str:
+    """What ``out`` (absolute: ``where``) holds after a stopped run, and how to go
+    on (``resume``: the command or call that continues it; ``{out}`` in it is
+    replaced by the folder)."""
     from dpaudit.audit.storage import ResultStore
 
     if force and (where / RESULT_FILE).exists():
@@ -310,16 +313,46 @@ def _stopped(out: Path, where: Path, why: str, code: int, *, force: bool) -> int
         hint = f"the audit in {out} is unchanged (--force replaces it only once the "
         hint += "new audit has stored its first batch)"
     elif (where / ResultStore.FILENAME).exists():
-        hint = f"continue it with: dpaudit audit --resume {out}"
+        hint = "continue it with: " + resume.replace("{out}", str(out))
     else:
         hint = "no round was finished, nothing was written"
+    return hint
+
+
+def _stopped(out: Path, where: Path, why: str, code: int, *, force: bool) -> int:
+    """The one line of a stopped run: what ``out`` (absolute: ``where``) holds now."""
+    hint = stopped_hint(out, where, force=force, resume="dpaudit audit --resume {out}")
     print(f"dpaudit: {why}; {hint}", file=sys.stderr)
     return code
 
 
-def run(args: argparse.Namespace) -> int:
-    """Runs (or resumes) the audit, prints the result and where ``result.json`` is."""
-    from dpaudit.audit import AuditConfig, resume_config, run_audit, shutdown_workers
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Prepared:
+    """An audit ready to run: its configuration and where it goes.
+
+    Attributes:
+        config: the audit's configuration.
+        out: ``--out`` (or ``--resume``) as given; ``where``: it made absolute.
+        resume: ``--resume``; force: ``--force`` (never with ``--resume``).
+        quiet: ``--quiet`` (by flag or configuration file).
+    """
+
+    config: AuditConfig
+    out: Path
+    where: Path
+    resume: bool
+    force: bool
+    quiet: bool
+
+
+def prepare(args: argparse.Namespace) -> Prepared:
+    """The configuration and the output folder of ``dpaudit audit``'s arguments
+    (the command and the Python API's :func:`dpaudit.api.audit`).
+
+    Raises:
+        InvalidParameterError: a bad setting, configuration file or folder.
+    """
+    from dpaudit.audit import AuditConfig, resume_config
 
     values = {} if args.resume else settings(args)
     quiet = bool(args.quiet or values.get("quiet"))
@@ -336,8 +369,24 @@ def run(args: argparse.Namespace) -> int:
             )
         out = Path(out_text)
         config = AuditConfig.from_mapping(config_mapping(args))
-    where = Path(os.path.abspath(out))  # the working directory may change meanwhile
-    force = bool(values.get("force")) and not args.resume
+    return Prepared(
+        config=config,
+        out=out,
+        # The working directory may change meanwhile.
+        where=Path(os.path.abspath(out)),
+        resume=bool(args.resume),
+        force=bool(values.get("force")) and not args.resume,
+        quiet=quiet,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs (or resumes) the audit, prints the result and where ``result.json`` is."""
+    from dpaudit.audit import run_audit, shutdown_workers
+
+    prepared = prepare(args)
+    config, out, where = prepared.config, prepared.out, prepared.where
+    force, quiet = prepared.force, prepared.quiet
     try:
         with terminate_as_exception():
             result = run_audit(

@@ -16,8 +16,9 @@ and :func:`audit_options`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,10 @@ class GeneratorSpec:
             (:mod:`dpaudit.generators.model_memory`; :meth:`model_bytes`). The one
             figure both of the audit's plans use (memory, CUDA batch size). A
             plug-in's default counts its release only: it trains in its worker.
+        in_process: a plug-in class registered by :func:`in_process_plugin` (the
+            Python API's ``in_process=True``): constructed and fitted in this
+            process through :class:`~dpaudit.generators.plugins.PluginAdapter`,
+            never in a worker.
     """
 
     name: str
@@ -130,11 +135,14 @@ class GeneratorSpec:
     entry_point: bool = False
     transcript: str = "replay"
     model_memory: str = "dpaudit.generators.model_memory:release_bytes"
+    in_process: bool = False
 
     # ------------------------------------------------------------ capabilities
     def load_class(self) -> type:
         """The generator class (the plug-in's own class for a plug-in, imported in
         this process: the audit never calls this for a plug-in)."""
+        if self.in_process:
+            return _in_process_class(self.name)
         if self.plugin:
             from dpaudit.generators import plugins  # lazily: torch, pandas
 
@@ -153,14 +161,20 @@ class GeneratorSpec:
     @property
     def batched(self) -> bool:
         """Whether the generator trains several models at once (``fit_many``)."""
-        return not self.plugin and callable(
-            getattr(self.load_class(), "fit_many", None)
+        return (
+            not self.plugin
+            and not self.in_process
+            and callable(getattr(self.load_class(), "fit_many", None))
         )
 
     @property
     def supports_public_randomness(self) -> bool:
         """Whether the generator's privacy proof holds for every fixed public stream
         (the class attribute of a built-in; ``public_seed`` in a plug-in's signatures)."""
+        if self.in_process:
+            from dpaudit.generators.plugins import supports_public_seed
+
+            return bool(supports_public_seed(self.load_class()))
         if self.plugin:
             return bool(
                 getattr(
@@ -209,7 +223,17 @@ class GeneratorSpec:
     # ------------------------------------------------------------------ build
     def make_factory(self, *, worker: WorkerOptions | None = None) -> GeneratorFactory:
         """``factory(epsilon=, delta=, **options) -> Generator``; a plug-in's runs in
-        foreign workers with the settings ``worker``."""
+        foreign workers with the settings ``worker`` (one registered in this process
+        by :func:`in_process_plugin` runs here)."""
+        if self.in_process:
+            from dpaudit.generators.plugins import PluginAdapter
+
+            cls, label = self.load_class(), self.name
+
+            def here(**kwargs: Any) -> PluginAdapter:
+                return PluginAdapter(cls, label, **kwargs)
+
+            return here
         if self.plugin:
             from dpaudit.generators.foreign.generator import ForeignGenerator
 
@@ -353,6 +377,39 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
 )
 
 
+_IN_PROCESS: dict[str, type] = {}
+"""Plug-in classes registered by :func:`in_process_plugin`, by generator name."""
+
+
+def _in_process_class(name: str) -> type:
+    from dpaudit.errors import PluginError
+
+    cls = _IN_PROCESS.get(name)
+    if cls is None:
+        raise PluginError(
+            f"generator {name!r} ran in-process and is no longer registered: pass the "
+            "class again (`generator=MyClass, in_process=True`)."
+        )
+    return cls
+
+
+@contextlib.contextmanager
+def in_process_plugin(name: str, cls: type) -> Iterator[None]:
+    """Within: the generator ``name`` is the plug-in class ``cls``, constructed and
+    fitted in this process (:class:`~dpaudit.generators.plugins.PluginAdapter`),
+    where a ``module:Class`` name otherwise runs in a foreign worker. The Python
+    API's ``in_process=True``; the name before is restored on exit."""
+    before = _IN_PROCESS.get(name)
+    _IN_PROCESS[name] = cls
+    try:
+        yield
+    finally:
+        if before is None:
+            _IN_PROCESS.pop(name, None)
+        else:
+            _IN_PROCESS[name] = before
+
+
 def builtin_generators() -> Mapping[str, GeneratorSpec]:
     """The built-in specs (read-only)."""
     return _BUILTINS
@@ -406,6 +463,17 @@ def get_spec(name: str) -> GeneratorSpec:
     )
     if name in _BUILTINS:
         return _BUILTINS[name]
+    if name in _IN_PROCESS:
+        return GeneratorSpec(
+            name=name,
+            description=f"plug-in {name} (in this process)",
+            label=name,
+            factory=name,
+            in_process=True,
+            transcript="measurements",
+            # Its model lives in this process: the data it keeps and the release.
+            model_memory=_TABLE,
+        )
     adapters = foreign_adapters()
     if name in adapters:
         return GeneratorSpec(

@@ -427,10 +427,9 @@ class AuditResult:
         source: where the result was read from (not written).
         trace: training traces from the audit directory (not written).
         utility: the utility benchmark (``utility.json``), when run.
-        mu_emp, mu_max_attainable, eps_of_mu_emp, fpr_upper, fnr_upper,
-            refutation_ratio, regions_violated: the headline attack's (see
-            :class:`AttackResult`); ``regions_violated`` names what the verdict's
-            VIOLATION rests on.
+        mu_emp, mu_max_attainable, eps_of_mu_emp, fpr_upper, fnr_upper, refutation_ratio, regions_violated: the
+            headline attack's (see :class:`AttackResult`); ``regions_violated``
+            names what the verdict's VIOLATION rests on.
         sequential: the looks of a ``--sequential`` audit (``None`` otherwise).
         dropped_attacks: attack -> why it was dropped before the test (validation
             scores that cannot separate the worlds); ``None`` (not written): none.
@@ -528,6 +527,44 @@ class AuditResult:
     def raw(self) -> Mapping[str, Any]:
         """The whole document (:meth:`to_json`), frozen."""
         return freeze(self.to_json())  # type: ignore[no-any-return]
+
+    # ------------------------------------------------- notebooks and scripts
+    def to_dict(self) -> dict[str, Any]:
+        """The ``result.json`` document as a dict (:meth:`to_json`)."""
+        return self.to_json()
+
+    def to_frame(self) -> Any:
+        """This result as a one-row ``pandas.DataFrame``; for several results,
+        :func:`dpaudit.to_frame` (the same columns)."""
+        from dpaudit.api import to_frame
+
+        return to_frame([self])
+
+    def report(self, path: Path | str, *, format: str = "html") -> Path:
+        """Writes this audit's report, as ``dpaudit report DIR --format FORMAT --out
+        PATH`` does (``html``, ``md``, ``json`` or ``junit``).
+
+        Returns:
+            ``path``.
+
+        Raises:
+            InvalidParameterError: an unknown format, or ``path`` is a directory.
+        """
+        from dpaudit.reports import render, write_atomic
+
+        target = Path(path)
+        require(not target.is_dir(), "path", "a file path, not a directory", str(path))
+        text = render([self], format, base=self.directory, compare=False)
+        write_atomic(target, text)
+        return target
+
+    def _repr_html_(self) -> str:
+        """The verdict banner, the numbers and the figures (the epsilon chart, the
+        trade-off plot, the ROC curves) for a notebook cell
+        (:func:`dpaudit.reports.notebook.render_notebook_html`)."""
+        from dpaudit.reports.notebook import render_notebook_html
+
+        return render_notebook_html(self)
 
     # ------------------------------------------------------------- JSON
     def to_json(self) -> dict[str, Any]:
