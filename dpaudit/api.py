@@ -220,10 +220,18 @@ def _importable(cls: type) -> str | None:
     return f"{module}:{qualname}" if found is cls else None
 
 
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # an array, say: not a default
+        return False
+
+
 def _instance_settings(instance: object, settings: dict[str, Any]) -> None:
     """An instance's constructor arguments, read back from its attributes of the
     same names (scikit-learn's convention), as ``epsilon``, ``delta`` and ``option``
-    where the settings leave them unset."""
+    where the settings leave them unset; an argument equal to its default is left
+    to the default, as for the class."""
     params = inspect.signature(type(instance)).parameters
     options: dict[str, Any] = {}
     for name, param in params.items():
@@ -238,6 +246,8 @@ def _instance_settings(instance: object, settings: dict[str, Any]) -> None:
                 )
             continue
         value = getattr(instance, name)
+        if param.default is not param.empty and _equal(value, param.default):
+            continue  # a default: as the class alone would be given it
         if name in ("epsilon", "delta"):
             settings.setdefault(name, value)
         else:
