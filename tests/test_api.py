@@ -11,7 +11,6 @@ pages of the docs site document every public name.
 
 from __future__ import annotations
 
-import html
 import itertools
 import json
 import logging
@@ -27,7 +26,6 @@ import pytest
 
 import dpaudit
 from dpaudit.api import _show_progress
-from dpaudit.api import audit as api_audit
 from dpaudit.audit.config import AUDIT_KEYS, FLAG_ONLY
 from dpaudit.cli import main
 from dpaudit.generators.toy_plugins import PublicSeedRandomizedResponse
@@ -362,42 +360,9 @@ def _where(name: str) -> str:
 
 
 def test_api_pages_document_every_public_name() -> None:
+    """Each public name has its ``:::`` entry (mkdocstrings renders its docstring
+    there); CI's ``mkdocs build --strict`` (.ci/run) builds the pages, failing on a
+    broken link, a missing page or an object mkdocstrings cannot find."""
     documented = _documented()
     missing = [n for n in PUBLIC - {"__version__"} if _where(n) not in documented]
     assert not missing
-
-
-@pytest.mark.slow
-def test_docs_site_builds_strict_with_every_docstring(tmp_path: Path) -> None:
-    """`mkdocs build --strict` (what CI runs): no broken link or missing page, and
-    the API pages hold each public name's docstring."""
-    pytest.importorskip("mkdocs")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mkdocs",
-            "build",
-            "--strict",
-            "--quiet",
-            "--site-dir",
-            str(tmp_path / "site"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    pages = "".join(
-        p.read_text() for p in (tmp_path / "site" / "api").rglob("index.html")
-    )
-    for name in PUBLIC - {"__version__"}:
-        obj = api_audit if name == "audit" else getattr(dpaudit, name)
-        doc = "The settings" if name == "SETTINGS" else (obj.__doc__ or "")
-        # The first words of the docstring, as the page shows them (no markup).
-        plain = re.sub(r":[a-z]+:`~?([^`]*)`", r"\1", doc).replace("`", "")
-        words = " ".join(plain.split()[:4])
-        text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", pages)).split())
-        assert words in text, name

@@ -20,7 +20,7 @@ NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
 def test_quickstart_notebook_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """About 35 s on 2 CPU cores (a kernel, four audits of 50 rounds per world)."""
+    """About 30 s on 2 CPU cores (a kernel, three audits of 30 rounds per world)."""
     # The kernel imports this repository's dpaudit, whatever is installed.
     path = os.environ.get("PYTHONPATH", "")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), path) if p))
