@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 
 import dpaudit
-from dpaudit.api import _show_progress
+from dpaudit.api.commandline import show_progress as _show_progress
 from dpaudit.audit.config import AUDIT_KEYS, FLAG_ONLY
 from dpaudit.cli import main
 from dpaudit.generators.toy_plugins import PublicSeedRandomizedResponse

@@ -42,6 +42,7 @@ LAYERS: dict[str, int] = {
     "ci": 5,
     "commands": 6,
     "cli": 6,
+    "api": 6,
     "__main__": 6,
 }
 

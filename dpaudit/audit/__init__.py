@@ -20,6 +20,7 @@ never a module inside them. The layout (docs/design.md, "The audit package"):
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
@@ -70,14 +71,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
+PYTHON_API = "dpaudit.api"
+"""The module of the Python API, whose ``audit`` a call of this package runs. It is
+the top layer (docs/design.md, "Layers"): named here and imported only when called,
+as the generator registry names its factories."""
+
+
 class _CallableModule(types.ModuleType):
     """This package, callable: ``dpaudit.audit(**settings)`` is
     :func:`dpaudit.api.audit` (the package keeps every name it exports)."""
 
-    def __call__(self, *, in_process: bool = False, **settings: Any) -> AuditResult:
-        from dpaudit.api import audit
-
-        return audit(in_process=in_process, **settings)
+    def __call__(self, *, in_process: bool = False, **settings: Any) -> Any:
+        api = importlib.import_module(PYTHON_API)
+        return api.audit(in_process=in_process, **settings)
 
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -16,15 +16,15 @@ and :func:`audit_options`.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.generators.entry_points import plugin_entry_points
 from dpaudit.generators.flags import flags_of, variants
+from dpaudit.generators.in_process import IN_PROCESS, in_process_class
 from dpaudit.generators.names import DEVICES, G_PATE, PATE_GAN
 from dpaudit.validation import check_choice, check_scalar, require
 
@@ -115,7 +115,7 @@ class GeneratorSpec:
             (:mod:`dpaudit.generators.model_memory`; :meth:`model_bytes`). The one
             figure both of the audit's plans use (memory, CUDA batch size). A
             plug-in's default counts its release only: it trains in its worker.
-        in_process: a plug-in class registered by :func:`in_process_plugin` (the
+        in_process: a plug-in class registered by :func:`~dpaudit.generators.in_process.in_process_plugin` (the
             Python API's ``in_process=True``): constructed and fitted in this
             process through :class:`~dpaudit.generators.plugins.PluginAdapter`,
             never in a worker.
@@ -142,7 +142,7 @@ class GeneratorSpec:
         """The generator class (the plug-in's own class for a plug-in, imported in
         this process: the audit never calls this for a plug-in)."""
         if self.in_process:
-            return _in_process_class(self.name)
+            return in_process_class(self.name)
         if self.plugin:
             from dpaudit.generators import plugins  # lazily: torch, pandas
 
@@ -224,7 +224,7 @@ class GeneratorSpec:
     def make_factory(self, *, worker: WorkerOptions | None = None) -> GeneratorFactory:
         """``factory(epsilon=, delta=, **options) -> Generator``; a plug-in's runs in
         foreign workers with the settings ``worker`` (one registered in this process
-        by :func:`in_process_plugin` runs here)."""
+        by :func:`~dpaudit.generators.in_process.in_process_plugin` runs here)."""
         if self.in_process:
             from dpaudit.generators.plugins import PluginAdapter
 
@@ -377,39 +377,6 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
 )
 
 
-_IN_PROCESS: dict[str, type] = {}
-"""Plug-in classes registered by :func:`in_process_plugin`, by generator name."""
-
-
-def _in_process_class(name: str) -> type:
-    from dpaudit.errors import PluginError
-
-    cls = _IN_PROCESS.get(name)
-    if cls is None:
-        raise PluginError(
-            f"generator {name!r} ran in-process and is no longer registered: pass the "
-            "class again (`generator=MyClass, in_process=True`)."
-        )
-    return cls
-
-
-@contextlib.contextmanager
-def in_process_plugin(name: str, cls: type) -> Iterator[None]:
-    """Within: the generator ``name`` is the plug-in class ``cls``, constructed and
-    fitted in this process (:class:`~dpaudit.generators.plugins.PluginAdapter`),
-    where a ``module:Class`` name otherwise runs in a foreign worker. The Python
-    API's ``in_process=True``; the name before is restored on exit."""
-    before = _IN_PROCESS.get(name)
-    _IN_PROCESS[name] = cls
-    try:
-        yield
-    finally:
-        if before is None:
-            _IN_PROCESS.pop(name, None)
-        else:
-            _IN_PROCESS[name] = before
-
-
 def builtin_generators() -> Mapping[str, GeneratorSpec]:
     """The built-in specs (read-only)."""
     return _BUILTINS
@@ -463,7 +430,7 @@ def get_spec(name: str) -> GeneratorSpec:
     )
     if name in _BUILTINS:
         return _BUILTINS[name]
-    if name in _IN_PROCESS:
+    if name in IN_PROCESS:
         return GeneratorSpec(
             name=name,
             description=f"plug-in {name} (in this process)",

@@ -528,44 +528,6 @@ class AuditResult:
         """The whole document (:meth:`to_json`), frozen."""
         return freeze(self.to_json())  # type: ignore[no-any-return]
 
-    # ------------------------------------------------- notebooks and scripts
-    def to_dict(self) -> dict[str, Any]:
-        """The ``result.json`` document as a dict (:meth:`to_json`)."""
-        return self.to_json()
-
-    def to_frame(self) -> Any:
-        """This result as a one-row ``pandas.DataFrame``; for several results,
-        :func:`dpaudit.to_frame` (the same columns)."""
-        from dpaudit.api import to_frame
-
-        return to_frame([self])
-
-    def report(self, path: Path | str, *, format: str = "html") -> Path:
-        """Writes this audit's report, as ``dpaudit report DIR --format FORMAT --out
-        PATH`` does (``html``, ``md``, ``json`` or ``junit``).
-
-        Returns:
-            ``path``.
-
-        Raises:
-            InvalidParameterError: an unknown format, or ``path`` is a directory.
-        """
-        from dpaudit.reports import render, write_atomic
-
-        target = Path(path)
-        require(not target.is_dir(), "path", "a file path, not a directory", str(path))
-        text = render([self], format, base=self.directory, compare=False)
-        write_atomic(target, text)
-        return target
-
-    def _repr_html_(self) -> str:
-        """The verdict banner, the numbers and the figures (the epsilon chart, the
-        trade-off plot, the ROC curves) for a notebook cell
-        (:func:`dpaudit.reports.notebook.render_notebook_html`)."""
-        from dpaudit.reports.notebook import render_notebook_html
-
-        return render_notebook_html(self)
-
     # ------------------------------------------------------------- JSON
     def to_json(self) -> dict[str, Any]:
         """The ``result.json`` document (plain JSON types; non-finite numbers as null).

@@ -28,31 +28,27 @@ Example:
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib
-import inspect
-import io
 import json
 import logging
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from dpaudit.audit.config import AUDIT_KEYS, FLAG_ONLY, KEYS_BY_TOML_NAME, Key
-from dpaudit.errors import EXIT_BAD_INPUT, BadInputError, exit_code_for
+from dpaudit.api import commandline
+from dpaudit.audit.config import AUDIT_KEYS, FLAG_ONLY
+from dpaudit.audit.result.model import AuditResult as TypedResult
+from dpaudit.errors import BadInputError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpaudit.audit.result.model import AuditResult
     from dpaudit.ci.run import CheckReport
     from dpaudit.generators.base import PrivacyClaim
 
 __all__ = [
     "SETTINGS",
+    "AuditResult",
     "BadInputError",
     "FitResult",
     "audit",
@@ -74,249 +70,56 @@ directory to continue)."""
 T = TypeVar("T")
 
 
-# ---------------------------------------------------------------- the errors
-def _bad_input(err: BaseException) -> BadInputError:
-    """The :class:`BadInputError` of ``err``: the command's line for it."""
-    from dpaudit.cli import _message
-    from dpaudit.reports.escape import printable
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AuditResult(TypedResult):
+    """One audit, as the Python API returns it: the audit's typed result
+    (:class:`dpaudit.audit.result.model.AuditResult`, the content of
+    ``result.json``: ``verdict``, ``eps_emp``, ``mu_emp``, ``claim``, ``power``,
+    ``attacks``, ...) with the views a notebook or a script uses."""
 
-    message = printable(_message(err))
-    return BadInputError(message, line=f"dpaudit: error: {message}")
+    @classmethod
+    def of(cls, result: TypedResult) -> AuditResult:
+        """``result`` with these views (the same values)."""
+        if isinstance(result, cls):
+            return result
+        return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
 
+    def to_dict(self) -> dict[str, Any]:
+        """The ``result.json`` document as a dict (``to_json``)."""
+        return self.to_json()
 
-@contextlib.contextmanager
-def _as_command() -> Iterator[None]:
-    """Within: an error the command reports as bad input (exit 2) is raised as
-    :class:`BadInputError` with the command's line; anything else as it is."""
-    try:
-        yield
-    except BadInputError:
-        raise
-    except Exception as err:
-        if exit_code_for(err) != EXIT_BAD_INPUT:
-            raise
-        raise _bad_input(err) from err
+    def to_frame(self) -> pd.DataFrame:
+        """This result as a one-row ``pandas.DataFrame``; for several results,
+        :func:`to_frame` (the same columns)."""
+        return to_frame([self])
 
+    def report(self, path: Path | str, *, format: str = "html") -> Path:
+        """Writes this audit's report, as ``dpaudit report DIR --format FORMAT --out
+        PATH`` does (``html``, ``md``, ``json`` or ``junit``).
 
-def _parse(argv: list[str]) -> argparse.Namespace:
-    """``dpaudit ARGV`` parsed by the command's own parser; a usage error raises
-    :class:`BadInputError` with the parser's line."""
-    from dpaudit.cli import build_parser
+        Returns:
+            ``path``.
 
-    parser = build_parser()
-    captured = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(captured):
-            return parser.parse_args(argv)
-    except SystemExit as stop:
-        line = " ".join(captured.getvalue().split()) or f"exit {stop.code}"
-        message = line.split(": error: ", 1)[-1]
-        raise BadInputError(message, line=line) from None
+        Raises:
+            BadInputError: an unknown format, or ``path`` is a directory.
+        """
+        from dpaudit.reports import render, write_atomic
+        from dpaudit.validation import require
 
+        with commandline.as_command():
+            target = Path(path)
+            require(not target.is_dir(), "path", "a file path, not a directory", path)
+            text = render([self], format, base=self.directory, compare=False)
+            write_atomic(target, text)
+            return target
 
-# ---------------------------------------------------------------- settings
-def _text(value: Any) -> str:
-    if isinstance(value, float):
-        return repr(value)  # exactly the same number once parsed again
-    return str(value)
+    def _repr_html_(self) -> str:
+        """The verdict banner, the numbers and the figures (the epsilon chart, the
+        trade-off plot, the ROC curves) for a notebook cell
+        (:func:`dpaudit.reports.notebook.render_notebook_html`)."""
+        from dpaudit.reports.notebook import render_notebook_html
 
-
-def _flag_values(flag: str, kind: str, value: Any) -> list[str]:
-    """``value`` as the command line writes it (``kind``: :attr:`Key.kind`)."""
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise BadInputError(f"`{flag}` must be true or false. Got {value!r}.")
-        return [flag] if value else []
-    if kind == "list":
-        items = [value] if isinstance(value, str) else list(value)
-        return [part for item in items for part in (flag, _text(item))]
-    if kind == "options":
-        if isinstance(value, Mapping):
-            items = [f"{k}={json.dumps(v)}" for k, v in value.items()]
-        else:
-            items = [value] if isinstance(value, str) else [str(v) for v in value]
-        return [part for item in items for part in (flag, item)]
-    if kind == "split" and isinstance(value, list | tuple):
-        return [flag, ",".join(_text(v) for v in value)]
-    if kind == "record" and isinstance(value, Mapping):
-        return [flag, json.dumps(dict(value))]
-    return [flag, _text(value)]
-
-
-def _audit_key(name: str) -> Key | None:
-    return KEYS_BY_TOML_NAME.get(name)
-
-
-def _argv(
-    command: str, settings: Mapping[str, Any], known: Mapping[str, str]
-) -> list[str]:
-    """``dpaudit COMMAND`` with ``settings`` as flags; ``known``: setting -> kind
-    (``None`` values are unset; an unknown name is refused, never abbreviated)."""
-    argv = [command]
-    seen: dict[str, str] = {}
-    for name, value in settings.items():
-        key = _audit_key(name)
-        canonical = key.name if key is not None and key.name in known else name
-        if canonical not in known:
-            raise BadInputError(
-                f"{name!r} is not a setting of `dpaudit {command}`; valid settings: "
-                f"{', '.join(sorted(known))}."
-            )
-        if canonical in seen:
-            raise BadInputError(
-                f"{canonical!r} is set twice (as {seen[canonical]!r} and {name!r})."
-            )
-        seen[canonical] = name
-        if value is None:
-            continue
-        flag = "--" + canonical.replace("_", "-")
-        argv += _flag_values(flag, known[canonical], value)
-    return argv
-
-
-def _audit_settings() -> dict[str, str]:
-    kinds = {key.name: key.kind for key in AUDIT_KEYS}
-    kinds.update({name: "str" for name in FLAG_ONLY})
-    return kinds
-
-
-def _command_settings(command: str) -> dict[str, str]:
-    """The settings of ``dpaudit COMMAND`` (its parser's options) and their kinds."""
-    from dpaudit.cli import build_parser
-
-    parser = build_parser()
-    sub = next(
-        a for a in parser._actions if isinstance(a, argparse._SubParsersAction)
-    ).choices[command]
-    kinds: dict[str, str] = {}
-    for action in sub._actions:
-        if not action.option_strings or action.dest in ("help", "debug"):
-            continue
-        key = _audit_key(action.dest)
-        if key is not None:
-            kinds[action.dest] = key.kind
-        elif isinstance(action, argparse._StoreTrueAction):
-            kinds[action.dest] = "bool"
-        elif isinstance(action, argparse._AppendAction):
-            kinds[action.dest] = "list"
-        else:
-            kinds[action.dest] = "str"
-    return kinds
-
-
-# ---------------------------------------------------------------- generators
-def _importable(cls: type) -> str | None:
-    """``module:Class`` when a worker process can import ``cls`` by that name."""
-    module = getattr(cls, "__module__", None)
-    qualname = getattr(cls, "__qualname__", "")
-    if not module or module == "__main__" or "<" in qualname:
-        return None
-    try:
-        found: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError):
-        return None
-    return f"{module}:{qualname}" if found is cls else None
-
-
-def _equal(a: Any, b: Any) -> bool:
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # an array, say: not a default
-        return False
-
-
-def _instance_settings(instance: object, settings: dict[str, Any]) -> None:
-    """An instance's constructor arguments, read back from its attributes of the
-    same names (scikit-learn's convention), as ``epsilon``, ``delta`` and ``option``
-    where the settings leave them unset; an argument equal to its default is left
-    to the default, as for the class."""
-    params = inspect.signature(type(instance)).parameters
-    options: dict[str, Any] = {}
-    for name, param in params.items():
-        if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
-            continue
-        if not hasattr(instance, name):
-            if param.default is param.empty:
-                raise BadInputError(
-                    f"`generator` instance of {type(instance).__qualname__!r} has no "
-                    f"attribute {name!r} to read its constructor argument back from; "
-                    "pass the class and its options (`option={...}`) instead."
-                )
-            continue
-        value = getattr(instance, name)
-        if param.default is not param.empty and _equal(value, param.default):
-            continue  # a default: as the class alone would be given it
-        if name in ("epsilon", "delta"):
-            settings.setdefault(name, value)
-        else:
-            options[name] = value
-    given = settings.get("option") or settings.get("generator_options") or {}
-    if options:
-        settings["option"] = {**options, **dict(given)}
-        settings.pop("generator_options", None)
-
-
-@contextlib.contextmanager
-def _generator(settings: dict[str, Any], *, in_process: bool) -> Iterator[None]:
-    """Within: ``settings["generator"]`` a name; a class or an instance named by
-    ``module:Class`` (importable), or registered in this process (``in_process``)."""
-    value = settings.get("generator")
-    if value is None or isinstance(value, str):
-        if in_process:
-            raise BadInputError(
-                "`in_process=True` needs a plug-in class or instance as `generator` "
-                f"(a name runs as registered). Got {value!r}."
-            )
-        yield
-        return
-    from dpaudit.generators.foreign.contract import contract_problem
-
-    cls = value if isinstance(value, type) else type(value)
-    if not isinstance(value, type):
-        _instance_settings(value, settings)
-    name = _importable(cls)
-    problem = contract_problem(cls, name or cls.__qualname__)
-    if problem is not None:
-        raise BadInputError(problem)
-    if not in_process:
-        if name is None:
-            raise BadInputError(
-                f"`generator` {cls.__qualname__!r} is defined in {cls.__module__!r} "
-                "(a notebook or a script), which a worker process cannot import: move "
-                "it into a module on the Python path, or pass `in_process=True` to run "
-                "it in this process (see dpaudit.audit's docstring)."
-            )
-        settings["generator"] = name
-        yield
-        return
-    for setting, allowed in (("backend", ("threading",)), ("python", ())):
-        if settings.get(setting) not in (None, *allowed):
-            raise BadInputError(
-                f"`{setting}` {settings[setting]!r} starts other processes, where a "
-                "generator run in-process does not exist: unset it, or run the plug-in "
-                "in its own process (`in_process=False`, a class in a module)."
-            )
-    from dpaudit.generators.registry import in_process_plugin
-
-    registered = f"{cls.__module__}:{cls.__qualname__}"
-    settings["generator"] = registered
-    with in_process_plugin(registered, cls):
-        yield
-
-
-def _show_progress(quiet: bool) -> bool:
-    """Progress in a notebook or on a terminal; never on a pipe or with ``quiet``."""
-    if quiet:
-        return False
-    shell = sys.modules.get("IPython")
-    if shell is not None:
-        get = getattr(shell, "get_ipython", None)
-        ip = get() if callable(get) else None
-        if ip is not None and "IPKernelApp" in getattr(ip, "config", {}):
-            return True
-    return sys.stderr is not None and sys.stderr.isatty()
+        return render_notebook_html(self)
 
 
 # ------------------------------------------------------------------ the API
@@ -372,19 +175,24 @@ def audit(*, in_process: bool = False, **settings: Any) -> AuditResult:
     from dpaudit.commands.audit import prepare, stopped_hint
 
     settings = dict(settings)
-    with _as_command(), _generator(settings, in_process=in_process):
-        args = _parse(_argv("audit", settings, _audit_settings()))
+    with (
+        commandline.as_command(),
+        commandline.generator(settings, in_process=in_process),
+    ):
+        args = commandline.parse(
+            commandline.argv("audit", settings, commandline.audit_settings())
+        )
         prepared = prepare(args)
         from dpaudit.audit import run_audit, shutdown_workers
 
         keep_freed_memory()
         try:
-            return run_audit(
+            result = run_audit(
                 prepared.config,
                 out_dir=prepared.where,
                 resume=prepared.resume,
                 force=prepared.force,
-                progress=_show_progress(prepared.quiet),
+                progress=commandline.show_progress(prepared.quiet),
             )
         except KeyboardInterrupt:
             shutdown_workers()
@@ -396,6 +204,7 @@ def audit(*, in_process: bool = False, **settings: Any) -> AuditResult:
             )
             logger.warning("dpaudit: interrupted; %s", hint)
             raise
+    return AuditResult.of(result)
 
 
 def load(out_dir: str | Path) -> AuditResult:
@@ -408,8 +217,8 @@ def load(out_dir: str | Path) -> AuditResult:
     """
     from dpaudit.reports.model import load_result
 
-    with _as_command():
-        return load_result(out_dir)
+    with commandline.as_command():
+        return AuditResult.of(load_result(out_dir))
 
 
 def check(
@@ -444,7 +253,7 @@ def check(
     from dpaudit.ci import load_policy, parse_policy, run_check, write_junit
     from dpaudit.ci import write_summary as append_summary
 
-    with _as_command():
+    with commandline.as_command():
         if force and resume:
             # The command's parser refuses the pair (a mutually exclusive group).
             message = (
@@ -468,7 +277,7 @@ def check(
         report: CheckReport = run_check(
             loaded,
             out_dir=Path(out),
-            progress=_show_progress(quiet),
+            progress=commandline.show_progress(quiet),
             log=logger.info,
             force=force,
             resume=resume,
@@ -478,7 +287,11 @@ def check(
             write_junit(report, Path(junit))
         if summary is not None:
             append_summary(report, Path(summary))
-        return report
+        outcomes = tuple(
+            o if o.result is None else replace(o, result=AuditResult.of(o.result))
+            for o in report.outcomes
+        )
+        return replace(report, outcomes=outcomes)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -520,11 +333,14 @@ def fit(*, in_process: bool = False, **settings: Any) -> FitResult:
     from dpaudit.rng import Rngs
 
     settings = dict(settings)
-    kinds = _command_settings("fit")
+    kinds = commandline.command_settings("fit")
     kinds.pop("quiet", None)
     written = settings.get("out")
-    with _as_command(), _generator(settings, in_process=in_process):
-        args = _parse(_argv("fit", settings, kinds))
+    with (
+        commandline.as_command(),
+        commandline.generator(settings, in_process=in_process),
+    ):
+        args = commandline.parse(commandline.argv("fit", settings, kinds))
         args.quiet = True
         from dpaudit.commands import check_writable_file
         from dpaudit.validation import check_scalar, require
@@ -579,7 +395,7 @@ FRAME_COLUMNS: Mapping[str, Callable[[Any], Any]] = {
 }
 
 
-def to_frame(results: Iterable[AuditResult]) -> pd.DataFrame:
+def to_frame(results: Iterable[TypedResult]) -> pd.DataFrame:
     """A table of results, one row each: the generator (with its variant and bugs),
     the dataset, the game, the verdict, ``eps_emp``, the claimed and reference
     epsilons, the attainable maximum, ``mu_emp``, the AUC, the headline attack,
