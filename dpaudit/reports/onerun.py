@@ -45,6 +45,7 @@ def one_run_rows(result: AuditResult) -> list[tuple[str, str]]:
     per_fit = f"{s.canaries_per_fit} per fit" if s.fits > 1 else "one fit"
     rows += [
         ("game", "one-run (Steinke, Nasr and Jagielski, NeurIPS 2023)"),
+        ("bound", _bound_text(s)),
         (
             "canaries",
             f"{s.canaries} ({per_fit}; {s.included} included, each with probability "
@@ -62,6 +63,24 @@ def one_run_rows(result: AuditResult) -> list[tuple[str, str]]:
         ),
     ]
     return rows
+
+
+def _bound_text(s: OneRunSummary) -> str:
+    """The bound that turned the correct guesses into eps_emp (and mu_emp)."""
+    if s.bound == "steinke":
+        return "steinke: Steinke, Nasr and Jagielski's (epsilon, delta) bound"
+    what = {
+        "fdp": "fdp: trade-off curves tested against the guess count",
+        "order": "order: trade-off curves tested at nested guess counts, a union "
+        "bound over them",
+    }.get(s.bound, s.bound)
+    mu = "" if s.mu_emp is None else f"; mu_emp {fmt_number(s.mu_emp)}"
+    refuted = {
+        True: "; the claim's curve (its lines and mu-GDP) is rejected",
+        False: "; the claim's curve (its lines and mu-GDP) is not rejected",
+        None: "",
+    }[s.claim_refuted]
+    return f"{what} (docs/onerun.md){mu}{refuted}"
 
 
 def _guesses_text(s: OneRunSummary) -> str:

@@ -339,7 +339,7 @@ def analyse_one_run(
     assert claim.epsilon is not None and claim.delta is not None
     delta = max(float(config.delta), float(claim.delta))
     score_name = SCORE_NAMES[design.kind]
-    bound = resolve_bound(config.onerun_bound)
+    bound = resolve_bound(config.onerun_bound, int(plan.bits.size))
     outcomes = apply_rules(
         scores,
         plan.bits,

@@ -45,6 +45,7 @@ from dpaudit.audit.stats.onerun_bound import eps_lower_bound
 from dpaudit.errors import InvalidParameterError
 
 __all__ = [
+    "ORDER_FROM",
     "ORDER_SIZES",
     "THRESHOLDS",
     "RuleOutcome",
@@ -68,19 +69,29 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
 ORDER_SIZES = 4
 
 
-def resolve_bound(bound: OneRunBound) -> str:
-    """The bound ``bound`` names; ``auto``: ``fdp``, the strongest bound that is
-    sound for every mechanism and game setting (docs/onerun.md, "Bounds"),
+#: ``auto`` takes ``order`` from this many canaries (all fits together), ``fdp``
+#: below: where benchmarks/onerun_tightness.py measured each the stronger.
+ORDER_FROM = 10_000
+
+
+def resolve_bound(bound: OneRunBound, canaries: int) -> str:
+    """The bound ``bound`` names for an audit of ``canaries`` canaries; ``auto``:
+    ``fdp``, or ``order`` from :data:`ORDER_FROM` canaries, the stronger of the two
+    bounds sound for every mechanism and game setting (docs/onerun.md, "Bounds"),
     chosen from the configuration alone, before any fit.
 
-    >>> resolve_bound("auto"), resolve_bound("steinke")
-    ('fdp', 'steinke')
+    >>> resolve_bound("auto", 1000), resolve_bound("auto", 10000)
+    ('fdp', 'order')
+    >>> resolve_bound("steinke", 10000)
+    'steinke'
     """
     if bound not in ("auto", "steinke", "fdp", "order"):
         raise InvalidParameterError(
             f"`onerun_bound` must be auto, steinke, fdp or order. Got {bound!r}."
         )
-    return "fdp" if bound == "auto" else str(bound)
+    if bound == "auto":
+        return "order" if canaries >= ORDER_FROM else "fdp"
+    return str(bound)
 
 
 def order_counts(guesses_in: int, guesses_out: int) -> tuple[tuple[int, int], ...]:
