@@ -128,6 +128,21 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
     return rows
 
 
+def _command(argv: list[str]) -> str:
+    """The arguments as the record states them: ``--out FILE`` (a copy of the
+    run's JSON, no figure of it) left out."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--out":
+            skip = True
+        elif not arg.startswith("--out="):
+            kept.append(arg)
+    return " ".join(kept)
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = harness.parser(__doc__)
     parser.add_argument(
@@ -160,7 +175,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                 rows.append(row)
                 table.add(
                     f"{row['bound']} {row['family']}, mu {mu:g}, {canaries} canaries",
-                    **{k: v for k, v in row.items() if k not in ("bound", "family")},
+                    **row,
                 )
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -181,7 +196,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         RECORD.parent.mkdir(parents=True, exist_ok=True)
         record = {
             "command": "python benchmarks/onerun_tightness.py "
-            + " ".join(sys.argv[1:] if argv is None else argv),
+            + _command(sys.argv[1:] if argv is None else argv),
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
             "version": dpaudit.__version__,
             "alpha": ALPHA,

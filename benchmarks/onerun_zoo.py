@@ -3,7 +3,7 @@
 Each audit is the library's whole pipeline (:func:`dpaudit.audit.run.run_audit`,
 ``game="one-run"``: the plug-in worker, the canaries, one fit, the default guess rule
 and the default bound ``auto``) of an exact mechanism of :mod:`dpaudit.generators.zoo`
-whose claim is true (``true_epsilon`` = the claimed epsilon 4, delta 1e-5, the claim
+whose claim is true (``true_epsilon`` = the claimed epsilon 1, delta 1e-5, the claim
 stating the mechanism's exact profile: the Gaussian's ``gdp_mu``, which the f-DP bound
 tests as a whole curve). A VIOLATION is a false alarm. The audits run round-robin
 over the mechanisms, seed ``--seed + i``; every finished audit is saved to ``--out``
@@ -33,7 +33,7 @@ import dpaudit
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.run import run_audit
 
-EPSILON = 4.0
+EPSILON = 1.0
 DELTA = 1e-5
 ALPHA = 0.05
 MECHANISMS = ("ExactGaussian", "ExactRandomizedResponse", "ExactLaplace")
@@ -71,6 +71,21 @@ def upper_95(k: int, n: int) -> float:
     return 1.0 if n == 0 or k == n else float(stats.beta.ppf(0.95, k + 1, n - k))
 
 
+def _command(argv: list[str]) -> str:
+    """The arguments as the record states them: ``--out FILE`` (a copy of the
+    run's JSON, no figure of it) left out."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--out":
+            skip = True
+        elif not arg.startswith("--out="):
+            kept.append(arg)
+    return " ".join(kept)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = harness.parser(__doc__)
     parser.add_argument("--audits", type=int, default=70, help="audits per mechanism")
@@ -101,6 +116,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             violations=k,
             rate=k / len(mine),
             upper_95_one_sided=upper_95(k, len(mine)),
+            verdicts={
+                v: sum(a["verdict"] == v for a in mine)
+                for v in sorted({a["verdict"] for a in mine})
+            },
+            mean_eps_emp=sum(a["eps_emp"] for a in mine) / len(mine),
             mean_seconds=sum(a["seconds"] for a in mine) / len(mine),
         )
     k = sum(a["verdict"] == "VIOLATION" for a in audits)
@@ -121,7 +141,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         RECORD.parent.mkdir(parents=True, exist_ok=True)
         record = {
             "command": "python benchmarks/onerun_zoo.py "
-            + " ".join(sys.argv[1:] if argv is None else argv),
+            + _command(sys.argv[1:] if argv is None else argv),
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
             "version": dpaudit.__version__,
             "alpha": ALPHA,
