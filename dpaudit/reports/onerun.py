@@ -116,6 +116,16 @@ def one_run_explain(result: AuditResult) -> list[str]:
         f"canaries, each included with probability 1/2, and guessed from the release "
         f"which canaries were in: {s.correct} of {s.guesses} guesses were right."
     )
+    if result.verdict == Verdict.VIOLATION and s.claim_refuted:
+        return [
+            "The implementation leaks more than it claims: the claimed trade-off "
+            f"curve (epsilon {claim} and its mu-GDP) is rejected with {confidence}% "
+            "confidence. "
+            + game
+            + " No generator that meets the claimed curve lets that many guesses be "
+            "right except with the stated small probability (docs/soundness.md, The "
+            "one-run f-DP bound)."
+        ]
     if result.verdict == Verdict.VIOLATION:
         return [
             f"The implementation leaks more than it claims: with {confidence}% "

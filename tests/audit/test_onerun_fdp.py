@@ -184,3 +184,53 @@ def test_false_alarms_on_the_claimed_boundary(mechanism: str, bound: str) -> Non
             alarms += best_outcome(outcomes).eps_emp > eps_claimed
     upper = float(stats.beta.ppf(0.95, alarms + 1, AUDITS - alarms))
     assert upper <= ALPHA, (alarms, upper)
+
+
+def test_a_claimed_mu_is_refuted_as_a_curve() -> None:
+    """The game's verdict with the f-DP bound: a claim of epsilon 4 that also states
+    0.5-GDP, audited on scores of a 3-GDP canary, is refuted as a curve (its lines
+    alone are not: eps_emp stays below 4, and Steinke's bound finds no VIOLATION);
+    a claim of 5-GDP is not."""
+    from dpaudit.audit.config.model import AuditConfig
+    from dpaudit.audit.games.one_run.game import analyse_one_run
+    from dpaudit.audit.games.one_run.plan import OneRunPlan
+    from dpaudit.worst_case.canaries import canary_design
+
+    design = canary_design("worst-case-continuous", canaries=200)
+    plan = OneRunPlan.create(fits=1, canaries=200, guesses=20, seed=0)
+    scores = plan.bits.ravel() * 3.0 + np.random.default_rng(0).normal(size=200)
+    seen = {}
+    for bound, mu in (("auto", 0.5), ("steinke", 0.5), ("fdp", 5.0)):
+        config = AuditConfig(
+            game="one-run",
+            canaries=200,
+            guesses=20,
+            guess_rule="count",
+            onerun_bound=bound,  # type: ignore[arg-type]
+            dataset="worst-case-continuous",
+        )
+        claim = {"epsilon": 4.0, "delta": 1e-5, "gdp_mu": mu}
+        result = analyse_one_run(
+            config,
+            design=design,
+            plan=plan,
+            claims=[claim],
+            scores=scores.astype(np.float64),
+            rows=204,
+            options={},
+        )
+        assert result.one_run is not None
+        seen[(bound, mu)] = result
+    refuted = seen[("auto", 0.5)]
+    assert refuted.verdict == "VIOLATION" and refuted.one_run is not None
+    assert refuted.one_run.bound == "fdp" and refuted.one_run.claim_refuted
+    assert refuted.one_run.mu_emp is not None and refuted.one_run.mu_emp > 0.5
+    assert refuted.eps_emp is not None and refuted.eps_emp < 4.0
+    assert "rejected by the fdp bound" in (refuted.verdict_reason or "")
+    plain = seen[("steinke", 0.5)]
+    assert plain.verdict != "VIOLATION" and plain.one_run is not None
+    assert plain.one_run.bound == "steinke" and plain.one_run.mu_emp is None
+    kept = seen[("fdp", 5.0)]
+    assert kept.verdict != "VIOLATION" and kept.one_run is not None
+    assert kept.one_run.claim_refuted is False
+    assert kept.one_run.mu_emp is not None and kept.one_run.mu_emp <= 5.0
