@@ -42,9 +42,8 @@ import harness
 import numpy as np
 
 import dpaudit
-from dpaudit.audit.games.one_run.plan import default_guesses
-from dpaudit.audit.games.one_run.rules import apply_rules, best_outcome
-from dpaudit.audit.stats.tradeoff import eps_of_gdp
+from dpaudit.audit.games import apply_rules, best_outcome
+from dpaudit.audit.stats import eps_of_gdp
 
 ALPHA = 0.05
 DELTA = 1e-5
@@ -73,7 +72,7 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
     ceiling."""
     gen = np.random.default_rng([seed, int(mu * 1000), canaries])
     eps_true = eps_of_gdp(mu, DELTA)
-    k = default_guesses(canaries)
+    k = max(1, canaries // 10)  # the game's default (plan.default_guesses)
     found: dict[tuple[str, str], list[float]] = {}
     mus: dict[str, list[float]] = {}
     for _ in range(audits):

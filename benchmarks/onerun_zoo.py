@@ -30,8 +30,7 @@ import harness
 from scipy import stats
 
 import dpaudit
-from dpaudit.audit.config.model import AuditConfig
-from dpaudit.audit.run import run_audit
+from dpaudit.audit import AuditConfig, run_audit
 
 EPSILON = 1.0
 DELTA = 1e-5

@@ -26,7 +26,6 @@ from dpaudit.audit.config.names import (
     Backend,
     Game,
     GuessRule,
-    OneRunBound,
     Randomness,
     ReleaseKind,
     TeacherKind,
@@ -148,9 +147,7 @@ class AuditConfig:
             advance), ``threshold`` (every canary whose score reaches a threshold
             fixed in advance) or ``both`` (default: each at half of ``alpha``;
             docs/soundness.md, "Guesses from the release").
-        onerun_bound: one-run: the bound from the guesses to eps_emp: ``steinke``,
-            ``fdp``, ``order`` or ``auto`` (default: the strongest sound choice;
-            docs/soundness.md, "The one-run f-DP bound").
+        onerun_bound: one-run: ``steinke``, ``fdp``, ``order`` or ``auto`` (docs/onerun.md).
         teachers: with ``release = "transcript"``: ``trained`` (default, the
             teachers as implemented) or ``canary`` (the adversary's teachers, each
             voting "real" exactly when it trained on the target; the proof covers
@@ -198,7 +195,7 @@ class AuditConfig:
     guesses: int | None = None
     guesses_out: int | None = None
     guess_rule: GuessRule = "both"
-    onerun_bound: OneRunBound = "auto"
+    onerun_bound: str = "auto"
     teachers: TeacherKind = "trained"
 
     def __post_init__(self) -> None:

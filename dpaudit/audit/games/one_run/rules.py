@@ -74,7 +74,7 @@ ORDER_SIZES = 4
 ORDER_FROM = 10_000
 
 
-def resolve_bound(bound: OneRunBound, canaries: int) -> str:
+def resolve_bound(bound: OneRunBound | str, canaries: int) -> str:
     """The bound ``bound`` names for an audit of ``canaries`` canaries; ``auto``:
     ``fdp``, or ``order`` from :data:`ORDER_FROM` canaries, the stronger of the two
     bounds sound for every mechanism and game setting (docs/onerun.md, "Bounds"),
