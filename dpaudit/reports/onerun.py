@@ -45,6 +45,7 @@ def one_run_rows(result: AuditResult) -> list[tuple[str, str]]:
     per_fit = f"{s.canaries_per_fit} per fit" if s.fits > 1 else "one fit"
     rows += [
         ("game", "one-run (Steinke, Nasr and Jagielski, NeurIPS 2023)"),
+        ("bound", _bound_text(s)),
         (
             "canaries",
             f"{s.canaries} ({per_fit}; {s.included} included, each with probability "
@@ -62,6 +63,24 @@ def one_run_rows(result: AuditResult) -> list[tuple[str, str]]:
         ),
     ]
     return rows
+
+
+def _bound_text(s: OneRunSummary) -> str:
+    """The bound that turned the correct guesses into eps_emp (and mu_emp)."""
+    if s.bound == "steinke":
+        return "steinke: Steinke, Nasr and Jagielski's (epsilon, delta) bound"
+    what = {
+        "fdp": "fdp: trade-off curves tested against the guess count",
+        "order": "order: trade-off curves tested at nested guess counts, a union "
+        "bound over them",
+    }.get(s.bound, s.bound)
+    mu = "" if s.mu_emp is None else f"; mu_emp {fmt_number(s.mu_emp)}"
+    refuted = {
+        True: "; the claim's curve (its lines and mu-GDP) is rejected",
+        False: "; the claim's curve (its lines and mu-GDP) is not rejected",
+        None: "",
+    }[s.claim_refuted]
+    return f"{what} (docs/onerun.md){mu}{refuted}"
 
 
 def _guesses_text(s: OneRunSummary) -> str:
@@ -97,6 +116,16 @@ def one_run_explain(result: AuditResult) -> list[str]:
         f"canaries, each included with probability 1/2, and guessed from the release "
         f"which canaries were in: {s.correct} of {s.guesses} guesses were right."
     )
+    if result.verdict == Verdict.VIOLATION and s.claim_refuted:
+        return [
+            "The implementation leaks more than it claims: the claimed trade-off "
+            f"curve (epsilon {claim} and its mu-GDP) is rejected with {confidence}% "
+            "confidence. "
+            + game
+            + " No generator that meets the claimed curve lets that many guesses be "
+            "right except with the stated small probability (docs/soundness.md, The "
+            "one-run f-DP bound)."
+        ]
     if result.verdict == Verdict.VIOLATION:
         return [
             f"The implementation leaks more than it claims: with {confidence}% "

@@ -35,6 +35,7 @@ SAMPLE: dict[str, Any] = {
     "guesses": "7",
     "guesses_out": "7",
     "guess_rule": "count",
+    "onerun_bound": "steinke",
     "attack": "distance",
     "attack_options": "n_queries=5",
     "estimator": "jeffreys",

@@ -34,6 +34,7 @@ from dpaudit.audit.config.names import (
     BACKENDS,
     GAMES,
     GUESS_RULES,
+    ONERUN_BOUNDS,
     RANDOMNESS_MODES,
     RELEASES,
     TEACHERS,
@@ -355,6 +356,16 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "value); both (default): each at half of alpha (docs/onerun.md)",
         group="the one-run game",
         constraint=Choices(values=GUESS_RULES),
+        games=ONE_RUN,
+    ),
+    Key(
+        name="onerun_bound",
+        help="the bound from the guesses to eps_emp: steinke (Steinke, Nasr and "
+        "Jagielski 2023), fdp (the claim's trade-off curve against the guess "
+        "count), order (fdp at nested guess counts, a union bound over them) or "
+        "auto (default: the strongest sound choice; docs/onerun.md)",
+        group="the one-run game",
+        constraint=Choices(values=ONERUN_BOUNDS),
         games=ONE_RUN,
     ),
     # ---------------------------------------------------- attacks and statistics

@@ -147,6 +147,7 @@ class AuditConfig:
             advance), ``threshold`` (every canary whose score reaches a threshold
             fixed in advance) or ``both`` (default: each at half of ``alpha``;
             docs/soundness.md, "Guesses from the release").
+        onerun_bound: one-run: ``steinke``, ``fdp``, ``order`` or ``auto`` (docs/onerun.md).
         teachers: with ``release = "transcript"``: ``trained`` (default, the
             teachers as implemented) or ``canary`` (the adversary's teachers, each
             voting "real" exactly when it trained on the target; the proof covers
@@ -194,6 +195,7 @@ class AuditConfig:
     guesses: int | None = None
     guesses_out: int | None = None
     guess_rule: GuessRule = "both"
+    onerun_bound: str = "auto"
     teachers: TeacherKind = "trained"
 
     def __post_init__(self) -> None:
@@ -508,8 +510,9 @@ class AuditConfig:
                 "guesses",
                 "guesses_out",
                 "guess_rule",
+                "onerun_bound",
             ):
-                data.pop(key)
+                data.pop(key, None)
         if data["public_seed"] == 0:
             data.pop("public_seed")
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[

@@ -12,6 +12,7 @@ __all__ = [
     "BACKENDS",
     "GAMES",
     "GUESS_RULES",
+    "ONERUN_BOUNDS",
     "RANDOMNESS_MODES",
     "RELEASES",
     "RESULT_FILE",
@@ -19,6 +20,7 @@ __all__ = [
     "Backend",
     "Game",
     "GuessRule",
+    "OneRunBound",
     "Randomness",
     "ReleaseKind",
     "TeacherKind",
@@ -52,6 +54,13 @@ GuessRule = Literal["count", "threshold", "both"]
 ``threshold`` (every canary whose score reaches a threshold fixed in advance) or
 ``both`` (each at half of alpha; :mod:`dpaudit.audit.games.one_run.rules`)."""
 GUESS_RULES: tuple[GuessRule, ...] = get_args(GuessRule)
+
+OneRunBound = Literal["auto", "steinke", "fdp", "order"]
+"""The one-run game's bound: ``steinke`` (Steinke, Nasr and Jagielski 2023), ``fdp``
+(the claim's trade-off curve tested against the guess count), ``order`` (``fdp`` at
+nested guess counts of the ordered scores, a union bound over them) or ``auto`` (the
+strongest sound choice, fixed before any fit; :mod:`dpaudit.audit.games.one_run.rules`)."""
+ONERUN_BOUNDS: tuple[OneRunBound, ...] = get_args(OneRunBound)
 
 RESULT_FILE = "result.json"
 """The file of an audit directory that holds the result

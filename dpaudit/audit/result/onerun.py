@@ -20,6 +20,9 @@ class OneRunRule:
         eps_emp: its lower bound.
         eps_max_attainable: its bound with every guess right.
         passed: ``threshold``: canaries whose score reached it (``None``: count).
+        mu_emp: the f-DP bounds' largest mu-GDP rejected (``None``: steinke).
+        refutes: the f-DP bounds rejected the claim's stated curve (``None``:
+            steinke, or no mu stated).
     """
 
     rule: str
@@ -30,6 +33,8 @@ class OneRunRule:
     eps_emp: float
     eps_max_attainable: float
     passed: int | None = None
+    mu_emp: float | None = None
+    refutes: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,6 +61,12 @@ class OneRunSummary:
         rule: the rule whose guesses and bound are the result's.
         threshold: the score's threshold (``None``: no threshold rule ran).
         rules: every rule that ran, each at its share of alpha.
+        bound: the bound that decided: ``steinke``, ``fdp`` or ``order`` (results
+            written before the key existed used ``steinke``).
+        mu_emp: the f-DP bounds' largest mu-GDP rejected, with every smaller one
+            (``None``: steinke).
+        claim_refuted: the f-DP bounds rejected the claim's stated curve (its
+            (epsilon, delta) lines and mu-GDP; ``None``: steinke or no mu stated).
     """
 
     fits: int
@@ -75,3 +86,6 @@ class OneRunSummary:
     rule: str = "count"
     threshold: float | None = None
     rules: tuple[OneRunRule, ...] = ()
+    bound: str = "steinke"
+    mu_emp: float | None = None
+    claim_refuted: bool | None = None

@@ -44,7 +44,12 @@ from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.config.names import RESULT_FILE
 from dpaudit.audit.games.claims import active_flags, plain, summarise_claims
 from dpaudit.audit.games.one_run.plan import OneRunPlan
-from dpaudit.audit.games.one_run.rules import THRESHOLDS, apply_rules, best_outcome
+from dpaudit.audit.games.one_run.rules import (
+    THRESHOLDS,
+    apply_rules,
+    best_outcome,
+    resolve_bound,
+)
 from dpaudit.audit.games.one_run.scoring import SCORE_NAMES, score_canaries
 from dpaudit.audit.games.progress import progress_bar
 from dpaudit.audit.games.releases import compact_claim, train_and_release
@@ -278,11 +283,18 @@ def one_run_reason(
     'VIOLATION: eps_emp 1.800 exceeds the claimed epsilon 1.000: 20 of 20 guesses...'
     """
     rule = f" ({summary.rule} rule)" if len(summary.rules) > 1 else ""
+    bound = f"; {summary.bound} bound" if summary.bound != "steinke" else ""
     counts = (
         f"{summary.correct} of {summary.guesses} guesses{rule} about "
         f"{summary.canaries} canaries in {summary.fits} "
-        f"fit{'s' if summary.fits != 1 else ''} correct"
+        f"fit{'s' if summary.fits != 1 else ''} correct{bound}"
     )
+    if verdict is Verdict.VIOLATION and summary.claim_refuted:
+        return (
+            f"VIOLATION: the claimed trade-off curve (its epsilon {eps_claimed:.3f} "
+            f"and its mu-GDP) is rejected by the {summary.bound} bound (mu_emp "
+            f"{summary.mu_emp or 0.0:.3f}, eps_emp {eps_emp:.3f}): {counts}."
+        )
     if verdict is Verdict.VIOLATION:
         return (
             f"VIOLATION: eps_emp {eps_emp:.3f} exceeds the claimed epsilon "
@@ -327,6 +339,7 @@ def analyse_one_run(
     assert claim.epsilon is not None and claim.delta is not None
     delta = max(float(config.delta), float(claim.delta))
     score_name = SCORE_NAMES[design.kind]
+    bound = resolve_bound(config.onerun_bound, int(plan.bits.size))
     outcomes = apply_rules(
         scores,
         plan.bits,
@@ -337,6 +350,9 @@ def analyse_one_run(
         tie_break=plan.tie_break(),
         delta=delta,
         alpha=config.alpha,
+        bound=bound,
+        claim_epsilon=claim.epsilon,
+        claim_mu=claim.gdp_mu,
     )
     chosen = best_outcome(outcomes)
     made = chosen.made
@@ -344,8 +360,20 @@ def analyse_one_run(
     r = chosen.guesses
     eps_emp = chosen.eps_emp
     eps_max = max(o.eps_max for o in outcomes)
+    mu_emp = max((o.mu_emp for o in outcomes if o.mu_emp is not None), default=None)
+    # A stated mu under an f-DP bound: the claim's whole curve is the test
+    # (docs/soundness.md, "The one-run f-DP bound"); unrefuted, no figure exceeds it.
+    profile = bound != "steinke" and claim.gdp_mu is not None
+    refuted = any(o.refutes for o in outcomes) if profile else None
+    if profile and not refuted:
+        eps_emp = min(eps_emp, claim.epsilon)
+        mu_emp = None if mu_emp is None else min(mu_emp, float(claim.gdp_mu or 0.0))
     verdict = decide(
-        eps_emp=eps_emp, eps_claimed=claim.epsilon, eps_max_attainable=eps_max
+        eps_emp=eps_emp,
+        eps_claimed=claim.epsilon,
+        eps_max_attainable=eps_max,
+        refutation_ratio=None if not profile else (2.0 if refuted else 0.0),
+        profile_refutable=any(o.refutable for o in outcomes) if profile else None,
     )
     summary = OneRunSummary(
         fits=plan.fits,
@@ -376,9 +404,14 @@ def analyse_one_run(
                 eps_emp=o.eps_emp,
                 eps_max_attainable=o.eps_max,
                 passed=o.passed,
+                mu_emp=o.mu_emp,
+                refutes=o.refutes if profile else None,
             )
             for o in outcomes
         ),
+        bound=bound,
+        mu_emp=mu_emp,
+        claim_refuted=refuted,
     )
     # The guesses as a confusion matrix: "in" guesses are the positives.
     counts = Counts(

@@ -16,6 +16,14 @@ Soundness (docs/soundness.md, "Guesses from the release"):
 - ``both`` (the default): each of the two at half of ``alpha``; eps_emp is the larger
   bound (Bonferroni over the two rules).
 
+The bound (``onerun_bound``; docs/soundness.md, "The one-run f-DP bound"): ``steinke``
+(:mod:`dpaudit.audit.stats.onerun_bound`), ``fdp`` (:mod:`dpaudit.audit.stats.onerun_fdp`:
+the same guesses, the claim's trade-off curve tested against their count; eps_emp from
+the (epsilon, delta) lines, mu_emp from the GDP curves) or ``order`` (``fdp`` at
+:data:`ORDER_SIZES` nested counts of the count rule, ``k``, ``k/2``, ``k/4``, ...,
+each at its share of the rule's level: a union bound over counts fixed in advance).
+``auto`` is :func:`resolve_bound`, a function of the configuration alone.
+
 Every rule reads the scores and the public tie-break key only; the bits are read
 after the guesses are made, to count them.
 """
@@ -30,16 +38,21 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import NDArray
 
-from dpaudit.audit.config.names import GuessRule
+from dpaudit.audit.config.names import GuessRule, OneRunBound
 from dpaudit.audit.games.one_run.plan import Guesses, guess
+from dpaudit.audit.stats import onerun_fdp
 from dpaudit.audit.stats.onerun_bound import eps_lower_bound
 from dpaudit.errors import InvalidParameterError
 
 __all__ = [
+    "ORDER_FROM",
+    "ORDER_SIZES",
     "THRESHOLDS",
     "RuleOutcome",
     "apply_rules",
     "best_outcome",
+    "order_counts",
+    "resolve_bound",
     "threshold_guess",
     "threshold_sizes",
 ]
@@ -52,14 +65,110 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
 )
 
 
+#: The nested guess counts of the ``order`` bound's count rule (``k``, ``k/2``, ...).
+ORDER_SIZES = 4
+
+
+#: ``auto`` takes ``order`` from this many canaries (all fits together), ``fdp``
+#: below: where benchmarks/onerun_tightness.py measured each the stronger.
+ORDER_FROM = 10_000
+
+
+def resolve_bound(bound: OneRunBound | str, canaries: int) -> str:
+    """The bound ``bound`` names for an audit of ``canaries`` canaries; ``auto``:
+    ``fdp``, or ``order`` from :data:`ORDER_FROM` canaries, the stronger of the two
+    bounds sound for every mechanism and game setting (docs/onerun.md, "Bounds"),
+    chosen from the configuration alone, before any fit.
+
+    >>> resolve_bound("auto", 1000), resolve_bound("auto", 10000)
+    ('fdp', 'order')
+    >>> resolve_bound("steinke", 10000)
+    'steinke'
+    """
+    if bound not in ("auto", "steinke", "fdp", "order"):
+        raise InvalidParameterError(
+            f"`onerun_bound` must be auto, steinke, fdp or order. Got {bound!r}."
+        )
+    if bound == "auto":
+        return "order" if canaries >= ORDER_FROM else "fdp"
+    return str(bound)
+
+
+def order_counts(guesses_in: int, guesses_out: int) -> tuple[tuple[int, int], ...]:
+    """The ``order`` bound's nested counts: ``(guesses_in, guesses_out)`` halved
+    :data:`ORDER_SIZES` - 1 times (rounded up, a nonzero count kept >= 1),
+    duplicates dropped, fixed before any release.
+
+    >>> order_counts(100, 100)
+    ((100, 100), (50, 50), (25, 25), (13, 13))
+    >>> order_counts(1, 0)
+    ((1, 0),)
+    """
+    out: list[tuple[int, int]] = []
+    for j in range(ORDER_SIZES):
+        pair = tuple(
+            0 if n == 0 else max(1, -(-n // 2**j)) for n in (guesses_in, guesses_out)
+        )
+        if pair not in out:
+            out.append((pair[0], pair[1]))
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=4096)
 def _bound(
-    canaries: int, guesses: int, correct: int, delta: float, alpha: float
+    canaries: int,
+    guesses: int,
+    correct: int,
+    delta: float,
+    alpha: float,
+    bound: str = "steinke",
 ) -> float:
-    """:func:`eps_lower_bound`, remembered (a pure function of its counts): the
-    calibration's audits repeat the same few counts."""
-    return eps_lower_bound(
+    """eps_emp of ``bound`` (:func:`eps_lower_bound` or the f-DP lines), remembered
+    (a pure function of its counts): the calibration's audits repeat the same few
+    counts."""
+    if bound == "steinke":
+        return eps_lower_bound(
+            canaries=canaries,
+            guesses=guesses,
+            correct=correct,
+            delta=delta,
+            alpha=alpha,
+        )
+    return onerun_fdp.eps_lower_bound(
         canaries=canaries, guesses=guesses, correct=correct, delta=delta, alpha=alpha
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _mu(canaries: int, guesses: int, correct: int, alpha: float) -> float:
+    """mu_emp of the f-DP bound, remembered."""
+    return onerun_fdp.mu_lower_bound(
+        canaries=canaries, guesses=guesses, correct=correct, alpha=alpha
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _refutes(
+    canaries: int,
+    guesses: int,
+    correct: int,
+    alpha: float,
+    epsilon: float,
+    delta: float,
+    mu: float,
+) -> bool:
+    """Whether the f-DP bound rejects the claim's curve (its lines and its
+    mu-GDP) at ``alpha``, remembered."""
+    return bool(
+        onerun_fdp.rejects(
+            canaries=canaries,
+            guesses=guesses,
+            correct=correct,
+            alpha=alpha,
+            epsilon=epsilon,
+            delta=delta,
+            mu=mu,
+        )[0]
     )
 
 
@@ -124,6 +233,11 @@ class RuleOutcome:
         eps_max: its bound with every guess right.
         passed: ``threshold``: the canaries whose score reached the threshold
             (before rounding down to a size of the grid); ``None`` for ``count``.
+        bound: the bound (``steinke``, ``fdp`` or ``order``).
+        mu_emp: the f-DP bound's largest mu-GDP rejected (``None``: steinke).
+        refutes: the f-DP bound rejects the claim's stated curve (its lines and
+            mu-GDP; ``False`` for steinke, or without a stated mu).
+        refutable: it would with every guess right.
     """
 
     rule: str
@@ -134,6 +248,10 @@ class RuleOutcome:
     eps_emp: float
     eps_max: float
     passed: int | None = None
+    bound: str = "steinke"
+    mu_emp: float | None = None
+    refutes: bool = False
+    refutable: bool = False
 
     @property
     def guesses(self) -> int:
@@ -150,17 +268,45 @@ def _bounded(
     alpha: float,
     delta: float,
     passed: int | None = None,
+    bound: str = "steinke",
+    claim_epsilon: float | None = None,
+    claim_mu: float | None = None,
 ) -> RuleOutcome:
     r = guesses_in + guesses_out
+    fdp = bound != "steinke"
+    family = "steinke" if not fdp else "fdp"
+    stated = fdp and claim_mu is not None and claim_epsilon is not None
     return RuleOutcome(
         rule=rule,
         made=made,
         guesses_in=guesses_in,
         guesses_out=guesses_out,
         alpha=alpha,
-        eps_emp=_bound(canaries, r, made.correct, delta, alpha),
-        eps_max=_bound(canaries, r, r, delta, alpha),
+        eps_emp=_bound(canaries, r, made.correct, delta, alpha, family),
+        eps_max=_bound(canaries, r, r, delta, alpha, family),
         passed=passed,
+        bound=bound,
+        mu_emp=_mu(canaries, r, made.correct, alpha) if fdp else None,
+        refutes=stated
+        and _refutes(
+            canaries,
+            r,
+            made.correct,
+            alpha,
+            float(claim_epsilon or 0.0),
+            delta,
+            float(claim_mu or 0.0),
+        ),
+        refutable=stated
+        and _refutes(
+            canaries,
+            r,
+            r,
+            alpha,
+            float(claim_epsilon or 0.0),
+            delta,
+            float(claim_mu or 0.0),
+        ),
     )
 
 
@@ -175,12 +321,23 @@ def apply_rules(
     tie_break: NDArray[np.float64],
     delta: float,
     alpha: float,
+    bound: str = "steinke",
+    claim_epsilon: float | None = None,
+    claim_mu: float | None = None,
 ) -> tuple[RuleOutcome, ...]:
-    """Every rule that ``rule`` names, each at its share of ``alpha``.
+    """Every rule that ``rule`` names, each at its share of ``alpha``, bounded by
+    ``bound`` (``steinke``, ``fdp`` or ``order``; resolved, not ``auto``). The f-DP
+    bounds also test the claim's curve (``claim_epsilon`` at ``delta`` and
+    ``claim_mu``) where a mu is stated.
 
     ``threshold=None`` (a score without one) leaves ``threshold`` out of ``both``
     (``count`` then gets all of ``alpha``) and refuses ``threshold`` alone.
     """
+    if bound not in ("steinke", "fdp", "order"):
+        raise InvalidParameterError(
+            f"`bound` must be steinke, fdp or order. Got {bound!r}."
+        )
+
     canaries = int(np.asarray(bits).size)
     names = ("count", "threshold") if rule == "both" else (rule,)
     if threshold is None:
@@ -194,24 +351,33 @@ def apply_rules(
     outcomes: list[RuleOutcome] = []
     for name in names:
         if name == "count":
-            made = guess(
-                scores,
-                bits,
-                guesses_in=guesses_in,
-                guesses_out=guesses_out,
-                tie_break=tie_break,
+            counts = (
+                order_counts(guesses_in, guesses_out)
+                if bound == "order"
+                else ((guesses_in, guesses_out),)
             )
-            outcomes.append(
-                _bounded(
-                    "count",
-                    made,
-                    guesses_in=guesses_in,
-                    guesses_out=guesses_out,
-                    canaries=canaries,
-                    alpha=share,
-                    delta=delta,
+            for n_in, n_out in counts:
+                made = guess(
+                    scores,
+                    bits,
+                    guesses_in=n_in,
+                    guesses_out=n_out,
+                    tie_break=tie_break,
                 )
-            )
+                outcomes.append(
+                    _bounded(
+                        "count",
+                        made,
+                        guesses_in=n_in,
+                        guesses_out=n_out,
+                        canaries=canaries,
+                        alpha=share / len(counts),
+                        delta=delta,
+                        bound=bound,
+                        claim_epsilon=claim_epsilon,
+                        claim_mu=claim_mu,
+                    )
+                )
             continue
         assert threshold is not None
         sizes = threshold_sizes(canaries)
@@ -228,12 +394,19 @@ def apply_rules(
                 alpha=share / len(sizes),
                 delta=delta,
                 passed=passed,
+                bound=bound,
+                claim_epsilon=claim_epsilon,
+                claim_mu=claim_mu,
             )
         )
     return tuple(outcomes)
 
 
 def best_outcome(outcomes: tuple[RuleOutcome, ...]) -> RuleOutcome:
-    """The rule whose bound is the audit's: the largest eps_emp, then the largest
-    attainable maximum, then the first named."""
-    return max(outcomes, key=lambda o: (o.eps_emp, o.eps_max))
+    """The rule whose bound is the audit's: one that refutes the claim's curve
+    first, then the largest eps_emp, the largest mu_emp, the largest attainable
+    maximum, then the first named."""
+    return max(
+        outcomes,
+        key=lambda o: (o.refutes, o.eps_emp, o.mu_emp or 0.0, o.eps_max),
+    )

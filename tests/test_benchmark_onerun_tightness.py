@@ -1,0 +1,109 @@
+"""benchmarks/onerun_tightness.py and benchmarks/onerun_zoo.py: their smoke modes,
+the JSON rows, and the figures docs/onerun.md quotes from their record files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDS = ROOT / "benchmarks" / "records"
+KEYS = {"bound", "mu", "canaries", "eps_true", "eps_lo", "fraction"}
+
+
+def test_onerun_tightness_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
+    rows = json.loads(benchmark_smoke("onerun_tightness.py").read_text())["rows"]
+    got = {(r["bound"], r["family"]) for r in rows}
+    assert got == {
+        ("steinke", "lines"),
+        ("fdp", "lines"),
+        ("fdp", "gdp"),
+        ("order", "lines"),
+        ("order", "gdp"),
+        ("ceiling", "gdp"),
+    }
+    for r in rows:
+        assert set(r) >= KEYS
+        assert 0.0 <= r["eps_lo"] <= r["eps_true"] * 1.5
+        assert r["fraction"] == pytest.approx(r["eps_lo"] / r["eps_true"])
+
+
+def test_onerun_tightness_json_rows() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "onerun_tightness.py"),
+            "--smoke",
+            "--json",
+            "--mu",
+            "2",
+            "--canaries",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(done.stdout)
+    assert rows and all(set(r) >= KEYS for r in rows)
+    assert {(r["mu"], r["canaries"]) for r in rows} == {(2.0, 100)}
+
+
+def _doc_table(heading: str) -> list[list[str]]:
+    """The cells of the first table under ``heading`` in docs/onerun.md."""
+    text = (ROOT / "docs" / "onerun.md").read_text()
+    part = text.split(heading, 1)[1]
+    rows = []
+    for line in part.splitlines():
+        if line.startswith("| ") and not line.startswith("| ---"):
+            rows.append([c.strip() for c in line.strip("|").split("|")])
+        elif rows and not line.startswith("|"):
+            break
+    return rows[1:]
+
+
+def test_doc_quotes_the_tightness_record() -> None:
+    """docs/onerun.md's table of fractions is the record's, to three decimals."""
+    record = json.loads((RECORDS / "onerun_tightness.json").read_text())
+    by_key = {
+        (r["bound"], r["family"], r["mu"], r["canaries"]): r for r in record["rows"]
+    }
+    table = _doc_table("<!-- onerun_tightness record -->")
+    assert len(table) == len(by_key)
+    for bound, family, mu, canaries, eps_true, eps_lo, fraction, *_ in table:
+        row = by_key[(bound, family, float(mu), int(canaries.replace(",", "")))]
+        assert eps_true == f"{row['eps_true']:.3f}"
+        assert eps_lo == f"{row['eps_lo']:.3f}"
+        assert fraction == f"{row['fraction']:.3f}"
+    text = (ROOT / "docs" / "onerun.md").read_text()
+    assert record["command"] in text
+
+
+def test_doc_quotes_the_zoo_record() -> None:
+    record = json.loads((RECORDS / "onerun_zoo.json").read_text())
+    pooled = record["pooled"]
+    assert pooled["audits"] >= 200
+    assert pooled["upper_95_one_sided"] <= record["alpha"]
+    text = (ROOT / "docs" / "onerun.md").read_text()
+    assert record["command"] in text
+    quoted = re.search(r"(\d+) VIOLATIONs? of ([\d,]+) real one-run audits", text)
+    assert quoted is not None
+    assert int(quoted.group(1)) == pooled["violations"]
+    assert int(quoted.group(2).replace(",", "")) == pooled["audits"]
+
+
+@pytest.mark.slow
+def test_onerun_zoo_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
+    rows = json.loads(benchmark_smoke("onerun_zoo.py").read_text())["rows"]
+    assert rows[-1]["row"] == "pooled" and rows[-1]["audits"] == 1
