@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from dpaudit.adapters import FOREIGN_ADAPTERS
@@ -42,3 +43,11 @@ def test_every_table_of_libraries_is_derived_from_the_declarations() -> None:
         assert all(g.startswith(f"{name}-") for g, _ in library.adapters)
     # docs/adapters.md lists every adapter, with its library's pinned version.
     assert _docs_table() == {g: lib.library for g, lib in declared.items()}
+
+
+def test_every_declared_adapter_is_a_class_of_its_librarys_module() -> None:
+    for library in LIBRARIES.values():
+        module = importlib.import_module(f"dpaudit.adapters.{library.name}")
+        for generator, cls in library.adapters:
+            adapter = getattr(module, cls)
+            assert adapter.library is library, generator
