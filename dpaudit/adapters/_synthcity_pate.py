@@ -120,7 +120,7 @@ class CanaryTeachers:
         return super()._arguments(data)  # type: ignore[misc, no-any-return]
 
     @contextlib.contextmanager
-    def _recording(self) -> Iterator[None]:
+    def _recording(self, model: Any) -> Iterator[None]:
         self.canary_: dict[str, Any] | None = None
         if self.canary is None:
             yield

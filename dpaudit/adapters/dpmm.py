@@ -62,28 +62,17 @@ import pandas as pd
 
 from dpaudit.adapters._common import (
     AdapterInputError,
-    cast_release,
     category_values,
-    check_epsilon,
-    check_preprocessing,
     columns_of,
     import_library,
-    installed,
-    quiet,
-    seed_globals,
 )
 from dpaudit.adapters._dpmm_measure import record_aim, record_mechanism
-from dpaudit.adapters._transcript import (
-    MeasurementsDone,
-    Transcript,
-    check_measure_only,
-    refuse_stopped,
-    transcript_claim,
-)
+from dpaudit.adapters._template import LibraryAdapter
+from dpaudit.adapters._transcript import Transcript, check_measure_only
+from dpaudit.adapters.libraries import LIBRARIES
 
 __all__ = ["DpmmAIM", "DpmmMST", "DpmmPrivBayes"]
 
-PACKAGE = "dpmm"
 BINNERS = ("adapter", "dpmm")
 UNIFORM_BINS = 20  # dpmm's UniformBinner default: a public bin count
 
@@ -145,7 +134,9 @@ class _PublicCodec:
                 categories[col["name"]] = list(cats)
         binners: dict[str, Any] = {}
         if numeric:
-            found = import_library("dpmm.processing", package=PACKAGE).BINNER_DICT
+            found = import_library(
+                "dpmm.processing", package=LIBRARIES["dpmm"].package
+            ).BINNER_DICT
             kind = "uniform" if proc_epsilon is None else "priv-tree"
             share = None if proc_epsilon is None else float(proc_epsilon) / len(numeric)
             if kind == "uniform" and n_bins == "auto":
@@ -198,14 +189,14 @@ class _PublicCodec:
         return pd.DataFrame(out, index=codes.index)
 
 
-class _Dpmm:
-    """One dpmm pipeline behind the plug-in protocol."""
+class _Dpmm(LibraryAdapter):
+    """One dpmm pipeline on the adapters' template."""
 
+    library = LIBRARIES["dpmm"]
     pipeline: ClassVar[str]  # the class name in dpmm.pipelines
     # What its transcript records, and whether `measure_only` can stop its fit.
     records: ClassVar[str | None] = "Gaussian marginals"
     stops: ClassVar[bool] = True
-    omits: ClassVar[str]  # the private steps the transcript leaves out
     # Whether the model's ``rho`` is its whole zCDP budget (the claim's profile).
     zcdp: ClassVar[bool] = True
 
@@ -221,13 +212,10 @@ class _Dpmm:
         measure_only: bool = False,
         **options: Any,
     ) -> None:
-        check_epsilon(epsilon)
         self.measure_only = check_measure_only(measure_only, self)
-        if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-            raise AdapterInputError(
-                f"dpmm's models convert zCDP to (epsilon, delta) and need `delta` in "
-                f"(0, 1). Got {delta!r}; pass --delta."
-            )
+        super().__init__(
+            epsilon=epsilon, delta=delta, preprocessing=preprocessing, **options
+        )
         if proc_epsilon is not None and not (
             isinstance(proc_epsilon, (int, float)) and proc_epsilon > 0
         ):
@@ -245,8 +233,6 @@ class _Dpmm:
             raise AdapterInputError(
                 f"`binner` must be one of {', '.join(BINNERS)}. Got {binner!r}."
             )
-        self.epsilon, self.delta = float(epsilon), float(delta)
-        self.preprocessing = check_preprocessing(preprocessing)
         if binner == "dpmm" and self.preprocessing != "public":
             raise AdapterInputError(
                 "`binner=dpmm` hands dpmm's TableBinner the public domain: it needs "
@@ -255,7 +241,6 @@ class _Dpmm:
         self.binner = binner
         self.n_bins = n_bins
         self.proc_epsilon = proc_epsilon
-        self.options = dict(options)
 
     def _domain(self, domain: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -270,89 +255,94 @@ class _Dpmm:
                 }
         return out
 
-    def fit(
-        self,
-        data: pd.DataFrame,
-        *,
-        domain: dict[str, Any],
-        seed: int,
-        public_seed: int | None = None,
-    ) -> _Dpmm:
-        """Fits the pipeline on ``data``; sets ``privacy_claim`` (and
-        ``privacy_transcript`` with the adapter's public encoding)."""
-        pipelines = import_library("dpmm.pipelines", package=PACKAGE)
-        self.domain_ = domain
-        self.transcript_: Transcript | None = None
-        self.stopped_ = False
-        seed_globals(seed)
+    @property
+    def _own(self) -> bool:
+        """Whether the adapter encodes the table from the public domain itself."""
+        return self.preprocessing == "public" and self.binner == "adapter"
+
+    # -- the template's steps --------------------------------------------------------
+
+    def _check_delta(self, delta: Any) -> float:
+        if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+            raise AdapterInputError(
+                f"dpmm's models convert zCDP to (epsilon, delta) and need `delta` in "
+                f"(0, 1). Got {delta!r}; pass --delta."
+            )
+        return float(delta)
+
+    def _import(self) -> Any:
+        return import_library("dpmm.pipelines", package=self.library.package)
+
+    def _table(self, data: pd.DataFrame) -> pd.DataFrame:
         table = data.reset_index(drop=True).copy()
-        own = self.preprocessing == "public" and self.binner == "adapter"
-        cls = getattr(pipelines, self.pipeline)
+        if not self._own:
+            for col in columns_of(self.domain_):
+                if category_values(col) is not None:
+                    # dpmm treats numeric dtypes as numbers to bin: discrete columns
+                    # are categories.
+                    table[col["name"]] = table[col["name"]].astype("category")
+        return table
+
+    def _build(self, library: Any, table: Any, seed: int) -> Any:
+        cls = getattr(library, self.pipeline)
         try:
-            model = cls(
+            return cls(
                 epsilon=self.epsilon,
                 delta=self.delta,
                 proc_epsilon=self.proc_epsilon,
                 n_bins=self.n_bins,
                 n_jobs=1,
                 gen_kwargs=self.options,
-                disable_processing=own,
+                disable_processing=self._own,
             )
         except TypeError as err:
             raise AdapterInputError(
                 f"dpmm's {self.pipeline} does not take these options "
                 f"({' '.join(str(err).split())}). Got --option {sorted(self.options)}."
             ) from err
+
+    def _train(self, model: Any, table: Any, seed: int) -> Any:
         state = _state(seed)
-        spent = 0.0
-        if own:
+        self.spent_ = 0.0
+        if self._own:
             self.codec_ = _PublicCodec.fit(
                 table,
-                domain=domain,
+                domain=self.domain_,
                 proc_epsilon=self.proc_epsilon,
                 rnd=state,
                 n_bins=self.n_bins,
             )
-            spent = self.codec_.spent_epsilon
-            names = [c["name"] for c in columns_of(domain)]
+            self.spent_ = self.codec_.spent_epsilon
+            names = [c["name"] for c in columns_of(self.domain_)]
             self.transcript_ = Transcript(
                 names, [self.codec_.categories.get(n) for n in names]
             )
-            try:
-                with quiet(), self._record(model.gen.generator):
-                    model.fit(
-                        self.codec_.encode(table),
-                        domain=self.codec_.sizes,
-                        random_state=state,
-                    )
-            except MeasurementsDone:
-                self.stopped_ = True
-        else:
-            for col in columns_of(domain):
-                if category_values(col) is not None:
-                    # dpmm treats numeric dtypes as numbers to bin: discrete columns
-                    # are categories.
-                    table[col["name"]] = table[col["name"]].astype("category")
-            given = self._domain(domain) if self.preprocessing == "public" else None
-            with quiet():
-                model.fit(table, domain=given, random_state=state)
-            proc = getattr(model, "proc", None)
-            if proc is not None:
-                for value in (getattr(proc, "spent_epsilon", None) or {}).values():
-                    spent += float(value or 0.0)
-        self.model_ = model
+            with self._record(model.gen.generator):
+                model.fit(
+                    self.codec_.encode(table),
+                    domain=self.codec_.sizes,
+                    random_state=state,
+                )
+            return model
+        given = self._domain(self.domain_) if self.preprocessing == "public" else None
+        model.fit(table, domain=given, random_state=state)
+        proc = getattr(model, "proc", None)
+        if proc is not None:
+            for value in (getattr(proc, "spent_epsilon", None) or {}).values():
+                self.spent_ += float(value or 0.0)
+        return model
+
+    def _claim(self, model: Any) -> dict[str, Any]:
+        spent = self.spent_
         proc = getattr(model, "proc", None)
         gen = model.gen
-        self.privacy_claim = {
+        claim: dict[str, Any] = {
             "epsilon": self.epsilon + spent,
             "delta": self.delta,
             "accountant": "dpmm zCDP (cdp_rho), converted to (epsilon, delta); "
             "binning composed",
-            "library": installed("dpmm"),
-            "nominal_epsilon": self.epsilon,
             "preprocessor_epsilon": spent,
-            "preprocessing": self.preprocessing,
-            "binner": "adapter (public domain)" if own else "dpmm TableBinner",
+            "binner": "adapter (public domain)" if self._own else "dpmm TableBinner",
             "static_columns": sorted(
                 str(c) for c in (getattr(proc, "static_columns", None) or {})
             ),
@@ -360,18 +350,13 @@ class _Dpmm:
         # MST and AIM keep their zCDP budget on the mechanism (``gen.generator``).
         rho = getattr(gen, "rho", getattr(getattr(gen, "generator", None), "rho", None))
         if isinstance(rho, (int, float)):
-            self.privacy_claim["rho"] = float(rho)
+            claim["rho"] = float(rho)
             if self.zcdp:
                 # The claim's profile: the model's rho, and the binning (pure
                 # `spent`-DP, so spent^2 / 2-zCDP) composed in.
-                self.privacy_claim["zcdp_rho"] = float(rho) + spent * spent / 2.0
-        self.privacy_claim["unseeded_noise"] = "OpenDP Gaussian measurements"
-        self.privacy_claim.update(
-            transcript_claim(self.transcript_, stopped=self.stopped_, omits=self.omits)
-        )
-        if self.transcript_ is not None:
-            self.privacy_transcript = self.transcript_.records
-        return self
+                claim["zcdp_rho"] = float(rho) + spent * spent / 2.0
+        claim["unseeded_noise"] = "OpenDP Gaussian measurements"
+        return claim
 
     def _record(self, mech: Any) -> AbstractContextManager[None]:
         """The recorder of the mechanism's measurements (:mod:`._dpmm_measure`)."""
@@ -379,22 +364,10 @@ class _Dpmm:
             mech, lambda: self._transcript(), stop=self.measure_only
         )
 
-    def _transcript(self) -> Transcript:
-        assert self.transcript_ is not None
-        return self.transcript_
+    def _draw(self, n: int, seed: int) -> Any:
+        return self.model_.generate(n_records=n, random_state=_state(seed))
 
-    def sample(
-        self, n: int, *, seed: int, public_seed: int | None = None
-    ) -> pd.DataFrame:
-        """``n`` rows from the fitted pipeline (post-processing: from
-        ``public_seed`` when given)."""
-        if not hasattr(self, "model_"):
-            raise RuntimeError("call `fit` first.")
-        refuse_stopped(self)
-        chosen = seed if public_seed is None else public_seed
-        seed_globals(chosen)
-        with quiet():
-            out = self.model_.generate(n_records=int(n), random_state=_state(chosen))
+    def _decode(self, out: Any) -> pd.DataFrame:
         names = [c["name"] for c in columns_of(self.domain_)]
         codec = getattr(self, "codec_", None)
         if codec is not None:
@@ -403,7 +376,7 @@ class _Dpmm:
         for name in names:
             if isinstance(out[name].dtype, pd.CategoricalDtype):
                 out[name] = out[name].astype(object)
-        return cast_release(out, self.domain_)
+        return out
 
 
 class DpmmMST(_Dpmm):

@@ -57,22 +57,18 @@ import pandas as pd
 
 from dpaudit.adapters._common import (
     AdapterInputError,
-    cast_release,
     category_values,
-    check_epsilon,
-    check_preprocessing,
     columns_of,
     import_library,
-    installed,
-    quiet,
     seed_numpy,
 )
 from dpaudit.adapters._opendp_measure import table_transcript
-from dpaudit.adapters._transcript import transcript_claim
+from dpaudit.adapters._template import LibraryAdapter
+from dpaudit.adapters.libraries import LIBRARIES
 
 __all__ = ["OpenDPAIM", "OpenDPMST"]
 
-PACKAGE = "opendp[mbi]==0.16.0"
+PACKAGE = LIBRARIES["opendp"].package
 DEFAULT_BINS = 10
 
 
@@ -104,11 +100,11 @@ def rho_for(dp: Any, epsilon: float, delta: float) -> float:
     return float(found)
 
 
-class _OpenDP:
-    """One OpenDP ``opendp.extras.mbi`` algorithm behind the plug-in protocol."""
+class _OpenDP(LibraryAdapter):
+    """One OpenDP ``opendp.extras.mbi`` algorithm on the adapters' template."""
 
+    library = LIBRARIES["opendp"]
     algorithm: ClassVar[str]  # the class name in opendp.extras.mbi
-    omits: ClassVar[str]  # the private steps its transcript leaves out
 
     def __init__(
         self,
@@ -119,18 +115,12 @@ class _OpenDP:
         bins: int = DEFAULT_BINS,
         **options: Any,
     ) -> None:
-        check_epsilon(epsilon)
-        if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-            raise AdapterInputError(
-                f"OpenDP's {self.algorithm} is zCDP, converted to (epsilon, delta): "
-                f"`delta` must be in (0, 1). Got {delta!r}; pass --delta."
-            )
+        super().__init__(
+            epsilon=epsilon, delta=delta, preprocessing=preprocessing, **options
+        )
         if not (isinstance(bins, int) and not isinstance(bins, bool) and bins >= 2):
             raise AdapterInputError(f"`bins` must be an integer >= 2. Got {bins!r}.")
-        self.epsilon, self.delta = float(epsilon), float(delta)
-        self.preprocessing = check_preprocessing(preprocessing)
         self.bins = bins
-        self.options = dict(options)
 
     def _algorithm(self, mbi: Any) -> Any:
         cls = getattr(mbi, self.algorithm)
@@ -202,24 +192,36 @@ class _OpenDP:
         frame = pl.DataFrame(values).lazy()
         return frame, dp.lazyframe_domain(series), keys, cuts
 
-    def fit(
-        self,
-        data: pd.DataFrame,
-        *,
-        domain: dict[str, Any],
-        seed: int,
-        public_seed: int | None = None,
-    ) -> _OpenDP:
-        """Fits OpenDP's contingency table on ``data``; sets ``privacy_claim``."""
+    # -- the template's steps --------------------------------------------------------
+
+    def _check_delta(self, delta: Any) -> float:
+        if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+            raise AdapterInputError(
+                f"OpenDP's {self.algorithm} is zCDP, converted to (epsilon, delta): "
+                f"`delta` must be in (0, 1). Got {delta!r}; pass --delta."
+            )
+        return float(delta)
+
+    def _import(self) -> Any:
         dp = _prelude()
-        mbi = import_library("opendp.extras.mbi", package=PACKAGE)
-        self.domain_ = domain
-        algorithm = self._algorithm(mbi)
+        return dp, import_library("opendp.extras.mbi", package=PACKAGE)
+
+    def _seed_fit(self, seed: int, public_seed: int | None) -> None:
         # Nothing in OpenDP's fit draws from these; seeded for what else might.
         seed_numpy(seed)
-        frame, input_domain, keys, cuts = self._frame(dp, data.reset_index(drop=True))
+
+    def _build(self, library: Any, table: Any, seed: int) -> Any:
+        """OpenDP's algorithm (``MST()``, ``AIM()``) with the options."""
+        self.dp_, self.mbi_ = library
+        return self._algorithm(self.mbi_)
+
+    def _train(self, model: Any, table: Any, seed: int) -> Any:
+        """OpenDP's contingency-table measurement made and applied to the records:
+        the fitted model is the released ``ContingencyTable``."""
+        dp = self.dp_
+        frame, input_domain, keys, cuts = self._frame(dp, table)
         metric = dp.frame_distance(dp.symmetric_distance())
-        d_in = [dp.polars.Bound(per_group=1)]  # one record added or removed
+        self.d_in_ = [dp.polars.Bound(per_group=1)]  # one record added or removed
         zcdp = dp.zero_concentrated_divergence()
         d_out: float | tuple[float, float]
         if self.preprocessing == "public":
@@ -228,66 +230,56 @@ class _OpenDP:
         else:
             rho = rho_for(dp, self.epsilon, self.delta / 2.0)
             measure, d_out = dp.approximate(zcdp), (rho, self.delta / 2.0)
-        with quiet():
-            measurement, scale, threshold = mbi.make_contingency_table(
-                input_domain,
-                metric,
-                measure,
-                d_in,
-                d_out,
-                keys=keys or None,
-                cuts=cuts or None,
-                algorithm=algorithm,
-            )
-            table = measurement(frame)
-        self.table_ = table
+        measurement, self.scale_, self.threshold_ = self.mbi_.make_contingency_table(
+            input_domain,
+            metric,
+            measure,
+            self.d_in_,
+            d_out,
+            keys=keys or None,
+            cuts=cuts or None,
+            algorithm=model,
+        )
+        self.measurement_ = measurement
+        return measurement(frame)
+
+    def _claim(self, model: Any) -> dict[str, Any]:
+        dp, measurement, d_in = self.dp_, self.measurement_, self.d_in_
         loss = measurement.map(d_in)
         converted = dp.c.make_fix_delta(
             dp.c.make_zCDP_to_approxDP(measurement), self.delta
         ).map(d_in)
-        self.privacy_claim = {
+        claim: dict[str, Any] = {
             "epsilon": float(converted[0]),
             "delta": float(converted[1]),
             "accountant": f"OpenDP {self.algorithm} measurement: zCDP mapped to "
             "(epsilon, delta) by make_zCDP_to_approxDP",
-            "library": installed("opendp"),
-            "nominal_epsilon": self.epsilon,
-            "preprocessing": self.preprocessing,
             "unseeded_noise": "OpenDP's noise and noisy-max selections (its CSPRNG)",
         }
         if isinstance(loss, tuple):
-            self.privacy_claim["rho"] = float(loss[0])
-            self.privacy_claim["rho_delta"] = float(loss[1])
+            claim["rho"] = float(loss[0])
+            claim["rho_delta"] = float(loss[1])
         else:
-            self.privacy_claim["rho"] = float(loss)
+            claim["rho"] = float(loss)
             # The claim's profile: pure zCDP.
-            self.privacy_claim["zcdp_rho"] = float(loss)
-        if scale is not None:
-            self.privacy_claim["oneway_scale"] = float(scale)
-        if threshold is not None:
-            self.privacy_claim["oneway_threshold"] = int(threshold)
-        self.privacy_claim["cliques"] = [
-            list(map(str, clique)) for clique in table.model.cliques
-        ]
+            claim["zcdp_rho"] = float(loss)
+        if self.scale_ is not None:
+            claim["oneway_scale"] = float(self.scale_)
+        if self.threshold_ is not None:
+            claim["oneway_threshold"] = int(self.threshold_)
+        claim["cliques"] = [list(map(str, clique)) for clique in model.model.cliques]
         if self.preprocessing == "public":
             # The measurements the table keeps, in the public keys' values.
-            transcript = table_transcript(table, domain)
-            self.privacy_transcript = transcript.records
-            self.privacy_claim.update(
-                transcript_claim(transcript, stopped=False, omits=self.omits)
-            )
-        return self
+            self.transcript_ = table_transcript(model, self.domain_)
+        return claim
 
-    def sample(
-        self, n: int, *, seed: int, public_seed: int | None = None
-    ) -> pd.DataFrame:
-        """``n`` rows from the fitted table (post-processing: from ``public_seed``
-        when given)."""
-        if not hasattr(self, "table_"):
-            raise RuntimeError("call `fit` first.")
-        seed_numpy(seed if public_seed is None else public_seed)
-        with quiet():
-            out = self.table_.synthesize(int(n)).to_pandas()
+    def _seed_sample(self, seed: int) -> None:
+        seed_numpy(seed)
+
+    def _draw(self, n: int, seed: int) -> Any:
+        return self.model_.synthesize(n).to_pandas()
+
+    def _decode(self, out: Any) -> pd.DataFrame:
         columns = columns_of(self.domain_)
         for col in columns:
             if col["kind"] == "categorical":
@@ -295,8 +287,7 @@ class _OpenDP:
                 out[col["name"]] = [
                     None if v is None else back.get(v, v) for v in out[col["name"]]
                 ]
-        out = out[[c["name"] for c in columns]]
-        return cast_release(out, self.domain_)
+        return out[[c["name"] for c in columns]]
 
 
 class OpenDPMST(_OpenDP):

@@ -55,15 +55,8 @@ import pandas as pd
 
 from dpaudit.adapters._common import (
     AdapterInputError,
-    cast_release,
-    check_epsilon,
-    check_preprocessing,
     columns_of,
     compose_pure_dp,
-    import_library,
-    installed,
-    quiet,
-    seed_globals,
 )
 from dpaudit.adapters._ledgers import MomentsLedger, OpacusLedger
 from dpaudit.adapters._smartnoise_measure import (
@@ -76,17 +69,13 @@ from dpaudit.adapters._smartnoise_measure import (
     record_mwem,
 )
 from dpaudit.adapters._smartnoise_pate import CanaryTeachers
+from dpaudit.adapters._template import LibraryAdapter
 from dpaudit.adapters._transcript import (
-    MeasurementsDone,
     Transcript,
     check_measure_only,
     patched,
-    refuse_stopped,
-    transcript_claim,
 )
-
-LIBRARY = "smartnoise-synth 1.0.8"
-PACKAGE = "smartnoise-synth==1.0.8"
+from dpaudit.adapters.libraries import LIBRARIES
 
 __all__ = [
     "SmartnoiseAIM",
@@ -100,20 +89,16 @@ __all__ = [
 ]
 
 
-class _Smartnoise:
-    """One smartnoise-synth synthesizer behind the plug-in protocol."""
+class _Smartnoise(LibraryAdapter):
+    """One smartnoise-synth synthesizer on the adapters' template."""
 
+    library = LIBRARIES["smartnoise"]
     synth: ClassVar[str]  # the key of snsynth's synth_map
     style: ClassVar[str]  # "gan" (one-hot, min-max) or "cube" (labels, bins)
     accountant: ClassVar[str]
     takes_delta: ClassVar[bool] = True
     min_rows: ClassVar[int] = 1
     nullable: ClassVar[bool] = False  # the public label encoders decode a missing cell
-    # What its transcript records ("gaussian marginals", ...; None: no transcript),
-    # and whether `measure_only` can stop its fit after the last measurement.
-    records: ClassVar[str | None] = None
-    stops: ClassVar[bool] = False
-    omits: ClassVar[str] = ""  # the private steps the transcript leaves out
 
     def __init__(
         self,
@@ -126,33 +111,23 @@ class _Smartnoise:
         measure_only: bool = False,
         **options: Any,
     ) -> None:
-        check_epsilon(epsilon)
-        check_measure_only(measure_only, self)
-        if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
-            raise AdapterInputError(f"`delta` must be in [0, 1). Got {delta!r}.")
+        self.measure_only = check_measure_only(measure_only, self)
+        super().__init__(
+            epsilon=epsilon, delta=delta, preprocessing=preprocessing, **options
+        )
         if not (isinstance(bins, int) and bins >= 2):
             raise AdapterInputError(f"`bins` must be an integer >= 2. Got {bins!r}.")
-        self.epsilon = float(epsilon)
-        self.delta = float(delta)
-        self.preprocessing = check_preprocessing(preprocessing)
         self.preprocessor_eps = float(preprocessor_eps)
         self.bins = bins
-        self.measure_only = measure_only
-        self.options = dict(options)
 
-    # -- the protocol ----------------------------------------------------------------
+    # -- the template's steps --------------------------------------------------------
 
-    def fit(
-        self,
-        data: pd.DataFrame,
-        *,
-        domain: dict[str, Any],
-        seed: int,
-        public_seed: int | None = None,
-    ) -> _Smartnoise:
-        """Fits the synthesizer on ``data``; sets ``privacy_claim``."""
-        snsynth = import_library("snsynth", package=PACKAGE, extra="smartnoise")
-        columns_of(domain)
+    def _check_delta(self, delta: Any) -> float:
+        if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
+            raise AdapterInputError(f"`delta` must be in [0, 1). Got {delta!r}.")
+        return float(delta)
+
+    def _check_fit(self, data: pd.DataFrame) -> None:
         if len(data) < self.min_rows:
             raise AdapterInputError(self._too_few_rows(len(data)))
         if self.takes_delta and not self.delta > 0:
@@ -160,42 +135,37 @@ class _Smartnoise:
                 f"{type(self).__name__} needs `delta` > 0 (its accountant "
                 "converts to (epsilon, delta)). Got 0; pass --delta."
             )
-        self.domain_ = domain
-        self._seed_fit(seed, public_seed)
+
+    def _table(self, data: pd.DataFrame) -> pd.DataFrame:
+        return data  # the library's fit takes the records as they come
+
+    def _build(self, library: Any, table: Any, seed: int) -> Any:
         kwargs: dict[str, Any] = {"epsilon": self.epsilon, **self.options}
         if self.takes_delta:
             kwargs["delta"] = self.delta
-        with quiet():
-            try:
-                model = snsynth.Synthesizer.create(self.synth, **kwargs)
-            except TypeError as err:  # an option the library's constructor lacks
-                raise AdapterInputError(
-                    f"{LIBRARY}'s {self.synth} does not take these options "
-                    f"({' '.join(str(err).split())}); see its documentation for the "
-                    "constructor's arguments. Got --option "
-                    f"{sorted(self.options) or 'none'}."
-                ) from err
-            self.ledger_: dict[str, Any] = {}
-            self.transcript_: Transcript | None = None
-            self.stopped_ = False
-            try:
-                self._fit_model(model, data, self._fit_arguments(snsynth, domain))
-            except MeasurementsDone:
-                self.stopped_ = True
-        self.model_ = model
-        if self.transcript_ is not None:
-            self.privacy_transcript = self.transcript_.records
-        self.privacy_claim = {
+        try:
+            model = library.Synthesizer.create(self.synth, **kwargs)
+        except TypeError as err:  # an option the library's constructor lacks
+            raise AdapterInputError(
+                f"{self.library.library}'s {self.synth} does not take these options "
+                f"({' '.join(str(err).split())}); see its documentation for the "
+                "constructor's arguments. Got --option "
+                f"{sorted(self.options) or 'none'}."
+            ) from err
+        self.ledger_: dict[str, Any] = {}
+        self.fit_arguments_ = self._fit_arguments(library, self.domain_)
+        return model
+
+    def _train(self, model: Any, table: Any, seed: int) -> Any:
+        self._fit_model(model, table, self.fit_arguments_)
+        return model
+
+    def _claim(self, model: Any) -> dict[str, Any]:
+        claim: dict[str, Any] = {
             "epsilon": self.epsilon,
             "delta": self.delta if self.takes_delta else 0.0,
             "accountant": self.accountant,
-            "library": installed("smartnoise-synth"),
-            "nominal_epsilon": self.epsilon,
-            "preprocessing": self.preprocessing,
             **self._claim_extras(model),
-            **transcript_claim(
-                self.transcript_, stopped=self.stopped_, omits=self.omits
-            ),
         }
         profile = self._profile(model)
         spent = preprocessor_spent(model)
@@ -203,7 +173,6 @@ class _Smartnoise:
             # The library charged its bounds to the budget and trained on the rest
             # (base.py, `_get_train_data`): a training accountant's epsilon covers the
             # training only, and the release is the composition of both.
-            claim = self.privacy_claim
             claim["preprocessor_epsilon"] = spent
             if claim.get("library_epsilon") == claim["epsilon"]:
                 claim["epsilon"] = claim["library_epsilon"] + spent
@@ -212,27 +181,10 @@ class _Smartnoise:
                 profile["rdp"] = compose_pure_dp(profile["rdp"], spent)
             if profile.get("zcdp_rho") is not None:
                 profile["zcdp_rho"] += spent * spent / 2.0
-        self.privacy_claim.update(profile)
-        return self
-
-    def sample(
-        self, n: int, *, seed: int, public_seed: int | None = None
-    ) -> pd.DataFrame:
-        """``n`` rows drawn from the fitted model (post-processing: the draws may come
-        from ``public_seed``)."""
-        if not hasattr(self, "model_"):
-            raise RuntimeError("call `fit` first.")
-        refuse_stopped(self)
-        seed_globals(seed if public_seed is None else public_seed)
-        with quiet():
-            out = self.model_.sample(int(n))
-        return cast_release(out, self.domain_)
+        claim.update(profile)
+        return claim
 
     # -- what subclasses change ------------------------------------------------------
-
-    def _seed_fit(self, seed: int, public_seed: int | None) -> None:
-        """Everything of ``fit`` from ``seed`` (the default)."""
-        seed_globals(seed)
 
     def _fit_model(
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
@@ -242,7 +194,7 @@ class _Smartnoise:
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         return {}
 
-    def _transcript(self, model: Any) -> Transcript:
+    def _transcript_of(self, model: Any) -> Transcript:
         """The fit's transcript, made once the library's transformer is fitted."""
         if self.transcript_ is None:
             self.transcript_ = Transcript.of_transformer(
@@ -498,7 +450,9 @@ class SmartnoiseMST(_Smartnoise):
     ) -> None:
         with (
             known_rho("snsynth.mst.mst"),
-            record_mst(model, lambda: self._transcript(model), stop=self.measure_only),
+            record_mst(
+                model, lambda: self._transcript_of(model), stop=self.measure_only
+            ),
         ):
             model.fit(data, **kwargs)
 
@@ -546,7 +500,7 @@ class SmartnoiseAIM(_Smartnoise):
         with (
             patched(model, _worst_approximated=counted),  # this instance only
             known_rho("snsynth.aim.aim"),
-            record_aim(model, lambda: self._transcript(model)),
+            record_aim(model, lambda: self._transcript_of(model)),
         ):
             model.fit(data, **kwargs)
         self.ledger_ = {"rounds": rounds[0]}
@@ -588,7 +542,7 @@ class SmartnoiseMWEM(_Smartnoise):
     def _fit_model(
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
-        with record_mwem(model, lambda: self._transcript(model)):
+        with record_mwem(model, lambda: self._transcript_of(model)):
             model.fit(data, **kwargs)
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:

@@ -72,24 +72,20 @@ import pandas as pd
 
 from dpaudit.adapters._common import (
     AdapterInputError,
-    cast_release,
     category_values,
-    check_epsilon,
     check_preprocessing,
     columns_of,
     import_library,
-    installed,
     moments_rdp,
-    quiet,
     rdp_curve,
-    seed_globals,
 )
 from dpaudit.adapters._synthcity_measure import record_privbayes
 from dpaudit.adapters._synthcity_pate import CanaryTeachers
-from dpaudit.adapters._transcript import Transcript, transcript_claim
+from dpaudit.adapters._template import LibraryAdapter
+from dpaudit.adapters._transcript import Transcript
+from dpaudit.adapters.libraries import LIBRARIES
 
-LIBRARY = "synthcity 0.2.12"
-PACKAGE = "synthcity==0.2.12"
+PACKAGE = LIBRARIES["synthcity"].package
 _MAX_DRAWS = 50
 _PUBLIC_POINTS = 21  # values per numeric column in the public encoder's table
 
@@ -107,9 +103,10 @@ def _random_state(seed: int) -> int:
     return int(word) >> 1
 
 
-class _Synthcity:
-    """One synthcity plug-in behind the plug-in protocol."""
+class _Synthcity(LibraryAdapter):
+    """One synthcity plug-in on the adapters' template."""
 
+    library = LIBRARIES["synthcity"]
     name: ClassVar[str]  # the generator name, for messages
     module: ClassVar[str]  # the plug-in's module
     plugin: ClassVar[str]  # its class
@@ -125,19 +122,10 @@ class _Synthcity:
         preprocessing: str = "library",
         **options: Any,
     ) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        mode = check_preprocessing(preprocessing)
-        if mode not in self.modes:
-            raise AdapterInputError(
-                f"{self.name} supports only `preprocessing={'|'.join(self.modes)}`: "
-                f"synthcity 0.2.12 fits its encoders on the records, with no public "
-                "route (docs/adapters.md)."
-            )
+        super().__init__(epsilon=epsilon, delta=delta, preprocessing=preprocessing)
         for key in ("random_state", *self.budget_keys, "encoder"):
             if key in options:
                 raise AdapterInputError(f"option `{key}` is set by dpaudit; remove it.")
-        self.delta = float(delta)
-        self.preprocessing = mode
         self.options = {**self.defaults, **options}
 
     def _arguments(self, data: pd.DataFrame) -> dict[str, Any]:
@@ -153,35 +141,38 @@ class _Synthcity:
             )
         return {"epsilon": self.epsilon, "delta": self.delta}
 
-    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
+    def _plugin_claim(self, plugin: Any) -> dict[str, Any]:
+        """The claim as the plug-in computed it."""
         raise NotImplementedError
 
-    @contextlib.contextmanager
-    def _recording(self) -> Iterator[None]:
-        """What the fit needs recorded (Opacus's engine, for DPGAN)."""
-        yield
+    def _public_arguments(self, table: pd.DataFrame) -> dict[str, Any]:
+        raise NotImplementedError
 
-    def _table(self, data: pd.DataFrame) -> pd.DataFrame:
-        """The table handed to synthcity (``public``: categories as public codes)."""
-        return data.reset_index(drop=True)
+    def _generate(self, n: int, random_state: int) -> pd.DataFrame:
+        """One call of the plug-in's ``generate``."""
+        return pd.DataFrame(
+            self.model_.generate(count=n, random_state=random_state).dataframe()
+        )
 
-    def fit(
-        self,
-        data: pd.DataFrame,
-        *,
-        domain: dict[str, Any],
-        seed: int,
-        public_seed: int | None = None,
-    ) -> _Synthcity:
-        """Fits the plug-in; sets ``privacy_claim``."""
-        module = import_library(self.module, package=PACKAGE)
-        columns_of(domain)
-        self.domain_ = domain
-        table = self._table(data)
-        seed_globals(seed)
+    # -- the template's steps --------------------------------------------------------
+
+    def _check_preprocessing(self, value: Any) -> str:
+        mode = check_preprocessing(value)
+        if mode not in self.modes:
+            raise AdapterInputError(
+                f"{self.name} supports only `preprocessing={'|'.join(self.modes)}`: "
+                f"synthcity 0.2.12 fits its encoders on the records, with no public "
+                "route (docs/adapters.md)."
+            )
+        return mode
+
+    def _import(self) -> Any:
+        return import_library(self.module, package=PACKAGE)
+
+    def _build(self, library: Any, table: Any, seed: int) -> Any:
         extra = self._public_arguments(table) if self.preprocessing == "public" else {}
         try:
-            plugin = getattr(module, self.plugin)(
+            return getattr(library, self.plugin)(
                 random_state=_random_state(seed),
                 **self._arguments(table),
                 **extra,
@@ -192,58 +183,29 @@ class _Synthcity:
                 f"synthcity's {self.plugin} refused the options "
                 f"{sorted(self.options)}: {' '.join(str(err).split())[:300]}"
             ) from err
-        with quiet(), self._recording():
-            plugin.fit(table)
-        self.plugin_ = plugin
-        self.privacy_claim = {
-            "library": installed("synthcity"),
-            "nominal_epsilon": self.epsilon,
-            "requested_delta": self.delta,
-            "preprocessing": self.preprocessing,
-            **self._claim(plugin, table),
-        }
-        return self
 
-    def _public_arguments(self, table: pd.DataFrame) -> dict[str, Any]:
-        raise NotImplementedError
+    def _claim(self, model: Any) -> dict[str, Any]:
+        return {"requested_delta": self.delta, **self._plugin_claim(model)}
 
-    def _draw(self, n: int, random_state: int) -> pd.DataFrame:
-        return pd.DataFrame(
-            self.plugin_.generate(count=n, random_state=random_state).dataframe()
-        )
-
-    def _decode(self, out: pd.DataFrame) -> pd.DataFrame:
-        return out
-
-    def sample(
-        self, n: int, *, seed: int, public_seed: int | None = None
-    ) -> pd.DataFrame:
-        """``n`` rows from the fitted model (post-processing: from ``public_seed`` when
-        given)."""
-        if not hasattr(self, "plugin_"):
-            raise RuntimeError("call `fit` first.")
-        chosen = seed if public_seed is None else public_seed
-        seed_globals(chosen)
+    def _draw(self, n: int, seed: int) -> pd.DataFrame:
         parts: list[pd.DataFrame] = []
         kept = 0
-        with quiet():
-            # In strict mode synthcity drops generated rows outside the schema it
-            # learned from the records (and duplicates), so one call may return
-            # fewer than asked for: draw again, as a user wanting n rows would.
-            for attempt in range(_MAX_DRAWS):
-                part = self._draw(int(n), _random_state(chosen + attempt))
-                parts.append(part)
-                kept += len(part)
-                if kept >= n:
-                    break
+        # In strict mode synthcity drops generated rows outside the schema it
+        # learned from the records (and duplicates), so one call may return
+        # fewer than asked for: draw again, as a user wanting n rows would.
+        for attempt in range(_MAX_DRAWS):
+            part = self._generate(n, _random_state(seed + attempt))
+            parts.append(part)
+            kept += len(part)
+            if kept >= n:
+                break
         if kept < n:
             raise ValueError(
                 f"synthcity kept only {kept} of the {n} rows asked for in {_MAX_DRAWS} "
                 "draws (its strict mode drops generated rows outside the schema learned "
                 "from the records, and duplicates)."
             )
-        out = self._decode(pd.concat(parts, ignore_index=True).head(int(n)))
-        return cast_release(out, self.domain_)
+        return pd.concat(parts, ignore_index=True).head(n)
 
 
 class SynthcityPATEGAN(CanaryTeachers, _Synthcity):
@@ -260,7 +222,7 @@ class SynthcityPATEGAN(CanaryTeachers, _Synthcity):
     plugin = "PATEGANPlugin"
     budget_keys = ("epsilon", "delta")
 
-    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
+    def _plugin_claim(self, plugin: Any) -> dict[str, Any]:
         model = plugin.model
         delta = float(model.delta)
         moments = np.asarray(model.alpha_dict, dtype=float)
@@ -302,7 +264,7 @@ class SynthcityDPGAN(_Synthcity):
         return self._approximate_budget()
 
     @contextlib.contextmanager
-    def _recording(self) -> Iterator[None]:
+    def _recording(self, model: Any) -> Iterator[None]:
         gan = import_library("synthcity.plugins.core.models.gan", package=PACKAGE)
         original = gan.PrivacyEngine
         engines: list[Any] = []
@@ -319,7 +281,7 @@ class SynthcityDPGAN(_Synthcity):
         finally:
             gan.PrivacyEngine = original
 
-    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
+    def _plugin_claim(self, plugin: Any) -> dict[str, Any]:
         if len(self.engines_) != 1:
             raise RuntimeError(
                 f"synthcity's DPGAN created {len(self.engines_)} Opacus engines in one "
@@ -425,10 +387,15 @@ class SynthcityPrivBayes(_Synthcity):
     module = "synthcity.plugins.privacy.plugin_privbayes"
     plugin = "PrivBayesPlugin"
 
+    omits = (
+        "the network, selected by the exponential mechanism with half the budget "
+        "(plugin_privbayes.py:189-258); which groups of values are counted: only "
+        "those present in the records (plugin_privbayes.py:271-275)"
+    )
+
     @contextlib.contextmanager
-    def _recording(self) -> Iterator[None]:
+    def _recording(self, model: Any) -> Iterator[None]:
         """Its noisy counts, as ``privacy_transcript`` (:mod:`._synthcity_measure`)."""
-        self.transcript_: Transcript | None = None
 
         def keep(transcript: Transcript) -> None:
             self.transcript_ = transcript
@@ -437,27 +404,14 @@ class SynthcityPrivBayes(_Synthcity):
         with record_privbayes(names, self.domain_, keep):
             yield
 
-    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
-        claim = {
+    def _plugin_claim(self, plugin: Any) -> dict[str, Any]:
+        return {
             "epsilon": self.epsilon,
             "delta": 0.0,
             "accountant": "synthcity PrivBayes: pure DP, epsilon / 2 for the network "
             "and epsilon / 2 for the Laplace counts (its statement, nominal)",
             "degree_k": int(plugin.model.K),
         }
-        if self.transcript_ is not None:
-            self.privacy_transcript = self.transcript_.records
-            claim.update(
-                transcript_claim(
-                    self.transcript_,
-                    stopped=False,
-                    omits="the network, selected by the exponential mechanism with "
-                    "half the budget (plugin_privbayes.py:189-258); which groups of "
-                    "values are counted: only those present in the records "
-                    "(plugin_privbayes.py:271-275)",
-                )
-            )
-        return claim
 
 
 class SynthcityAIM(_Synthcity):
@@ -478,7 +432,7 @@ class SynthcityAIM(_Synthcity):
     def _arguments(self, data: pd.DataFrame) -> dict[str, Any]:
         return self._approximate_budget()
 
-    def _claim(self, plugin: Any, data: pd.DataFrame) -> dict[str, Any]:
+    def _plugin_claim(self, plugin: Any) -> dict[str, Any]:
         rho = float(plugin.model.model.rho)
         return {
             "epsilon": self.epsilon,
@@ -500,8 +454,8 @@ class SynthcityAIM(_Synthcity):
         self.aim_runs = 0
         return super().sample(n, seed=seed, public_seed=None)
 
-    def _draw(self, n: int, random_state: int) -> pd.DataFrame:
-        mechanism = self.plugin_.model.model
+    def _generate(self, n: int, random_state: int) -> pd.DataFrame:
+        mechanism = self.model_.model.model
         original = mechanism.run
         runs = 0
 
@@ -512,7 +466,7 @@ class SynthcityAIM(_Synthcity):
 
         mechanism.run = counted
         try:
-            out = super()._draw(n, random_state)
+            out = super()._generate(n, random_state)
         finally:
             mechanism.run = original
         self.aim_runs = getattr(self, "aim_runs", 0) + runs

@@ -26,16 +26,14 @@ import pytest
 from scipy import stats
 
 from dpaudit.adapters.envs import env_python
+from dpaudit.adapters.libraries import LIBRARIES as DECLARED
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # module -> (the environment variable that names an interpreter which has it, the
-# `dpaudit env` recipe that builds one)
+# `dpaudit env` recipe that builds one), from the libraries' declarations
 LIBRARIES = {
-    "snsynth": ("DPAUDIT_SMARTNOISE_PYTHON", "smartnoise"),
-    "synthcity": ("DPAUDIT_SYNTHCITY_PYTHON", "synthcity"),
-    "dpmm": ("DPAUDIT_DPMM_PYTHON", "dpmm"),
-    "opendp.extras.mbi": ("DPAUDIT_OPENDP_PYTHON", "opendp"),
+    library.module: (library.variable, library.name) for library in DECLARED.values()
 }
 
 RunScript = Callable[..., Any]

@@ -12,7 +12,9 @@ Where an environment lives, unless ``--out`` says otherwise:
 ``~/.cache/dpaudit/envs/NAME``. Tests, benchmarks (``benchmarks/harness.py``) and docs
 find a library's interpreter there (:func:`env_python`).
 
-This module imports only the standard library.
+Each recipe is derived from its library's declaration
+(:data:`dpaudit.adapters.libraries.LIBRARIES`). This module imports only the standard
+library.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from dpaudit.adapters.libraries import LIBRARIES
 
 __all__ = [
     "RECIPES",
@@ -56,44 +60,20 @@ class Recipe:
     notes: str = ""
 
 
-_CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-
 RECIPES: dict[str, Recipe] = {
-    "smartnoise": Recipe(
-        name="smartnoise",
-        library="smartnoise-synth 1.0.8",
-        pins="smartnoise.txt",
-        check="import snsynth, torch, opacus",
-        adapters="smartnoise-*",
-        first=("torch==2.13.0+cpu",),
-        first_index=_CPU_TORCH_INDEX,
-        notes="torch 2.13.0 CPU build from PyTorch's CPU index, then smartnoise-synth",
-    ),
-    "synthcity": Recipe(
-        name="synthcity",
-        library="synthcity 0.2.12",
-        pins="synthcity.txt",
-        check="import synthcity.plugins, opacus.optimizers, torch",
-        adapters="synthcity-*",
-        notes="torch 2.2.2 (PyPI has only its CUDA build), opacus 1.4.1",
-    ),
-    "dpmm": Recipe(
-        name="dpmm",
-        library="dpmm 0.1.9",
-        pins="dpmm.txt",
-        check="import dpmm.pipelines",
-        adapters="dpmm-*",
-        notes="numpy 1.26.4, pandas 2.1.0, opendp 0.12.1",
-    ),
-    "opendp": Recipe(
-        name="opendp",
-        library="opendp 0.16.0",
-        pins="opendp.txt",
-        check="import opendp.prelude, opendp.extras.mbi, mbi, polars",
-        adapters="opendp-*",
-        notes="opendp with its mbi extra (mbi 1.1.0, jax)",
-    ),
+    library.name: Recipe(
+        name=library.name,
+        library=library.library,
+        pins=library.pins,
+        check=library.check,
+        adapters=f"{library.name}-*",
+        first=library.first,
+        first_index=library.first_index,
+        notes=library.notes,
+    )
+    for library in LIBRARIES.values()
 }
+"""Each library's recipe, from its declaration (:mod:`dpaudit.adapters.libraries`)."""
 
 
 def pins_path(recipe: Recipe) -> Path:
