@@ -19,6 +19,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -179,29 +180,32 @@ def _claim_test(
     epsilon 0, within a few levels of the claim's on every claim tried, and kept for
     the family the audit computes next); the answer does not depend on the start
     (:mod:`dpaudit.audit.stats.levels`). A store installed with
-    :func:`dpaudit.audit.stats.memo.use_store` keeps it between processes."""
+    :func:`dpaudit.audit.stats.memo.use_store` keeps the level between processes; a
+    kept level is used only where
+    :func:`~dpaudit.audit.stats.levels.is_largest_level` finds it is the search's
+    answer (its rejection set is the check's, never read), else it is searched."""
     parts = (claim, n0, n1, alpha, method)
+    search: dict[str, Any] = {
+        "method": method,
+        "alpha": alpha,
+        "outside": _claim_outside(claim),
+        "boundary": _claim_boundary(claim),
+    }
     kept = memo.load("claim_test", *parts)
-    if (
-        kept is not None
-        and set(kept) == {"level", "g"}
-        and kept["level"].shape == ()
-        and kept["level"].dtype == np.int64
-        and int(kept["level"]) < exact.LEVELS.size
-    ):
-        level, g = int(kept["level"]), kept["g"]
-        if level < 0:
-            return None
-        if g.dtype == np.int64 and g.shape == (n0 + 1,):
-            g.setflags(write=False)
-            return level, g
+    if kept is not None and set(kept) == {"level"} and kept["level"].shape == ():
+        level = kept["level"]
+        if level.dtype == np.int64:
+            # Used only where it is the level the search finds (one or two tests).
+            ok, g = levels.is_largest_level(int(level), n0, n1, **search)
+            if ok:
+                if g is None:
+                    return None
+                g.setflags(write=False)
+                return int(level), g
     found = levels.largest_level(
         n0,
         n1,
-        method=method,
-        alpha=alpha,
-        outside=_claim_outside(claim),
-        boundary=_claim_boundary(claim),
+        **search,
         start=families.first_level(
             "eps", n0, n1, alpha=alpha, delta=claim.delta, method=method
         ),
@@ -211,10 +215,7 @@ def _claim_test(
     memo.save(
         "claim_test",
         parts,
-        {
-            "level": np.asarray(-1 if found is None else found[0], np.int64),
-            "g": np.zeros(0, np.int64) if found is None else found[1],
-        },
+        {"level": np.asarray(-1 if found is None else found[0], np.int64)},
     )
     return found
 
