@@ -144,6 +144,18 @@ def verdict_reason(
             f"VIOLATION: eps_emp {f(eps_emp)} exceeds the claimed epsilon "
             f"{f(eps_claimed)}"
         )
+        if point is not None and not (
+            eps_emp is not None and eps_claimed is not None and eps_emp > eps_claimed
+        ):
+            # The lines' own test refuted them; eps_emp bounds every epsilon at once.
+            text = (
+                "VIOLATION: the claim's own test refutes its (epsilon, delta) lines: "
+                f"the bounded test point (FPR <= {point.fpr_upper or 0.0:.4f}, "
+                f"FNR <= {point.fnr_upper or 0.0:.4f}) lies outside them (refutation "
+                f"ratio {point.refutation_ratio or 0.0:.3f}); eps_emp {f(eps_emp)}, a "
+                "lower bound at the same confidence for every epsilon at once, does "
+                f"not exceed the claimed {f(eps_claimed)}"
+            )
         if approximate:
             text += (
                 " (approximate: found with the Jeffreys interval, not exact coverage)"
