@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> None:
             mu4,
         ),
         (
-            "Gaussian 1.6x: claims (2.5,1e-5), lines only",
+            "Gaussian 1.6x: claims (2.5,1e-5), no profile",
             gaussian(mu4),
             ClaimedProfile(epsilon=2.5, delta=1e-5),
             200,
