@@ -93,3 +93,38 @@ def test_randomized_response_audits_raise_at_most_alpha_false_alarms(
     )
     assert stats.binom.sf(20, 200, 0.05) < 0.0012
     assert out.violations <= 20
+
+
+def test_the_reasons_say_which_test_decided() -> None:
+    """A VIOLATION of the lines' own test with eps_emp at most the claim says so, and
+    a CONSISTENT where only the claim's own test could have refuted it says that."""
+    from dpaudit.audit.games.verdict import Verdict, verdict_reason
+    from dpaudit.audit.result.model import AttackResult
+    from dpaudit.audit.stats.estimators import AttackCounts
+
+    head = AttackResult(
+        name="x",
+        eps_emp=0.9,
+        fpr_upper=0.1,
+        fnr_upper=0.6,
+        refutation_ratio=1.2,
+        regions_violated=("lines",),
+        counts=AttackCounts(tp=1, fp=0, tn=1, fn=0),
+    )
+    refuted = verdict_reason(
+        Verdict.VIOLATION,
+        eps_emp=0.9,
+        eps_claimed=1.0,
+        eps_max_attainable=4.0,
+        point=head,
+    )
+    assert refuted.startswith("VIOLATION: the claim's own test refutes its")
+    assert "refutation ratio 1.200" in refuted and "eps_emp 0.900" in refuted
+    kept = verdict_reason(
+        Verdict.CONSISTENT, eps_emp=0.0, eps_claimed=1.0, eps_max_attainable=0.95
+    )
+    assert "would have refuted the claim by its own test" in kept
+    above = verdict_reason(
+        Verdict.VIOLATION, eps_emp=1.5, eps_claimed=1.0, eps_max_attainable=4.0
+    )
+    assert above.startswith("VIOLATION: eps_emp 1.500 exceeds the claimed epsilon")

@@ -195,6 +195,19 @@ def verdict_reason(
             f"({f(eps_max_attainable)}) does not exceed the claimed epsilon "
             f"({f(eps_claimed)}), so it could not have refuted the claim; {need}."
         )
+    if (
+        eps_max_attainable is not None
+        and eps_claimed is not None
+        and eps_max_attainable <= eps_claimed
+    ):
+        # A claim of the lines alone whose own test reaches further than eps_emp.
+        return (
+            f"CONSISTENT: eps_emp {f(eps_emp)} does not exceed the claimed epsilon "
+            f"{f(eps_claimed)}; a perfect attack would have refuted the claim by its "
+            "own test with these test rounds (though eps_emp could show at most "
+            f"{f(eps_max_attainable)}); these attacks did not, and this is no proof "
+            "of privacy." + constant
+        )
     return (
         f"CONSISTENT: eps_emp {f(eps_emp)} does not exceed the claimed epsilon "
         f"{f(eps_claimed)}, although a perfect attack could have shown up to "
