@@ -172,6 +172,35 @@ def simulate(
     )
 
 
+def oracle(
+    mu: float | None, claim: ClaimedProfile, test: int, alpha: float
+) -> tuple[float | None, float | None]:
+    """For a Gaussian of ``mu`` (``None``: no oracle), the largest probability of
+    VIOLATION over its threshold tests (the Neyman-Pearson tests of its release) at
+    ``test`` + ``test`` rounds: of the test that decides ``claim``
+    (:func:`~dpaudit.audit.stats.violation_ceiling`), and for a claim of the lines
+    alone of the rule ``eps_emp > epsilon`` that decided it before (else ``None``)."""
+    from scipy import stats
+
+    from dpaudit.audit.stats import calibrated, violation_ceiling
+
+    if mu is None:
+        return None, None
+    t = np.linspace(-4.0, 10.0, 561)
+    fpr, fnr = stats.norm.sf(t), stats.norm.cdf(t - mu)
+    best = violation_ceiling(claim, fpr, fnr, test, test, alpha=alpha)
+    if claim.has_profile:
+        return best, None
+    g = calibrated.family_counts(
+        claim.epsilon, test, test, alpha=alpha, delta=claim.delta
+    )
+    k0 = np.arange(test + 1)[None, :]
+    inside = stats.binom.pmf(k0, test, fpr[:, None]) * stats.binom.cdf(
+        g[None, :], test, fnr[:, None]
+    )
+    return best, float(np.max(inside.sum(axis=1)))
+
+
 #: The power table's mechanisms, each exactly 4-DP (the Gaussian at delta 1e-5),
 #: and its claims: the mechanism's own profile at each claimed epsilon.
 POWER_EPSILONS: tuple[float, ...] = (1.0, 2.0, 2.5, 3.0, 4.0)
@@ -360,6 +389,15 @@ def main(argv: list[str] | None = None) -> None:
             mu4,
         ),
         (
+            "Gaussian 1.6x: claims (2.5,1e-5), no profile",
+            gaussian(mu4),
+            ClaimedProfile(epsilon=2.5, delta=1e-5),
+            200,
+            400,
+            three,
+            mu4,
+        ),
+        (
             "Gaussian 3x: claims (4/3,1e-5), GDP + RDP",
             gaussian(mu4),
             gaussian_claim(4.0 / 3.0),
@@ -395,7 +433,10 @@ def main(argv: list[str] | None = None) -> None:
                 seed=100 * args.seed + i,
             )
             top = None if mu is None else mu_ceiling(mu, test, test, alpha=alpha)
+            best = oracle(mu, claim, test, alpha)
             row.update(
+                oracle=best[0],
+                oracle_eps_rule=best[1],
                 violations=out.violations,
                 violation_rate=out.violations / n,
                 mean_eps_emp=out.mean_eps_emp,
@@ -405,10 +446,15 @@ def main(argv: list[str] | None = None) -> None:
                 mu_emp_over_ceiling=None if top is None else out.mean_mu_emp / top,
             )
     table.finish(
-        title="mechanism and claim: VIOLATION of audits, mean eps_emp and mu_emp, "
-        "ceiling = the oracle's mu_emp (mu_ceiling; '-': no mu)",
+        title="mechanism and claim: VIOLATION of audits, the oracle (the best "
+        "detection rate any threshold test of the release reaches at this size and "
+        "level: violation_ceiling; oracle_eps_rule: the same for a claim of the lines "
+        "alone decided by eps_emp > epsilon, the rule before its own test), mean "
+        "eps_emp and mu_emp, ceiling = the oracle's mu_emp (mu_ceiling; '-': no mu)",
         formats={
             "violation_rate": ".1%",
+            "oracle": ".1%",
+            "oracle_eps_rule": ".1%",
             **dict.fromkeys(
                 (
                     "mean_eps_emp",

@@ -85,6 +85,8 @@ def _refuse_contradictions(results: Any) -> None:
             refutation_ratio=result.refutation_ratio
             if _states_profile(result)
             else None,
+            # A claim of the lines alone, its ratio recorded: its own test decided.
+            lines_ratio=None if _states_profile(result) else result.refutation_ratio,
         )
         if problem is not None:
             raise InvalidParameterError(

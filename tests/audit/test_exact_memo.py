@@ -114,3 +114,101 @@ def test_an_audit_with_and_without_the_cache_writes_the_same_result(
     assert memo.use_store(None) is None
     assert outcomes[0] == outcomes[1] == outcomes[2]
     assert any((tmp_path / "c").glob("*.npz"))
+
+
+def _forge(directory: Path, shift: int) -> int:
+    """Moves every kept level by ``shift`` (the family's last one, its end, too) in
+    every file of ``directory``, the files' shapes and dtypes kept; returns how many
+    files it forged."""
+    forged = 0
+    for path in sorted(directory.glob("*.npz")):
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: np.asarray(data[name]) for name in data.files}
+        for name, value in arrays.items():
+            arrays[name] = (value + shift).astype(np.int64)
+        np.savez(path, **arrays)
+        forged += 1
+    return forged
+
+
+@pytest.mark.parametrize("shift", [-1, 1, 10_000])
+def test_forged_levels_are_checked_and_recomputed(disk: DiskStore, shift: int) -> None:
+    """A level read back is used only where it is the search's answer: levels one
+    below (a weaker test), one above (a test over its size) or out of range are all
+    found out, recomputed, and the files rewritten with the true levels."""
+    computed = _figures()
+    true = {p.name: dict(np.load(p)) for p in disk.directory.glob("*.npz")}
+    assert _forge(disk.directory, shift) == len(true) >= 3
+    calibrated.clear_caches()
+    assert _figures() == computed
+    for path in disk.directory.glob("*.npz"):
+        again = dict(np.load(path))
+        assert again.keys() == true[path.name].keys()
+        for name, value in again.items():
+            assert np.array_equal(value, true[path.name][name]), path.name
+
+
+def _values(tree: object, key: str) -> list[object]:
+    """Every value under ``key`` anywhere in a JSON tree, in order."""
+    if isinstance(tree, dict):
+        here = [tree[key]] if key in tree else []
+        return here + [v for x in tree.values() for v in _values(x, key)]
+    if isinstance(tree, list):
+        return [v for x in tree for v in _values(x, key)]
+    return []
+
+
+@pytest.mark.slow
+def test_forging_every_level_leaves_an_audit_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An audit of a claim with a profile and one of the lines alone, each run on a
+    fresh cache, then with every level in the cache forged (one above: tests over
+    their size, the forgery that would raise false alarms): the same verdict,
+    eps_emp and mu_emp (the whole result.json but its timing)."""
+    from dpaudit.audit import AuditConfig, run_audit
+
+    monkeypatch.setenv(exactcache.CACHE_VARIABLE, str(tmp_path / "c"))
+    configs = {
+        name: AuditConfig(
+            generator="dpaudit.generators.zoo:ExactGaussian",
+            epsilon=2.5,
+            delta=1e-5,
+            rounds=20,
+            seed=5,
+            attack="moments",
+            generator_options={"true_epsilon": 4.0, "profile": profile},
+        )
+        for name, profile in (("profile", "full"), ("lines", "none"))
+    }
+    for name, config in configs.items():
+        outcomes = []
+        for i in range(2):
+            calibrated.clear_caches()
+            if i:
+                assert _forge(tmp_path / "c", 1) >= 3
+            result = run_audit(config, out_dir=tmp_path / f"{name}{i}").to_json()
+            result.pop("timing", None)
+            outcomes.append(result)
+        first, forged = outcomes
+        assert first["verdict"] == forged["verdict"]
+        assert first["eps_emp"] == forged["eps_emp"]
+        assert _values(first, "mu_emp") == _values(forged, "mu_emp")
+        assert _values(first, "mu_emp")  # the figure is there to compare
+        assert json.dumps(first, sort_keys=True) == json.dumps(forged, sort_keys=True)
+
+
+def test_the_code_digest_is_of_the_modules_as_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The digest follows the code in memory, not the files: a function or a constant
+    of a loaded statistics module replaced changes it; the files are not read."""
+    digest = exactcache.code_digest.__wrapped__
+    before = digest()
+    monkeypatch.setattr(Path, "read_bytes", lambda self: b"")
+    assert digest() == before  # the files are not what it reads
+    monkeypatch.setattr(families, "STEPS", {"eps": 0.01, "mu": 0.02})
+    changed = digest()
+    assert changed != before
+    monkeypatch.setattr(levels, "is_largest_level", lambda *a, **k: (True, None))
+    assert digest() not in {before, changed}

@@ -7,7 +7,6 @@ import doctest
 import math
 
 import numpy as np
-import pytest
 
 from dpaudit.audit.games import scores
 from dpaudit.audit.games.claims import summarise_claims
@@ -116,8 +115,9 @@ def test_a_gdp_overclaim_names_its_region_and_reason() -> None:
 
 def test_without_a_profile_mu_emp_is_reported_and_nothing_else_changes() -> None:
     """Without a claim the figures alone; a claim of the lines alone chooses its
-    threshold for its own test (the plug-in power of eps_emp > 1), and its eps_emp is
-    the same family's value of its counts."""
+    threshold for its own test (the calibrated test of its lines), its eps_emp is the
+    same family's value of its counts, and its ratio is its own test's (over 1
+    wherever eps_emp exceeds the claim)."""
     from dpaudit.audit.stats import calibrated
 
     lines = ClaimedProfile(epsilon=1.0, delta=1e-5)
@@ -132,7 +132,18 @@ def test_without_a_profile_mu_emp_is_reported_and_nothing_else_changes() -> None
     )
     assert plain.mu_emp is not None and plain.mu_emp > 0
     assert plain.refutation_ratio is None and plain.regions_violated == ()
-    assert judged.refutation_ratio == pytest.approx((judged.eps_emp or 0.0) / 1.0)
+    own = calibrated.judge(
+        c.fp,
+        c.n_non_members,
+        c.fn,
+        c.n_members,
+        delta=1e-5,
+        alpha=0.05 / 3,
+        profile=lines,
+    )
+    assert judged.refutation_ratio == own.point.ratio
+    assert judged.refutation_ratio is not None
+    assert judged.refutation_ratio > 1.0 or (judged.eps_emp or 0.0) <= 1.0
 
 
 def test_the_headline_follows_the_ratio_only_with_a_profile() -> None:

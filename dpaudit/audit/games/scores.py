@@ -40,6 +40,7 @@ __all__ = [
     "profile_of_claims",
     "profile_point",
     "refutable",
+    "region_decides",
     "tpr_at_low_fpr",
 ]
 
@@ -372,8 +373,10 @@ def refutable(
     head: AttackResult, profile: ClaimedProfile, method: est.EstimatorMethod
 ) -> bool | None:
     """Whether a perfect attack on these test rounds would refute the claim's
-    region (``None`` for a claim without a profile: the lines decide as before)."""
-    if not profile.has_profile:
+    region (``None`` where the claim is decided by eps_emp: :func:`region_decides`)."""
+    if not region_decides(
+        profile, method, head.counts.n_non_members, head.counts.n_members
+    ):
         return None
     perfect = est.AttackCounts(
         tp=head.counts.n_members, fp=0, tn=head.counts.n_non_members, fn=0
@@ -383,6 +386,26 @@ def refutable(
         perfect, delta=profile.delta, alpha=alpha, method=method, profile=profile
     )
     return point.ratio > 1.0
+
+
+def region_decides(
+    profile: ClaimedProfile | None, method: est.EstimatorMethod, n0: int, n1: int
+) -> bool:
+    """Whether the verdict is the test of the claim's own region (VIOLATION iff the
+    refutation ratio exceeds 1): a claim with a profile always; a claim of the lines
+    alone where the exact test decides it (Clopper-Pearson, test sizes the exact test
+    is computed for). Otherwise the lines are decided by ``eps_emp > epsilon``.
+
+    >>> lines = ClaimedProfile(epsilon=1.0, delta=1e-5)
+    >>> region_decides(lines, "clopper_pearson", 400, 400)
+    True
+    >>> region_decides(lines, "jeffreys", 400, 400)
+    False
+    """
+    if profile is None:
+        return False
+    exact = method == "clopper_pearson" and calibrated.applies(n0, n1)
+    return profile.has_profile or exact
 
 
 def profile_of_claims(claims: list[Mapping[str, Any]]) -> dict[str, Any]:

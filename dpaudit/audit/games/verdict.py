@@ -144,6 +144,18 @@ def verdict_reason(
             f"VIOLATION: eps_emp {f(eps_emp)} exceeds the claimed epsilon "
             f"{f(eps_claimed)}"
         )
+        if point is not None and not (
+            eps_emp is not None and eps_claimed is not None and eps_emp > eps_claimed
+        ):
+            # The lines' own test refuted them; eps_emp bounds every epsilon at once.
+            text = (
+                "VIOLATION: the claim's own test refutes its (epsilon, delta) lines: "
+                f"the bounded test point (FPR <= {point.fpr_upper or 0.0:.4f}, "
+                f"FNR <= {point.fnr_upper or 0.0:.4f}) lies outside them (refutation "
+                f"ratio {point.refutation_ratio or 0.0:.3f}); eps_emp {f(eps_emp)}, a "
+                "lower bound at the same confidence for every epsilon at once, does "
+                f"not exceed the claimed {f(eps_claimed)}"
+            )
         if approximate:
             text += (
                 " (approximate: found with the Jeffreys interval, not exact coverage)"
@@ -182,6 +194,19 @@ def verdict_reason(
             f"INCONCLUSIVE: the largest eps_emp this audit could show "
             f"({f(eps_max_attainable)}) does not exceed the claimed epsilon "
             f"({f(eps_claimed)}), so it could not have refuted the claim; {need}."
+        )
+    if (
+        eps_max_attainable is not None
+        and eps_claimed is not None
+        and eps_max_attainable <= eps_claimed
+    ):
+        # A claim of the lines alone whose own test reaches further than eps_emp.
+        return (
+            f"CONSISTENT: eps_emp {f(eps_emp)} does not exceed the claimed epsilon "
+            f"{f(eps_claimed)}; a perfect attack would have refuted the claim by its "
+            "own test with these test rounds (though eps_emp could show at most "
+            f"{f(eps_max_attainable)}); these attacks did not, and this is no proof "
+            "of privacy." + constant
         )
     return (
         f"CONSISTENT: eps_emp {f(eps_emp)} does not exceed the claimed epsilon "
@@ -288,6 +313,7 @@ def contradiction(
     eps_max_attainable: float | None,
     schema_version: int = 2,
     refutation_ratio: float | None = None,
+    lines_ratio: float | None = None,
 ) -> str | None:
     """What is wrong when a recorded ``verdict`` is not the one :func:`decide` gives
     for the recorded numbers (a hand-edited or corrupt ``result.json``), else None.
@@ -296,7 +322,16 @@ def contradiction(
     audit: only ``VIOLATION iff eps_emp > eps_claimed`` is checked there. For a claim
     that states a privacy profile (``refutation_ratio`` given) only ``VIOLATION iff
     refutation_ratio > 1`` is checked (whether a perfect attack could have refuted
-    the region is not recorded apart from the verdict).
+    the region is not recorded apart from the verdict). For a claim of the lines
+    alone decided by its own test (``lines_ratio``, its recorded ratio): VIOLATION
+    iff that ratio exceeds 1, every eps_emp above the claim a VIOLATION (its test
+    rejects whatever the eps family does) and no INCONCLUSIVE where the attainable
+    maximum exceeds the claim; CONSISTENT is allowed below it (the test reaches
+    further than the family).
+
+    >>> contradiction(verdict=Verdict.VIOLATION, eps_emp=0.9, eps_claimed=1.0,
+    ...               eps_max_attainable=0.95, lines_ratio=1.1) is None
+    True
 
     >>> contradiction(verdict=Verdict.CONSISTENT, eps_emp=99.0, eps_claimed=1.0,
     ...               eps_max_attainable=4.68)  # doctest: +ELLIPSIS
@@ -312,7 +347,18 @@ def contradiction(
         refutation_ratio=refutation_ratio,
         profile_refutable=True,
     )
-    if schema_version < 2 or refutation_ratio is not None:
+    if lines_ratio is not None and refutation_ratio is None and schema_version >= 2:
+        refuted = lines_ratio > 1.0
+        if expected is Verdict.VIOLATION or refuted:
+            expected = Verdict.VIOLATION
+        elif expected is Verdict.INCONCLUSIVE and verdict is Verdict.CONSISTENT:
+            expected = (
+                Verdict.CONSISTENT
+            )  # its own test reached what the family did not
+        if expected is verdict and refuted == (verdict is Verdict.VIOLATION):
+            return None
+        refutation_ratio = lines_ratio  # named in the message
+    elif schema_version < 2 or refutation_ratio is not None:
         expected_violation = expected is Verdict.VIOLATION
         if expected_violation == (verdict is Verdict.VIOLATION):
             return None

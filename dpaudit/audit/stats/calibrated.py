@@ -9,7 +9,10 @@ interval of values (:mod:`dpaudit.audit.stats.families`, which states them).
 *The claim's test.* For a claim that states a profile, the level is calibrated on the
 claim's own region (every stated region at once); the verdict is VIOLATION iff the
 corner at that level lies outside it (:func:`judge_counts`). A claim of the lines
-alone is decided by its family: VIOLATION iff eps_emp > epsilon.
+alone is tested the same way, on the lines' own region (its trade-off curve): its
+rejection set holds the family's rejection of its epsilon (eps_emp > epsilon), so
+it refutes whenever the family would, and more often (docs/soundness.md, "A claim of
+the lines alone"). Without a claim, the families alone.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -179,29 +183,32 @@ def _claim_test(
     epsilon 0, within a few levels of the claim's on every claim tried, and kept for
     the family the audit computes next); the answer does not depend on the start
     (:mod:`dpaudit.audit.stats.levels`). A store installed with
-    :func:`dpaudit.audit.stats.memo.use_store` keeps it between processes."""
+    :func:`dpaudit.audit.stats.memo.use_store` keeps the level between processes; a
+    kept level is used only where
+    :func:`~dpaudit.audit.stats.levels.is_largest_level` finds it is the search's
+    answer (its rejection set is the check's, never read), else it is searched."""
     parts = (claim, n0, n1, alpha, method)
+    search: dict[str, Any] = {
+        "method": method,
+        "alpha": alpha,
+        "outside": _claim_outside(claim),
+        "boundary": _claim_boundary(claim),
+    }
     kept = memo.load("claim_test", *parts)
-    if (
-        kept is not None
-        and set(kept) == {"level", "g"}
-        and kept["level"].shape == ()
-        and kept["level"].dtype == np.int64
-        and int(kept["level"]) < exact.LEVELS.size
-    ):
-        level, g = int(kept["level"]), kept["g"]
-        if level < 0:
-            return None
-        if g.dtype == np.int64 and g.shape == (n0 + 1,):
-            g.setflags(write=False)
-            return level, g
+    if kept is not None and set(kept) == {"level"} and kept["level"].shape == ():
+        level = kept["level"]
+        if level.dtype == np.int64:
+            # Used only where it is the level the search finds (one or two tests).
+            ok, g = levels.is_largest_level(int(level), n0, n1, **search)
+            if ok:
+                if g is None:
+                    return None
+                g.setflags(write=False)
+                return int(level), g
     found = levels.largest_level(
         n0,
         n1,
-        method=method,
-        alpha=alpha,
-        outside=_claim_outside(claim),
-        boundary=_claim_boundary(claim),
+        **search,
         start=families.first_level(
             "eps", n0, n1, alpha=alpha, delta=claim.delta, method=method
         ),
@@ -211,10 +218,7 @@ def _claim_test(
     memo.save(
         "claim_test",
         parts,
-        {
-            "level": np.asarray(-1 if found is None else found[0], np.int64),
-            "g": np.zeros(0, np.int64) if found is None else found[1],
-        },
+        {"level": np.asarray(-1 if found is None else found[0], np.int64)},
     )
     return found
 
@@ -281,18 +285,17 @@ def deciding_level(
     profile: ClaimedProfile | None, n0: int, n1: int, *, alpha: float, delta: float
 ) -> float:
     """The per-rate level of the test that decides on ``n0`` + ``n1`` test rounds:
-    the claim's calibrated level (a claim with a profile) or its interval's level in
-    the eps family (the lines alone; the first interval without a claim). Threshold
-    selection on validation rounds uses it."""
-    if profile is not None and profile.has_profile:
+    the claim's calibrated level (any claim: with a profile or of the lines alone),
+    or without a claim the eps family's first interval's level. Threshold selection on
+    validation rounds uses it."""
+    if profile is not None:
         claim = replace(profile, delta=delta)
         level = claim_level(claim, n0, n1, alpha=alpha, method="clopper_pearson")
         return float(exact.LEVELS[0 if level is None else level])
     eps = _families(n0, n1, alpha, delta)[0]
     if eps.levels.size == 0:
         return float(exact.LEVELS[0])
-    claimed = 0.0 if profile is None else profile.epsilon
-    return float(exact.LEVELS[eps.levels[_interval("eps", claimed, eps.levels.size)]])
+    return float(exact.LEVELS[eps.levels[0]])
 
 
 @functools.lru_cache(maxsize=256)
@@ -300,19 +303,18 @@ def _deciding_counts(
     profile: ClaimedProfile | None, n0: int, n1: int, alpha: float, delta: float
 ) -> NDArray[np.int64]:
     outside: exact.Outside | exact.Terms
-    if profile is not None and profile.has_profile:
+    if profile is not None:
         claim = replace(profile, delta=delta)
         found = _claim_test(claim, n0, n1, alpha, "clopper_pearson")
         if found is not None:  # the counts its level was calibrated with
             return found[1]
         outside = _claim_outside(claim)
     else:
-        claimed = 0.0 if profile is None else profile.epsilon
 
         def outside(
             a: NDArray[np.float64], b: NDArray[np.float64]
         ) -> NDArray[np.bool_]:
-            return np.asarray(_eps_from_rates(a, b, delta) > claimed)
+            return np.asarray(_eps_from_rates(a, b, delta) > 0.0)
 
     level = deciding_level(profile, n0, n1, alpha=alpha, delta=delta)
     index = int(np.argmin(np.abs(exact.LEVELS - level)))
@@ -328,7 +330,7 @@ def deciding_counts(
 ) -> NDArray[np.int64]:
     """The rejection set of the test that decides (as :func:`deciding_level`):
     ``g[k0]`` the largest FN count it rejects with ``k0`` FPs (-1: none); without a
-    claim, the counts whose eps_emp exceeds 0. Threshold selection maximises the
+    claim, the corners whose eps_lo exceeds 0 at the eps family's first level. Threshold selection maximises the
     probability of landing in it (:func:`~dpaudit.audit.stats.thresholds.plug_in_power`)
     where that probability reaches one half at the validation rates, and the expected
     reported bound otherwise (:func:`~dpaudit.audit.stats.thresholds.select_threshold`)."""
@@ -356,12 +358,6 @@ class ExactResult:
     point: PointTest
 
 
-def _ratio(value: float, claimed: float) -> float:
-    if claimed > 0.0:
-        return value / claimed
-    return math.inf if value > 0.0 else 0.0
-
-
 def judge(
     fp: int,
     n0: int,
@@ -378,7 +374,10 @@ def judge(
     A claim with a profile is decided by its calibrated test (:func:`judge_counts`);
     where it is not refuted, eps_emp and mu_emp are reported at most the claimed
     epsilon and mu (a smaller lower bound is still one), so no figure contradicts the
-    verdict. A claim of the lines alone: ratio ``eps_emp / epsilon``.
+    verdict. A claim of the lines alone is decided by the same test on its lines
+    (where it is not refuted eps_emp is at most epsilon already: the family's
+    rejection of epsilon lies in the test's rejection set; where it is, eps_emp may
+    be at most epsilon too: the family pays for a bound over every epsilon at once).
 
     >>> r = judge(0, 400, 0, 400, delta=1e-5, alpha=0.05 / 3)
     >>> round(r.eps_emp, 2), round(r.mu_emp, 2), r.eps_emp == r.eps_max_attainable
@@ -387,7 +386,7 @@ def judge(
     eps, mu = _families(n0, n1, alpha, delta)
     eps_emp, mu_emp = eps.value(fp, fn), mu.value(fp, fn)
     top_eps, top_mu = eps.value(0, 0), mu.value(0, 0)
-    if profile is not None and profile.has_profile:
+    if profile is not None:
         claim = replace(profile, delta=delta)
         point = judge_counts(fp, n0, fn, n1, claim=claim, alpha=alpha)
         if point.ratio <= 1.0:
@@ -396,19 +395,17 @@ def judge(
                 mu_emp = min(mu_emp, claim.gdp_mu)
         point = replace(point, eps_lo=eps_emp, mu_emp=mu_emp)
     else:
-        claimed = math.inf if profile is None else profile.epsilon
         if eps.levels.size:
-            a, b = eps.corner(_interval("eps", claimed, eps.levels.size), fp, fn)
+            a, b = eps.corner(eps.levels.size - 1, fp, fn)
         else:
             a, b = 1.0, 1.0
-        ratio = 0.0 if profile is None else _ratio(eps_emp, claimed)
         point = PointTest(
             fpr_upper=a,
             fnr_upper=b,
             eps_lo=eps_emp,
             mu_emp=mu_emp,
-            ratio=ratio,
-            regions_violated=("lines",) if ratio > 1.0 else (),
+            ratio=0.0,
+            regions_violated=(),
         )
     return ExactResult(
         eps_emp=eps_emp,
@@ -423,17 +420,26 @@ def refutes_perfectly(
     profile: ClaimedProfile, n0: int, n1: int, *, alpha: float, delta: float
 ) -> bool:
     """Whether a perfect attack (no test error) refutes the claim on these rounds:
-    the ratio :func:`judge` gives, computed without the figures it does not need (a
-    claim with a profile: its calibrated test alone; the lines alone: the eps
-    family)."""
-    if profile.has_profile:
-        claim = replace(profile, delta=delta)
-        found = _corner_ratio(0, n0, 0, n1, claim=claim, alpha=alpha)
-        if found is None:  # pragma: no cover - LEVELS[0] = 1e-9 is always valid
-            return judge_counts(0, n0, 0, n1, claim=claim, alpha=alpha).ratio > 1.0
-        return found[2] > 1.0
-    eps = family("eps", n0, n1, alpha=alpha, delta=delta)
-    return _ratio(eps.value(0, 0), profile.epsilon) > 1.0
+    the ratio :func:`judge` gives, computed without the figures it does not need
+    (the claim's calibrated test alone)."""
+    claim = replace(profile, delta=delta)
+    found = _corner_ratio(0, n0, 0, n1, claim=claim, alpha=alpha)
+    if found is None:  # pragma: no cover - LEVELS[0] = 1e-9 is always valid
+        return judge_counts(0, n0, 0, n1, claim=claim, alpha=alpha).ratio > 1.0
+    return found[2] > 1.0
+
+
+def family_counts(
+    epsilon: float, n0: int, n1: int, *, alpha: float, delta: float
+) -> NDArray[np.int64]:
+    """The rejection set of ``eps_emp > epsilon`` (the eps family's rule; a claim of
+    the lines alone was decided by it before its own test): ``g[k0]`` the largest FN
+    count with ``eps_emp > epsilon`` at ``k0`` FPs (-1: none). The claim's test
+    (:func:`deciding_counts`) rejects every count it holds."""
+    table = families.family_table("eps", n0, n1, alpha=alpha, delta=delta)
+    over = table > epsilon  # a down-set: eps_emp decreases with either count
+    g = np.where(over.any(axis=1), over.shape[1] - 1 - np.argmax(over[:, ::-1], 1), -1)
+    return np.asarray(g, np.int64)
 
 
 def eps_max_attainable(n0: int, n1: int, *, alpha: float, delta: float) -> float:

@@ -81,7 +81,7 @@ def profile_rounds_needed(
     >>> profile_rounds_needed(ClaimedProfile(epsilon=4.0, delta=1e-5, gdp_mu=0.925))
     10
     >>> profile_rounds_needed(ClaimedProfile(epsilon=4.0, delta=1e-5))
-    490
+    255
     """
     level = _check_alpha(alpha) / 2.0
     name = _check_method(method)

@@ -155,71 +155,79 @@ class _Growing:
         self.levels: list[int] = []
         self.counts: list[NDArray[np.int64]] = []
         self.ended = False  # the first interval a perfect attack cannot reject
+        self.end_level = -1  # that interval's level (-1: none valid)
         self._restore(memo.load("family", *self.key))
 
     def _restore(self, kept: dict[str, NDArray[Any]] | None) -> None:
-        """Starts from the intervals a store kept for this key (:mod:`.memo`),
-        if they have the shapes this key's intervals have."""
-        if kept is None or set(kept) != {"values", "levels", "counts", "ended"}:
+        """Starts from the levels a store kept for this key (:mod:`.memo`), each
+        checked before it is used: a level is taken only where it is the one the
+        search finds (:func:`~dpaudit.audit.stats.levels.is_largest_level`: in
+        range, its test passes, the one above fails or it is the previous
+        interval's); the counts are the check's, never read. A checked level with an
+        empty rejection set (or -1) ends the family, as the search's would. The
+        first level that fails the check ends what is taken; the search computes the
+        rest. So a kept file decides nothing: it only spares searches."""
+        if kept is None or set(kept) != {"levels"}:
             return
-        values, found, counts = kept["values"], kept["levels"], kept["counts"]
-        m = values.shape[0] if values.ndim == 1 else -1
-        if not (
-            m >= 0
-            and values.dtype == np.float64
-            and found.dtype == np.int64
-            and found.shape == (m,)
-            and counts.dtype == np.int64
-            and counts.shape == (m, self.key[1] + 1)
-            and kept["ended"].shape == ()
-        ):
+        found = kept["levels"]
+        if found.dtype != np.int64 or found.ndim != 1:
             return
-        self.values = [float(v) for v in values]
-        self.levels = [int(v) for v in found]
-        self.counts = [c.copy() for c in counts]
-        self.ended = bool(kept["ended"])
+        for level in found.tolist():
+            j = len(self.levels)
+            ok, g = levels.is_largest_level(
+                level, **self._interval(j), below=self.levels[-1] if j else None
+            )
+            if not ok:
+                break
+            if g is None or g[0] < 0:
+                self.ended, self.end_level = True, level
+                break
+            self.values.append(j * STEPS[self.key[0]])
+            self.levels.append(level)
+            self.counts.append(g)
 
     def _keep(self) -> None:
-        n0 = self.key[1]
+        """Keeps the levels (and, once ended, the level that ended the family)."""
+        end = [self.end_level] if self.ended else []
         memo.save(
-            "family",
-            self.key,
-            {
-                "values": np.asarray(self.values, np.float64),
-                "levels": np.asarray(self.levels, np.int64),
-                "counts": np.asarray(self.counts, np.int64).reshape(-1, n0 + 1),
-                "ended": np.asarray(self.ended),
-            },
+            "family", self.key, {"levels": np.asarray(self.levels + end, np.int64)}
         )
+
+    def _interval(self, j: int) -> dict[str, Any]:
+        """The arguments of interval ``j``'s level search (without ``below``)."""
+        kind, n0, n1, alpha, delta, method = self.key
+        step = STEPS[kind]
+        stat = _statistic(kind, delta)
+        rule = max(j - 1, 0) * step
+
+        def outside(
+            a: NDArray[np.float64], b: NDArray[np.float64]
+        ) -> NDArray[np.bool_]:
+            return np.asarray(stat(a, b) > rule)
+
+        return {
+            "n0": n0,
+            "n1": n1,
+            "method": method,
+            "alpha": alpha,
+            "outside": outside,
+            "boundary": _boundary(kind, j * step, delta),
+            "guess": _guess(kind, rule, delta),
+        }
 
     def grow(self, until: float) -> int:
         """Computes intervals up to the first one past ``until`` (at least one);
         returns how many intervals the family cut at ``until`` has."""
-        kind, n0, n1, alpha, delta, method = self.key
-        step = STEPS[kind]
-        stat = _statistic(kind, delta)
+        step = STEPS[self.key[0]]
         known = (len(self.values), self.ended)
         while not self.ended and (not self.values or self.values[-1] <= until):
             j = len(self.values)
-            rule = max(j - 1, 0) * step
-
-            def outside(
-                a: NDArray[np.float64], b: NDArray[np.float64], r: float = rule
-            ) -> NDArray[np.bool_]:
-                return np.asarray(stat(a, b) > r)
-
             found = levels.largest_level(
-                n0,
-                n1,
-                method=method,
-                alpha=alpha,
-                outside=outside,
-                boundary=_boundary(kind, j * step, delta),
-                below=self.levels[-1] if self.levels else None,
-                guess=_guess(kind, rule, delta),
+                **self._interval(j), below=self.levels[-1] if self.levels else None
             )
             if found is None or found[1][0] < 0:
                 self.ended = True
+                self.end_level = -1 if found is None else found[0]
                 break
             self.values.append(j * step)
             self.levels.append(found[0])

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from dpaudit.audit.stats import exact
 
-__all__ = ["largest_level"]
+__all__ = ["is_largest_level", "largest_level"]
 
 Test = Callable[[int], tuple[bool, NDArray[np.int64]]]
 
@@ -62,14 +62,7 @@ def largest_level(
     search that steps out from it, 1, 2, 4, ... levels, and bisects the bracket it
     finds: two tests when the guess is right, where a bisection takes nine. The
     answer is the same."""
-    limit = alpha * (1.0 - exact._SLACK)
-
-    def test(level: int) -> tuple[bool, NDArray[np.int64]]:
-        u0 = exact.corner(n0, method, level)
-        u1 = exact.corner(n1, method, level)
-        g = exact.boundary_counts(u0, u1, outside, guess)
-        return (g[0] < 0 or exact.size(g, boundary, n1, limit=limit) <= limit), g
-
+    test = _tester(n0, n1, method, alpha, outside, boundary, guess)
     top = exact.LEVELS.size - 1 if below is None else below
     if start is not None:
         return _from_guess(test, min(max(start, 0), top), top)
@@ -83,6 +76,63 @@ def largest_level(
             return top - 1, g
         top -= 1
     return _bisect(test, -1, None, top)
+
+
+def _tester(
+    n0: int,
+    n1: int,
+    method: str,
+    alpha: float,
+    outside: exact.Outside | exact.Terms,
+    boundary: exact.Boundary,
+    guess: exact.Guess | None,
+) -> Test:
+    """The test at a level: whether it passes (empty at zero FPs, or its size at
+    most ``alpha``), and its ``g``."""
+    limit = alpha * (1.0 - exact._SLACK)
+
+    def test(level: int) -> tuple[bool, NDArray[np.int64]]:
+        u0 = exact.corner(n0, method, level)
+        u1 = exact.corner(n1, method, level)
+        g = exact.boundary_counts(u0, u1, outside, guess)
+        return (g[0] < 0 or exact.size(g, boundary, n1, limit=limit) <= limit), g
+
+    return test
+
+
+def is_largest_level(
+    level: int,
+    n0: int,
+    n1: int,
+    *,
+    method: str,
+    alpha: float,
+    outside: exact.Outside | exact.Terms,
+    boundary: exact.Boundary,
+    below: int | None = None,
+    guess: exact.Guess | None = None,
+) -> tuple[bool, NDArray[np.int64] | None]:
+    """Whether ``level`` (``-1``: none) is what :func:`largest_level` returns with
+    the same arguments, and its ``g`` (``None`` for ``-1`` or when it is not).
+
+    A claimed answer is checked, not searched: ``level`` must lie in ``-1 .. top``,
+    its test must pass (for ``-1``: nothing to test) and the test one level up must
+    fail (unless ``level`` is the top). The passing levels are ``0 .. A`` (the
+    module's text), so exactly one level passes both checks: ``A``. One or two tests,
+    where a search takes two to nine; a level read from a store
+    (:mod:`dpaudit.audit.stats.memo`) is used only once it passes."""
+    top = exact.LEVELS.size - 1 if below is None else below
+    if not -1 <= level <= top:
+        return False, None
+    test = _tester(n0, n1, method, alpha, outside, boundary, guess)
+    g = None
+    if level >= 0:
+        ok, g = test(level)
+        if not ok:
+            return False, None
+    if level < top and test(level + 1)[0]:
+        return False, None
+    return True, g
 
 
 def _bisect(

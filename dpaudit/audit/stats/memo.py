@@ -2,7 +2,7 @@
 the caller installs (:func:`use_store`); this module does no I/O itself.
 
 The calibrated levels (:func:`dpaudit.audit.stats.calibrated.claim_level`) and the
-families (:func:`dpaudit.audit.stats.families.family`) are pure functions of their
+families' levels (:func:`dpaudit.audit.stats.families.family`) are pure functions of their
 inputs: the test sizes, the level, delta, the method and the claim. Within a process
 they are cached (``functools.lru_cache``); :func:`use_store` installs a :class:`Store`
 that also keeps them across processes (:func:`dpaudit.audit.run.run_audit` installs
@@ -10,9 +10,12 @@ the disk store of :mod:`dpaudit.audit.storage.exactcache` while it runs). A stor
 :func:`key`: a SHA-256 of its function's name and its inputs, written exactly
 (floats in hexadecimal), together with the store's own digest of the code that
 computes it; a store returns what :meth:`Store.save` was given for that key or
-``None``, and a caller recomputes on ``None`` or on arrays of the wrong shape.
-So a result read back is the result computing it would give: the same verdict and
-figures, bit for bit (tests/audit/test_exact_memo.py).
+``None``. Nothing read back is trusted: a caller recomputes on ``None`` or on arrays
+of the wrong shape, and uses a kept level only once it has checked it is the level
+its search would find (:func:`dpaudit.audit.stats.levels.is_largest_level`), the
+rejection sets computed by that check. So a result read back is the result computing
+it would give, whatever the store holds: the same verdict and figures, bit for bit
+(tests/audit/test_exact_memo.py).
 """
 
 from __future__ import annotations

@@ -10,11 +10,17 @@ claim at the same size, in any process, reads them back in milliseconds. Where:
 recomputation.
 
 A result is filed under its :func:`dpaudit.audit.stats.memo.key` joined with
-:func:`code_digest`: a SHA-256 of every source file of ``dpaudit/audit/stats`` and
-of the NumPy and SciPy versions (the binomial tables come from SciPy's incomplete
-beta). A change to the code that computes a result, or to the libraries under it,
-files it anew; a file that is missing, unreadable or malformed is recomputed
-(:mod:`~dpaudit.audit.stats.memo` checks the arrays' shapes).
+:func:`code_digest`: a SHA-256 of the ``dpaudit/audit/stats`` modules as loaded (their
+functions' and classes' bytecode and constants, their module-level data; not the
+files on disk) and of the NumPy and SciPy versions (the binomial tables come from
+SciPy's incomplete beta). A change to the code that computes a result, or to the
+libraries under it, files it anew. A file holds levels alone, and nothing in it is
+trusted: a file that is missing, unreadable or malformed is recomputed, and every
+level read back is checked by the loaded code before it is used
+(:func:`dpaudit.audit.stats.levels.is_largest_level`: in range, its test's size at
+most alpha, the next level's over it), recomputed when a check fails. So a forged or
+stale file costs a recomputation and never changes a figure (docs/soundness.md,
+"Keeping the calibrations between audits").
 """
 
 from __future__ import annotations
@@ -22,8 +28,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import os
+import pkgutil
+import sys
 import tempfile
+import types
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -52,16 +62,101 @@ def cache_dir() -> Path | None:
 
 @functools.cache
 def code_digest() -> str:
-    """SHA-256 of the statistics' source files and the NumPy and SciPy versions."""
+    """SHA-256 of the statistics modules as loaded (:func:`_module_parts`) and of the
+    NumPy and SciPy versions; computed from the objects in memory, not from files."""
     import scipy
+
+    import dpaudit.audit.stats as package
 
     digest = hashlib.sha256(
         f"numpy {np.__version__} scipy {scipy.__version__}".encode()
     )
-    root = Path(memo.__file__).parent
-    for path in sorted(root.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        name = f"{package.__name__}.{info.name}"
+        module = sys.modules.get(name) or importlib.import_module(name)
+        digest.update(name.encode() + b"\0")
+        for part in _module_parts(module):
+            digest.update(part + b"\0")
     return digest.hexdigest()
+
+
+def _module_parts(module: types.ModuleType) -> Iterator[bytes]:
+    """What a module defines, as loaded: per name in its namespace (sorted), its
+    functions' and classes' code (bytecode, constants, names, defaults, nested code;
+    not file names or line numbers) and its plain data (numbers, strings, arrays,
+    containers of them). Imported modules and objects defined elsewhere are left to
+    their own module."""
+    for name in sorted(vars(module)):
+        value = vars(module)[name]
+        if isinstance(value, types.ModuleType):
+            continue
+        yield name.encode() + b"=" + _describe(value, module.__name__)
+
+
+def _describe(value: Any, owner: str, depth: int = 0) -> bytes:
+    """A stable description of ``value`` (the same in every process)."""
+    if depth > 8:
+        return b"..."
+    inner = getattr(value, "__wrapped__", None)  # functools.cache and the like
+    if inner is not None and callable(value):
+        return b"wrapped:" + _describe(inner, owner, depth + 1)
+    if isinstance(value, types.FunctionType):
+        if value.__module__ != owner:
+            return f"function {value.__module__}.{value.__qualname__}".encode()
+        return (
+            b"function:"
+            + _code(value.__code__)
+            + _describe((value.__defaults__, value.__kwdefaults__), owner, depth + 1)
+        )
+    if isinstance(value, type):
+        if value.__module__ != owner:
+            return f"class {value.__module__}.{value.__qualname__}".encode()
+        body = [
+            k.encode() + b"=" + _describe(v, owner, depth + 1)
+            for k, v in sorted(vars(value).items())
+            if not k.startswith("__") or k in {"__init__", "__call__"}
+        ]
+        return b"class:" + b";".join(body)
+    if isinstance(value, staticmethod | classmethod):
+        return b"method:" + _describe(value.__func__, owner, depth + 1)
+    if isinstance(value, property):
+        return b"property:" + _describe(value.fget, owner, depth + 1)
+    return _data(value)
+
+
+def _data(value: Any) -> bytes:
+    """Plain data by value; anything else by its type's name alone."""
+    if value is None or isinstance(value, bool | int | float | complex | str):
+        return repr(value).encode()
+    if isinstance(value, bytes):
+        return b"bytes:" + value
+    if isinstance(value, np.ndarray):
+        return f"array {value.dtype.str} {value.shape}:".encode() + value.tobytes()
+    if isinstance(value, np.generic):
+        return _data(value.item())
+    if isinstance(value, list | tuple):
+        return b"[" + b",".join(_data(v) for v in value) + b"]"
+    if isinstance(value, frozenset | set):
+        return b"{" + b",".join(sorted(_data(v) for v in value)) + b"}"
+    if isinstance(value, dict):
+        items = sorted((_data(k), _data(v)) for k, v in value.items())
+        return b"{" + b",".join(k + b":" + v for k, v in items) + b"}"
+    if isinstance(value, types.CodeType):
+        return _code(value)
+    kind = type(value)
+    return f"<{kind.__module__}.{kind.__qualname__}>".encode()
+
+
+def _code(code: types.CodeType) -> bytes:
+    """A code object's bytecode, constants (nested code too) and names."""
+    return b"|".join(
+        (
+            code.co_code,
+            _data(code.co_consts),
+            repr((code.co_names, code.co_varnames, code.co_freevars)).encode(),
+            repr((code.co_argcount, code.co_kwonlyargcount, code.co_flags)).encode(),
+        )
+    )
 
 
 class DiskStore:

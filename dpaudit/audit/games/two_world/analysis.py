@@ -33,6 +33,7 @@ from dpaudit.audit.games.scores import (
     ceiling_of,
     claimed_profile,
     refutable,
+    region_decides,
 )
 from dpaudit.audit.games.scores import tpr_at_low_fpr as tpr_at_low_fpr
 from dpaudit.audit.games.setup import AuditSetup
@@ -371,13 +372,19 @@ def analyse(
     constant = all(
         _constant(store.features(name, every_round)[:, :width]) for name in attacks
     )
-    best = headline_attack(per_attack, by_ratio=profile.has_profile)
+    # The claim's own test decides (its ratio), or the lines by eps_emp (Jeffreys,
+    # test sizes beyond the exact test's).
+    first = next(iter(per_attack.values())).counts
+    by_region = region_decides(
+        profile, config.estimator, first.n_non_members, first.n_members
+    )
+    best = headline_attack(per_attack, by_ratio=by_region)
     head = per_attack[best]
     verdict = decide(
         eps_emp=head.eps_emp,
         eps_claimed=claim.epsilon,
         eps_max_attainable=head.eps_max_attainable,
-        refutation_ratio=head.refutation_ratio if profile.has_profile else None,
+        refutation_ratio=head.refutation_ratio if by_region else None,
         profile_refutable=refutable(head, profile, config.estimator),
     )
     power = power_of(
