@@ -182,7 +182,7 @@ def oracle(
     alone of the rule ``eps_emp > epsilon`` that decided it before (else ``None``)."""
     from scipy import stats
 
-    from dpaudit.audit.stats import calibrated, violation_ceiling
+    from dpaudit.audit.stats import family_counts, violation_ceiling
 
     if mu is None:
         return None, None
@@ -191,9 +191,7 @@ def oracle(
     best = violation_ceiling(claim, fpr, fnr, test, test, alpha=alpha)
     if claim.has_profile:
         return best, None
-    g = calibrated.family_counts(
-        claim.epsilon, test, test, alpha=alpha, delta=claim.delta
-    )
+    g = family_counts(claim.epsilon, test, test, alpha=alpha, delta=claim.delta)
     k0 = np.arange(test + 1)[None, :]
     inside = stats.binom.pmf(k0, test, fpr[:, None]) * stats.binom.cdf(
         g[None, :], test, fnr[:, None]
