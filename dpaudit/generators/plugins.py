@@ -215,10 +215,12 @@ class PluginAdapter:
             raise NotFittedError("call `fit` first.")
         return self.claim_
 
-    def read_transcript(self) -> tuple[Measurement, ...] | None:
+    def read_transcript(
+        self, *, max_bytes: int | None = None
+    ) -> tuple[Measurement, ...] | None:
         """The fitted plug-in's ``privacy_transcript``, checked
-        (:func:`~dpaudit.generators.foreign.transcript.check_transcript`); ``None``
-        when it states none.
+        (:func:`~dpaudit.generators.foreign.transcript.check_transcript`, which
+        refuses one over ``max_bytes``); ``None`` when it states none.
 
         Raises:
             NotFittedError: before ``fit``.
@@ -227,7 +229,9 @@ class PluginAdapter:
         if not hasattr(self, "inner_"):
             raise NotFittedError("call `fit` first.")
         raw = plain_json(getattr(self.inner_, TRANSCRIPT_ATTRIBUTE, None))
-        return check_transcript(raw, self.name, domain=self.domain_)
+        return check_transcript(
+            raw, self.name, domain=self.domain_, max_bytes=max_bytes
+        )
 
 
 def load_plugin_factory(name: str) -> Callable[..., PluginAdapter]:
