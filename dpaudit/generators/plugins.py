@@ -271,18 +271,22 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
     claim = {key: python_number(value) for key, value in claim.items()}
     for key, upper in (("epsilon", math.inf), ("delta", 1.0)):
         value = claim.get(key, 0.0)
-        ok = (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and 0 <= value < upper
-        )
+        try:  # an integer of 400 digits overflows a float: not a usable number
+            ok = (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and 0 <= value < upper
+            )
+        except OverflowError:
+            ok = False
         if not ok:
             constraint = (
                 "a finite number >= 0" if key == "epsilon" else "a number in [0, 1)"
             )
             raise PluginError(
-                f"{where}: `privacy_claim['{key}']` must be {constraint}. Got {value!r}."
+                f"{where}: `privacy_claim['{key}']` must be {constraint}. "
+                f"Got {value!r:.80}."
             )
     iterations = claim.get("iterations")
     if iterations is not None and (
