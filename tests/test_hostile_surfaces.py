@@ -72,7 +72,7 @@ def plugin_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("claimed", ["1e308", "1.7976931348623157e308", "5e-324"])
+@pytest.mark.parametrize("claimed", ["1e308", "5e-324"])
 def test_an_extreme_claim_is_decided_and_reported(
     capsys, plugin_folder: Path, claimed: str
 ) -> None:

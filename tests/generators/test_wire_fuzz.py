@@ -239,7 +239,7 @@ def releases(draw: st.DrawFn) -> Any:
 
 
 SETTINGS = settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
