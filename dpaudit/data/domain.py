@@ -37,6 +37,14 @@ MAX_EXACT_INTEGER = 2**53
 exact in the float64 encoding (and fits the int64 columns the domain casts to)."""
 
 
+def _as_float(value: object) -> float:
+    """``value`` as a float, NaN where it is no number a float can hold."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return float("nan")
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Column:
     """One column of a public domain.
@@ -400,13 +408,20 @@ class Domain:
             ):
                 if pd.api.types.is_bool_dtype(series):
                     continue
-                coerced = pd.to_numeric(series, errors="coerce")
+                try:
+                    coerced = pd.to_numeric(series, errors="coerce")
+                except OverflowError:
+                    # an integer beyond a float (a plug-in's release, an object
+                    # column): pandas raises even with errors="coerce"
+                    coerced = pd.Series(
+                        [_as_float(v) for v in series], index=series.index
+                    )
                 bad = coerced.isna() & series.notna()
                 if bad.any():
                     value = series[bad].iloc[0]
                     raise DataError(
                         f"column {col.name!r} is {col.kind} but has the non-numeric value "
-                        f"{value!r}. Clean the column or declare it categorical."
+                        f"{value!r:.80}. Clean the column or declare it categorical."
                     )
                 series = coerced
             values = series.to_numpy(dtype=float)

@@ -34,7 +34,15 @@ plug-in's ``privacy_claim`` dict."""
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """An int or float (not a bool) that a float can hold (an integer of 400 digits
+    is not: ``math.isfinite`` would overflow on it)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def profile_problem(key: str, value: Any) -> str | None:

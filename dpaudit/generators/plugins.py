@@ -215,10 +215,12 @@ class PluginAdapter:
             raise NotFittedError("call `fit` first.")
         return self.claim_
 
-    def read_transcript(self) -> tuple[Measurement, ...] | None:
+    def read_transcript(
+        self, *, max_bytes: int | None = None
+    ) -> tuple[Measurement, ...] | None:
         """The fitted plug-in's ``privacy_transcript``, checked
-        (:func:`~dpaudit.generators.foreign.transcript.check_transcript`); ``None``
-        when it states none.
+        (:func:`~dpaudit.generators.foreign.transcript.check_transcript`, which
+        refuses one over ``max_bytes``); ``None`` when it states none.
 
         Raises:
             NotFittedError: before ``fit``.
@@ -227,7 +229,9 @@ class PluginAdapter:
         if not hasattr(self, "inner_"):
             raise NotFittedError("call `fit` first.")
         raw = plain_json(getattr(self.inner_, TRANSCRIPT_ATTRIBUTE, None))
-        return check_transcript(raw, self.name, domain=self.domain_)
+        return check_transcript(
+            raw, self.name, domain=self.domain_, max_bytes=max_bytes
+        )
 
 
 def load_plugin_factory(name: str) -> Callable[..., PluginAdapter]:
@@ -267,18 +271,22 @@ def check_claim(claim: Any, name: str) -> PrivacyClaim:
     claim = {key: python_number(value) for key, value in claim.items()}
     for key, upper in (("epsilon", math.inf), ("delta", 1.0)):
         value = claim.get(key, 0.0)
-        ok = (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and 0 <= value < upper
-        )
+        try:  # an integer of 400 digits overflows a float: not a usable number
+            ok = (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and 0 <= value < upper
+            )
+        except OverflowError:
+            ok = False
         if not ok:
             constraint = (
                 "a finite number >= 0" if key == "epsilon" else "a number in [0, 1)"
             )
             raise PluginError(
-                f"{where}: `privacy_claim['{key}']` must be {constraint}. Got {value!r}."
+                f"{where}: `privacy_claim['{key}']` must be {constraint}. "
+                f"Got {value!r:.80}."
             )
     iterations = claim.get("iterations")
     if iterations is not None and (

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNPRINTABLE", "printable"]
+__all__ = ["UNPRINTABLE", "printable", "valid_unicode"]
 
 #: Characters shown as escapes: C0 controls, DEL and C1 controls (the ESC and CSI
 #: of terminal sequences, VT, NUL, ...), the bidirectional formatting characters
@@ -74,3 +74,24 @@ def printable(text: object, *, keep: str = "") -> str:
             lambda m: m.group() if m.group() in keep else _escape(m), s
         )
     return UNPRINTABLE.sub(_escape, s)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(value: object) -> object:
+    """``value`` (plain JSON: dicts, lists, strings, numbers) with every surrogate
+    code point in its strings and keys shown as its escape (``\\ud800``), as
+    :func:`printable` shows it in the other formats: the JSON report then holds only
+    valid Unicode, and names the same text as every other report.
+
+    >>> valid_unicode({"g\\ud800": ["x\\udcff", 1]})
+    {'g\\\\ud800': ['x\\\\udcff', 1]}
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub(_escape, value)
+    if isinstance(value, dict):
+        return {valid_unicode(k): valid_unicode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [valid_unicode(v) for v in value]
+    return value

@@ -5,6 +5,8 @@ it, power and verdict reason included (validated against
 ``templates/result.schema.json``, with non-finite numbers written as ``null`` so any
 JSON parser reads it). For several, it is ``$defs/comparison`` of the same schema:
 ``{"schema_version": 2, "kind": "comparison", "audits": [{"path", "result"}]}``.
+Text that is not valid Unicode (a lone surrogate) is written as its escape
+(``"\\ud800"``, the text every other format shows).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from dpaudit import __version__
 from dpaudit.audit import SCHEMA_VERSION
 from dpaudit.audit.config import nan_to_null
+from dpaudit.reports.escape import valid_unicode
 from dpaudit.reports.model import AuditResult, Unfinished, path_from
 from dpaudit.reports.schema import validate
 
@@ -76,4 +79,6 @@ def render_json(
                 for u in unfinished
             ]
         validate(doc, source="the JSON comparison report", definition="comparison")
-    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    # A lone surrogate (a result.json edited by hand, or by an older dpaudit) is
+    # shown as its escape, as every other format shows it.
+    return json.dumps(valid_unicode(doc), indent=2, allow_nan=False) + "\n"

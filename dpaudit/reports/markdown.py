@@ -1,13 +1,15 @@
 """The Markdown summary, fit for ``$GITHUB_STEP_SUMMARY`` and pull-request comments.
 
 The same content as the HTML report's summary, without figures. Every string from a
-result is escaped: Markdown punctuation is backslash-escaped, and so are a ``<``
-that could open an HTML tag or an autolink (before a letter, ``/``, ``!`` or ``?``:
-GitHub renders raw HTML inside Markdown), an ``&`` that could start an entity and a
-``>`` that could start a quote; a ``<`` or ``>`` of a comparison (``eps_emp 1.3 >
-claimed 1``) stays as it is, so the raw text reads as it renders, with no HTML
-entities. Control characters are shown as escapes
-(:func:`~dpaudit.reports.escape.printable`).
+result is escaped: Markdown punctuation is backslash-escaped; a ``<`` that could open
+an HTML tag or an autolink (before a letter, ``/``, ``!`` or ``?``: GitHub renders
+raw HTML inside Markdown) is written ``&lt;`` and an ``&`` that could start an entity
+``&amp;``, as the HTML report writes them (a backslash is not enough: renderers that
+do not follow CommonMark, Python-Markdown among them, keep the backslash and render
+the tag after it); a ``>`` that could start a quote is backslash-escaped. A ``<`` or
+``>`` of a comparison (``eps_emp 1.3 > claimed 1``) stays as it is. The reproduction
+command is a fenced code block, whose text no Markdown renderer reads as HTML.
+Control characters are shown as escapes (:func:`~dpaudit.reports.escape.printable`).
 """
 
 from __future__ import annotations
@@ -55,17 +57,18 @@ _MD_MARKUP = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)")
 
 def md_escape(text: object) -> str:
     """Escapes ``text`` for Markdown (also inside table cells), on one line: line
-    breaks become spaces, other control characters escapes; no HTML entities.
+    breaks become spaces, other control characters escapes; a ``<`` that could
+    open a tag and an ``&`` that could start an entity as HTML entities.
 
     Example:
         >>> md_escape("<script>|x_y")
-        '\\\\<script>\\\\|x\\\\_y'
+        '&lt;script>\\\\|x\\\\_y'
         >>> md_escape("eps_emp 1.3 > claimed 1 & delta < 1e-5; &amp;")
-        'eps\\\\_emp 1.3 > claimed 1 & delta < 1e-5; \\\\&amp;'
+        'eps\\\\_emp 1.3 > claimed 1 & delta < 1e-5; &amp;amp;'
     """
     s = printable(text, keep="\n")
     s = _MD_SPECIAL.sub(r"\\\1", s)
-    s = _MD_MARKUP.sub(lambda m: "\\" + m.group(), s)
+    s = _MD_MARKUP.sub(lambda m: "&lt;" if m.group() == "<" else "&amp;", s)
     s = " ".join(s.split("\n"))
     return "\\" + s if s.startswith(">") else s
 

@@ -66,6 +66,11 @@ def _label(text: object, limit: int = 40) -> str:
     return s.replace("$", r"\$")
 
 
+#: The tallest bar :func:`epsilon_chart` draws (a larger value is drawn at this
+#: height and labelled with its value).
+_TALLEST = 1e100
+
+
 def _svg(fig: Figure) -> str:
     buffer = io.StringIO()
     with mpl.rc_context(_RC):
@@ -124,7 +129,9 @@ def epsilon_chart(result: AuditResult) -> str:
         fig = _figure(6.4, 3.0)
         ax = fig.add_subplot()
         names = [b[0] for b in bars]
-        values = [b[1] for b in bars]
+        # heights capped (the labels keep the true values): matplotlib's axis
+        # arithmetic overflows near a claim of 1e308
+        values = [min(b[1], _TALLEST) for b in bars]
         rects = ax.bar(
             range(len(bars)),
             values,
@@ -134,7 +141,12 @@ def epsilon_chart(result: AuditResult) -> str:
         )
         ax.set_xticks(range(len(bars)), names)
         ax.bar_label(rects, labels=[b[2] for b in bars], padding=2)
-        ax.axhline(result.eps_claimed, color="#37474f", linestyle="--", linewidth=1)
+        ax.axhline(
+            min(result.eps_claimed, _TALLEST),
+            color="#37474f",
+            linestyle="--",
+            linewidth=1,
+        )
         ax.set_ylabel("epsilon")
         top = max(values) if values else 1.0
         if math.isfinite(top) and top > 0:
@@ -169,7 +181,7 @@ def comparison_chart(rows: Sequence[tuple[str, AttackResult, AuditResult]]) -> s
             label="eps_emp (lower bound)",
         )
         ax.hlines(
-            [r.eps_claimed for _, _, r in rows],
+            [min(r.eps_claimed, _TALLEST) for _, _, r in rows],
             [i - 0.4 for i in x],
             [i + 0.4 for i in x],
             colors="#000000",
@@ -194,7 +206,11 @@ def comparison_chart(rows: Sequence[tuple[str, AttackResult, AuditResult]]) -> s
                 zorder=3,
             )
         highest = max(
-            [*values, *(r.eps_claimed for _, _, r in rows), *(t for _, t in tops)],
+            [
+                *values,
+                *(min(r.eps_claimed, _TALLEST) for _, _, r in rows),
+                *(t for _, t in tops),
+            ],
             default=1.0,
         )
         ax.set_ylim(

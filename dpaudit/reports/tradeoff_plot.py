@@ -41,12 +41,11 @@ def tradeoff_chart(result: AuditResult) -> str | None:
             [0, 1], [1, 0], color="#9e9e9e", linestyle=":", linewidth=1, label="chance"
         )
         if eps is not None and math.isfinite(eps):
+            # e^700 ~ 1e304 already puts the lines on the axes (x <= 1); a claim of
+            # 1e308 would overflow math.exp
+            e = math.exp(min(eps, 700.0))
             lines = np.maximum.reduce(
-                [
-                    np.zeros_like(x),
-                    (1 - delta - x) * math.exp(-eps),
-                    1 - delta - math.exp(eps) * x,
-                ]
+                [np.zeros_like(x), (1 - delta - x) / e, 1 - delta - e * x]
             )
             ax.plot(
                 x,

@@ -53,9 +53,9 @@ def test_markdown_comparison_table(
 def test_md_escape_keeps_table_cells_intact() -> None:
     assert md_escape("a|b") == "a\\|b"
     assert md_escape("line\nbreak") == "line break"
-    assert md_escape("<img src=x>") == "\\<img src=x>"
+    assert md_escape("<img src=x>") == "&lt;img src=x>"
     assert md_escape("eps 1.3 > 1 & delta < 1e-5") == "eps 1.3 > 1 & delta < 1e-5"
-    assert md_escape("> quote &amp;") == "\\> quote \\&amp;"
+    assert md_escape("> quote &amp;") == "\\> quote &amp;amp;"
     assert md_escape("[link](http://x)") == "\\[link\\](http://x)"
 
 

@@ -129,7 +129,8 @@ def verdict_reason(
     """
 
     def f(x: float | None) -> str:
-        return "n/a" if x is None else f"{x:.3f}"
+        # a claim of 1e308 is shown as 1e+308, not as 309 digits
+        return "n/a" if x is None else f"{x:.3f}" if abs(x) < 1e6 else f"{x:.3g}"
 
     if claim is not None and point is not None and not _missing(eps_claimed):
         return profile_reason(

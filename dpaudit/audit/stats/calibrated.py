@@ -269,9 +269,10 @@ def judge_counts(
 
 def _interval(kind: str, value: float, size: int) -> int:
     """The index of the interval holding ``value`` (the last one past the end)."""
-    if not math.isfinite(value):
+    steps = value / STEPS[kind]  # a claim of 1e308 overflows here: past the end
+    if not math.isfinite(steps):
         return max(size - 1, 0)
-    return min(max(math.ceil(value / STEPS[kind] - 1e-9), 0), max(size - 1, 0))
+    return min(max(math.ceil(steps - 1e-9), 0), max(size - 1, 0))
 
 
 def _families(n0: int, n1: int, alpha: float, delta: float) -> tuple[Family, Family]:

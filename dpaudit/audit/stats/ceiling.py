@@ -138,6 +138,9 @@ def _expected_best(
     def expected(t: float) -> float:
         p0 = float(_ndtr(-t))  # FPR of "score >= t" without the target
         p1 = float(_ndtr(t - mu_true))  # FNR with it
+        # A rate below 1e-200 is 0 here (no error in any round, to far below
+        # 1e-15): scipy's binomial overflows on the tiniest (mu_true of 250).
+        p0, p1 = (0.0 if p < 1e-200 else p for p in (p0, p1))
         w0 = stats.binom.pmf(k0, n0, p0)
         w1 = stats.binom.pmf(k1, n1, p1)
         # Only the counts with non-negligible mass (the rest adds < 1e-15).

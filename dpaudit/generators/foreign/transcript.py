@@ -32,13 +32,23 @@ from typing import Any
 from dpaudit.data import Domain
 from dpaudit.errors import PluginError
 
-__all__ = ["NOISE_KINDS", "TRANSCRIPT_ATTRIBUTE", "Measurement", "check_transcript"]
+__all__ = [
+    "NOISE_KINDS",
+    "TRANSCRIPT_ATTRIBUTE",
+    "Measurement",
+    "check_transcript",
+    "transcript_bytes",
+]
 
 #: The plug-in attribute that holds the transcript after ``fit``.
 TRANSCRIPT_ATTRIBUTE = "privacy_transcript"
 #: The noise kinds a record may state (key of ``noise``; value: sigma, or b).
 NOISE_KINDS = ("gaussian", "laplace")
 _KEYS = frozenset({"columns", "cells", "noisy", "noise", "sets"})
+#: Memory per cell of a transcript while it is read and checked, and per value of a
+#: cell (:func:`transcript_bytes`).
+ANSWER_BYTES = 256
+VALUE_BYTES = 64
 _DOC = 'see docs/plugins.md, "The measurement transcript"'
 
 
@@ -71,7 +81,15 @@ class Measurement:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """An int or float (not a bool) that a float can hold (an integer of 400 digits
+    is not: ``math.isfinite`` would overflow on it)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _value_problem(value: Any, column: Any) -> str | None:
@@ -132,14 +150,27 @@ def _record(raw: Any, where: str, domain: Domain) -> Measurement:
             f"{where}['cells'] must be a list of cells, each a list of "
             f"{len(columns)} value(s) (one per column). Got {cells!r:.80}."
         )
+    kinds = [domain[name] for name in columns]
+    seen: dict[tuple[Any, ...], int] = {}
     for i, cell in enumerate(cells):
-        for name, value in zip(columns, cell):
-            problem = _value_problem(value, domain[name])
+        for name, column, value in zip(columns, kinds, cell):
+            problem = _value_problem(value, column)
             if problem is not None:
                 raise PluginError(
                     f"{where}['cells'][{i}]: {value!r:.40} of column {name!r} "
                     f"{problem}; write cells in the values of the public domain."
                 )
+        # A cell twice in one record would be counted twice by an answer over a
+        # set, and is one count measured twice otherwise: a record states each
+        # cell once (a count measured again is a record of its own).
+        key = tuple(cell)
+        first = seen.setdefault(key, i)
+        if first != i:
+            raise PluginError(
+                f"{where}['cells'][{i}] repeats ['cells'][{first}] "
+                f"({cell!r:.40}); state each cell once per record (a count measured "
+                "again is a record of its own)."
+            )
     noise = raw["noise"]
     kind = next(iter(noise), None) if isinstance(noise, dict) else None
     scale: Any = noise.get(kind) if isinstance(noise, dict) else None
@@ -195,11 +226,35 @@ def _record(raw: Any, where: str, domain: Domain) -> Measurement:
     )
 
 
+def transcript_bytes(raw: list[Any]) -> int:
+    """The memory a transcript (a list, as read from JSON) takes while it is read,
+    checked and held: :data:`ANSWER_BYTES` per cell and :data:`VALUE_BYTES` per value
+    (measured with ``tracemalloc``: about 220 bytes a one-column cell, the JSON
+    lists and the checked tuples together). Records of another shape count 0 (the
+    checks refuse them)."""
+    total = 0
+    for record in raw:
+        cells = record.get("cells") if isinstance(record, dict) else None
+        columns = record.get("columns") if isinstance(record, dict) else None
+        if isinstance(cells, list):
+            width = len(columns) if isinstance(columns, list) else 1
+            total += len(cells) * (ANSWER_BYTES + VALUE_BYTES * width)
+    return total
+
+
 def check_transcript(
-    raw: Any, name: str, *, domain: Domain
+    raw: Any, name: str, *, domain: Domain, max_bytes: int | None = None
 ) -> tuple[Measurement, ...] | None:
     """The plug-in's ``privacy_transcript`` as :class:`Measurement` records, checked
     (``None``: the plug-in states none).
+
+    Args:
+        raw: The transcript as read (plain JSON values).
+        name: The generator's name (for messages).
+        domain: The public domain the cells are values of.
+        max_bytes: The memory the audit's plan allows one transcript
+            (:func:`transcript_bytes`); a larger one is refused before any record
+            is checked. ``None``: no limit.
 
     Raises:
         PluginError: one line naming the record, the key and the fix.
@@ -212,6 +267,17 @@ def check_transcript(
             f"{where} must be a list of measurement records. Got "
             f"{type(raw).__name__}; {_DOC}."
         )
+    if max_bytes is not None:
+        need = transcript_bytes(raw)
+        if need > max_bytes:
+            cells = need // (ANSWER_BYTES + VALUE_BYTES)
+            raise PluginError(
+                f"generator {name!r} states a `{TRANSCRIPT_ATTRIBUTE}` of about "
+                f"{need / 2**20:.0f} MiB (up to {cells} cells) a round, more than "
+                f"the audit's memory plan allows ({max_bytes / 2**20:.0f} MiB a "
+                "transcript); state fewer cells (merge repeated measurements, "
+                "measure coarser marginals), or free memory (docs/scale.md)."
+            )
     return tuple(
         _record(record, f"{where}[{i}]", domain) for i, record in enumerate(raw)
     )
