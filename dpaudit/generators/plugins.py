@@ -215,10 +215,11 @@ class PluginAdapter:
             raise NotFittedError("call `fit` first.")
         return self.claim_
 
-    def read_transcript(self) -> tuple[Measurement, ...] | None:
+    def read_transcript(self, *, exact: bool = False) -> tuple[Measurement, ...] | None:
         """The fitted plug-in's ``privacy_transcript``, checked
-        (:func:`~dpaudit.generators.foreign.transcript.check_transcript`); ``None``
-        when it states none.
+        (:func:`~dpaudit.generators.foreign.transcript.check_transcript`, with
+        ``exact``: noise absent or 0 read as exact answers); ``None`` when it
+        states none.
 
         Raises:
             NotFittedError: before ``fit``.
@@ -227,7 +228,7 @@ class PluginAdapter:
         if not hasattr(self, "inner_"):
             raise NotFittedError("call `fit` first.")
         raw = plain_json(getattr(self.inner_, TRANSCRIPT_ATTRIBUTE, None))
-        return check_transcript(raw, self.name, domain=self.domain_)
+        return check_transcript(raw, self.name, domain=self.domain_, exact=exact)
 
 
 def load_plugin_factory(name: str) -> Callable[..., PluginAdapter]:

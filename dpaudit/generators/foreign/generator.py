@@ -383,10 +383,11 @@ class ForeignGenerator:
             raise NotFittedError("call `fit` first.")
         return self.claim_
 
-    def read_transcript(self) -> tuple[Measurement, ...] | None:
+    def read_transcript(self, *, exact: bool = False) -> tuple[Measurement, ...] | None:
         """The fitted plug-in's ``privacy_transcript``, read from the worker and
-        checked (:func:`~dpaudit.generators.foreign.transcript.check_transcript`);
-        ``None`` when it states none. Call it before :meth:`forget`.
+        checked (:func:`~dpaudit.generators.foreign.transcript.check_transcript`,
+        with ``exact``: noise absent or 0 read as exact answers); ``None`` when it
+        states none. Call it before :meth:`forget`.
 
         Raises:
             NotFittedError: before ``fit``, or after ``forget``.
@@ -405,7 +406,7 @@ class ForeignGenerator:
                     f"finite numbers): {reply['transcript_error']}."
                 )
             return check_transcript(
-                reply.get("transcript"), self.name, domain=self.domain_
+                reply.get("transcript"), self.name, domain=self.domain_, exact=exact
             )
 
     def forget(self) -> None:
