@@ -45,7 +45,7 @@ true_epsilon=4 --epsilon 1 --delta 1e-5`` (a 4x overclaim).
 from __future__ import annotations
 
 import math
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import pandas as pd
@@ -392,11 +392,11 @@ class _Histogram:
     true_epsilon: float
     noise_name = ""
 
-    def _noisy(self, count: int, rng: np.random.Generator) -> float:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the mechanism's, from the class it is mixed into
 
-    def _scale(self) -> float:
-        raise NotImplementedError
+        def _noisy(self, count: int, rng: np.random.Generator) -> float: ...
+
+        def _scale(self) -> float: ...
 
     def _claim(self) -> dict[str, Any]:
         raise NotImplementedError

@@ -454,7 +454,13 @@ def analyse_one_run(
     flat = plan.bits.ravel()
     auc = stats_auc(scores, flat)
     name = summary.score
-    finite = np.where(np.isnan(scores), -math.inf, scores)
+    # Stored as finite JSON numbers in score order: NaN (nothing to score) lowest,
+    # an exact answer's +-inf as the largest floats.
+    finite = np.nan_to_num(
+        np.where(np.isnan(scores), -math.inf, scores),
+        posinf=np.finfo(np.float64).max,
+        neginf=-np.finfo(np.float64).max,
+    )
     attack = AttackResult(
         name=name,
         eps_emp=eps_emp,

@@ -296,8 +296,17 @@ def exact_privacy(
             exact_changed,
             sum(1 for i in np.flatnonzero(counted) if answers.noise[i] == EXACT),
         )
-        for j, touched in enumerate(answers.touches):
-            p = _canary_privacy(answers, touched)
+        own2 = np.zeros(len(answers.touches), dtype=np.float64)
+        kinds = [
+            (answers.noise[i], float(answers.scale[i]))
+            for i in range(len(answers.noise))
+        ]
+        memo: dict[tuple[tuple[str, float], ...], _Privacy] = {}
+        for touched in answers.touches:
+            key = tuple(kinds[i] for i in touched)
+            if key not in memo:
+                memo[key] = _canary_privacy(answers, touched)
+            p = memo[key]
             if p not in seen:
                 seen[p] = (
                     math.inf
@@ -306,8 +315,10 @@ def exact_privacy(
                 )
             if seen[p] > worst_eps or (seen[p] == worst_eps and p.mu2 > worst.mu2):
                 worst, worst_eps = p, seen[p]
-            mine = [i for i in touched if answers.owner[i] == j]
-            own_mu2 = max(own_mu2, _canary_privacy(answers, mine).mu2)
+        for i in np.flatnonzero(answers.owner >= 0):
+            if answers.noise[i] == "gaussian":
+                own2[answers.owner[i]] += 1.0 / float(answers.scale[i]) ** 2
+        own_mu2 = max(own_mu2, float(own2.max(initial=0.0)))
     mu = math.sqrt(worst.mu2) if gaussian else None
     if worst.exact:
         mu = math.inf
@@ -368,7 +379,9 @@ def transcript_note(
             "one-run game cannot see these measurements; --game two-world tests "
             "them whole."
         )
-    if measurements is not None and math.isinf(measurements.eps_exact):
+    if measurements is not None and (
+        measurements.eps_exact is None or math.isinf(measurements.eps_exact)
+    ):
         note += (
             " The transcript states exact answers (noise zero or missing) that "
             "canaries change: as stated, the release satisfies no (epsilon, delta) "
