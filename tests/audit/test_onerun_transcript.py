@@ -222,9 +222,9 @@ def test_noisy_marginals_with_full_noise_is_not_a_violation() -> None:
     """NoisyMarginals adding the Gaussian noise it states (claim epsilon 1, delta
     1e-5): each canary's own count is 0.134-GDP, far inside the claim, so a
     VIOLATION (eps_emp > 1) has probability at most alpha = 0.05 by the one-run
-    theorem (in fact far less: the simulation in docs/onerun.md); the audit here
-    is deterministic (seed 0), in this process, at the settings of the quarter-noise
-    test below."""
+    theorem (in fact far less: 0 of 1,000 simulated audits of such scores,
+    docs/records/onerun_transcript_simulated.json); the audit here is deterministic
+    (seed 0), in this process, at the settings of the quarter-noise test below."""
     result = _in_process(
         NoisyMarginals(epsilon=1.0), canaries=30_000, seed=0, guesses=300
     )
@@ -244,9 +244,10 @@ def test_noisy_marginals_with_a_quarter_of_its_noise_is_a_violation(
     quarter of the Gaussian noise it states is a VIOLATION from one fit, end to end
     (the plug-in in its worker). Each canary's own count is then 0.536-GDP (four
     times its stated 0.134); with 30,000 canaries and 300 + 300 guesses the one-run
-    bound exceeds the claim of 1 in every one of 1,000 simulated audits of such
-    scores (docs/onerun.md: mean eps_emp 1.28): failure probability below 0.003
-    (95% upper bound). Deterministic at seed 0."""
+    bound exceeded the claim of 1 in 998 of 1,000 simulated audits of such scores
+    (docs/records/onerun_transcript_simulated.json, written by
+    benchmarks/onerun_transcript.py: mean eps_emp 1.273): failure probability about
+    0.002 (one-sided 95% upper bound 0.007). Deterministic at seed 0."""
     from dpaudit.audit.run import run_audit
 
     config = AuditConfig(
