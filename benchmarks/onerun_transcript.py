@@ -37,6 +37,7 @@ plug-in (no environment needed) and shrinks everything.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -103,6 +104,12 @@ def simulate(
         "mean_eps_emp": float(values.mean()) if audits else None,
         "min_eps_emp": float(values.min()) if audits else None,
     }
+
+
+def _own_mu(covers: str) -> float | None:
+    """The largest mu of one canary's own answers, as ``covers`` states it."""
+    found = re.search(r"own-cell mu ([0-9.e+-]+) at most", covers)
+    return None if found is None else float(found.group(1))
 
 
 def _spend(m: dict[str, Any]) -> str:
@@ -197,10 +204,47 @@ def audit_row(
         claimed=m.get("claimed"),
         spent=m.get("spent"),
         covers=m.get("covers"),
+        own_mu=_own_mu(m.get("covers") or ""),
         auc=doc.get("auc"),
         accountant="violated" if doc["verdict"] == "VIOLATION" else _spend(m),
     )
     return row
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def markdown_row(row: dict[str, Any]) -> str:
+    """One library row in docs/libraries.md's format ("White-box one-run audits")."""
+    if row.get("verdict") in ("refused", "timed out"):
+        return (
+            f"| `{row['generator']}` | {row['epsilon']:g} | {row['verdict']}: "
+            f"{row.get('error', '')} | - | - | - | - | - | {row['fits']} x "
+            f"{row['canaries']:,} | {row['wall_seconds']:.0f} | `{row['command']}` |"
+        )
+    if row.get("claim_rho") is not None:
+        claim = f"epsilon {row['eps_claimed']:.3g} (rho {row['claim_rho']:.3g})"
+    elif row.get("claim_mu") is not None:
+        claim = f"epsilon {row['eps_claimed']:.3g} (mu {row['claim_mu']:.3g})"
+    else:
+        claim = f"epsilon {row['eps_claimed']:.3g}"
+    exact = (
+        "infinite (exact answers)"
+        if row.get("eps_exact") is None
+        else f"{_num(row.get('mu_exact'))} / {_num(row.get('eps_exact'))}"
+    )
+    own = row.get("own_mu", _own_mu(row.get("covers") or ""))
+    exact += f" ({_num(own)})"
+    return (
+        f"| `{row['generator']}` | {row['epsilon']:g} | {row['verdict']} | "
+        f"{_num(row['eps_emp'])} / {_num(row['eps_max_attainable'])} | "
+        f"{_num(row.get('mu_emp'))} | {exact} | {claim} | {row['accountant']} | "
+        f"{row['fits']} x {row['canaries']:,} | {row['wall_seconds']:.0f} | "
+        f"`{row['command']}` |"
+    )
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, object]]:
@@ -226,6 +270,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     )
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument(
+        "--markdown",
+        type=Path,
+        default=None,
+        metavar="RECORD",
+        help="print RECORD's library rows in docs/libraries.md's format and stop",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=900.0, help="seconds per library audit"
     )
     args = harness.parse(
@@ -240,6 +291,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
             "epsilons": [1.0],
         },
     )
+    if args.markdown is not None:
+        record = json.loads(Path(args.markdown).read_text())
+        for row in record["rows"]:
+            if row["row"].startswith("audit"):
+                print(markdown_row(row))
+        return list(record["rows"])
     table = harness.Rows(__file__, args)
     for name, mu in SIMULATED:
         started = time.perf_counter()
