@@ -20,8 +20,10 @@ claim of epsilon 1:
 Library rows (``--libraries``): for each adapter with a transcript whose
 environment exists (``~/.cache/dpaudit/envs/NAME``, or ``$DPAUDIT_ENV_HOME``), the
 white-box one-run audit at each ``--epsilons`` (``dpaudit audit --game one-run
---release transcript --option measure_only=true``, ``--fits`` fits of
-``--library-canaries`` canaries), run as its own command; each row records the
+--release transcript``, with ``measure_only=true`` where the adapter can stop after
+its measurements; ``--fits`` fits of ``--library-canaries`` canaries), run as its
+own command (at most ``--timeout`` seconds; ``--skip-done`` reuses a finished row
+from ``--work-dir``); each row records the
 verdict, eps_emp, the exact privacy of the stated measurements per canary (mu and
 epsilon of every answer a canary changes), the claim, what the measurements spend
 against it ("tight", "loose by X": the claim over the spend, or "violated"), the
@@ -61,17 +63,19 @@ SIMULATED = (
     ("NoisyMarginals, a quarter of its noise", 4.0 * _MU / 2.0),
     ("NoisyMarginals, its full noise", _MU / 2.0),
 )
-#: (adapter, environment) of every adapter that records a transcript.
-ADAPTERS = (
-    ("smartnoise-mst", "smartnoise"),
-    ("smartnoise-aim", "smartnoise"),
-    ("smartnoise-mwem", "smartnoise"),
-    ("dpmm-mst", "dpmm"),
-    ("dpmm-aim", "dpmm"),
-    ("dpmm-privbayes", "dpmm"),
-    ("opendp-mst", "opendp"),
-    ("opendp-aim", "opendp"),
-    ("synthcity-privbayes", "synthcity"),
+#: (adapter, environment, options) of every adapter that records a transcript;
+#: ``measure_only=true`` where the adapter can stop after its measurements.
+_MEASURE_ONLY = ("measure_only=true",)
+ADAPTERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("smartnoise-mst", "smartnoise", _MEASURE_ONLY),
+    ("smartnoise-aim", "smartnoise", ()),
+    ("smartnoise-mwem", "smartnoise", ()),
+    ("dpmm-mst", "dpmm", _MEASURE_ONLY),
+    ("dpmm-aim", "dpmm", ()),
+    ("dpmm-privbayes", "dpmm", _MEASURE_ONLY),
+    ("opendp-mst", "opendp", ()),
+    ("opendp-aim", "opendp", ()),
+    ("synthcity-privbayes", "synthcity", ()),
 )
 SMOKE_PLUGIN = "dpaudit.generators.toy_plugins:NoisyMarginals"
 
@@ -136,8 +140,12 @@ def audit_row(
     options: tuple[str, ...],
     work: Path,
     timeout: float,
+    skip_done: bool = False,
 ) -> dict[str, Any]:
-    out = work / f"{generator.replace(':', '_')}-eps{epsilon:g}"
+    out = work / f"{generator.replace(':', '_')}-eps{epsilon:g}-f{fits}-c{canaries}"
+    done_row = out / "row.json"
+    if skip_done and done_row.exists():
+        return dict(json.loads(done_row.read_text()))
     flags = [
         "--game",
         "one-run",
@@ -208,6 +216,7 @@ def audit_row(
         auc=doc.get("auc"),
         accountant="violated" if doc["verdict"] == "VIOLATION" else _spend(m),
     )
+    done_row.write_text(json.dumps(row, indent=1) + "\n")
     return row
 
 
@@ -270,6 +279,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     )
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument(
+        "--skip-done",
+        action="store_true",
+        help="reuse a finished audit's row from --work-dir (a killed run continues)",
+    )
+    parser.add_argument(
         "--markdown",
         type=Path,
         default=None,
@@ -323,12 +337,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
         if args.smoke:
             cells.append((SMOKE_PLUGIN, None, ()))
         else:
-            for adapter, env in ADAPTERS:
+            for adapter, env, options in ADAPTERS:
                 if args.only and adapter not in args.only:
                     continue
                 python = harness.env_python(env)
                 if python.exists():
-                    cells.append((adapter, str(python), ("measure_only=true",)))
+                    cells.append((adapter, str(python), options))
                 else:
                     print(f"{adapter}: no environment at {python}; skipped")
         for generator, python, options in cells:
@@ -343,6 +357,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                     options=options,
                     work=work,
                     timeout=args.timeout,
+                    skip_done=args.skip_done,
                 )
                 table.add(f"audit: {generator} at epsilon {epsilon:g}", **row)
                 table.save()
