@@ -37,3 +37,24 @@ def test_docs_state_the_simulated_record() -> None:
     for row in doc["rows"]:
         assert f"{row['violations']:,} of {row['audits']:,}" in text, row["row"]
         assert f"{row['mean_eps_emp']:.3f}" in text, row["row"]
+
+
+def test_docs_state_the_library_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/libraries.md's white-box one-run rows are the record's, as the benchmark
+    renders them (``--markdown RECORD``)."""
+    import importlib.util
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(
+        "onerun_transcript", ROOT / "benchmarks" / "onerun_transcript.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    doc = json.loads((RECORDS / "onerun_transcript_libraries.json").read_text())
+    assert not doc["smoke"]
+    rows = [r for r in doc["rows"] if r["row"].startswith("audit")]
+    assert rows and all(r["fits"] <= 4 for r in rows)
+    page = (ROOT / "docs" / "libraries.md").read_text(encoding="utf-8")
+    for row in rows:
+        assert module.markdown_row(row) in page, row["row"]
