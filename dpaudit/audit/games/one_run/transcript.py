@@ -172,13 +172,14 @@ def own_answers(records: Sequence[Measurement], design: CanaryDesign) -> CanaryA
         canary_cells = list(
             zip(*(design.canaries[c].tolist() for c in columns), strict=True)
         )
-        index = {cell: k for k, cell in enumerate(record.cells)}
-        # Canaries by the cell they fall in (a cell may be stated once only; a
-        # repeated cell keeps its first index, as a Counter lookup would count it).
+        index: dict[tuple[Any, ...], list[int]] = {}
+        for k, cell in enumerate(record.cells):
+            index.setdefault(cell, []).append(k)
+        # Canaries by the cells they fall in (a cell stated twice counts a record
+        # at each index, as the exact count of each index does).
         by_cell: dict[int, list[int]] = {}
         for j, cell in enumerate(canary_cells):
-            k = index.get(cell)
-            if k is not None:
+            for k in index.get(cell, ()):
                 by_cell.setdefault(k, []).append(j)
         first = len(noisy)
         for i, members in enumerate(record.answer_cells()):
@@ -189,8 +190,12 @@ def own_answers(records: Sequence[Measurement], design: CanaryDesign) -> CanaryA
             base.append(
                 float(sum(base_counts.get(record.cells[k], 0) for k in members))
             )
+            # One canary counted once: its own answer (exact count base + its bit).
+            # Counted twice (a cell stated twice in one set, which no adapter
+            # does), the answer moves by 2 with its bit: left out of the score as
+            # shared; its privacy below counts a change of 1 (an understatement).
             owner.append(counted[0] if len(counted) == 1 else (-2 if counted else -1))
-            for j in counted:
+            for j in dict.fromkeys(counted):
                 touches[j].append(first + i)
     return CanaryAnswers(
         noise=tuple(noise),
