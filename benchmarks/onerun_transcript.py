@@ -246,6 +246,8 @@ def markdown_row(row: dict[str, Any]) -> str:
         else f"{_num(row.get('mu_exact'))} / {_num(row.get('eps_exact'))}"
     )
     own = row.get("own_mu", _own_mu(row.get("covers") or ""))
+    if row.get("mu_exact") is None:
+        own = None  # no Gaussian answer: no mu (Laplace answers: see eps)
     exact += f" ({_num(own)})"
     return (
         f"| `{row['generator']}` | {row['epsilon']:g} | {row['verdict']} | "

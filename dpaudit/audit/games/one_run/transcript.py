@@ -360,9 +360,10 @@ def exact_privacy(
         covers=(
             f"the stated measurements per canary: {gaussian} Gaussian and {laplace} "
             f"Laplace noisy count(s) per fit (the most in any fit), {changed} of them "
-            f"counting canaries, {own} a single canary's own (the score's evidence; "
-            f"own-cell mu {math.sqrt(own_mu2):.4g} at most); the exact privacy is "
-            f"the largest over the canaries of every answer each changes{exact_note}"
+            f"counting canaries, {own} a single canary's own (the score's evidence"
+            + (f"; own-cell mu {math.sqrt(own_mu2):.4g} at most" if gaussian else "")
+            + "); the exact privacy is the largest over the canaries of every answer "
+            f"each changes{exact_note}"
         ),
         leaves_out=LEAVES_OUT
         + "; and, in the score, every answer that counts several canaries (its "
