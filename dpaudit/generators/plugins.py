@@ -216,11 +216,12 @@ class PluginAdapter:
         return self.claim_
 
     def read_transcript(
-        self, *, max_bytes: int | None = None
+        self, *, max_bytes: int | None = None, exact: bool = False
     ) -> tuple[Measurement, ...] | None:
         """The fitted plug-in's ``privacy_transcript``, checked
         (:func:`~dpaudit.generators.foreign.transcript.check_transcript`, which
-        refuses one over ``max_bytes``); ``None`` when it states none.
+        refuses one over ``max_bytes``; with ``exact``: noise absent or 0 read as
+        exact answers); ``None`` when it states none.
 
         Raises:
             NotFittedError: before ``fit``.
@@ -230,7 +231,7 @@ class PluginAdapter:
             raise NotFittedError("call `fit` first.")
         raw = plain_json(getattr(self.inner_, TRANSCRIPT_ATTRIBUTE, None))
         return check_transcript(
-            raw, self.name, domain=self.domain_, max_bytes=max_bytes
+            raw, self.name, domain=self.domain_, max_bytes=max_bytes, exact=exact
         )
 
 

@@ -45,7 +45,7 @@ true_epsilon=4 --epsilon 1 --delta 1e-5`` (a 4x overclaim).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import pandas as pd
@@ -368,3 +368,132 @@ class ExactGaussian(_CountMechanism):
             out["gdp_mu"] = self.claimed_mu
         out["true_mu"] = self.true_mu
         return out
+
+
+class _Histogram:
+    """Noisy counts of every category of one public column, stated as a measurement
+    transcript (docs/plugins.md, "The measurement transcript"): the mixin of
+    :class:`ExactLaplaceHistogram` and :class:`ExactGaussianHistogram`.
+
+    ``column`` (an option; default the domain's last categorical column) is
+    histogrammed over its public categories, each count plus the noise of the
+    mechanism it is mixed into (``_noisy``, ``_scale``). Adding or removing one
+    record changes one count by 1 (L1 and L2 sensitivity 1), so the release is
+    exactly the per-count mechanism's privacy: exactly ``true_epsilon``-DP
+    (Laplace), exactly ``(true_epsilon, delta)``-DP and ``true_mu``-GDP (Gaussian).
+    ``privacy_transcript`` states every noisy count with the noise actually added.
+    In the one-run game's ``worst-case`` design each canary's value is a count of
+    its own: every canary sees exactly this mechanism. ``sample`` draws ``column``
+    from the clipped noisy histogram and the other columns uniformly from the public
+    domain (post-processing).
+    """
+
+    column: str | None
+    true_epsilon: float
+    noise_name = ""
+
+    if TYPE_CHECKING:  # the mechanism's, from the class it is mixed into
+
+        def _noisy(self, count: int, rng: np.random.Generator) -> float: ...
+
+        def _scale(self) -> float: ...
+
+    def _claim(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def fit(
+        self,
+        data: pd.DataFrame,
+        *,
+        domain: dict[str, Any],
+        seed: int,
+        public_seed: int | None = None,
+    ) -> Self:
+        categorical = [c for c in domain["columns"] if c["kind"] == "categorical"]
+        chosen = [c for c in categorical if c["name"] == self.column] or (
+            categorical[-1:] if self.column is None else []
+        )
+        if not chosen:
+            raise ValueError(
+                f"`column` must name a categorical column of the domain. Got "
+                f"{self.column!r}; categorical: {[c['name'] for c in categorical]}."
+            )
+        col = chosen[0]
+        cells = list(col["categories"])
+        counts = data[col["name"]].astype(object).value_counts()
+        rng = np.random.default_rng(seed)  # the privacy noise, and nothing else
+        noisy = [self._noisy(int(counts.get(c, 0)), rng) for c in cells]
+        self.column_, self.cells_, self.noisy_ = col["name"], cells, noisy
+        self.domain_, self.dtypes_ = domain, data.dtypes
+        self.privacy_transcript = [
+            {
+                "columns": [col["name"]],
+                "cells": [[c] for c in cells],
+                "noisy": noisy,
+                "noise": {self.noise_name: self._scale()},
+            }
+        ]
+        self.privacy_claim = self._claim()
+        return self
+
+    def sample(
+        self, n: int, *, seed: int, public_seed: int | None = None
+    ) -> pd.DataFrame:
+        rng = (
+            np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+            if public_seed is None
+            else np.random.default_rng(public_seed)
+        )
+        frame = _random_rows(self.domain_, n, rng)
+        weights = np.clip(np.asarray(self.noisy_, dtype=np.float64), 0.0, None)
+        total = float(weights.sum())
+        p = weights / total if total > 0 else None
+        picks = rng.choice(len(self.cells_), size=n, p=p)
+        frame[self.column_] = [self.cells_[i] for i in picks]
+        return frame.astype(self.dtypes_)
+
+
+class ExactLaplaceHistogram(_Histogram, ExactLaplace):
+    """Every category count of ``column`` plus ``Lap(1 / true_epsilon)``: exactly
+    ``true_epsilon``-DP, stated as its transcript; claims what :class:`ExactLaplace`
+    claims (:class:`_Histogram`)."""
+
+    noise_name = "laplace"
+    mechanism = "Laplace histogram"
+
+    def __init__(self, *, column: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.column = column
+
+    def _claim(self) -> dict[str, Any]:
+        return {
+            "epsilon": self.epsilon,
+            "delta": 0.0,
+            "accountant": f"{self.mechanism} (exact)",
+            "true_epsilon": self.true_epsilon,
+            "profile_stated": self.profile,
+            **self._profile(),
+        }
+
+
+class ExactGaussianHistogram(_Histogram, ExactGaussian):
+    """Every category count of ``column`` plus ``N(0, 1 / true_mu^2)``: exactly
+    ``(true_epsilon, delta)``-DP and ``true_mu``-GDP, stated as its transcript;
+    claims what :class:`ExactGaussian` claims (:class:`_Histogram`)."""
+
+    noise_name = "gaussian"
+    mechanism = "Gaussian histogram"
+
+    def __init__(self, *, column: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.column = column
+
+    def _claim(self) -> dict[str, Any]:
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "accountant": f"{self.mechanism} (exact)",
+            "true_epsilon": self.true_epsilon,
+            "profile_stated": self.profile,
+            **self._profile(),
+        }

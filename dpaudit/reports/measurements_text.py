@@ -7,6 +7,8 @@ nothing is computed here."""
 
 from __future__ import annotations
 
+import math
+
 from dpaudit.audit.result import AuditResult
 from dpaudit.reports.numbers import fmt_number
 
@@ -24,10 +26,16 @@ def measurement_rows(result: AuditResult) -> list[tuple[str, str]]:
             f"mu {fmt_number(m.mu_exact)} (the Gaussian answers: sqrt of the sum of "
             "squared count changes over sigma^2)"
         )
-    exact.append(
-        f"epsilon {fmt_number(m.eps_exact)} at delta {m.eps_delta:g} (every answer "
-        "composed, dp-accounting)"
-    )
+    if m.eps_exact is None or math.isinf(m.eps_exact):
+        exact.append(
+            "epsilon infinite (answers stated without noise: exact counts a record "
+            "changes)"
+        )
+    else:
+        exact.append(
+            f"epsilon {fmt_number(m.eps_exact)} at delta {m.eps_delta:g} (every "
+            "answer composed, dp-accounting)"
+        )
     changed = (
         f"{m.answers_changed} of {m.gaussian_answers + m.laplace_answers} answers "
         "change between the worlds"

@@ -10,6 +10,7 @@ computes a new number.
 from __future__ import annotations
 
 from dpaudit.audit.result import OneRunSummary, Verdict
+from dpaudit.reports.measurements_text import measurement_rows
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_eps, fmt_number
 
@@ -62,7 +63,8 @@ def one_run_rows(result: AuditResult) -> list[tuple[str, str]]:
             "above it can be refuted with these guesses)",
         ),
     ]
-    return rows
+    # A white-box audit (--release transcript): the stated measurements' privacy.
+    return rows + measurement_rows(result)
 
 
 def _bound_text(s: OneRunSummary) -> str:
@@ -142,13 +144,20 @@ def one_run_explain(result: AuditResult) -> list[str]:
             "audit could not have refuted the claim. Use more canaries, fits or "
             "guesses."
         ]
+    sees = (
+        "The scores see a canary only through its own released row or value: a "
+        "generator that releases aggregates many canaries share (marginals, "
+        "histograms) is not seen by this game (docs/onerun.md)."
+        if result.measurements is None
+        else "The scores see a canary only through the stated answers of its own "
+        "cells (answers many canaries share are left out), and the measurements "
+        "only: other private steps are not tested (docs/onerun.md)."
+    )
     return [
         game
         + f" That bounds epsilon below only by {eps}, not above the claimed {claim}. "
         "This is no proof of privacy: other canaries, scores or the two-world game "
-        "may show more. The scores see a canary only through its own released row "
-        "or value: a generator that releases aggregates many canaries share "
-        "(marginals, histograms) is not seen by this game (docs/onerun.md)."
+        "may show more. " + sees
     ]
 
 

@@ -190,6 +190,8 @@ class Key:
         requires: conditions on other settings; set while one is unmet, it is
             refused (a setting is set when it differs from its default).
         requires_any: conditions of which at least one must be met.
+        requires_games: the games in which ``requires`` and ``requires_any``
+            apply (default: every game that uses the key).
         run_setting: where and how the audit runs, not what it computes: left out
             of the audit's identity, and ``--resume`` may change it.
         resume_repeat: ``--resume`` may name it again, equal to the stored value
@@ -207,6 +209,7 @@ class Key:
     games: tuple[str, ...] = ALL_GAMES
     requires: tuple[Requires, ...] = ()
     requires_any: tuple[Requires, ...] = ()
+    requires_games: tuple[str, ...] = ALL_GAMES
     run_setting: bool = False
     resume_repeat: bool = False
 
@@ -227,8 +230,14 @@ class Key:
             text = f"{text}; {self.constraint.describe()}"
         if self.games != ALL_GAMES:
             text = f"{text} [--game {', '.join(self.games)} only]"
+        where = (
+            ""
+            if self.requires_games == ALL_GAMES
+            else f" with --game {', '.join(self.requires_games)}"
+        )
         for need in self.requires:
-            text = f"{text} [needs {need.fix}]"
+            text = f"{text} [needs {need.fix}{where}]"
         if self.requires_any:
-            text = f"{text} [needs {' or '.join(n.fix for n in self.requires_any)}]"
+            needs = " or ".join(n.fix for n in self.requires_any)
+            text = f"{text} [needs {needs}{where}]"
         return text

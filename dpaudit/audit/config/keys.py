@@ -263,10 +263,11 @@ AUDIT_KEYS: tuple[Key, ...] = (
         help="what a round releases to the attacks: table (default: the synthetic "
         "table) or transcript (every noisy vote of dpaudit's PATE-GAN and G-PATE, or "
         "the noisy measurements a plug-in states, attacked by the exact "
-        "likelihood-ratio test; docs/soundness.md)",
+        "likelihood-ratio test; with --game one-run: each canary scored by the "
+        "likelihood ratio of its own measured cells; docs/soundness.md)",
         group="the game",
         constraint=Choices(values=RELEASES),
-        games=TWO_WORLD,
+        requires_games=TWO_WORLD,
         # The likelihood-ratio attack replays training under the audit's one fixed
         # public stream and is the only attack on a transcript; --target auto's
         # selection ranks the table attacks. --public-seed auto ranks a transcript's
@@ -567,6 +568,8 @@ def check_requirements(values: Mapping[str, Any], defaults: Mapping[str, Any]) -
                 f"the {game} game does not use it: unset {key.flag} or pass "
                 f"--game {key.games[0]}. Got {_written(key, value)} with --game {game}."
             )
+        if game not in key.requires_games:
+            continue
         for need in key.requires:
             other = values.get(need.key, defaults.get(need.key))
             if not need.met(other):

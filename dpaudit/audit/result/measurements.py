@@ -29,7 +29,9 @@ class MeasurementSummary:
         rho_exact: their zCDP rho, ``mu_exact^2 / 2``; ``None`` unless every
             answer is Gaussian.
         eps_exact: epsilon at ``eps_delta`` of every answer composed
-            (dp-accounting's privacy-loss distributions; the largest).
+            (dp-accounting's privacy-loss distributions; the largest); infinite
+            (``inf``, written as null and read back as ``None``) for answers stated
+            without noise (read by the one-run game only).
         eps_delta: the delta of ``eps_exact`` (the audit's).
         mu_ceiling: the expected mu_emp of the best possible test of an exactly
             ``mu_exact``-GDP mechanism at this test size and level (Gaussian answers
@@ -52,7 +54,7 @@ class MeasurementSummary:
     varies: bool
     mu_exact: float | None
     rho_exact: float | None
-    eps_exact: float
+    eps_exact: float | None
     eps_delta: float
     mu_ceiling: float | None
     mu_to_ceiling: float | None

@@ -384,12 +384,13 @@ class ForeignGenerator:
         return self.claim_
 
     def read_transcript(
-        self, *, max_bytes: int | None = None
+        self, *, max_bytes: int | None = None, exact: bool = False
     ) -> tuple[Measurement, ...] | None:
         """The fitted plug-in's ``privacy_transcript``, read from the worker and
         checked (:func:`~dpaudit.generators.foreign.transcript.check_transcript`,
-        which refuses one over ``max_bytes``); ``None`` when it states none. Call it
-        before :meth:`forget`.
+        which refuses one over ``max_bytes``; with ``exact``: noise absent or 0 read
+        as exact answers); ``None`` when it states none. Call it before
+        :meth:`forget`.
 
         Raises:
             NotFittedError: before ``fit``, or after ``forget``.
@@ -412,6 +413,7 @@ class ForeignGenerator:
                 self.name,
                 domain=self.domain_,
                 max_bytes=max_bytes,
+                exact=exact,
             )
 
     def forget(self) -> None:

@@ -33,6 +33,7 @@ from dpaudit.data import Domain
 from dpaudit.errors import PluginError
 
 __all__ = [
+    "EXACT",
     "NOISE_KINDS",
     "TRANSCRIPT_ATTRIBUTE",
     "Measurement",
@@ -50,6 +51,10 @@ _KEYS = frozenset({"columns", "cells", "noisy", "noise", "sets"})
 ANSWER_BYTES = 256
 VALUE_BYTES = 64
 _DOC = 'see docs/plugins.md, "The measurement transcript"'
+_REQUIRED = ("columns", "cells", "noisy", "noise")
+#: The noise of a record that states none, or a scale of 0 (read only with
+#: ``exact=True``): its answers are the exact counts, as stated.
+EXACT = "exact"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +65,9 @@ class Measurement:
         columns: the measured columns, in order.
         cells: the cells (one value per column each), as given.
         noisy: the noisy answers.
-        noise: ``gaussian`` or ``laplace``.
-        scale: sigma (Gaussian) or b (Laplace), > 0.
+        noise: ``gaussian`` or ``laplace`` (``exact``: stated without noise, read
+            only by the one-run game).
+        scale: sigma (Gaussian) or b (Laplace), > 0 (0 for ``exact``).
         sets: per answer, the cells it counts (indices into ``cells``);
             ``None``: answer ``i`` counts cell ``i``.
     """
@@ -92,11 +98,15 @@ def _number(value: Any) -> bool:
     return True
 
 
-def _value_problem(value: Any, column: Any) -> str | None:
-    """Why ``value`` is not a value of the public ``column``, or None."""
+def _value_problem(
+    value: Any, column: Any, categories: frozenset[Any] | None = None
+) -> str | None:
+    """Why ``value`` is not a value of the public ``column``, or None
+    (``categories``: the column's categories as a set, for many cells)."""
     kind = column.kind
     if kind == "categorical":
-        if value in column.categories and not isinstance(value, bool):
+        known = column.categories if categories is None else categories
+        if value in known and not isinstance(value, bool):
             return None
         return f"is not one of its categories {list(column.categories)[:10]}"
     if not _number(value) or not math.isfinite(float(value)):
@@ -110,14 +120,23 @@ def _value_problem(value: Any, column: Any) -> str | None:
     return None
 
 
-def _record(raw: Any, where: str, domain: Domain) -> Measurement:
-    """One record, checked (:func:`check_transcript`)."""
+def _record(
+    raw: Any,
+    where: str,
+    domain: Domain,
+    *,
+    exact: bool = False,
+    sets_of: dict[str, frozenset[Any]] | None = None,
+) -> Measurement:
+    """One record, checked (:func:`check_transcript`); ``sets_of``: each
+    categorical column's categories as a set (filled as met)."""
     if not isinstance(raw, dict):
         raise PluginError(
             f"{where} must be a dict with 'columns', 'cells', 'noisy' and 'noise'. "
             f"Got {type(raw).__name__}; {_DOC}."
         )
-    missing = [k for k in ("columns", "cells", "noisy", "noise") if k not in raw]
+    required = ("columns", "cells", "noisy") if exact else _REQUIRED
+    missing = [k for k in required if k not in raw]
     unknown = sorted(str(k) for k in raw if k not in _KEYS)
     if missing or unknown:
         what = f"lacks {missing}" if missing else f"has unknown key(s) {unknown}"
@@ -150,11 +169,14 @@ def _record(raw: Any, where: str, domain: Domain) -> Measurement:
             f"{where}['cells'] must be a list of cells, each a list of "
             f"{len(columns)} value(s) (one per column). Got {cells!r:.80}."
         )
-    kinds = [domain[name] for name in columns]
+    sets_of = {} if sets_of is None else sets_of
+    for name in columns:
+        if domain[name].kind == "categorical" and name not in sets_of:
+            sets_of[name] = frozenset(domain[name].categories or ())
     seen: dict[tuple[Any, ...], int] = {}
     for i, cell in enumerate(cells):
-        for name, column, value in zip(columns, kinds, cell):
-            problem = _value_problem(value, column)
+        for name, value in zip(columns, cell):
+            problem = _value_problem(value, domain[name], sets_of.get(name))
             if problem is not None:
                 raise PluginError(
                     f"{where}['cells'][{i}]: {value!r:.40} of column {name!r} "
@@ -171,10 +193,21 @@ def _record(raw: Any, where: str, domain: Domain) -> Measurement:
                 f"({cell!r:.40}); state each cell once per record (a count measured "
                 "again is a record of its own)."
             )
-    noise = raw["noise"]
+    noise = raw.get("noise")
     kind = next(iter(noise), None) if isinstance(noise, dict) else None
     scale: Any = noise.get(kind) if isinstance(noise, dict) else None
-    if (
+    if exact and (
+        noise is None
+        or (
+            isinstance(noise, dict)
+            and len(noise) == 1
+            and kind in NOISE_KINDS
+            and _number(scale)
+            and float(scale) == 0
+        )
+    ):
+        kind, scale = EXACT, 0.0
+    elif (
         not isinstance(noise, dict)
         or len(noise) != 1
         or kind not in NOISE_KINDS
@@ -184,7 +217,8 @@ def _record(raw: Any, where: str, domain: Domain) -> Measurement:
     ):
         raise PluginError(
             f"{where}['noise'] must be {{'gaussian': sigma}} or {{'laplace': b}} "
-            f"with a finite scale > 0. Got {noise!r:.80}."
+            f"with a finite scale > 0{' (or 0, or absent: exact answers)' if exact else ''}. "
+            f"Got {noise!r:.80}."
         )
     sets = raw.get("sets")
     if sets is not None and (
@@ -243,7 +277,12 @@ def transcript_bytes(raw: list[Any]) -> int:
 
 
 def check_transcript(
-    raw: Any, name: str, *, domain: Domain, max_bytes: int | None = None
+    raw: Any,
+    name: str,
+    *,
+    domain: Domain,
+    max_bytes: int | None = None,
+    exact: bool = False,
 ) -> tuple[Measurement, ...] | None:
     """The plug-in's ``privacy_transcript`` as :class:`Measurement` records, checked
     (``None``: the plug-in states none).
@@ -255,6 +294,10 @@ def check_transcript(
         max_bytes: The memory the audit's plan allows one transcript
             (:func:`transcript_bytes`); a larger one is refused before any record
             is checked. ``None``: no limit.
+        exact: A record whose noise is absent or of scale 0 is read as what it
+            states, exact answers (noise :data:`EXACT`, scale 0), not refused: the
+            one-run game reports them (docs/onerun.md, "White-box: the measurement
+            transcript").
 
     Raises:
         PluginError: one line naming the record, the key and the fix.
@@ -278,8 +321,10 @@ def check_transcript(
                 "transcript); state fewer cells (merge repeated measurements, "
                 "measure coarser marginals), or free memory (docs/scale.md)."
             )
+    sets_of: dict[str, frozenset[Any]] = {}
     return tuple(
-        _record(record, f"{where}[{i}]", domain) for i, record in enumerate(raw)
+        _record(record, f"{where}[{i}]", domain, exact=exact, sets_of=sets_of)
+        for i, record in enumerate(raw)
     )
 
 

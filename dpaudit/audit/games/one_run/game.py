@@ -51,6 +51,12 @@ from dpaudit.audit.games.one_run.rules import (
     resolve_bound,
 )
 from dpaudit.audit.games.one_run.scoring import SCORE_NAMES, score_canaries
+from dpaudit.audit.games.one_run.transcript import SCORE_NAME as TRANSCRIPT_SCORE
+from dpaudit.audit.games.one_run.transcript import (
+    CanaryAnswers,
+    exact_privacy,
+    transcript_note,
+)
 from dpaudit.audit.games.progress import progress_bar
 from dpaudit.audit.games.releases import compact_claim, train_and_release
 from dpaudit.audit.games.verdict import decide, tightness
@@ -161,7 +167,14 @@ class OneRunGame:
         def make_generator() -> Generator:
             return factory(epsilon=config.epsilon, delta=config.delta, **options)
 
-        make_generator()  # refuses bad generator options now
+        generator = make_generator()  # refuses bad generator options now
+        if config.release == "transcript":
+            from dpaudit.audit.games.one_run.transcript import check_generator
+            from dpaudit.generators.registry import get_spec
+
+            check_generator(
+                config.generator, generator, get_spec(config.generator).transcript
+            )
         return Prepared(
             config=config,
             design=design,
@@ -187,7 +200,8 @@ class OneRunGame:
         config = prepared.config
         _prepare(out, force=force)
         trained = time.perf_counter()
-        claims, scores = _fit_all(
+        fit = _fit_transcripts if config.release == "transcript" else _fit_all
+        claims, scores, answers = fit(
             prepared.make_generator,
             prepared.design,
             prepared.plan,
@@ -204,6 +218,7 @@ class OneRunGame:
             scores=scores,
             rows=prepared.rows,
             options=prepared.options,
+            answers=answers,
         )
         result = replace(
             result,
@@ -235,9 +250,9 @@ def _fit_all(
     rows: int,
     config: AuditConfig,
     progress: bool,
-) -> tuple[list[dict[str, Any]], NDArray[np.float64]]:
+) -> tuple[list[dict[str, Any]], NDArray[np.float64], None]:
     """Trains every fit and scores its canaries: (each fit's claim, the scores of
-    all canaries in plan order)."""
+    all canaries in plan order, ``None``: no transcript)."""
 
     rngs = plan.fit_rngs()
     claims: list[dict[str, Any]] = []
@@ -258,7 +273,49 @@ def _fit_all(
             claims.append(compact_claim(models[0].privacy_claim_.to_json()))
             scores.append(score_canaries(release.frames()[0], design))
             bar.update(1)
-    return claims, np.concatenate(scores)
+    return claims, np.concatenate(scores), None
+
+
+def _fit_transcripts(
+    make_generator: Callable[[], Generator],
+    design: CanaryDesign,
+    plan: OneRunPlan,
+    *,
+    rows: int,
+    config: AuditConfig,
+    progress: bool,
+) -> tuple[list[dict[str, Any]], NDArray[np.float64], list[CanaryAnswers]]:
+    """``--release transcript``: fits every model (nothing is sampled: the stated
+    measurements are the release) and scores each canary by the exact
+    log-likelihood ratio of its own answers
+    (:mod:`dpaudit.audit.games.one_run.transcript`): (each fit's claim, the scores
+    in plan order, each fit's answers)."""
+    from dpaudit.audit.games.one_run.transcript import (
+        fit_and_read,
+        own_answers,
+        score_transcript,
+    )
+
+    rngs = plan.fit_rngs()
+    claims: list[dict[str, Any]] = []
+    scores: list[NDArray[np.float64]] = []
+    answers: list[CanaryAnswers] = []
+    with progress_bar(
+        "one-run game (fits)", plan.fits, unit="fit", enabled=progress
+    ) as bar:
+        for f in range(plan.fits):
+            model, records = fit_and_read(
+                make_generator,
+                design.training_table(plan.bits[f]),
+                rngs[f],
+                design=design,
+                name=config.generator,
+            )
+            claims.append(compact_claim(model.privacy_claim_.to_json()))
+            answers.append(own_answers(records, design))
+            scores.append(score_transcript(answers[-1], len(design.canaries)))
+            bar.update(1)
+    return claims, np.concatenate(scores), answers
 
 
 def one_run_reason(
@@ -332,14 +389,21 @@ def analyse_one_run(
     scores: NDArray[np.float64],
     rows: int,
     options: dict[str, Any],
+    answers: Sequence[CanaryAnswers] | None = None,
 ) -> AuditResult:
-    """The result of the one-run game from its fits' claims and canary scores."""
+    """The result of the one-run game from its fits' claims and canary scores
+    (``answers``: each fit's transcript answers, under ``--release transcript``)."""
 
     claim = summarise_claims(dict(enumerate(claims)))
     assert claim.epsilon is not None and claim.delta is not None
     delta = max(float(config.delta), float(claim.delta))
-    score_name = SCORE_NAMES[design.kind]
+    score_name = SCORE_NAMES[design.kind] if answers is None else TRANSCRIPT_SCORE
     bound = resolve_bound(config.onerun_bound, int(plan.bits.size))
+    measurements = (
+        None
+        if answers is None
+        else exact_privacy(answers, claim=claim, delta=float(config.delta))
+    )
     outcomes = apply_rules(
         scores,
         plan.bits,
@@ -423,7 +487,13 @@ def analyse_one_run(
     flat = plan.bits.ravel()
     auc = stats_auc(scores, flat)
     name = summary.score
-    finite = np.where(np.isnan(scores), -math.inf, scores)
+    # Stored as finite JSON numbers in score order: NaN (nothing to score) lowest,
+    # an exact answer's +-inf as the largest floats.
+    finite = np.nan_to_num(
+        np.where(np.isnan(scores), -math.inf, scores),
+        posinf=np.finfo(np.float64).max,
+        neginf=-np.finfo(np.float64).max,
+    )
     attack = AttackResult(
         name=name,
         eps_emp=eps_emp,
@@ -443,8 +513,9 @@ def analyse_one_run(
             eps_claimed=claim.epsilon,
             eps_max=eps_max,
             summary=summary,
-            auc=auc,
-        ),
+            auc=auc if answers is None else None,
+        )
+        + ("" if answers is None else transcript_note(answers, measurements)),
         eps_emp=eps_emp,
         eps_claimed=claim.epsilon,
         eps_reference=claim.reference_epsilon,
@@ -491,4 +562,5 @@ def analyse_one_run(
         ),
         game="one-run",
         one_run=summary,
+        measurements=measurements,
     )

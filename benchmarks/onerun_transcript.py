@@ -1,0 +1,400 @@
+"""The white-box one-run game (``--game one-run --release transcript``): simulated
+power and false alarms of the own-cell score, and real audits of the libraries.
+
+Simulated rows (always): one-run audits of ``--canaries`` canaries whose own-cell
+scores are exact Gaussian log-likelihood ratios at a per-canary ``mu`` (the score is
+an increasing affine function of the own answer, so Gaussian scores of mean ``mu``
+for included and 0 for excluded canaries are the score's exact distribution up to
+that map), decided by the game's own rules (:func:`dpaudit.audit.games.apply_rules`,
+the count rule at ``--guesses`` "in" and "out", alpha 0.05, delta 1e-5) against a
+claim of epsilon 1:
+
+- ``NoisyMarginals, a quarter of its noise``: the white-box guide's plug-in
+  (docs/plugins.md) on ``worst-case``: four one-way marginals at the analytic
+  Gaussian's ``mu = 0.268`` for (1, 1e-5), so ``sigma = 2 / 0.268``; a canary's own
+  count (its value of the ``canary`` column) adds a quarter of it: ``mu = 4 x 0.268
+  / 2 = 0.536``. Every VIOLATION is a detection.
+- ``NoisyMarginals, its full noise``: ``mu = 0.268 / 2 = 0.134``: the claim holds, so
+  every VIOLATION is a false alarm.
+
+Library rows (``--libraries``): for each adapter with a transcript whose
+environment exists (``~/.cache/dpaudit/envs/NAME``, or ``$DPAUDIT_ENV_HOME``), the
+white-box one-run audit at each ``--epsilons`` (``dpaudit audit --game one-run
+--release transcript``, with ``measure_only=true`` where the adapter can stop after
+its measurements; ``--fits`` fits of ``--library-canaries`` canaries), run as its
+own command (at most ``--timeout`` seconds; ``--skip-done`` reuses a finished row
+from ``--work-dir``); each row records the
+verdict, eps_emp, the exact privacy of the stated measurements per canary (mu and
+epsilon of every answer a canary changes), the claim, what the measurements spend
+against it ("tight", "loose by X": the claim over the spend, or "violated"), the
+command and its wall time. ``--smoke`` replaces the libraries by the NoisyMarginals
+plug-in (no environment needed) and shrinks everything.
+
+    PYTHONPATH=. python benchmarks/onerun_transcript.py --out onerun_transcript.json
+    PYTHONPATH=. python benchmarks/onerun_transcript.py --libraries --audits 0 \\
+        --out docs/records/onerun_libraries.json
+    PYTHONPATH=. python benchmarks/onerun_transcript.py --smoke
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import harness
+import numpy as np
+
+from dpaudit.audit.games import apply_rules, best_outcome
+from dpaudit.generators.zoo import analytic_gaussian_mu
+
+ALPHA = 0.05
+DELTA = 1e-5
+CLAIM = 1.0
+#: (row, per-canary mu of the own count).
+_MU = analytic_gaussian_mu(CLAIM, DELTA)
+SIMULATED = (
+    ("NoisyMarginals, a quarter of its noise", 4.0 * _MU / 2.0),
+    ("NoisyMarginals, its full noise", _MU / 2.0),
+)
+#: (adapter, environment, options) of every adapter that records a transcript;
+#: ``measure_only=true`` where the adapter can stop after its measurements.
+_MEASURE_ONLY = ("measure_only=true",)
+ADAPTERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("smartnoise-mst", "smartnoise", _MEASURE_ONLY),
+    ("smartnoise-aim", "smartnoise", ()),
+    ("smartnoise-mwem", "smartnoise", ()),
+    ("dpmm-mst", "dpmm", _MEASURE_ONLY),
+    ("dpmm-aim", "dpmm", ()),
+    ("dpmm-privbayes", "dpmm", _MEASURE_ONLY),
+    ("opendp-mst", "opendp", ()),
+    ("opendp-aim", "opendp", ()),
+    ("synthcity-privbayes", "synthcity", ()),
+)
+SMOKE_PLUGIN = "dpaudit.generators.toy_plugins:NoisyMarginals"
+
+
+def simulate(
+    mu: float, *, canaries: int, guesses: int, audits: int, seed: int
+) -> dict[str, Any]:
+    gen = np.random.default_rng([seed, int(mu * 1e6)])
+    bounds = []
+    for _ in range(audits):
+        bits = gen.integers(0, 2, size=canaries)
+        scores = gen.normal(mu * bits, 1.0)
+        outcomes = apply_rules(
+            scores,
+            bits,
+            rule="both",
+            guesses_in=guesses,
+            guesses_out=guesses,
+            threshold=None,  # the own-cell score has no threshold fixed in advance
+            tie_break=gen.random(canaries),
+            delta=DELTA,
+            alpha=ALPHA,
+        )
+        bounds.append(best_outcome(outcomes).eps_emp)
+    values = np.asarray(bounds)
+    return {
+        "audits": audits,
+        "violations": int(np.sum(values > CLAIM)),
+        "rate": float(np.mean(values > CLAIM)) if audits else None,
+        "mean_eps_emp": float(values.mean()) if audits else None,
+        "min_eps_emp": float(values.min()) if audits else None,
+    }
+
+
+def _own_mu(covers: str) -> float | None:
+    """The largest mu of one canary's own answers, as ``covers`` states it."""
+    found = re.search(r"own-cell mu ([0-9.e+-]+) at most", covers)
+    return None if found is None else float(found.group(1))
+
+
+def _spend(m: dict[str, Any]) -> str:
+    """ "tight", "loose by X" (the claim over what the measurements spend) or the
+    spend above the claim, in the claim's term."""
+    claimed, spent = m.get("claimed"), m.get("spent")
+    if claimed is None or spent is None:
+        return "exact answers" if m.get("eps_exact") is None else "-"
+    if spent > claimed * (1 + 1e-3):
+        return f"measurements spend {spent / claimed:.2f}x the claim"
+    if spent >= claimed * (1 - 1e-3):
+        return "tight"
+    return f"loose by {claimed / spent:.2f}x"
+
+
+def audit_row(
+    generator: str,
+    python: str | None,
+    *,
+    epsilon: float,
+    canaries: int,
+    guesses: int,
+    fits: int,
+    options: tuple[str, ...],
+    work: Path,
+    timeout: float,
+    skip_done: bool = False,
+) -> dict[str, Any]:
+    out = work / f"{generator.replace(':', '_')}-eps{epsilon:g}-f{fits}-c{canaries}"
+    done_row = out / "row.json"
+    if skip_done and done_row.exists():
+        return dict(json.loads(done_row.read_text()))
+    flags = [
+        "--game",
+        "one-run",
+        "--release",
+        "transcript",
+        "--generator",
+        generator,
+        "--dataset",
+        "worst-case",
+        "--epsilon",
+        f"{epsilon:g}",
+        "--canaries",
+        str(canaries),
+        "--guesses",
+        str(guesses),
+        "--fits",
+        str(fits),
+    ]
+    for option in options:
+        flags += ["--option", option]
+    shown = flags + ([] if python is None else ["--python", python])
+    command = "dpaudit audit " + shlex.join(shown).replace(str(Path.home()), "~")
+    command += " --out OUT"
+    argv = [sys.executable, "-m", "dpaudit", "audit", *shown]
+    argv += ["--out", str(out), "--force", "--quiet"]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, check=False, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        done = None
+    wall = time.perf_counter() - started
+    row: dict[str, Any] = {
+        "generator": generator,
+        "epsilon": epsilon,
+        "fits": fits,
+        "canaries": canaries,
+        "command": command,
+        "wall_seconds": wall,
+    }
+    if done is None:
+        row["verdict"] = "timed out"
+        row["error"] = f"no result within {timeout:g} s"
+        return row
+    if done.returncode != 0:
+        row["verdict"] = "refused"
+        row["error"] = (done.stderr.strip().splitlines() or ["?"])[-1]
+        return row
+    doc = json.loads((out / "result.json").read_text())
+    m = doc.get("measurements") or {}
+    claim = doc.get("claim") or {}
+    row.update(
+        verdict=doc["verdict"],
+        eps_emp=doc["eps_emp"],
+        mu_emp=doc.get("mu_emp"),
+        eps_max_attainable=doc["eps_max_attainable"],
+        eps_claimed=doc["eps_claimed"],
+        claim_rho=claim.get("zcdp_rho"),
+        claim_mu=claim.get("gdp_mu"),
+        mu_exact=m.get("mu_exact"),
+        eps_exact=m.get("eps_exact"),
+        term=m.get("term"),
+        claimed=m.get("claimed"),
+        spent=m.get("spent"),
+        covers=m.get("covers"),
+        own_mu=_own_mu(m.get("covers") or ""),
+        auc=doc.get("auc"),
+        accountant="violated" if doc["verdict"] == "VIOLATION" else _spend(m),
+    )
+    done_row.write_text(json.dumps(row, indent=1) + "\n")
+    return row
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def markdown_row(row: dict[str, Any]) -> str:
+    """One library row in docs/libraries.md's format ("White-box one-run audits")."""
+    if row.get("verdict") in ("refused", "timed out"):
+        return (
+            f"| `{row['generator']}` | {row['epsilon']:g} | {row['verdict']}: "
+            f"{row.get('error', '')} | - | - | - | - | - | {row['fits']} x "
+            f"{row['canaries']:,} | {row['wall_seconds']:.0f} | `{row['command']}` |"
+        )
+    if row.get("claim_rho") is not None:
+        claim = f"epsilon {row['eps_claimed']:.3g} (rho {row['claim_rho']:.3g})"
+    elif row.get("claim_mu") is not None:
+        claim = f"epsilon {row['eps_claimed']:.3g} (mu {row['claim_mu']:.3g})"
+    else:
+        claim = f"epsilon {row['eps_claimed']:.3g}"
+    exact = (
+        "infinite (exact answers)"
+        if row.get("eps_exact") is None
+        else f"{_num(row.get('mu_exact'))} / {_num(row.get('eps_exact'))}"
+    )
+    own = row.get("own_mu", _own_mu(row.get("covers") or ""))
+    if row.get("mu_exact") is None:
+        own = None  # no Gaussian answer: no mu (Laplace answers: see eps)
+    exact += f" ({_num(own)})"
+    return (
+        f"| `{row['generator']}` | {row['epsilon']:g} | {row['verdict']} | "
+        f"{_num(row['eps_emp'])} / {_num(row['eps_max_attainable'])} | "
+        f"{_num(row.get('mu_emp'))} | {exact} | {claim} | {row['accountant']} | "
+        f"{row['fits']} x {row['canaries']:,} | {row['wall_seconds']:.0f} | "
+        f"`{row['command']}` |"
+    )
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, object]]:
+    parser = harness.parser(__doc__)
+    parser.add_argument(
+        "--audits", type=int, default=1000, help="simulated audits per row"
+    )
+    parser.add_argument(
+        "--canaries", type=int, default=30_000, help="simulated canaries"
+    )
+    parser.add_argument(
+        "--guesses", type=int, default=300, help="simulated guesses per side"
+    )
+    parser.add_argument(
+        "--libraries", action="store_true", help="also audit the libraries"
+    )
+    parser.add_argument("--only", nargs="*", default=None, help="adapters to audit")
+    parser.add_argument("--epsilons", type=float, nargs="*", default=[1.0, 4.0])
+    parser.add_argument("--library-canaries", type=int, default=1000)
+    parser.add_argument("--library-guesses", type=int, default=100)
+    parser.add_argument(
+        "--fits", type=int, default=1, help="fits per library audit (<= 4)"
+    )
+    parser.add_argument("--work-dir", type=Path, default=None)
+    parser.add_argument(
+        "--skip-done",
+        action="store_true",
+        help="reuse a finished audit's row from --work-dir (a killed run continues)",
+    )
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        default=None,
+        metavar="RECORD",
+        help="print RECORD's library rows in docs/libraries.md's format and stop",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds per library audit"
+    )
+    args = harness.parse(
+        parser,
+        argv,
+        smoke={
+            "audits": 3,
+            "canaries": 2000,
+            "guesses": 50,
+            "library_canaries": 200,
+            "library_guesses": 20,
+            "epsilons": [1.0],
+        },
+    )
+    if args.markdown is not None:
+        record = json.loads(Path(args.markdown).read_text())
+        for row in record["rows"]:
+            if row["row"].startswith("audit"):
+                print(markdown_row(row))
+        return list(record["rows"])
+    table = harness.Rows(__file__, args)
+    for name, mu in SIMULATED:
+        started = time.perf_counter()
+        figures = simulate(
+            mu,
+            canaries=args.canaries,
+            guesses=args.guesses,
+            audits=args.audits,
+            seed=args.seed,
+        )
+        table.add(
+            f"simulated: {name}",
+            mu=mu,
+            canaries=args.canaries,
+            guesses=args.guesses,
+            **figures,
+            seconds=time.perf_counter() - started,
+        )
+    if args.libraries or args.smoke:
+        if not 1 <= args.fits <= 4:
+            sys.exit("--fits must be 1 to 4")
+        work = Path(args.work_dir or tempfile.mkdtemp(prefix="onerun_transcript_"))
+        cells: list[tuple[str, str | None, tuple[str, ...]]] = []
+        if args.smoke:
+            cells.append((SMOKE_PLUGIN, None, ()))
+        else:
+            for adapter, env, options in ADAPTERS:
+                if args.only and adapter not in args.only:
+                    continue
+                python = harness.env_python(env)
+                if python.exists():
+                    cells.append((adapter, str(python), options))
+                else:
+                    print(f"{adapter}: no environment at {python}; skipped")
+        for generator, python, options in cells:
+            for epsilon in args.epsilons:
+                row = audit_row(
+                    generator,
+                    python,
+                    epsilon=epsilon,
+                    canaries=args.library_canaries,
+                    guesses=args.library_guesses,
+                    fits=args.fits,
+                    options=options,
+                    work=work,
+                    timeout=args.timeout,
+                    skip_done=args.skip_done,
+                )
+                table.add(f"audit: {generator} at epsilon {epsilon:g}", **row)
+                table.save()
+                print(
+                    f"{generator} eps {epsilon:g}: {row.get('verdict')} eps_emp "
+                    f"{row.get('eps_emp')} ({row['wall_seconds']:.0f} s)",
+                    flush=True,
+                )
+    table.finish(
+        title="The white-box one-run game: simulated own-cell scores (claim 1) and "
+        "library audits",
+        columns=(
+            "row",
+            "audits",
+            "violations",
+            "mean_eps_emp",
+            "min_eps_emp",
+            "verdict",
+            "eps_emp",
+            "mu_exact",
+            "eps_exact",
+            "accountant",
+            "wall_seconds",
+        ),
+        formats={
+            "mean_eps_emp": ".3f",
+            "min_eps_emp": ".3f",
+            "eps_emp": ".3f",
+            "mu_exact": ".3f",
+            "eps_exact": ".3f",
+            "wall_seconds": ".0f",
+        },
+    )
+    return table.rows
+
+
+if __name__ == "__main__":
+    main()
