@@ -1,0 +1,277 @@
+"""`dpaudit check-generator`: the plug-in contract's checks pass every built-in
+generator and example plug-in, fail a plug-in that breaks one rule (naming the
+check), refuse bad input with exit 2, and run on every adapter whose library
+environment is present (skipped, with the reason, where it is not)."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy.stats import norm
+
+from dpaudit.cli import main
+from dpaudit.generators.base import PrivacyClaim, RdpCurve
+from dpaudit.generators.conformance import (
+    CHECKS,
+    Checker,
+    Subject,
+    check_claim_profile,
+    check_generator,
+    implied_epsilon,
+)
+from dpaudit.generators.foreign import pool
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = "conformance_plugins"  # tests/generators/conformance_plugins.py
+
+
+@pytest.fixture(autouse=True)
+def _importable(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The bad plug-ins and examples/ importable here and in the workers."""
+    paths = [str(Path(__file__).parent), str(REPO / "examples"), str(REPO)]
+    for path in paths:
+        monkeypatch.syspath_prepend(path)
+    old = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([*paths, *filter(None, [old])]))
+    yield
+    pool.stop_all()
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str]]:
+    code = main(["check-generator", *argv])
+    out = capsys.readouterr()
+    return code, out.out.splitlines() + out.err.splitlines()
+
+
+def _failed(lines: list[str]) -> list[str]:
+    return [line for line in lines if line.startswith("failed")]
+
+
+# The built-in toys and the example plug-ins: every check passes (or is skipped).
+EXAMPLES: list[tuple[str, dict[str, Any]]] = [
+    ("randomized-response", {}),
+    ("copy", {}),
+    ("dpaudit.generators.toy_plugins:PublicSeedRandomizedResponse", {}),
+    ("dpaudit.generators.toy_plugins:CopyData", {}),
+    ("dpaudit.generators.toy_plugins:ConstantRelease", {}),
+    ("dpaudit.generators.toy_plugins:BusyUniform", {"work": 1000}),
+    ("dpaudit.generators.toy_plugins:NoisyMarginals", {}),
+    ("dpaudit.generators.zoo:ExactRandomizedResponse", {}),
+    ("dpaudit.generators.zoo:ExactLaplace", {}),
+    ("dpaudit.generators.zoo:ExactGaussian", {}),
+    ("dpaudit.generators.leaky_plugins:SubsampleCopy", {}),
+    ("laplace_marginals:LaplaceMarginals", {}),
+    (f"{HERE}:UniformRows", {}),
+]
+
+
+def test_passes_the_builtin_toys_and_example_plugins() -> None:
+    """Through the library (one worker for all the plug-ins: the command starts
+    and stops its own per run, a second each on this machine)."""
+    for name, options in EXAMPLES:
+        results = check_generator(name, options=options)
+        assert [r.check for r in results] == [n for n, _ in CHECKS]
+        failed = [r.line() for r in results if r.status == "failed"]
+        assert failed == [], (name, failed)
+
+
+def test_the_command_prints_a_line_per_check(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, lines = _run(capsys, "dpaudit.generators.toy_plugins:NoisyMarginals")
+    assert code == 0, lines
+    assert len(lines) == len(CHECKS) + 1, lines
+    assert [line.split()[1].rstrip(":") for line in lines[:-1]] == [
+        n for n, _ in CHECKS
+    ]
+    assert lines[-1].startswith("dpaudit.generators.toy_plugins:NoisyMarginals: ")
+    assert " 0 failed, " in lines[-1] and "on worst-case (4 rows)" in lines[-1]
+    assert any(
+        x.startswith("passed   transcript: 3 measurement records") for x in lines
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["pategan", "gpate"])
+def test_passes_the_builtin_networks(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """PATE-GAN and G-PATE at 3 iterations (CHECK_ITERATIONS): about 40 s and 7 s
+    of checks on two busy cores."""
+    code, lines = _run(capsys, name)
+    assert _failed(lines) == [], lines
+    assert code == 0
+
+
+def test_continuous_worst_case() -> None:
+    results = check_generator(
+        "laplace_marginals:LaplaceMarginals", dataset="worst-case-continuous"
+    )
+    assert [r for r in results if r.status == "failed"] == []
+
+
+BAD = [
+    ("IgnoresSeed", "seeds-matter", "deterministic function of the data"),
+    ("ChangesInput", "input-unchanged", "values of column 'a'"),
+    ("WrongRows", "sample-rows", "returned 5 rows, not 4"),
+    ("OutOfDomain", "sample-in-domain", "outside the public domain"),
+]
+
+
+@pytest.mark.parametrize(("cls", "check", "words"), BAD, ids=[b[0] for b in BAD])
+def test_fails_a_plugin_that_breaks_one_rule(
+    capsys: pytest.CaptureFixture[str], cls: str, check: str, words: str
+) -> None:
+    code, lines = _run(capsys, f"{HERE}:{cls}")
+    assert code == 1
+    failed = [line for line in _failed(lines) if line.startswith(f"failed   {check}:")]
+    assert failed and words in failed[0], lines
+    assert f"1 failed ({check})" in lines[-1] or f"({check}" in lines[-1], lines[-1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["nosuch"], "unknown generator 'nosuch'"),
+        (["nosuch_module:Gen"], "cannot import module 'nosuch_module'"),
+        (["copy", "--python", sys.executable], "`--python` must be unset"),
+        ([f"{HERE}:UniformRows", "--option", "bad=1"], "takes no option 'bad'"),
+        (["copy", "--epsilon", "-1"], "--epsilon"),
+        (["copy", "--dataset", "nosuch.csv"], "nosuch.csv"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], words: str
+) -> None:
+    code = main(["check-generator", *argv])
+    out = capsys.readouterr()
+    assert code == 2
+    assert out.out == ""
+    assert len(out.err.strip().splitlines()) == 1 and words in out.err, out.err
+
+
+def test_library_use_names_every_check() -> None:
+    results = check_generator(f"{HERE}:WrongRows")
+    assert [r.check for r in results] == [name for name, _ in CHECKS]
+    by_name = {r.check: r for r in results}
+    assert by_name["sample-rows"].status == "failed"
+    assert by_name["same-seeds"].status == "passed"
+
+
+def _profile_result(claim: PrivacyClaim) -> tuple[str, str]:
+    class Fitted:
+        def first(self) -> Any:
+            return type("F", (), {"claim": claim})()
+
+    checker: Any = Fitted()
+    result = Checker.run(checker, "claim-profile", check_claim_profile)
+    return result.status, result.reason
+
+
+def test_claim_profile_consistency() -> None:
+    """mu-GDP at mu 0.5 gives epsilon 1.9931 at delta 1e-5 (Dong, Roth, Su 2022,
+    Cor. 2.13): a claim of 2.0 follows from it, a claim of 1.0 does not; a
+    sigma-for-mu slip (mu = 4, epsilon from mu 0.25) fails; a pure claim is skipped."""
+    mu = 0.5
+    eps = implied_epsilon(
+        PrivacyClaim(epsilon=0.0, delta=1e-5, accountant="x", gdp_mu=mu)
+    )["gdp"]
+    # mu-GDP's delta at that epsilon, written out with scipy's normal CDF.
+    delta = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+    assert math.isclose(delta, 1e-5, rel_tol=1e-6)
+    assert math.isclose(eps, 1.9931, abs_tol=1e-4)
+    status, _ = _profile_result(
+        PrivacyClaim(epsilon=2.0, delta=1e-5, accountant="x", gdp_mu=mu)
+    )
+    assert status == "passed"
+    status, reason = _profile_result(
+        PrivacyClaim(epsilon=1.0, delta=1e-5, accountant="x", gdp_mu=mu)
+    )
+    assert status == "failed" and "below what the stated profile implies" in reason
+    status, _ = _profile_result(
+        PrivacyClaim(epsilon=1.0, delta=1e-5, accountant="x", gdp_mu=4.0)
+    )
+    assert status == "failed"
+    # zCDP rho = mu^2 / 2 implies a larger epsilon than mu-GDP: the smaller decides.
+    status, _ = _profile_result(
+        PrivacyClaim(
+            epsilon=2.0, delta=1e-5, accountant="x", gdp_mu=mu, zcdp_rho=mu**2 / 2
+        )
+    )
+    assert status == "passed"
+    rdp = RdpCurve(orders=(2.0, 8.0), epsilons=(0.1, 0.4))
+    status, reason = _profile_result(
+        PrivacyClaim(epsilon=1.0, delta=0.0, accountant="x", rdp=rdp)
+    )
+    assert status == "skipped" and "pure" in reason
+
+
+def test_subject_caps_iterations_unless_set() -> None:
+    from dpaudit.data import load_dataset
+
+    subject = Subject(
+        name="copy",
+        epsilon=1.0,
+        delta=1e-5,
+        options={},
+        dataset=load_dataset("worst-case"),
+    )
+    assert subject.spec.audit.iteration_option is None  # nothing to cap
+    assert subject.build(4) is not None
+
+
+def _adapter_cases() -> list[Any]:
+    from dpaudit.generators.registry import foreign_adapters
+
+    return [pytest.param(name, id=name) for name in sorted(foreign_adapters())]
+
+
+# Options that make each adapter's fits take seconds (the contract, not the model).
+QUICK: dict[str, tuple[str, ...]] = {
+    "smartnoise-pategan": ("--option", "epochs=1"),
+    "smartnoise-dpctgan": ("--option", "epochs=1", "--option", "batch_size=50"),
+    "smartnoise-patectgan": ("--option", "epochs=1", "--option", "batch_size=50"),
+    "smartnoise-dpgan": ("--option", "epochs=1", "--option", "batch_size=50"),
+    "synthcity-pategan": (
+        "--option",
+        "n_iter=1",
+        "--option",
+        "n_teachers=2",
+    ),
+    "synthcity-dpgan": ("--option", "n_iter=1"),
+    "dpmm-mst": ("--option", "n_iters=100"),
+    "dpmm-aim": ("--option", "n_iters=100"),
+    "dpmm-privbayes": ("--option", "n_iters=100"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _adapter_cases())
+def test_runs_on_every_adapter_whose_environment_is_present(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Every adapter, in its library's environment (``dpaudit env LIBRARY``), on
+    the worst case of 200 rows: no check fails."""
+    from dpaudit.adapters.envs import env_python
+    from dpaudit.generators.registry import foreign_adapters
+
+    library = foreign_adapters()[name].partition(":")[0].rpartition(".")[2]
+    python = env_python(library)
+    if not python.exists():
+        pytest.skip(f"`dpaudit env {library}` has not built {python}")
+    code, lines = _run(
+        capsys,
+        name,
+        "--python",
+        str(python),
+        "--dataset-rows",
+        "200",
+        *QUICK.get(name, ()),
+    )
+    assert _failed(lines) == [], lines
+    assert code == 0
