@@ -242,7 +242,7 @@ class Checker:
         self.subject = subject
         self._first: Fit | None = None
         self._first_error: Exception | None = None
-        self._first_seconds = 0.0
+        self._first_seconds = self._last_seconds = 0.0
         self._release: pd.DataFrame | None = None
 
     @property
@@ -255,47 +255,32 @@ class Checker:
 
     # -- fits and releases --------------------------------------------------------
 
-    def fit(
-        self,
-        data: pd.DataFrame,
-        domain: Domain,
-        index: int,
-        *,
-        public: bool = True,
-    ) -> Fit:
-        """A new generator fitted on ``data`` with round ``index``'s streams (the
-        public stream too unless ``public`` is false); its claim read."""
+    def fit(self, data: pd.DataFrame, domain: Domain, index: int) -> Fit:
+        """A new generator fitted on a copy of ``data`` with round ``index``'s
+        streams (the privacy and the public one, as an audit with a fixed public
+        stream passes them); its claim read, and what the fit changed in its
+        table (a foreign worker compares its own copy)."""
         fit_rng, _, public_rng = _streams(self.subject.seed, index)
         generator = self.subject.build(len(data))
-        kept = data.copy(deep=True)
+        given = data.copy(deep=True)
         started = time.perf_counter()
         try:
-            generator.fit(
-                data,
-                domain=domain,
-                rng=fit_rng,
-                public_rng=public_rng if public else None,
-            )
+            generator.fit(given, domain=domain, rng=fit_rng, public_rng=public_rng)
         finally:
             self._last_seconds = time.perf_counter() - started
         change = (
             generator.input_changed_
             if isinstance(generator, ForeignGenerator)
-            else _frame_change(kept, data)
+            else _frame_change(data, given)
         )
         return Fit(generator, self._last_seconds, generator.privacy_claim_, change)
 
-    def sample(
-        self, fit: Fit, n: int, index: int, *, public: bool = True
-    ) -> pd.DataFrame:
+    def sample(self, fit: Fit, n: int, index: int) -> pd.DataFrame:
         """``n`` rows from ``fit`` with round ``index``'s streams, as the generator
         returned them (a foreign generator's release unchecked: the checks here
         check it)."""
         _, sample_rng, public_rng = _streams(self.subject.seed, index)
-        kwargs: dict[str, Any] = {
-            "rng": sample_rng,
-            "public_rng": public_rng if public else None,
-        }
+        kwargs: dict[str, Any] = {"rng": sample_rng, "public_rng": public_rng}
         if isinstance(fit.generator, ForeignGenerator):
             kwargs["checked"] = False
         out: pd.DataFrame = fit.generator.sample(n, **kwargs)
@@ -437,11 +422,33 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
     return high
 
 
+def _zcdp_epsilon(rho: float, delta: float) -> float:
+    """The epsilon at ``delta`` of ``rho``-zCDP: the improved RDP conversion of
+    RDP ``rho * a`` minimised over the order ``a`` (on :data:`_ZCDP_ORDERS`, then
+    refined between the best order's neighbours; Canonne, Kamath, Steinke 2020)."""
+    from scipy.optimize import minimize_scalar
+
+    from dpaudit.generators.accountants.conversion import epsilon_per_order
+
+    def at(order: float) -> float:
+        eps = epsilon_per_order([rho * order], delta=delta, orders=[order])
+        return float(eps[0])
+
+    grid = epsilon_per_order(rho * _ZCDP_ORDERS, delta=delta, orders=_ZCDP_ORDERS)
+    best = int(np.argmin(grid))
+    low = _ZCDP_ORDERS[max(best - 1, 0)]
+    high = _ZCDP_ORDERS[min(best + 1, _ZCDP_ORDERS.size - 1)]
+    found = minimize_scalar(
+        at, bounds=(float(low), float(high)), method="bounded", options={"xatol": 1e-12}
+    )
+    return max(min(float(grid[best]), float(found.fun)), 0.0)
+
+
 def implied_epsilon(claim: PrivacyClaim) -> dict[str, float]:
     """The epsilon at the claim's delta (> 0) that each stated profile part implies:
     ``gdp`` exactly (Dong, Roth, Su 2022), ``zcdp`` and ``rdp`` through the RDP
-    conversion of Balle et al. 2020 (``zcdp``: RDP ``rho * a`` at 601 orders from
-    1.01 to 10,001; ``rdp``: at the stated orders).
+    conversion of Balle et al. 2020 (``zcdp``: RDP ``rho * a`` minimised over the
+    order; ``rdp``: at the stated orders).
 
     >>> round(implied_epsilon(PrivacyClaim(epsilon=1.0, delta=1e-5,
     ...     accountant="x", gdp_mu=0.5))["gdp"], 4)
@@ -454,11 +461,7 @@ def implied_epsilon(claim: PrivacyClaim) -> dict[str, float]:
     if claim.gdp_mu is not None:
         out["gdp"] = _gdp_epsilon(claim.gdp_mu, delta)
     if claim.zcdp_rho is not None:
-        out["zcdp"] = float(
-            epsilon_from_rdp(
-                claim.zcdp_rho * _ZCDP_ORDERS, delta=delta, orders=_ZCDP_ORDERS
-            )
-        )
+        out["zcdp"] = _zcdp_epsilon(claim.zcdp_rho, delta)
     if claim.rdp is not None:
         out["rdp"] = float(
             epsilon_from_rdp(

@@ -275,3 +275,32 @@ def test_runs_on_every_adapter_whose_environment_is_present(
     )
     assert _failed(lines) == [], lines
     assert code == 0
+
+
+def test_the_worker_names_what_fit_changed() -> None:
+    """The worker's comparison after ``fit`` (``check_input``): columns, rows,
+    dtypes, values, and the domain dict."""
+    import json
+
+    import pandas as pd
+
+    from dpaudit.generators.foreign.worker import input_change
+
+    original = pd.DataFrame({"a": [0, 1], "b": ["x", "y"]})
+    domain = {"columns": [{"name": "a", "kind": "binary"}]}
+    before = json.dumps(domain, sort_keys=True)
+    assert input_change(original, original.copy(), before, domain) is None
+    changed = original.copy()
+    changed.loc[1, "b"] = "z"
+    assert input_change(original, changed, before, domain) == "values of column 'b'"
+    assert "dtype of column 'a'" in str(
+        input_change(original, original.astype({"a": float}), before, domain)
+    )
+    assert "rows" in str(input_change(original, original.iloc[:1], before, domain))
+    assert "columns" in str(
+        input_change(original, original.drop(columns="b"), before, domain)
+    )
+    domain["columns"].append({"name": "b", "kind": "binary"})
+    assert input_change(original, original.copy(), before, domain) == (
+        "the `domain` dict"
+    )
