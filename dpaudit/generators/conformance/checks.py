@@ -1,356 +1,37 @@
-"""The plug-in contract's checks, run against any generator (``dpaudit check-generator``).
-
-The project's ``check_estimator`` (scikit-learn's name for the same idea): every check
-is a named function of a :class:`Checker`, and runs the same way against a built-in
-generator (in this process), a user's ``module:Class`` or entry point, and an adapter
-of a real library (both in a foreign worker process, under ``--python`` where given):
-it goes through the registry's factory, so what it fits is exactly what an audit fits.
-
-The checks (:data:`CHECKS`, in order):
-
-* ``fit-in-time``: a fit on the small table finishes within the declared time
-  (``--fit-timeout``; a foreign worker is stopped there);
-* ``claim``: ``privacy_claim`` has the keys and ranges the audit needs;
-* ``claim-profile``: a stated profile (``gdp_mu``, ``zcdp_rho``, ``rdp``) implies the
-  claimed ``(epsilon, delta)``;
-* ``sample-rows``: ``sample(n)`` returns exactly ``n`` rows;
-* ``sample-columns``: the release has the domain's columns, in order, with the dtypes
-  the domain implies;
-* ``sample-in-domain``: every released value lies in the public domain;
-* ``same-seeds``: the same ``seed`` and ``public_seed`` give the same release and claim;
-* ``seeds-matter``: other seeds give another release where the mechanism is random;
-* ``input-unchanged``: ``fit`` leaves its table (and the domain) as it got them;
-* ``transcript``: a stated ``privacy_transcript`` follows the protocol, its cells in
-  the domain;
-* ``canary-column``: a fit on the one-run game's table with the ``canary`` column
-  (``worst-case`` canaries) releases that column inside the domain.
-
-A check passes, fails with the reason, or is skipped with why (a check that needs a
-fitted model after the first fit failed; a profile or transcript not stated).
+"""The checks of the plug-in contract, each a function of a :class:`Checker` that
+returns why it passed, or raises :class:`CheckFailed` or :class:`CheckSkipped`
+(:data:`CHECKS` lists them in order; the package's docstring says what each asks).
 """
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpaudit.data import Dataset, Domain, load_dataset
+from dpaudit.data import Dataset, Domain
 from dpaudit.datasets.names import WORST_CASE_NAMES
-from dpaudit.errors import AuditError, DataError
+from dpaudit.errors import DataError
 from dpaudit.generators.base import PROFILE_KEYS, PrivacyClaim, profile_problem
-from dpaudit.generators.foreign.generator import AdapterError, ForeignGenerator
-from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
-from dpaudit.generators.registry import GeneratorSpec, audit_options, get_spec
-from dpaudit.rng import Rngs
+from dpaudit.generators.conformance.checker import (
+    SEED_TRIES,
+    Checker,
+    CheckFailed,
+    CheckSkipped,
+    first_difference,
+    is_claim_error,
+    one_line,
+)
 
-__all__ = [
-    "CHECKS",
-    "CheckFailed",
-    "CheckResult",
-    "CheckSkipped",
-    "Checker",
-    "Subject",
-    "check_canary_column",
-    "check_claim",
-    "check_claim_profile",
-    "check_fit_in_time",
-    "check_generator",
-    "check_input_unchanged",
-    "check_same_seeds",
-    "check_sample_columns",
-    "check_sample_in_domain",
-    "check_sample_rows",
-    "check_seeds_matter",
-    "check_transcript",
-    "implied_epsilon",
-    "run_checks",
-]
-
-Status = Literal["passed", "failed", "skipped"]
-
-SEED_TRIES = 20
-"""Rounds of other seeds ``seeds-matter`` tries before it looks at the data: a
-mechanism whose release takes two values with probabilities ``p`` and ``1 - p``
-gives ``SEED_TRIES`` equal releases with probability ``p^19 + (1-p)^19`` after the
-first (randomized response at epsilon 1: 0.3%)."""
-CHECK_ITERATIONS = 3
-"""The training iterations of a generator with an iteration option
-(``AuditDefaults.iteration_option``, PATE-GAN's and G-PATE's ``max_iterations``)
-unless the options set it: the checks test the contract, not the trained model, and
-a check run takes seconds."""
 CANARIES = 8
 """Canaries of the ``canary-column`` check's table (each a value of ``canary``)."""
 RELATIVE_SLACK = 1e-6
 """``claim-profile``: the claimed epsilon may undercut the profile's by this much
 (rounding in the plug-in's own conversion)."""
 _ZCDP_ORDERS = 1.0 + np.logspace(-2.0, 4.0, 601)
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """One check's outcome: ``passed``, ``failed`` (``reason``: what is wrong) or
-    ``skipped`` (``reason``: why it did not run)."""
-
-    check: str
-    status: Status
-    reason: str
-
-    def line(self) -> str:
-        """The line ``dpaudit check-generator`` prints."""
-        return f"{self.status:<7}  {self.check}: {self.reason}"
-
-
-class CheckFailed(Exception):
-    """Raised by a check: the generator breaks the contract (the message says how)."""
-
-
-class CheckSkipped(Exception):
-    """Raised by a check that cannot run (the message says why)."""
-
-
-@dataclass(kw_only=True)
-class Subject:
-    """The generator under check and the settings of its fits.
-
-    Attributes:
-        name: a built-in, an adapter, an entry point or ``module:Class``.
-        epsilon, delta: the budget it is built with.
-        options: the user's generator options (the audit's defaults are added per
-            table, as an audit adds them: :func:`~dpaudit.generators.registry.audit_options`).
-        dataset: the small table the checks fit.
-        worker: the foreign worker's settings (interpreter, time and memory limits).
-        seed: the root seed of every stream the checks draw.
-    """
-
-    name: str
-    epsilon: float
-    delta: float
-    options: Mapping[str, Any]
-    dataset: Dataset
-    worker: WorkerOptions = field(default_factory=WorkerOptions)
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        self.spec: GeneratorSpec = get_spec(self.name)
-
-    @property
-    def foreign(self) -> bool:
-        """Whether the generator runs in a foreign worker (plug-ins and adapters)."""
-        return self.spec.plugin
-
-    @property
-    def fit_timeout(self) -> float | None:
-        return self.worker.fit_timeout
-
-    def build(self, rows: int) -> Any:
-        """A new generator, with the options an audit on ``rows`` rows gives it.
-
-        Raises:
-            AuditError: a bad option, or a plug-in that cannot be loaded (bad input,
-                before any check).
-        """
-        options = dict(self.options)
-        capped = self.spec.audit.iteration_option
-        if capped is not None:
-            options.setdefault(capped, CHECK_ITERATIONS)
-        options = audit_options(
-            self.name,
-            options,
-            n_rows=rows,
-            worst_case=self.dataset.name in WORST_CASE_NAMES,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            device=None,
-            variant=None,
-            bugs=(),
-        )
-        generator = self.spec.make_factory(worker=self.worker)(
-            epsilon=self.epsilon, delta=self.delta, **options
-        )
-        if isinstance(generator, ForeignGenerator):
-            generator.check_input = True
-        return generator
-
-
-@dataclass
-class Fit:
-    """A fitted generator, its fit's wall time and what the fit changed."""
-
-    generator: Any
-    seconds: float
-    claim: PrivacyClaim
-    input_change: str | None
-
-
-def _streams(seed: int, index: int) -> tuple[Rngs, Rngs, Rngs]:
-    """Round ``index``'s streams: ``(fit, sample, public)``, children of ``seed``."""
-    fit, sample, public = Rngs.from_seed(seed).spawn(SEED_TRIES + 2)[index].spawn(3)
-    return fit, sample, public
-
-
-def _frame_change(before: pd.DataFrame, after: Any) -> str | None:
-    """What differs between a table and the same table after a call, or None."""
-    if not isinstance(after, pd.DataFrame):
-        return "its table is no longer a DataFrame"
-    if list(after.columns) != list(before.columns):
-        return f"the table's columns, {list(before.columns)} -> {list(after.columns)}"
-    if len(after) != len(before) or not after.index.equals(before.index):
-        return f"the table's rows ({len(before)} -> {len(after)}) or its index"
-    for name in before.columns:
-        if after[name].dtype != before[name].dtype:
-            return (
-                f"the dtype of column {name!r}, {before[name].dtype} -> "
-                f"{after[name].dtype}"
-            )
-        if not after[name].equals(before[name]):
-            return f"values of column {name!r}"
-    return None
-
-
-def _difference(a: pd.DataFrame, b: pd.DataFrame) -> str | None:
-    """Where two releases first differ, or None when they are equal."""
-    a, b = a.reset_index(drop=True), b.reset_index(drop=True)
-    if list(a.columns) != list(b.columns) or len(a) != len(b):
-        return f"shapes {a.shape} and {b.shape}"
-    for name in a.columns:
-        x, y = a[name], b[name]
-        if x.equals(y):
-            continue
-        if x.dtype != y.dtype:
-            return f"column {name!r}: dtypes {x.dtype} and {y.dtype}"
-        unequal = np.flatnonzero((x != y).to_numpy() & ~(x.isna() & y.isna()))
-        row = int(unequal[0]) if unequal.size else 0
-        return f"column {name!r}, row {row}: {x.iloc[row]!r} and {y.iloc[row]!r}"
-    return None
-
-
-class Checker:
-    """Runs the checks on one :class:`Subject`, sharing its first fit and release.
-
-    Each check (``check_*``) takes the checker and returns the reason it passed, or
-    raises :class:`CheckFailed` or :class:`CheckSkipped`; :meth:`run` turns that
-    into a :class:`CheckResult`.
-    """
-
-    def __init__(self, subject: Subject) -> None:
-        self.subject = subject
-        self._first: Fit | None = None
-        self._first_error: Exception | None = None
-        self._first_seconds = self._last_seconds = 0.0
-        self._release: pd.DataFrame | None = None
-
-    @property
-    def train(self) -> pd.DataFrame:
-        return self.subject.dataset.train
-
-    @property
-    def domain(self) -> Domain:
-        return self.subject.dataset.domain
-
-    # -- fits and releases --------------------------------------------------------
-
-    def fit(self, data: pd.DataFrame, domain: Domain, index: int) -> Fit:
-        """A new generator fitted on a copy of ``data`` with round ``index``'s
-        streams (the privacy and the public one, as an audit with a fixed public
-        stream passes them); its claim read, and what the fit changed in its
-        table (a foreign worker compares its own copy)."""
-        fit_rng, _, public_rng = _streams(self.subject.seed, index)
-        generator = self.subject.build(len(data))
-        given = data.copy(deep=True)
-        started = time.perf_counter()
-        try:
-            generator.fit(given, domain=domain, rng=fit_rng, public_rng=public_rng)
-        finally:
-            self._last_seconds = time.perf_counter() - started
-        change = (
-            generator.input_changed_
-            if isinstance(generator, ForeignGenerator)
-            else _frame_change(data, given)
-        )
-        return Fit(generator, self._last_seconds, generator.privacy_claim_, change)
-
-    def sample(self, fit: Fit, n: int, index: int) -> pd.DataFrame:
-        """``n`` rows from ``fit`` with round ``index``'s streams, as the generator
-        returned them (a foreign generator's release unchecked: the checks here
-        check it)."""
-        _, sample_rng, public_rng = _streams(self.subject.seed, index)
-        kwargs: dict[str, Any] = {"rng": sample_rng, "public_rng": public_rng}
-        if isinstance(fit.generator, ForeignGenerator):
-            kwargs["checked"] = False
-        out: pd.DataFrame = fit.generator.sample(n, **kwargs)
-        return out
-
-    def first(self) -> Fit:
-        """The first fit (round 0 on the table), made once.
-
-        Raises:
-            CheckSkipped: it failed (``fit-in-time`` or ``claim`` says how).
-        """
-        if self._first is None and self._first_error is None:
-            try:
-                self._first = self.fit(self.train, self.domain, 0)
-            except (AuditError, AdapterError) as err:
-                self._first_error = err
-            except Exception as err:
-                self._first_error = RuntimeError(f"{type(err).__name__}: {err}")
-            self._first_seconds = self._last_seconds
-        if self._first is None:
-            raise CheckSkipped("the first fit failed (see fit-in-time or claim)")
-        return self._first
-
-    def release(self) -> pd.DataFrame:
-        """The first fit's release of as many rows as the table, made once.
-
-        Raises:
-            CheckSkipped: no first fit, or the release is not a DataFrame of the
-                rows asked for (``sample-rows`` says so).
-        """
-        if self._release is None:
-            fit = self.first()
-            try:
-                out = self.sample(fit, len(self.train), 0)
-            except (AuditError, AdapterError) as err:
-                raise CheckSkipped(f"the first sample failed: {err}") from None
-            if not isinstance(out, pd.DataFrame):
-                raise CheckSkipped(
-                    f"sample returned a {type(out).__name__}, not a DataFrame"
-                )
-            self._release = out
-        return self._release
-
-    # -- running ------------------------------------------------------------------
-
-    def run(self, name: str, check: Callable[[Checker], str]) -> CheckResult:
-        """Runs one check; an error the generator raised fails it, with its message."""
-        try:
-            return CheckResult(name, "passed", check(self))
-        except CheckFailed as err:
-            return CheckResult(name, "failed", _one_line(err))
-        except CheckSkipped as err:
-            return CheckResult(name, "skipped", _one_line(err))
-        except (AuditError, AdapterError) as err:
-            return CheckResult(name, "failed", _one_line(err))
-        except Exception as err:
-            return CheckResult(
-                name, "failed", f"raised {type(err).__name__}: {_one_line(err)}"
-            )
-
-
-def _one_line(err: BaseException) -> str:
-    return " ".join(str(err).split()) or type(err).__name__
-
-
-def _claim_error(err: Exception | None) -> bool:
-    return err is not None and "privacy_claim" in str(err)
-
-
-# -- the checks ---------------------------------------------------------------------
 
 
 def check_fit_in_time(c: Checker) -> str:
@@ -360,9 +41,9 @@ def check_fit_in_time(c: Checker) -> str:
     try:
         c.first()
     except CheckSkipped:
-        if not _claim_error(c._first_error):
-            raise CheckFailed(_one_line(c._first_error or RuntimeError())) from None
-    seconds = c._first_seconds
+        if not is_claim_error(c.first_error):
+            raise CheckFailed(one_line(c.first_error or RuntimeError())) from None
+    seconds = c.first_seconds
     if limit is not None and seconds > limit:
         raise CheckFailed(
             f"the fit took {seconds:.1f} s, above the declared {limit:g} s "
@@ -376,8 +57,8 @@ def check_claim(c: Checker) -> str:
     """``privacy_claim`` after ``fit``: ``epsilon`` a finite number >= 0, ``delta`` in
     [0, 1), ``accountant`` a name, ``iterations`` an integer >= 0 or absent, the
     profile keys valid (docs/plugins.md, "What dpaudit checks")."""
-    if _claim_error(c._first_error):
-        raise CheckFailed(_one_line(c._first_error or RuntimeError()))
+    if is_claim_error(c.first_error):
+        raise CheckFailed(one_line(c.first_error or RuntimeError()))
     claim = c.first().claim
     problems = []
     if not (math.isfinite(claim.epsilon) and claim.epsilon >= 0):
@@ -590,7 +271,7 @@ def check_same_seeds(c: Checker) -> str:
     other = c.sample(again, len(c.train), 0)
     if not isinstance(other, pd.DataFrame):
         raise CheckSkipped("sample did not return a DataFrame (see sample-rows)")
-    where = _difference(release, other)
+    where = first_difference(release, other)
     if where is not None:
         raise CheckFailed(
             "two fits and samples with the same seed and public_seed released "
@@ -637,10 +318,10 @@ def check_seeds_matter(c: Checker) -> str:
         raise CheckSkipped("sample did not return a DataFrame (see sample-rows)")
     for index in range(1, SEED_TRIES + 1):
         other = c.sample(c.fit(table, c.domain, index), n, index)
-        if not isinstance(other, pd.DataFrame) or _difference(first, other):
+        if not isinstance(other, pd.DataFrame) or first_difference(first, other):
             return f"other seeds gave another release (round {index} of {SEED_TRIES})"
     moved = c.sample(c.fit(c.train, c.domain, 0), n, 0)
-    if isinstance(moved, pd.DataFrame) and _difference(first, moved) is None:
+    if isinstance(moved, pd.DataFrame) and first_difference(first, moved) is None:
         raise CheckSkipped(
             f"{SEED_TRIES + 1} seeds and the neighbouring table all gave the same "
             "release: a constant release, nothing random to check"
@@ -723,61 +404,3 @@ CHECKS: tuple[tuple[str, Callable[[Checker], str]], ...] = (
     ("canary-column", check_canary_column),
 )
 """Every check, in the order it runs: (name, function)."""
-
-
-def run_checks(
-    subject: Subject,
-    *,
-    only: Sequence[str] | None = None,
-    report: Callable[[CheckResult], None] | None = None,
-) -> list[CheckResult]:
-    """Runs the checks (``only``: those named) on ``subject``, in order; ``report``
-    is called with each result as it is known.
-
-    Raises:
-        AuditError: the generator cannot be built (an unknown name, a plug-in
-            that cannot be imported or breaks the class contract, a bad option):
-            bad input, before any check.
-    """
-    # The generator is built once first: what cannot be built is bad input.
-    subject.build(len(subject.dataset.train))
-    checker = Checker(subject)
-    results = []
-    for name, check in CHECKS:
-        if only is not None and name not in only:
-            continue
-        result = checker.run(name, check)
-        results.append(result)
-        if report is not None:
-            report(result)
-    return results
-
-
-def check_generator(
-    name: str,
-    *,
-    epsilon: float = 1.0,
-    delta: float = 1e-5,
-    options: Mapping[str, Any] | None = None,
-    dataset: str = "worst-case",
-    rows: int | None = None,
-    python: str | None = None,
-    fit_timeout: float | None = DEFAULT_FIT_TIMEOUT,
-    seed: int = 0,
-) -> list[CheckResult]:
-    """Every check of :data:`CHECKS` on the generator ``name`` (library use; the
-    command is ``dpaudit check-generator``).
-
-    >>> [r.status for r in check_generator("copy")][:2]
-    ['passed', 'passed']
-    """
-    subject = Subject(
-        name=name,
-        epsilon=epsilon,
-        delta=delta,
-        options=dict(options or {}),
-        dataset=load_dataset(dataset, rows=rows),
-        worker=WorkerOptions(python=python, fit_timeout=fit_timeout),
-        seed=seed,
-    )
-    return run_checks(subject)
