@@ -271,6 +271,12 @@ UNSEEDABLE = {
 }
 
 
+#: Library defects the checks find (documented): synthcity's PrivBayes states
+#: Laplace noise of scale 0 once its degree reaches the number of columns, as on the
+#: 200-row worst case (docs/findings.md 11): `transcript` refuses the record.
+KNOWN: dict[str, set[str]] = {"synthcity-privbayes": {"transcript"}}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _adapter_cases())
 def test_runs_on_every_adapter_whose_environment_is_present(
@@ -278,8 +284,8 @@ def test_runs_on_every_adapter_whose_environment_is_present(
 ) -> None:
     """Every adapter, in its library's environment (``dpaudit env LIBRARY``), on
     the worst case of 200 rows (more where the library needs them): no check fails
-    but `same-seeds` for a library whose noise cannot be seeded. One to five
-    minutes per adapter on two busy cores (the notes of the branch)."""
+    but `same-seeds` for a library whose noise cannot be seeded and the documented
+    defects of :data:`KNOWN`. One to five minutes per adapter on two busy cores."""
     from dpaudit.adapters.envs import env_python
     from dpaudit.generators.registry import foreign_adapters
 
@@ -291,7 +297,9 @@ def test_runs_on_every_adapter_whose_environment_is_present(
     rows = () if "--dataset-rows" in extra else ("--dataset-rows", "200")
     code, lines = _run(capsys, name, "--python", str(python), *rows, *extra)
     failed = {line.split()[1].rstrip(":") for line in _failed(lines)}
-    expected = {"same-seeds"} if name in UNSEEDABLE else set()
+    expected = KNOWN.get(name, set()) | (
+        {"same-seeds"} if name in UNSEEDABLE else set()
+    )
     assert failed == expected, lines
     assert code == (1 if expected else 0)
 
