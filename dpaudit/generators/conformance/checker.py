@@ -158,6 +158,12 @@ def _frame_change(before: pd.DataFrame, after: Any) -> str | None:
     return None
 
 
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it holds (for messages)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
+
+
 def first_difference(a: pd.DataFrame, b: pd.DataFrame) -> str | None:
     """Where two releases first differ, or None when they are equal."""
     a, b = a.reset_index(drop=True), b.reset_index(drop=True)
@@ -171,7 +177,8 @@ def first_difference(a: pd.DataFrame, b: pd.DataFrame) -> str | None:
             return f"column {name!r}: dtypes {x.dtype} and {y.dtype}"
         unequal = np.flatnonzero((x != y).to_numpy() & ~(x.isna() & y.isna()))
         row = int(unequal[0]) if unequal.size else 0
-        return f"column {name!r}, row {row}: {x.iloc[row]!r} and {y.iloc[row]!r}"
+        left, right = (_plain(v.iloc[row]) for v in (x, y))
+        return f"column {name!r}, row {row}: {left!r} and {right!r}"
     return None
 
 
