@@ -175,7 +175,8 @@ def _profile_result(claim: PrivacyClaim) -> tuple[str, str]:
 
 def test_claim_profile_consistency() -> None:
     """mu-GDP at mu 0.5 gives epsilon 1.9931 at delta 1e-5 (Dong, Roth, Su 2022,
-    Cor. 2.13): a claim of 2.0 follows from it, a claim of 1.0 does not; a
+    Cor. 2.13): a claim of 2.0 follows from it, 1.5 passes as a tighter accountant's,
+    0.9 (less than half) fails; a
     sigma-for-mu slip (mu = 4, epsilon from mu 0.25) fails; a pure claim is skipped."""
     mu = 0.5
     eps = implied_epsilon(
@@ -189,10 +190,16 @@ def test_claim_profile_consistency() -> None:
         PrivacyClaim(epsilon=2.0, delta=1e-5, accountant="x", gdp_mu=mu)
     )
     assert status == "passed"
+    # 1.5 is 25% below 1.9931: a tighter accountant's point, passed with a note;
+    # 0.9 is less than half of it: not one accounting.
     status, reason = _profile_result(
-        PrivacyClaim(epsilon=1.0, delta=1e-5, accountant="x", gdp_mu=mu)
+        PrivacyClaim(epsilon=1.5, delta=1e-5, accountant="x", gdp_mu=mu)
     )
-    assert status == "failed" and "below what the stated profile implies" in reason
+    assert status == "passed" and "25% below" in reason, reason
+    status, reason = _profile_result(
+        PrivacyClaim(epsilon=0.9, delta=1e-5, accountant="x", gdp_mu=mu)
+    )
+    assert status == "failed" and "less than half" in reason, reason
     status, _ = _profile_result(
         PrivacyClaim(epsilon=1.0, delta=1e-5, accountant="x", gdp_mu=4.0)
     )
@@ -255,7 +262,9 @@ QUICK: dict[str, tuple[str, ...]] = {
 
 #: Adapters whose library draws noise nothing seeds (docs/adapters.md, "Seeding":
 #: OpenDP's CSPRNG, Opacus reseeding torch from os.urandom, pac-synth's Rust
-#: generator): two fits with the same seeds differ, and `same-seeds` says so.
+#: generator): two fits with the same seeds may differ, and `same-seeds` then says
+#: so (smartnoise's MWEM released equal tables on this table: its unseeded noise
+#: did not reach them).
 UNSEEDABLE = {
     "smartnoise-mst",
     "smartnoise-aim",
@@ -283,9 +292,9 @@ def test_runs_on_every_adapter_whose_environment_is_present(
     capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     """Every adapter, in its library's environment (``dpaudit env LIBRARY``), on
-    the worst case of 200 rows (more where the library needs them): no check fails
-    but `same-seeds` for a library whose noise cannot be seeded and the documented
-    defects of :data:`KNOWN`. One to five minutes per adapter on two busy cores."""
+    the worst case of 200 rows (more where the library needs them): the documented
+    defects of :data:`KNOWN` fail, no other check does but `same-seeds` for a
+    library whose noise cannot be seeded. One to five minutes per adapter on two busy cores."""
     from dpaudit.adapters.envs import env_python
     from dpaudit.generators.registry import foreign_adapters
 
@@ -297,11 +306,10 @@ def test_runs_on_every_adapter_whose_environment_is_present(
     rows = () if "--dataset-rows" in extra else ("--dataset-rows", "200")
     code, lines = _run(capsys, name, "--python", str(python), *rows, *extra)
     failed = {line.split()[1].rstrip(":") for line in _failed(lines)}
-    expected = KNOWN.get(name, set()) | (
-        {"same-seeds"} if name in UNSEEDABLE else set()
-    )
-    assert failed == expected, lines
-    assert code == (1 if expected else 0)
+    known = KNOWN.get(name, set())
+    allowed = known | ({"same-seeds"} if name in UNSEEDABLE else set())
+    assert known <= failed <= allowed, lines
+    assert code == (1 if failed else 0)
 
 
 def test_the_worker_names_what_fit_changed() -> None:

@@ -30,7 +30,14 @@ CANARIES = 8
 """Canaries of the ``canary-column`` check's table (each a value of ``canary``)."""
 RELATIVE_SLACK = 1e-6
 """``claim-profile``: the claimed epsilon may undercut the profile's by this much
-(rounding in the plug-in's own conversion)."""
+(rounding in the plug-in's own conversion) and still follow from it."""
+TIGHTER_ACCOUNTANT = 0.5
+"""``claim-profile``: a claimed epsilon below what the profile implies, but at least
+this fraction of it, passes with a note: an accountant tighter than the RDP
+conversion (Opacus's PRV, a PLD accountant) states such a point beside its RDP curve
+(synthcity's DPGAN: 0.994 against the curve's 1.131, 12% below). Below half, the two
+are not one mechanism's accounting in practice: a profile in other units (``sigma``
+for ``mu``, ``rho`` for ``mu``) or a conversion that drops a term."""
 _ZCDP_ORDERS = 1.0 + np.logspace(-2.0, 4.0, 601)
 
 
@@ -153,11 +160,13 @@ def implied_epsilon(claim: PrivacyClaim) -> dict[str, float]:
 
 
 def check_claim_profile(c: Checker) -> str:
-    """A stated profile implies the claimed point: at the claimed delta, the claimed
-    epsilon is at least the smallest epsilon any stated part implies
-    (:func:`implied_epsilon`). A point stronger than its own profile gives is not
-    what the accountant computed (a profile in other units, a conversion that
-    undercounts)."""
+    """A stated profile agrees with the claimed point: at the claimed delta, the
+    claimed epsilon is at least the smallest epsilon any stated part implies
+    (:func:`implied_epsilon`), or (an accountant tighter than those conversions) at
+    least :data:`TIGHTER_ACCOUNTANT` of it. Below that, the point and its profile
+    are not one accounting (a profile in other units, a conversion that undercounts).
+    A pure claim (delta 0) is skipped: no GDP, zCDP or finite-order RDP statement
+    implies delta 0, and the audit tests each part on its own."""
     claim = c.first().claim
     stated = [k for k in ("gdp_mu", "zcdp_rho", "rdp") if getattr(claim, k) is not None]
     if not stated:
@@ -168,17 +177,21 @@ def check_claim_profile(c: Checker) -> str:
             "the audit tests each part on its own"
         )
     implied = implied_epsilon(claim)
-    best = min(implied, key=implied.__getitem__)
+    best = min(implied.values())
     parts = ", ".join(f"{k} {v:.4g}" for k, v in implied.items())
-    if claim.epsilon < implied[best] * (1.0 - RELATIVE_SLACK) - 1e-12:
-        raise CheckFailed(
-            f"the claimed epsilon {claim.epsilon:.4g} at delta {claim.delta:g} is below "
-            f"what the stated profile implies ({parts}): state the profile the "
-            "claimed epsilon was computed from, or the epsilon it gives"
+    point = f"the claimed epsilon {claim.epsilon:.4g} at delta {claim.delta:g}"
+    if claim.epsilon >= best * (1.0 - RELATIVE_SLACK) - 1e-12:
+        return f"{point} follows from the profile ({parts})"
+    if claim.epsilon >= TIGHTER_ACCOUNTANT * best:
+        return (
+            f"{point} is {1 - claim.epsilon / best:.0%} below what the profile "
+            f"implies ({parts}): an accountant tighter than these conversions "
+            "(PRV, PLD) gives that; the audit tests each part"
         )
-    return (
-        f"epsilon {claim.epsilon:.4g} at delta {claim.delta:g} follows from the "
-        f"profile ({parts})"
+    raise CheckFailed(
+        f"{point} is less than half what the stated profile implies ({parts}): "
+        "not one accounting (a profile in other units, such as sigma for mu?); "
+        "state the profile the claimed epsilon was computed from"
     )
 
 
