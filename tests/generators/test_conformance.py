@@ -294,11 +294,13 @@ def test_runs_on_every_adapter_whose_environment_is_present(
     """Every adapter, in its library's environment (``dpaudit env LIBRARY``), on
     the worst case of 200 rows (more where the library needs them): the documented
     defects of :data:`KNOWN` fail, no other check does but `same-seeds` for a
-    library whose noise cannot be seeded. One to five minutes per adapter on two busy cores."""
+    library whose noise cannot be seeded. 20 s to 5 minutes per adapter on two busy
+    cores."""
     from dpaudit.adapters.envs import env_python
     from dpaudit.generators.registry import foreign_adapters
 
-    library = foreign_adapters()[name].partition(":")[0].rpartition(".")[2]
+    # dpaudit.adapters.LIBRARY[.module]:Class
+    library = foreign_adapters()[name].partition(":")[0].split(".")[2]
     python = env_python(library)
     if not python.exists():
         pytest.skip(f"`dpaudit env {library}` has not built {python}")
