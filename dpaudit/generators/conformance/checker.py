@@ -195,7 +195,7 @@ class Checker:
         self._first: Fit | None = None
         self._first_error: Exception | None = None
         self._first_seconds = self._last_seconds = 0.0
-        self._release: pd.DataFrame | None = None
+        self._raw: Any = None
 
     @property
     def first_error(self) -> Exception | None:
@@ -266,25 +266,29 @@ class Checker:
             raise CheckSkipped("the first fit failed (see fit-in-time or claim)")
         return self._first
 
+    def raw_release(self) -> Any:
+        """The first fit's release of as many rows as the table, as the generator
+        returned it, made once (an error the generator raised is raised again)."""
+        if self._raw is None:
+            self._raw = self.sample(self.first(), len(self.train), 0)
+        return self._raw
+
     def release(self) -> pd.DataFrame:
-        """The first fit's release of as many rows as the table, made once.
+        """:meth:`raw_release`, for the checks that need a table.
 
         Raises:
-            CheckSkipped: no first fit, or the release is not a DataFrame of the
-                rows asked for (``sample-rows`` says so).
+            CheckSkipped: no first fit, sample failed, or the release is not a
+                DataFrame (``sample-rows`` says so).
         """
-        if self._release is None:
-            fit = self.first()
-            try:
-                out = self.sample(fit, len(self.train), 0)
-            except (AuditError, AdapterError) as err:
-                raise CheckSkipped(f"the first sample failed: {err}") from None
-            if not isinstance(out, pd.DataFrame):
-                raise CheckSkipped(
-                    f"sample returned a {type(out).__name__}, not a DataFrame"
-                )
-            self._release = out
-        return self._release
+        try:
+            out = self.raw_release()
+        except (AuditError, AdapterError) as err:
+            raise CheckSkipped(f"the first sample failed: {one_line(err)}") from None
+        if not isinstance(out, pd.DataFrame):
+            raise CheckSkipped(
+                f"sample returned a {type(out).__name__}, not a DataFrame"
+            )
+        return out
 
     # -- running ------------------------------------------------------------------
 
