@@ -281,6 +281,10 @@ UNSEEDABLE = {
 }
 
 
+#: pac-synth panics now and then on the 600-row worst case (docs/adapters.md: on
+#: small tables); over the checks' 25 fits one in three runs met it here.
+PAC_SYNTH_PANIC = "PanicException: adding noise to number of records"
+
 #: Library defects the checks find (documented): synthcity's PrivBayes states
 #: Laplace noise of scale 0 once its degree reaches the number of columns, as on the
 #: 200-row worst case (docs/findings.md 11): `transcript` refuses the record.
@@ -308,7 +312,11 @@ def test_runs_on_every_adapter_whose_environment_is_present(
     extra = QUICK.get(name, ())
     rows = () if "--dataset-rows" in extra else ("--dataset-rows", "200")
     code, lines = _run(capsys, name, "--python", str(python), *rows, *extra)
-    failed = {line.split()[1].rstrip(":") for line in _failed(lines)}
+    failed = {
+        line.split()[1].rstrip(":")
+        for line in _failed(lines)
+        if not (name == "smartnoise-pacsynth" and PAC_SYNTH_PANIC in line)
+    }
     known = KNOWN.get(name, set())
     allowed = known | ({"same-seeds"} if name in UNSEEDABLE else set())
     assert known <= failed <= allowed, lines
