@@ -12,13 +12,14 @@ The checks (:data:`CHECKS`, in order):
   (``--fit-timeout``; a foreign worker is stopped there);
 * ``claim``: ``privacy_claim`` has the keys and ranges the audit needs;
 * ``claim-profile``: a stated profile (``gdp_mu``, ``zcdp_rho``, ``rdp``) implies the
-  claimed ``(epsilon, delta)``;
+  claimed ``(epsilon, delta)`` (or, from a tighter accountant, at least half of it);
 * ``sample-rows``: ``sample(n)`` returns exactly ``n`` rows;
 * ``sample-columns``: the release has the domain's columns, in order, with the dtypes
   the domain implies;
 * ``sample-in-domain``: every released value lies in the public domain;
 * ``same-seeds``: the same ``seed`` and ``public_seed`` give the same release and claim;
-* ``seeds-matter``: other seeds give another release where the mechanism is random;
+* ``seeds-matter``: other seeds give another release where the mechanism is random
+  (a release that ignores them but tells neighbouring tables apart fails);
 * ``input-unchanged``: ``fit`` leaves its table (and the domain) as it got them;
 * ``transcript``: a stated ``privacy_transcript`` follows the protocol, its cells in
   the domain;
