@@ -48,7 +48,7 @@ from dpaudit.generators.registry import DEFAULT_GENERATOR
 from dpaudit.reports.escape import printable
 from dpaudit.validation import is_text
 
-PLUGGED_COMMANDS = ("utility", "report", "check", "study", "env")
+PLUGGED_COMMANDS = ("utility", "report", "check", "study", "env", "check_generator")
 """Commands whose module registers its own parser (``add_parser``)."""
 
 

@@ -372,6 +372,11 @@ SHORTENED: dict[tuple[str, str], tuple[str, str]] = {
 #: Commands run as written.
 RUN: set[tuple[str, str]] = {
     ("README.md", "dpaudit list generators"),
+    ("README.md", "dpaudit check-generator dpaudit.generators.zoo:ExactGaussian"),
+    (
+        "docs/plugins.md",
+        "PYTHONPATH=. dpaudit check-generator noisy_histogram:NoisyHistogram",
+    ),
     (
         "README.md",
         "dpaudit audit --generator dpaudit.generators.toy_plugins:CopyData --game "

@@ -45,7 +45,8 @@ EXIT_CODES_HELP = f"""\
 exit codes (every command):
   {EXIT_OK}    success; for `check`: every audit CONSISTENT
   {EXIT_VIOLATION}    `check`: an audit is a VIOLATION (eps_emp > claimed epsilon); a
-       VIOLATION wins over every other outcome
+       VIOLATION wins over every other outcome; `check-generator`: a check
+       of the plug-in contract failed
   {EXIT_BAD_INPUT}    bad input: a usage error or typo, a bad policy, configuration, dataset
        or path, a plug-in that breaks its contract (one line names it)
   {EXIT_FAILED}    a run that failed for another reason: out of memory, a full disk,

@@ -25,6 +25,7 @@ import pandas as pd
 from dpaudit.data import Domain
 from dpaudit.errors import NotFittedError
 from dpaudit.generators.base import PrivacyClaim
+from dpaudit.generators.zoo import default_target
 from dpaudit.rng import Rngs, public_and_privacy
 from dpaudit.validation import check_scalar, require
 
@@ -33,8 +34,9 @@ class RandomizedResponseGenerator:
     """Releases the target's membership through randomized response.
 
     ``fit`` looks whether ``target`` (a record given at construction, by default the
-    worst case's all-ones row) is in the data, flips that bit with probability
-    ``1 / (1 + e^epsilon)`` and remembers it. ``sample`` releases ``n`` copies of the
+    worst case's all-ones row; a categorical column without 1 its last category) is
+    in the data, flips that bit with probability ``1 / (1 + e^epsilon)`` and
+    remembers it. ``sample`` releases ``n`` copies of the
     first training row when the (noisy) bit is 0, or ``n`` copies of the target when
     it is 1. Membership of the target is then released exactly through randomized
     response, an ``epsilon``-DP mechanism on the bit.
@@ -69,7 +71,7 @@ class RandomizedResponseGenerator:
     ) -> Self:
         """Flips the membership bit with the privacy stream (the only draw)."""
         _, privacy = public_and_privacy(rng, public_rng)
-        target = self.target or dict.fromkeys(domain.names, 1)
+        target = self.target or default_target(domain.to_json())
         missing = [n for n in domain.names if n not in target]
         require(
             not missing,

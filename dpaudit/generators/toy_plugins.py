@@ -117,7 +117,9 @@ class PublicSeedRandomizedResponse:
         public_seed: int | None = None,
     ) -> PublicSeedRandomizedResponse:
         names = [c["name"] for c in domain["columns"]]
-        target = self.target or dict.fromkeys(names, 1)
+        from dpaudit.generators.zoo import default_target  # standalone, as this
+
+        target = self.target or default_target(domain)
         row = np.array([target[n] for n in names], dtype=object)
         member = bool((data[names].to_numpy(dtype=object) == row).all(axis=1).any())
         keep = math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))

@@ -5,8 +5,9 @@ nothing from dpaudit and is audited through the plug-in adapter, as a user's own
 generator would be (docs/zoo.md).
 
 Each mechanism answers one query, the number ``c`` of rows of the data equal to the
-target (default: ones in every column, the worst case's target), of sensitivity 1
-under add/remove neighbours, and releases its noisy answer ``y``:
+target (default: ones in every column, the worst case's target;
+:func:`default_target`), of sensitivity 1 under add/remove neighbours, and releases
+its noisy answer ``y``:
 
 * :class:`ExactRandomizedResponse`: the bit ``c >= 1`` through randomized response,
   kept with probability ``e^eps / (1 + e^eps)``: exactly ``eps``-DP on the bit
@@ -95,6 +96,24 @@ def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
         else:
             lo = mid
     return lo
+
+
+def default_target(domain: dict[str, Any]) -> dict[str, Any]:
+    """The target a zoo mechanism looks for unless given one: 1 in every column (the
+    worst case's target), except a categorical column without the category 1, where
+    it is the last category (the one-run game's ``canary`` column: a value of the
+    public domain, never one the release could not hold).
+
+    >>> default_target({"columns": [{"name": "a", "kind": "binary"},
+    ...     {"name": "canary", "kind": "categorical", "categories": ["base", "c0"]}]})
+    {'a': 1, 'canary': 'c0'}
+    """
+    out: dict[str, Any] = {}
+    for col in domain["columns"]:
+        categories = list(col.get("categories") or ())
+        categorical = col["kind"] == "categorical" and 1 not in categories
+        out[col["name"]] = categories[-1] if categorical and categories else 1
+    return out
 
 
 def _logaddexp(x: float, y: float) -> float:
@@ -255,7 +274,7 @@ class _CountMechanism:
         public_seed: int | None = None,
     ) -> _CountMechanism:
         names = [c["name"] for c in domain["columns"]]
-        target = self.target or dict.fromkeys(names, 1)
+        target = self.target or default_target(domain)
         row = np.array([target[n] for n in names], dtype=object)
         matches = (data[names].to_numpy(dtype=object) == row).all(axis=1)
         count = int(matches.sum())

@@ -210,6 +210,10 @@ class ForeignGenerator:
             its options); JSON-able.
     """
 
+    check_input = False
+    """When true, the worker also says what ``fit`` changed in its arguments
+    (:attr:`input_changed_`; ``dpaudit check-generator``)."""
+
     def __init__(
         self,
         plugin: str,
@@ -292,6 +296,8 @@ class ForeignGenerator:
             "model": model,
             "data": data_id,
         }
+        if self.check_input:
+            header["check_input"] = True
         if data_id in worker.data_ids:
             blobs = []
         else:
@@ -303,6 +309,8 @@ class ForeignGenerator:
         worker.data_ids.add(data_id)
         self.worker_, self.model_ = worker, model
         _raise(reply, self.name, self.plugin)
+        # What fit changed in its table or domain (asked for by `check_input`).
+        self.input_changed_: str | None = reply.get("input_changed")
         with self._adapter_contract():
             self._check_fit_reply(reply)
         self.columns_ = list(data.columns)
@@ -343,10 +351,16 @@ class ForeignGenerator:
             )
 
     def sample(
-        self, n: int, *, rng: Rngs, public_rng: Rngs | None = None
+        self,
+        n: int,
+        *,
+        rng: Rngs,
+        public_rng: Rngs | None = None,
+        checked: bool = True,
     ) -> pd.DataFrame:
         """``n`` rows from the fitted plug-in, checked
-        (:func:`~dpaudit.generators.plugins.check_release`).
+        (:func:`~dpaudit.generators.plugins.check_release`; ``checked=False``: as
+        the plug-in returned them, for ``dpaudit check-generator``'s own checks).
 
         Raises:
             NotFittedError: before ``fit``.
@@ -373,6 +387,8 @@ class ForeignGenerator:
                     f"{reply['release_type']}."
                 )
             out = wire.decode_frame(reply["frame"], blobs)
+            if not checked:
+                return out
             return check_release(
                 out, self.name, columns=self.columns_, domain=self.domain_
             )

@@ -113,6 +113,35 @@ def seed_globals(seed: int) -> None:
         torch.manual_seed((int(state[0]) << 31) ^ int(state[1]))
 
 
+def input_change(
+    original: pd.DataFrame, given: pd.DataFrame, domain_before: str, domain: Any
+) -> str | None:
+    """What a plug-in's ``fit`` changed in its arguments: ``given`` (the copy of
+    ``original`` it got) and ``domain`` (``domain_before`` as JSON), in words; None
+    when both are as they were."""
+    if not isinstance(given, pd.DataFrame):
+        return "its table is no longer a DataFrame"
+    if list(given.columns) != list(original.columns):
+        return f"the table's columns, {list(original.columns)} -> {list(given.columns)}"
+    if len(given) != len(original) or not given.index.equals(original.index):
+        return f"the table's rows ({len(original)} -> {len(given)}) or its index"
+    for name in original.columns:
+        if given[name].dtype != original[name].dtype:
+            return (
+                f"the dtype of column {name!r}, {original[name].dtype} -> "
+                f"{given[name].dtype}"
+            )
+        if not given[name].equals(original[name]):
+            return f"values of column {name!r}"
+    try:
+        after = json.dumps(domain, sort_keys=True)
+    except (TypeError, ValueError):
+        after = ""
+    if after != domain_before:
+        return "the `domain` dict"
+    return None
+
+
 class Worker:
     """The worker's state: imported classes, cached tables, fitted models."""
 
@@ -208,12 +237,18 @@ class Worker:
             inner = cls(**header["kwargs"])
         except BaseException as err:
             return _failure("__init__", err)
+        given, domain = data.copy(), header["domain"]
+        before = json.dumps(domain, sort_keys=True) if header.get("check_input") else ""
         try:
-            fitted = inner.fit(data.copy(), domain=header["domain"], **seeds)
+            fitted = inner.fit(given, domain=domain, **seeds)
         except BaseException as err:
             return _failure("fit", err)
         if fitted is not None:
             inner = fitted
+        changed = None
+        if header.get("check_input"):
+            # `dpaudit check-generator`: did fit change the table or the domain it got?
+            changed = input_change(data, given, before, domain)
         self.models[int(header["model"])] = inner
         claim = getattr(inner, "privacy_claim", None)
         if not isinstance(claim, dict):
@@ -235,6 +270,7 @@ class Worker:
         return {
             "claim": {str(k): v for k, v in claim.items()},
             "python": sys.version.split()[0],
+            **({} if changed is None else {"input_changed": changed}),
         }
 
     def sample(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
