@@ -1,0 +1,117 @@
+"""What a newcomer meets first: README's commands work in a new shell as printed,
+every audit a page shows writes its own folder, a refusal offers the harmless fix
+first, the default output folders are not committed by accident, and a misspelt
+name gets a suggestion."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.test_doc_commands import fenced_blocks
+from tests.test_doc_dry_run import doc_commands, dpaudit_calls
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: README's main job: the install's own audit and its bare repetition, which write
+#: the default folder the README's report commands then read (dpaudit-audit).
+MAIN_JOB = {
+    "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e . && "
+    ".venv/bin/dpaudit audit",
+    "python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 --index-url "
+    "https://download.pytorch.org/whl/cpu && .venv/bin/pip install -c "
+    "constraints.txt -e . && .venv/bin/dpaudit audit",
+    "dpaudit audit",
+}
+
+
+def test_readme_says_how_to_reach_dpaudit_after_the_install() -> None:
+    """The install leaves ``dpaudit`` in .venv/bin, not on PATH: before the first
+    command that calls it bare, README says to activate the environment (or to call
+    .venv/bin/dpaudit)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = text.index(".venv/bin/pip install")
+    activate = text.index(". .venv/bin/activate")
+    first_bare = min(
+        text.index("\n".join(b.lines))
+        for b in fenced_blocks("README.md")
+        if b.lang in ("bash", "sh", "")
+        and any(line.startswith("dpaudit ") for line in b.lines)
+    )
+    assert install < activate < first_bare
+    assert "`.venv/bin/dpaudit`" in text[activate - 400 : activate + 400]
+
+
+def test_every_audit_a_page_shows_has_its_own_out() -> None:
+    """An audit without --out writes ./dpaudit-audit, the main job's folder: a second
+    one is refused there (and --force would delete it). Every page's audit but the
+    main job names its own folder (or continues one with --resume)."""
+    missing = []
+    for page, command in doc_commands():
+        if command in MAIN_JOB:
+            continue
+        for _, argv in dpaudit_calls(command):
+            if argv[:1] == ["audit"] and not {"--out", "--resume"} & set(argv):
+                missing.append(f"{page}: {command}")
+    assert not missing, "\n".join(missing)
+
+
+def test_the_overwrite_refusal_offers_another_out_first(tmp_path: Path) -> None:
+    from dpaudit.audit import AuditConfig
+    from dpaudit.audit.games.one_run.game import _prepare
+    from dpaudit.audit.storage.outdir import prepare_directory
+    from dpaudit.errors import InvalidParameterError
+
+    (tmp_path / "result.json").write_text("{}")
+    refusals = []
+    with pytest.raises(InvalidParameterError) as two_world:
+        prepare_directory(tmp_path, AuditConfig(), resume=False)
+    refusals.append(str(two_world.value))
+    with pytest.raises(InvalidParameterError) as one_run:
+        _prepare(tmp_path, force=False)
+    refusals.append(str(one_run.value))
+    for line in refusals:
+        assert line.index("another --out") < line.index("--force"), line
+
+
+def test_the_default_output_folders_are_ignored_by_git() -> None:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    from dpaudit.audit.config.keys import DEFAULT_OUT
+    from dpaudit.cli import build_parser
+
+    parser = build_parser()
+    defaults = {
+        DEFAULT_OUT,
+        str(parser.parse_args(["check", "--policy", "p.toml"]).out),
+        str(parser.parse_args(["study"]).out),
+    }
+    for folder in sorted(defaults):
+        ignored = subprocess.run(
+            ["git", "check-ignore", "-q", f"{folder}/result.json"],
+            cwd=ROOT,
+            check=False,
+        )
+        assert ignored.returncode == 0, f"{folder}/ is not in .gitignore"
+
+
+@pytest.mark.parametrize(
+    ("text", "suggestion"),
+    [
+        ('[[audit]]\nname = "a"\ngenerater = "pategan"\n', "did you mean 'generator'?"),
+        ('[defaults]\nrouns = 5\n[[audit]]\nname = "a"\n', "did you mean 'rounds'?"),
+    ],
+)
+def test_a_misspelt_policy_key_gets_a_suggestion(
+    text: str, suggestion: str, tmp_path: Path
+) -> None:
+    from dpaudit.ci import load_policy
+    from dpaudit.errors import InvalidParameterError
+
+    (tmp_path / "p.toml").write_text(text)
+    with pytest.raises(InvalidParameterError, match=re.escape(suggestion)):
+        load_policy(tmp_path / "p.toml")
