@@ -70,6 +70,26 @@ QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
         (("500/default/0.05/looks", lambda v: _eps(v[-1])),),
     ),
     (
+        "docs/plugins.md",
+        "its attack trains nothing; mu_emp {} against the claimed and exact mu {}, "
+        "refutation ratio {}). The second adds what it states: {} (mu_emp {}),",
+        "plugin_transcript",
+        (
+            ("quarter/mu_emp", "{:.3f}".format),
+            ("quarter/mu_claimed", "{:.3f}".format),
+            ("quarter/ratio", "{:.2f}".format),
+            ("honest/verdict", str),
+            ("honest/mu_emp", "{:.3f}".format),
+        ),
+    ),
+    (
+        "docs/plugins.md",
+        "the ceiling of the best possible test at this size, a mu_emp of {} (these "
+        "figures are recorded in benchmarks/records/plugin_transcript.json",
+        "plugin_transcript",
+        (("honest/mu_ceiling", "{:.3f}".format),),
+    ),
+    (
         "examples/privacy.toml",
         "the largest eps_emp it can show is {} per audit here (alpha 0.025, spent over "
         "the preset's sequential looks; {} analysed once), as `dpaudit check` prints.",
