@@ -115,3 +115,15 @@ def test_a_misspelt_policy_key_gets_a_suggestion(
     (tmp_path / "p.toml").write_text(text)
     with pytest.raises(InvalidParameterError, match=re.escape(suggestion)):
         load_policy(tmp_path / "p.toml")
+
+
+def test_docs_ci_lists_every_policy_key() -> None:
+    """docs/ci.md lists the keys an [[audit]] takes: every one, and no other."""
+    from dpaudit.ci.policy import POLICY_AUDIT_KEYS
+
+    text = " ".join((ROOT / "docs" / "ci.md").read_text(encoding="utf-8").split())
+    start = text.index("as `dpaudit.ci.policy.POLICY_AUDIT_KEYS`):")
+    listed = re.findall(
+        r"`(\w+)`", text[start : text.index("`[defaults]` takes", start)]
+    )
+    assert listed == list(POLICY_AUDIT_KEYS)
