@@ -127,3 +127,35 @@ def test_docs_ci_lists_every_policy_key() -> None:
         r"`(\w+)`", text[start : text.index("`[defaults]` takes", start)]
     )
     assert listed == list(POLICY_AUDIT_KEYS)
+
+
+def test_ctrl_c_is_acknowledged_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """A Ctrl-C while batches train in threads is said at once, with how long the
+    running batches may still take and how to stop now; the run then waits for them
+    (a thread inside torch cannot be stopped) and stops."""
+    import threading
+    import time
+
+    from dpaudit.audit.games.two_world.game import _run_threads
+
+    release = threading.Event()
+    committed: list[list[dict[str, object]]] = []
+
+    def work(batch: list[int]) -> list[dict[str, object]]:
+        if batch[0] > 0:
+            release.wait(5.0)
+        return [{"round": r} for r in batch]
+
+    def commit(rows: list[dict[str, object]]) -> None:
+        committed.append(rows)
+        if len(committed) == 1:
+            threading.Timer(0.3, release.set).start()
+            raise KeyboardInterrupt  # as the signal arrives in the main thread
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        _run_threads(work, [[0], [1], [2]], workers=2, commit=commit)
+    err = capsys.readouterr().err
+    assert "stopping after the current batch, about " in err
+    assert "Ctrl-C again to stop now" in err
+    assert time.monotonic() - started < 5.0  # the running batch was waited for
