@@ -159,3 +159,25 @@ def test_ctrl_c_is_acknowledged_at_once(capsys: pytest.CaptureFixture[str]) -> N
     assert "stopping after the current batch, about " in err
     assert "Ctrl-C again to stop now" in err
     assert time.monotonic() - started < 5.0  # the running batch was waited for
+
+
+def test_the_html_report_lays_out_what_the_audit_used() -> None:
+    """The HTML report wraps long values without breaking words, shows a long array
+    (an RDP curve of 46 orders) as a summary, and lists only the settings of the
+    game the audit played."""
+    import html as html_text
+
+    from dpaudit.audit import AuditResult
+    from dpaudit.reports import render
+    from tests.reports.conftest import make_result
+
+    doc = make_result()
+    orders = [1.0 + 0.5 * k for k in range(46)]
+    doc["claim"]["rdp"] = {"orders": orders, "epsilons": [0.01 * k for k in range(46)]}
+    page = render([AuditResult.from_json(doc)], "html")
+    assert "break-all" not in page
+    text = " ".join(html_text.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    assert "46 values, 1 to 23.5; all in result.json" in text
+    assert not re.search(r"\[[^\]]{300,}\]", text)  # no array dumped value by value
+    for one_run_key in ("canaries", "guess_rule", "guesses_out"):
+        assert f" {one_run_key} " not in text, one_run_key

@@ -264,7 +264,7 @@ def render_result_html(result: AuditResult) -> str:
             if k != "extra" and not k.startswith("extra.")
         ],
         "extra_rows": claim_extra_rows(result),
-        "config_rows": flatten(result.config.to_json()),
+        "config_rows": _config_rows(result),
         "option_rows": flatten(result.generator_options or {}),
         "test_size": test_size(result),
     }
@@ -369,6 +369,24 @@ def render_comparison_html(
         "rows": rows,
     }
     return _page("comparison.html.j2", context)
+
+
+def _config_rows(result: AuditResult) -> list[tuple[str, str]]:
+    """The configuration's settings that the audit's game uses (a two-world report
+    lists no one-run key, and the reverse)."""
+    from dpaudit.audit.config.keys import key_of
+
+    game = result.config.game
+    rows = []
+    for name, text in flatten(result.config.to_json()):
+        field = name.split(".")[0]
+        try:
+            games = key_of(field).games
+        except KeyError:  # a field without a key of its own: shown
+            games = (game,)
+        if game in games:
+            rows.append((name, text))
+    return rows
 
 
 def render_html(
