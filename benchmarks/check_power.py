@@ -25,8 +25,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     )
     args = harness.parse(made, argv, smoke={"rounds": "50"})
     from dpaudit.audit import AuditConfig
-    from dpaudit.audit.games import planned_attainable_maximum
-    from dpaudit.audit.games.looks import audit_looks
+    from dpaudit.audit.games import audit_looks, planned_attainable_maximum
 
     rows = harness.Rows(__file__, args)
     figures: dict[str, object] = {}

@@ -332,7 +332,7 @@ def checked_config(mapping: dict[str, Any]) -> Any:
     attack module is imported (a built-in's imports torch: seconds), then the
     generator's and attacks' options. So a bad setting is refused in one line well
     before torch could be imported (docs/design.md, "Start-up cost")."""
-    from dpaudit.audit.config.model import AuditConfig, reading_recorded
+    from dpaudit.audit.config import AuditConfig, reading_recorded
 
     with reading_recorded():  # no generator or attack module imported
         probe = AuditConfig.from_mapping(mapping)
@@ -364,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
     values = {} if args.resume else settings(args)
     quiet = bool(args.quiet or values.get("quiet"))
     if args.resume:
-        from dpaudit.audit.storage.outdir import resume_config
+        from dpaudit.audit import resume_config
 
         out = Path(args.resume)
         if not out.is_dir():
@@ -380,7 +380,7 @@ def run(args: argparse.Namespace) -> int:
         config = checked_config(config_mapping(args))
     force = bool(values.get("force")) and not args.resume
     if getattr(args, "dry_run", False):
-        from dpaudit.audit.dryrun import dry_run
+        from dpaudit.audit import dry_run
 
         rows = dry_run(
             config,

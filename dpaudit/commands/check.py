@@ -173,8 +173,7 @@ def _dry_run(args: argparse.Namespace, policy: Any, files: list[Any]) -> int:
     """``--dry-run``: every audit's configuration built and checked as
     :func:`~dpaudit.ci.run.run_check` builds it, the outputs checked (read only),
     and each audit's plan printed (:func:`dpaudit.audit.dryrun.dry_run`)."""
-    from dpaudit.audit import AuditConfig
-    from dpaudit.audit.dryrun import dry_run
+    from dpaudit.audit import AuditConfig, dry_run
     from dpaudit.ci.preflight import check_outputs
     from dpaudit.commands.audit import checked_config
     from dpaudit.errors import InvalidParameterError

@@ -374,7 +374,7 @@ def render_comparison_html(
 def _config_rows(result: AuditResult) -> list[tuple[str, str]]:
     """The configuration's settings that the audit's game uses (a two-world report
     lists no one-run key, and the reverse)."""
-    from dpaudit.audit.config.keys import key_of
+    from dpaudit.audit.config import key_of
 
     game = result.config.game
     rows = []

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dpaudit.audit.result import Verdict
-from dpaudit.audit.result.regions import regions_summary
+from dpaudit.audit.result import Verdict, regions_summary
 from dpaudit.reports.escape import printable
 from dpaudit.reports.formats import DEFAULT_FILENAMES
 from dpaudit.reports.meaning import explain, power_rows

@@ -11,8 +11,7 @@ itself.
 from __future__ import annotations
 
 from dpaudit.audit import AuditResult
-from dpaudit.audit.result import Verdict
-from dpaudit.audit.result.regions import orders_span, regions_summary
+from dpaudit.audit.result import Verdict, orders_span, regions_summary
 from dpaudit.reports.numbers import fmt_alpha, fmt_number, fmt_versus
 
 __all__ = [

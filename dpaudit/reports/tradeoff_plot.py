@@ -17,7 +17,7 @@ import matplotlib as mpl
 import numpy as np
 
 from dpaudit.audit.games import claimed_profile
-from dpaudit.audit.result.regions import regions_summary
+from dpaudit.audit.result import regions_summary
 from dpaudit.audit.stats import gdp_tradeoff, rdp_boundary
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_number

@@ -37,7 +37,7 @@ from dpaudit.audit.config.split import (
 )
 from dpaudit.audit.stats import estimators as est
 from dpaudit.datasets.names import DEFAULT_DATASET
-from dpaudit.errors import InvalidParameterError, did_you_mean
+from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.generators.names import Device
 from dpaudit.generators.registry import DEFAULT_GENERATOR
@@ -392,8 +392,7 @@ class AuditConfig:
         unknown = sorted(set(mapping) - known)
         if unknown:
             raise InvalidParameterError(
-                f"unknown audit key(s) {unknown}{did_you_mean(unknown[0], known)}; "
-                f"valid keys: {sorted(known)}."
+                f"unknown audit key(s) {unknown}; valid keys: {sorted(known)}."
             )
         values = {k: v for k, v in mapping.items() if v is not None}
         if "bugs" in values:
@@ -538,9 +537,8 @@ def _check_attack_option_names(attack: str, options: Mapping[str, Any]) -> None:
 
 @functools.cache
 def _defaults() -> dict[str, Any]:
-    """Every field's default (:meth:`AuditConfig.check_settings`); the default
-    generator's options are not checked (none are set): no generator imported."""
-    with reading_recorded():
+    """Every field's default (:meth:`AuditConfig.check_settings`)."""
+    with reading_recorded():  # no option set: no generator imported to check it
         default = AuditConfig()
     return {f.name: getattr(default, f.name) for f in fields(AuditConfig)}
 
