@@ -181,3 +181,19 @@ def test_the_html_report_lays_out_what_the_audit_used() -> None:
     assert not re.search(r"\[[^\]]{300,}\]", text)  # no array dumped value by value
     for one_run_key in ("canaries", "guess_rule", "guesses_out"):
         assert f" {one_run_key} " not in text, one_run_key
+
+
+def test_the_comparison_chart_names_each_audit(tmp_path: Path) -> None:
+    """Two audits of one generator are told apart in the comparison chart: each bar
+    is labelled by its audit's folder, not by the (identical) generator."""
+    import json
+
+    from dpaudit.reports.html import comparison_rows
+    from dpaudit.reports.model import load_results
+    from tests.reports.conftest import make_result
+
+    for name in ("seed-0", "seed-1"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "result.json").write_text(json.dumps(make_result()))
+    labels = [label for label, _, _ in comparison_rows(load_results(tmp_path))]
+    assert labels == ["seed-0 · querybased", "seed-1 · querybased"]

@@ -274,12 +274,16 @@ def render_result_html(result: AuditResult) -> str:
 def comparison_rows(
     results: Sequence[AuditResult],
 ) -> list[tuple[str, AttackResult, AuditResult]]:
-    """One ``(label, attack, audit)`` per attack of every audit, headline attack first."""
+    """One ``(label, attack, audit)`` per attack of every audit, headline attack first;
+    the label names the audit by its folder (two audits of one generator differ
+    there, and a folder's name is short), else by its generator."""
     rows = []
     for result in results:
+        source = getattr(result, "source", None)
+        name = Path(source).parent.name if source is not None else result.label
         attacks = sorted(result.attacks.values(), key=lambda a: a.name != result.attack)
         for attack in attacks:
-            rows.append((f"{result.label} · {attack.name}", attack, result))
+            rows.append((f"{name or result.label} · {attack.name}", attack, result))
     return rows
 
 
