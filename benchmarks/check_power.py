@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     cases = (
         ("default", 0.05, "default set, one audit"),
         ("querybased", 0.025, "querybased, two audits"),
+        ("default", 0.025, "default set, two audits"),
     )
     for rounds in (int(r) for r in args.rounds.split(",")):
         for attack, alpha, what in cases:

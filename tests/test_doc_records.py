@@ -56,11 +56,15 @@ QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
     ),
     (
         "docs/ci.md",
-        "`dpaudit check` prints {} for each, {} analysed once.",
+        "G-PATE's with one attack, querybased, whose plan shows {} ({} analysed once), "
+        "and PATE-GAN's on the continuous worst case with the default set, {} ({} "
+        "analysed once).",
         "check_power",
         (
             ("500/querybased/0.025/looks", lambda v: _eps(v[-1])),
             ("500/querybased/0.025/once", _eps),
+            ("500/default/0.025/looks", lambda v: _eps(v[-1])),
+            ("500/default/0.025/once", _eps),
         ),
     ),
     (
@@ -91,12 +95,16 @@ QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
     ),
     (
         "examples/privacy.toml",
-        "the largest eps_emp it can show is {} per audit here (alpha 0.025, spent over "
-        "the preset's sequential looks; {} analysed once), as `dpaudit check` prints.",
+        "the largest eps_emp it can show is {} for the G-PATE audit here (one attack, "
+        "alpha 0.025, spent over the preset's sequential looks; {} analysed once) and "
+        "{} for PATE-GAN's three attacks ({} analysed once), as `dpaudit check "
+        "--dry-run` prints.",
         "check_power",
         (
             ("500/querybased/0.025/looks", lambda v: _eps(v[-1])),
             ("500/querybased/0.025/once", _eps),
+            ("500/default/0.025/looks", lambda v: _eps(v[-1])),
+            ("500/default/0.025/once", _eps),
         ),
     ),
 )

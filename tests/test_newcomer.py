@@ -197,3 +197,23 @@ def test_the_comparison_chart_names_each_audit(tmp_path: Path) -> None:
         (tmp_path / name / "result.json").write_text(json.dumps(make_result()))
     labels = [label for label, _, _ in comparison_rows(load_results(tmp_path))]
     assert labels == ["seed-0 · querybased", "seed-1 · querybased"]
+
+
+@pytest.mark.slow
+def test_the_example_policys_pategan_audit_can_fail(tmp_path: Path) -> None:
+    """examples/privacy.toml's PATE-GAN audit runs where its release depends on the
+    data: on the three-column worst case with querybased the reference PATE-GAN
+    released the same table in every round of both worlds (a constant release, an
+    audit that can never fail; measured at 20 rounds, max_iterations 50). Here, at 30
+    rounds per world of the policy's own settings, the release varies."""
+    from dpaudit.audit import AuditConfig, run_audit
+    from dpaudit.ci import load_policy
+
+    (audit,) = [
+        a
+        for a in load_policy(ROOT / "examples" / "privacy.toml").audits
+        if a.name == "pategan-reference"
+    ]
+    settings = {**audit.settings, "rounds": 30, "sequential": False}
+    result = run_audit(AuditConfig.from_mapping(settings), out_dir=tmp_path / "a")
+    assert result.power is not None and result.power.constant_release is False
