@@ -57,7 +57,52 @@ def parser(doc: str | None, *, seed: int = 0) -> argparse.ArgumentParser:
     common.add_argument(
         "--seed", type=int, default=seed, help=f"seed of the run (default {seed})"
     )
+    common.add_argument(
+        "--record",
+        action="store_true",
+        help="also write the figures the docs quote to benchmarks/records/NAME.json "
+        "(with the command, the date and dpaudit's version; refused with --smoke)",
+    )
     return made
+
+
+#: Where the records of the figures the docs quote live (tests/test_doc_records.py
+#: compares each page with them).
+RECORDS = Path(__file__).resolve().parent / "records"
+
+
+def write_record(
+    name: str,
+    figures: Mapping[str, Any],
+    *,
+    argv: Sequence[str] | None = None,
+    folder: Path = RECORDS,
+) -> Path:
+    """Writes ``folder/NAME.json``: the figures a doc quotes, with the command that
+    measured them (``python benchmarks/NAME.py`` and ``argv``), the UTC date and
+    dpaudit's version. A doc quoting a measured figure cites this file, and a test
+    compares the two, so the figure cannot go stale unnoticed."""
+    import dpaudit
+
+    given = list(sys.argv[1:] if argv is None else argv)
+    command = " ".join(["python", f"benchmarks/{name}.py", *given])
+    record = {
+        "benchmark": name,
+        "command": command,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "version": dpaudit.__version__,
+        "figures": _jsonable(dict(figures)),
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(record, indent=1, sort_keys=False) + "\n")
+    return path
+
+
+def read_record(name: str, *, folder: Path = RECORDS) -> dict[str, Any]:
+    """The record ``folder/NAME.json`` (:func:`write_record`)."""
+    record: dict[str, Any] = json.loads((folder / f"{name}.json").read_text())
+    return record
 
 
 def parse(
@@ -239,6 +284,17 @@ class Rows:
             + ("" if self.args.out is None else f"; wrote {self.args.out}")
         )
         return payload
+
+    def record(self, figures: Mapping[str, Any]) -> Path | None:
+        """With ``--record`` (never with ``--smoke``): :func:`write_record` of the
+        figures under this benchmark's name; else nothing."""
+        if not getattr(self.args, "record", False):
+            return None
+        if self.args.smoke:
+            raise SystemExit("--record: a smoke run's figures are not the docs'")
+        path = write_record(self.name, figures)
+        print(f"{self.name}: recorded {len(figures)} figure(s) in {path}")
+        return path
 
     def save(self, **extra: Any) -> dict[str, Any]:
         """Writes the JSON of the rows so far to ``--out`` if given (a long run

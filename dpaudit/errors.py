@@ -9,6 +9,7 @@ stops and by ``dpaudit check`` for each audit that could not finish.
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterable
 
 EXIT_OK = 0
 """Success: the command did its work (``dpaudit check``: every audit CONSISTENT)."""
@@ -164,3 +165,17 @@ def exit_code_for(err: BaseException) -> int:
             else EXIT_FAILED
         )
     return EXIT_FAILED
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'pategan'?)`` for the closest of ``choices`` to a misspelt
+    ``name`` (:func:`difflib.get_close_matches`), else ``""``: appended to a
+    refusal's line.
+
+    >>> did_you_mean("pategn", ["pategan", "dpgan"]), did_you_mean("zzz", ["a"])
+    (" (did you mean 'pategan'?)", '')
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

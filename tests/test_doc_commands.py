@@ -240,7 +240,7 @@ SKIPPED: dict[tuple[str, str], str] = {
         "README.md",
         "dpaudit audit --generator smartnoise-pategan --option preprocessing=library "
         "--dataset worst-case --dataset-rows 2000 --python "
-        "~/.cache/dpaudit/envs/smartnoise/bin/python",
+        "~/.cache/dpaudit/envs/smartnoise/bin/python --out audits/smartnoise-pategan",
     ): _LIBRARY_ENV + "; 1,334 s measured",
     (
         "docs/plugins.md",
@@ -249,7 +249,7 @@ SKIPPED: dict[tuple[str, str], str] = {
     (
         "docs/plugins.md",
         "dpaudit audit --generator mypkg.synth:SynthcityPateGan --python "
-        "/opt/synthcity/bin/python",
+        "/opt/synthcity/bin/python --out audits/synthcitypategan",
     ): _LIBRARY_ENV + " (the block above builds it)",
     (RECIPE, "python -m venv .venv"): _RECIPE,
     (RECIPE, '.venv/bin/pip install "$TORCH" --index-url "$TORCH_INDEX_URL"'): _RECIPE,
@@ -350,7 +350,8 @@ SHORTENED: dict[tuple[str, str], tuple[str, str]] = {
     ),
     (
         "docs/plugins.md",
-        "dpaudit audit --generator mypkg.synth:NoisyHistogram --dataset worst-case",
+        "dpaudit audit --generator mypkg.synth:NoisyHistogram --dataset worst-case "
+        "--out audits/noisyhistogram",
     ): ("--rounds 20", _ROUNDS + " (a plug-in fit per round and world)"),
     (
         "docs/plugins.md",
@@ -444,8 +445,9 @@ EXPECT: dict[tuple[str, str], Expect] = {
     # "should be CONSISTENT (or INCONCLUSIVE ...)" (a fixed seed: one outcome).
     (
         "docs/plugins.md",
-        "dpaudit audit --generator mypkg.synth:NoisyHistogram --dataset worst-case",
-    ): Expect(result="dpaudit-audit", verdicts=_PRIVATE),
+        "dpaudit audit --generator mypkg.synth:NoisyHistogram --dataset worst-case "
+        "--out audits/noisyhistogram",
+    ): Expect(result="audits/noisyhistogram", verdicts=_PRIVATE),
     (
         "docs/plugins.md",
         "PYTHONPATH=. dpaudit audit --generator noisy_histogram:NoisyHistogram "

@@ -139,6 +139,7 @@ AUDIT_LAYERS: dict[str, int] = {
     "games.registry": 6,
     "games.__init__": 6,
     "run": 7,
+    "dryrun": 7,
     "__init__": 8,
 }
 """Sub-layers inside ``dpaudit.audit``, bottom to top (docs/design.md, "The audit

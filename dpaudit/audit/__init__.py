@@ -35,6 +35,9 @@ if TYPE_CHECKING:
         RESULT_FILE,
         Verdict,
     )
+    from dpaudit.audit.dryrun import (
+        dry_run,
+    )
     from dpaudit.audit.result.model import (
         SCHEMA_VERSION,
         AuditResult,
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "dpaudit.audit.dryrun": ("dry_run",),
     "dpaudit.audit.run": (
         "run_audit",
         "shutdown_workers",
@@ -95,6 +99,7 @@ __all__ = [
     "AuditConfig",
     "AuditResult",
     "Verdict",
+    "dry_run",
     "resume_config",
     "run_audit",
     "shutdown_workers",

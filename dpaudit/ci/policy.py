@@ -46,7 +46,7 @@ from typing import Any
 
 from dpaudit.audit import AuditConfig
 from dpaudit.audit.config import AUDIT_CONSTRAINTS
-from dpaudit.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError, did_you_mean
 from dpaudit.generators.names import PATE_GAN
 from dpaudit.io import read_input
 from dpaudit.validation import check_choice, check_scalar
@@ -252,8 +252,9 @@ def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Polic
     if bad_defaults or "name" in defaults:
         raise _fail(
             f"{source}, [defaults]",
-            f"unknown key(s) {bad_defaults or ['name']}; valid keys: "
-            f"{', '.join(k for k in POLICY_AUDIT_KEYS if k != 'name')} "
+            f"unknown key(s) {bad_defaults or ['name']}"
+            f"{did_you_mean(bad_defaults[0], POLICY_AUDIT_KEYS) if bad_defaults else ''}"
+            f"; valid keys: {', '.join(k for k in POLICY_AUDIT_KEYS if k != 'name')} "
             "(`name` belongs to one [[audit]]).",
         )
     _check_values(defaults, f"{source}, [defaults]")
@@ -283,7 +284,8 @@ def parse_policy(mapping: Mapping[str, Any], *, source: str = "policy") -> Polic
         if unknown_keys:
             raise _fail(
                 where,
-                f"unknown key(s) {unknown_keys}; valid keys: "
+                f"unknown key(s) {unknown_keys}"
+                f"{did_you_mean(unknown_keys[0], POLICY_AUDIT_KEYS)}; valid keys: "
                 f"{', '.join(POLICY_AUDIT_KEYS)}.",
             )
         # dpaudit check looks sequentially unless told not to (docs/ci.md,

@@ -199,7 +199,7 @@ def check_outputs(
     if taken:
         raise InvalidParameterError(
             f"`--out` {str(out_dir)!r} already holds audit(s) {', '.join(taken)} from "
-            "an earlier check: pass --force to start them afresh, --resume to continue "
-            "unfinished ones, or choose another --out."
+            "an earlier check: choose another --out, or pass --resume to continue "
+            "unfinished ones, or --force to start them afresh (which deletes them)."
         )
     return resumes

@@ -36,7 +36,8 @@ from dpaudit.errors import (
     InvalidParameterError,
     exit_code_for,
 )
-from dpaudit.reports.numbers import fmt_eps, fmt_number
+from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_versus
+from dpaudit.reports.profile_text import comparison_text
 from dpaudit.reports.wording import approximate_note, attainable
 
 __all__ = [
@@ -435,11 +436,11 @@ def power_text(result: AuditResult) -> str:
             more = f"; {CONSTANT_RELEASE_TEXT}"
         more += "".join(f"; warning: {w.message}" for w in result.warnings)
         return (
-            f"(max attainable {top} <= claimed {claim}: could not refute the claim; "
+            f"(max attainable {' <= claimed '.join(fmt_versus(attainable(result), result.eps_claimed))}"
+            ": could not refute the claim; "
             f"eps_emp {eps}{more})"
         )
-    relation = ">" if result.verdict == Verdict.VIOLATION else "<="
-    parts = [f"eps_emp {eps} {relation} claimed {claim}", f"max attainable {top}"]
+    parts = [comparison_text(result), f"max attainable {top}"]
     note = approximate_note(result)
     if note:
         parts.append(note)

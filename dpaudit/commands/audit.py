@@ -38,7 +38,7 @@ from dpaudit.audit.config import (
 )
 from dpaudit.audit.config import FLAG_ONLY as FLAG_ONLY
 from dpaudit.commands import EXIT_OK, parse_option
-from dpaudit.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError, did_you_mean
 
 if TYPE_CHECKING:
     from dpaudit.audit import AuditConfig, AuditResult
@@ -91,6 +91,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="continue the audit stored in DIR (killed, failed, or finished: "
         f"analysed again); only {may_change} and --quiet may be given with it "
         "(--generator only to name a plug-in again)",
+    )
+    groups["output"].add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check every setting as the run does and print the plan (fits, rounds "
+        "per world and their split, the attainable maximum, the memory plan, where "
+        "it will write), then exit 0 (2 with the run's refusal); fits nothing and "
+        "writes nothing",
     )
 
 
@@ -220,7 +228,8 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
             if key is None:
                 known = sorted(KEYS_BY_TOML_NAME)
                 raise InvalidParameterError(
-                    f"`--config` key {name!r} is not an audit key; valid keys: "
+                    f"`--config` key {name!r} is not an audit key"
+                    f"{did_you_mean(name, known)}; valid keys: "
                     f"{', '.join(known)}. Got it in {args.config!r}."
                 )
             if key.name in values:
@@ -345,6 +354,38 @@ class Prepared:
     quiet: bool
 
 
+def checked_config(mapping: dict[str, Any]) -> Any:
+    """The :class:`AuditConfig` of ``mapping``, its settings checked first: each
+    alone and against each other (the key table's refusals) before any generator or
+    attack module is imported (a built-in's imports torch: seconds), then the
+    generator's and attacks' options. So a bad setting is refused in one line well
+    before torch could be imported (docs/design.md, "Start-up cost")."""
+    from dpaudit.audit.config import AuditConfig, reading_recorded
+
+    with reading_recorded():  # no generator or attack module imported
+        probe = AuditConfig.from_mapping(mapping)
+    probe.check_settings()
+    _check_names(probe)
+    return AuditConfig.from_mapping(mapping)
+
+
+def _check_names(config: Any) -> None:
+    """The generator's and the dataset's names, refused as the setup refuses them,
+    without importing either (the registry's lookup is cheap; a dataset is a known
+    name or an existing file)."""
+    from dpaudit.datasets.names import DATASET_NAMES
+    from dpaudit.generators.registry import get_spec
+
+    get_spec(config.generator)
+    name = config.dataset
+    if name not in DATASET_NAMES and not Path(name).exists():
+        raise InvalidParameterError(
+            f"`--dataset` {name!r} is neither a known dataset "
+            f"({', '.join(DATASET_NAMES)}) nor an existing CSV file"
+            f"{did_you_mean(name, DATASET_NAMES)}."
+        )
+
+
 def prepare(args: argparse.Namespace) -> Prepared:
     """The configuration and the output folder of ``dpaudit audit``'s arguments
     (the command and the Python API's :func:`dpaudit.api.audit`).
@@ -352,11 +393,11 @@ def prepare(args: argparse.Namespace) -> Prepared:
     Raises:
         InvalidParameterError: a bad setting, configuration file or folder.
     """
-    from dpaudit.audit import AuditConfig, resume_config
-
     values = {} if args.resume else settings(args)
     quiet = bool(args.quiet or values.get("quiet"))
     if args.resume:
+        from dpaudit.audit import resume_config
+
         out = Path(args.resume)
         if not out.is_dir():
             raise InvalidParameterError(f"--resume: {args.resume!r} does not exist.")
@@ -368,7 +409,7 @@ def prepare(args: argparse.Namespace) -> Prepared:
                 f"`--out` must be a folder path. Got {out_text!r}."
             )
         out = Path(out_text)
-        config = AuditConfig.from_mapping(config_mapping(args))
+        config = checked_config(config_mapping(args))
     return Prepared(
         config=config,
         out=out,
@@ -381,12 +422,26 @@ def prepare(args: argparse.Namespace) -> Prepared:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs (or resumes) the audit, prints the result and where ``result.json`` is."""
-    from dpaudit.audit import run_audit, shutdown_workers
-
+    """Runs (or resumes) the audit, prints the result and where ``result.json`` is;
+    with ``--dry-run`` only its plan (:func:`dpaudit.audit.dryrun.dry_run`)."""
     prepared = prepare(args)
     config, out, where = prepared.config, prepared.out, prepared.where
     force, quiet = prepared.force, prepared.quiet
+    if getattr(args, "dry_run", False):
+        from dpaudit.audit import dry_run
+
+        rows = dry_run(
+            config,
+            out_dir=where,  # as the run names it
+            resume=prepared.resume,
+            force=force,
+        )
+        print("dry run: nothing fitted, nothing written")
+        for name, text in rows:
+            print(f"  {name:<22} {text}")
+        return EXIT_OK
+    from dpaudit.audit import run_audit, shutdown_workers
+
     try:
         with terminate_as_exception():
             result = run_audit(

@@ -111,6 +111,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="no progress on stderr (shown only when stderr is a terminal)",
     )
     parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the policy and every audit as the check does and print each "
+        "audit's plan, then exit 0 (2 with the check's refusal); fits nothing and "
+        "writes nothing",
+    )
+    parser.add_argument(
         "--progress",
         action="store_true",
         help="show progress even when stderr is not a terminal (e.g. in a CI log)",
@@ -162,6 +169,53 @@ def _absolute(path: Path | str | None) -> Path | None:
     return None if path is None else Path(os.path.abspath(path))
 
 
+def _dry_run(args: argparse.Namespace, policy: Any, files: list[Any]) -> int:
+    """``--dry-run``: every audit's configuration built and checked as
+    :func:`~dpaudit.ci.run.run_check` builds it, the outputs checked (read only),
+    and each audit's plan printed (:func:`dpaudit.audit.dryrun.dry_run`)."""
+    from dpaudit.audit import AuditConfig, dry_run
+    from dpaudit.ci.preflight import check_outputs
+    from dpaudit.commands.audit import checked_config
+    from dpaudit.errors import InvalidParameterError
+    from dpaudit.reports.escape import printable
+
+    root = Path(os.path.abspath(args.out))
+    configs: list[AuditConfig] = []
+    for audit in policy.audits:
+        try:
+            configs.append(checked_config(dict(audit.settings)))
+        except InvalidParameterError as err:
+            raise InvalidParameterError(
+                f"{policy.source}, audit {audit.name!r}: {err}"
+            ) from err
+    force = bool(getattr(args, "force", False))
+    resume = bool(getattr(args, "resume", False))
+    resumes = check_outputs(
+        root,
+        [(a.name, c) for a, c in zip(policy.audits, configs)],
+        force=force,
+        resume=resume,
+        files=files,
+    )
+    print("dry run: nothing fitted, nothing written")
+    for audit, config in zip(policy.audits, configs):
+        try:
+            rows = dry_run(
+                config,
+                out_dir=root / audit.name,  # as the run names it
+                resume=resumes.get(audit.name, False),
+                force=force,
+            )
+        except InvalidParameterError as err:
+            raise InvalidParameterError(
+                f"{policy.source}, audit {audit.name!r}: {err}"
+            ) from err
+        print(printable(f"audit {audit.name!r}"))
+        for name, text in rows:
+            print(printable(f"  {name:<22} {text}"))
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from dpaudit.ci import (
         exit_code_of,
@@ -189,6 +243,8 @@ def _run(args: argparse.Namespace) -> int:
         f"(Bonferroni){'; preset ' + policy.preset if policy.preset else ''}",
         flush=True,
     )
+    if getattr(args, "dry_run", False):
+        return _dry_run(args, policy, files)
     report = run_check(
         policy,
         out_dir=Path(args.out),  # run_check works on the absolute path, shows this

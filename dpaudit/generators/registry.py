@@ -454,12 +454,14 @@ def get_spec(name: str) -> GeneratorSpec:
     if ":" not in name:
         points = plugin_entry_points()
         if name not in points:
-            from dpaudit.errors import PluginError
+            from dpaudit.errors import PluginError, did_you_mean
             from dpaudit.generators.entry_points import ENTRY_POINT_GROUP
 
+            known = [*builtin_generators(), *points]
             raise PluginError(
                 f"unknown generator {name!r}: not a built-in (`dpaudit list generators`), "
-                f"not `module:Class`, and no entry point in group {ENTRY_POINT_GROUP!r}."
+                f"not `module:Class`, and no entry point in group {ENTRY_POINT_GROUP!r}"
+                f"{did_you_mean(name, known)}."
             )
         # The entry point's target is imported by the worker, never here.
         return GeneratorSpec(

@@ -264,7 +264,7 @@ def render_result_html(result: AuditResult) -> str:
             if k != "extra" and not k.startswith("extra.")
         ],
         "extra_rows": claim_extra_rows(result),
-        "config_rows": flatten(result.config.to_json()),
+        "config_rows": _config_rows(result),
         "option_rows": flatten(result.generator_options or {}),
         "test_size": test_size(result),
     }
@@ -274,12 +274,16 @@ def render_result_html(result: AuditResult) -> str:
 def comparison_rows(
     results: Sequence[AuditResult],
 ) -> list[tuple[str, AttackResult, AuditResult]]:
-    """One ``(label, attack, audit)`` per attack of every audit, headline attack first."""
+    """One ``(label, attack, audit)`` per attack of every audit, headline attack first;
+    the label names the audit by its folder (two audits of one generator differ
+    there, and a folder's name is short), else by its generator."""
     rows = []
     for result in results:
+        source = getattr(result, "source", None)
+        name = Path(source).parent.name if source is not None else result.label
         attacks = sorted(result.attacks.values(), key=lambda a: a.name != result.attack)
         for attack in attacks:
-            rows.append((f"{result.label} · {attack.name}", attack, result))
+            rows.append((f"{name or result.label} · {attack.name}", attack, result))
     return rows
 
 
@@ -369,6 +373,24 @@ def render_comparison_html(
         "rows": rows,
     }
     return _page("comparison.html.j2", context)
+
+
+def _config_rows(result: AuditResult) -> list[tuple[str, str]]:
+    """The configuration's settings that the audit's game uses (a two-world report
+    lists no one-run key, and the reverse)."""
+    from dpaudit.audit.config import key_of
+
+    game = result.config.game
+    rows = []
+    for name, text in flatten(result.config.to_json()):
+        field = name.split(".")[0]
+        try:
+            games = key_of(field).games
+        except KeyError:  # a field without a key of its own: shown
+            games = (game,)
+        if game in games:
+            rows.append((name, text))
+    return rows
 
 
 def render_html(

@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dpaudit.audit.result import Verdict
+from dpaudit.audit.result import Verdict, regions_summary
 from dpaudit.reports.escape import printable
 from dpaudit.reports.formats import DEFAULT_FILENAMES
 from dpaudit.reports.meaning import explain, power_rows
 from dpaudit.reports.model import AuditResult, Unfinished, path_from
 from dpaudit.reports.numbers import fmt_alpha, fmt_eps, fmt_number, fmt_percent
+from dpaudit.reports.profile_text import comparison_text
 from dpaudit.reports.wording import (
     approximate_note,
     attainable,
@@ -95,8 +96,8 @@ def case_from_result(
         status: CaseStatus = "failure"
         note = approximate_note(result)
         message = (
-            f"VIOLATION: eps_emp = {fmt_eps(result.eps_emp)} > claimed epsilon "
-            f"{fmt_number(result.eps_claimed)} (delta {fmt_alpha(result.delta)}, "
+            f"VIOLATION: {comparison_text(result, equals='= ', claimed='claimed epsilon')} "
+            f"(delta {fmt_alpha(result.delta)}, "
             f"{conf}, attack {result.attack}"
             f"{', ' + note if note else ''}){where}"
         )
@@ -115,8 +116,8 @@ def case_from_result(
     else:
         status = "passed"
         message = (
-            f"CONSISTENT: eps_emp = {fmt_eps(result.eps_emp)} <= claimed epsilon "
-            f"{fmt_number(result.eps_claimed)} (attainable maximum {top})"
+            f"CONSISTENT: {comparison_text(result, equals='= ', claimed='claimed epsilon')} "
+            f"(attainable maximum {top})"
         )
 
     if result.warnings:
@@ -154,7 +155,7 @@ def case_from_result(
         ("report", "" if report_path is None else str(report_path)),
         ("warnings", ", ".join(w.code for w in result.warnings)),
         ("mu_emp", number(result.mu_emp)),
-        ("regions_violated", ", ".join(result.regions_violated or ())),
+        ("regions_violated", regions_summary(result.regions_violated or ())),
     )
     power_text = "\n".join(f"{k}: {v}" for k, v in power_rows(result))
     seconds = result.timing.total_seconds or 0.0

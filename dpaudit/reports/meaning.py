@@ -15,8 +15,9 @@ from dpaudit.reports.claimview import claim_rows, decide_rounds, reproduce_rows
 from dpaudit.reports.games import own_text
 from dpaudit.reports.measurements_text import measurement_rows
 from dpaudit.reports.model import AuditResult
-from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_percent
+from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_percent, fmt_versus
 from dpaudit.reports.profile_text import (
+    comparison_text,
     profile_headline,
     profile_paragraph,
     profile_rows,
@@ -102,6 +103,27 @@ def _constant_paragraph(result: AuditResult) -> str:
     return "Every round of both worlds released the same features for every attack: "
 
 
+def _attainable_text(result: AuditResult) -> str:
+    """The attainable maximum of the test that decides: for a claim with a profile
+    the claim's own test (its refutation ratio for a perfect attack), with the
+    (epsilon, delta) pair's own maximum beside it; else the pair's."""
+    top = fmt_eps(attainable(result))
+    size = test_size(result)
+    ratio = None if result.power is None else result.power.ratio_max_attainable
+    if ratio is None:
+        return (
+            f"{top} (the largest eps_emp {size} can show: no claim at or above it "
+            "can be refuted)"
+        )
+    return (
+        f"refutation ratio {fmt_number(ratio)} against the claimed region (a "
+        f"perfect attack on {size}, by the claim's own test, the one that decides: "
+        "it refutes the claim iff the ratio exceeds 1); the (epsilon, delta) pair's "
+        f"own test can show eps_emp up to {top} (no pair claimed at or above it can "
+        "be refuted by that test alone)"
+    )
+
+
 def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     """How strong the audit was, as ``(name, text)`` rows shared by every renderer.
 
@@ -117,13 +139,7 @@ def power_rows(result: AuditResult) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     if result.verdict_reason:
         rows.append(("verdict reason", result.verdict_reason))
-    rows.append(
-        (
-            "attainable maximum",
-            f"{fmt_eps(attainable(result))} (the largest eps_emp {test_size(result)} "
-            "can show: no claim at or above it can be refuted)",
-        )
-    )
+    rows.append(("attainable maximum", _attainable_text(result)))
     needed = _rounds_needed(result)
     if needed is not None:
         rows.append(
@@ -171,18 +187,16 @@ def headline(result: AuditResult) -> str:
     if result.verdict == Verdict.INCONCLUSIVE:
         return (
             f"INCONCLUSIVE: eps_emp {fmt_eps(result.eps_emp)}, but this audit can show "
-            f"at most {fmt_eps(attainable(result))} <= claimed {claim}: it could not "
+            f"at most {' <= claimed '.join(fmt_versus(attainable(result), result.eps_claimed))}: it could not "
             "have refuted the claim"
         )
-    relation = ">" if result.verdict == Verdict.VIOLATION else "<="
     note = approximate_note(result)
     extra = f", {note}" if note else ""
     profile = profile_headline(result, tail=f"{result.attack}, {conf}{extra}")
     if profile is not None:
         return profile
     return (
-        f"{result.verdict}: eps_emp {fmt_eps(result.eps_emp)} {relation} claimed "
-        f"{claim} ({result.attack}, {conf}{extra})"
+        f"{result.verdict}: {comparison_text(result)} ({result.attack}, {conf}{extra})"
     )
 
 
@@ -205,13 +219,16 @@ def explain(result: AuditResult) -> list[str]:
     top = fmt_eps(top_value)
     size = test_size(result)
     paragraphs: list[str] = []
+    eps_vs, claim_vs = fmt_versus(result.eps_emp, result.eps_claimed)
+    top_vs, claim_top = fmt_versus(top_value, result.eps_claimed)
     profile = profile_paragraph(result, conf=conf)
     if profile is not None:
         paragraphs.append(profile)
     elif result.verdict == Verdict.VIOLATION:
         paragraphs.append(
             f"The implementation leaks more than it claims: with {conf} "
-            f"epsilon is at least {eps}, above the claimed {claim}. This is a proven "
+            f"epsilon is at least {eps_vs}, above the claimed {claim_vs}. This is a "
+            "proven "
             f"violation, not a suspicion: the {result.attack} attack told apart models "
             "trained with and without the target record more reliably than any "
             f"{_dp_text(result)} generator allows, on test rounds it never trained on."
@@ -224,8 +241,8 @@ def explain(result: AuditResult) -> list[str]:
             )
     elif result.verdict == Verdict.CONSISTENT:
         paragraphs.append(
-            f"No violation found: with {conf} epsilon is at least {eps}, "
-            f"which does not exceed the claimed {claim}. This does NOT prove the "
+            f"No violation found: with {conf} epsilon is at least {eps_vs}, "
+            f"which does not exceed the claimed {claim_vs}. This does NOT prove the "
             f"generator private; it only says that {_attacks_text(result)}, on this "
             "target record and this dataset, found no violation. A stronger attack, "
             "another target or more rounds may still find one."
@@ -233,14 +250,14 @@ def explain(result: AuditResult) -> list[str]:
         if top_value is not None and top_value > result.eps_claimed:
             paragraphs.append(
                 f"At this test size ({size}) the largest epsilon any attack could show "
-                f"is {top}, above the claimed {claim}: a perfect attack could have "
+                f"is {top_vs}, above the claimed {claim_top}: a perfect attack could have "
                 "refuted the claim at this size; these attacks did not. (The attainable "
                 "maximum assumes an attack without errors; real attacks show less.)"
             )
         elif top_value is not None:
             paragraphs.append(
                 f"At this test size ({size}) the largest epsilon any attack could show "
-                f"is {top}, which is not above the claimed {claim}: this audit could "
+                f"is {top_vs}, which is not above the claimed {claim_top}: this audit could "
                 "not have detected a violation at all (a result of schema version 1; "
                 "this dpaudit calls such an audit INCONCLUSIVE). Run more rounds."
             )
@@ -252,7 +269,7 @@ def explain(result: AuditResult) -> list[str]:
     else:
         sentence = (
             f"Inconclusive: at this test size ({size}) the largest epsilon any attack "
-            f"could show is {top}, which is not above the claimed {claim}, so this "
+            f"could show is {top_vs}, which is not above the claimed {claim_top}, so this "
             "audit could not have detected a violation at all, whatever the "
             f"generator does (eps_emp was {eps}). It is NOT evidence of privacy."
         )

@@ -19,6 +19,7 @@ __all__ = [
     "fmt_number",
     "fmt_percent",
     "fmt_value",
+    "fmt_versus",
 ]
 
 
@@ -34,6 +35,31 @@ def fmt_eps(value: float | None) -> str:
     if math.isinf(value):
         return "∞"
     return f"{value:.2f}"
+
+
+def fmt_versus(value: float | None, claimed: float | None) -> tuple[str, str]:
+    """An epsilon (:func:`fmt_eps`) and the claim it is compared with
+    (:func:`fmt_number`), with more digits where those would print a relation the
+    numbers do not have: the printed pair compares as the numbers do.
+
+    Example:
+        >>> fmt_versus(1.001, 1.0), fmt_versus(0.957, 1.0), fmt_versus(0.9996, 1.0)
+        (('1.001', '1'), ('0.96', '1'), ('1.00', '1'))
+    """
+    left, right = fmt_eps(value), fmt_number(claimed)
+    if (
+        value is None
+        or claimed is None
+        or not (math.isfinite(value) and math.isfinite(claimed))
+    ):
+        return left, right
+    above = value > claimed
+    for digits in range(2, 13):
+        left = f"{value:.{digits}f}"
+        right = fmt_number(claimed, max(3, digits + 1))
+        if (float(left) > float(right)) == above:
+            return left, right
+    return repr(value), repr(claimed)
 
 
 def fmt_number(value: float | None, digits: int = 3) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dpaudit.audit.result import OneRunSummary, Verdict
 from dpaudit.reports.measurements_text import measurement_rows
 from dpaudit.reports.model import AuditResult
-from dpaudit.reports.numbers import fmt_eps, fmt_number
+from dpaudit.reports.numbers import fmt_eps, fmt_number, fmt_versus
 
 __all__ = [
     "one_run_explain",
@@ -111,7 +111,7 @@ def one_run_explain(result: AuditResult) -> list[str]:
     s = result.one_run
     assert s is not None
     claim = fmt_number(result.eps_claimed)
-    eps = fmt_eps(result.eps_emp)
+    eps_vs, claim_vs = fmt_versus(result.eps_emp, result.eps_claimed)
     confidence = fmt_number(100 * (1 - result.estimator.alpha))
     game = (
         f"The audit trained {_plural(s.fits, 'model')} on the base table plus "
@@ -131,7 +131,7 @@ def one_run_explain(result: AuditResult) -> list[str]:
     if result.verdict == Verdict.VIOLATION:
         return [
             f"The implementation leaks more than it claims: with {confidence}% "
-            f"confidence epsilon is at least {eps}, above the claimed {claim}. "
+            f"confidence epsilon is at least {eps_vs}, above the claimed {claim_vs}. "
             + game
             + " No (epsilon, delta)-DP generator with epsilon at the claim lets that "
             "many guesses be right except with the stated small probability "
@@ -154,8 +154,8 @@ def one_run_explain(result: AuditResult) -> list[str]:
         "only: other private steps are not tested (docs/onerun.md)."
     )
     return [
-        game
-        + f" That bounds epsilon below only by {eps}, not above the claimed {claim}. "
+        game + f" That bounds epsilon below only by {eps_vs}, not above the claimed "
+        f"{claim_vs}. "
         "This is no proof of privacy: other canaries, scores or the two-world game "
         "may show more. " + sees
     ]

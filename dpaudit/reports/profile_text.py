@@ -11,11 +11,12 @@ itself.
 from __future__ import annotations
 
 from dpaudit.audit import AuditResult
-from dpaudit.audit.result import Verdict
-from dpaudit.reports.numbers import fmt_alpha, fmt_number
+from dpaudit.audit.result import Verdict, orders_span, regions_summary
+from dpaudit.reports.numbers import fmt_alpha, fmt_number, fmt_versus
 
 __all__ = [
     "claimed_profile_text",
+    "comparison_text",
     "profile_headline",
     "profile_paragraph",
     "profile_rows",
@@ -30,8 +31,7 @@ def _has_profile(result: AuditResult) -> bool:
 
 def regions_text(result: AuditResult) -> str:
     """The violated regions, ``none`` when there are none."""
-    regions = result.regions_violated or ()
-    return ", ".join(regions) if regions else "none"
+    return regions_summary(result.regions_violated or ())
 
 
 def claimed_profile_text(result: AuditResult) -> str | None:
@@ -43,9 +43,7 @@ def claimed_profile_text(result: AuditResult) -> str | None:
     if claim.zcdp_rho is not None:
         parts.append(f"rho-zCDP with rho {fmt_number(claim.zcdp_rho)}")
     if claim.rdp:
-        orders = list(claim.rdp.get("orders") or ())
-        span = f"{orders[0]:g} to {orders[-1]:g}" if orders else "no orders"
-        parts.append(f"an RDP curve at {len(orders)} orders ({span})")
+        parts.append(f"an RDP curve at {orders_span(claim.rdp.get('orders') or ())}")
     return "; ".join(parts) if parts else None
 
 
@@ -113,31 +111,67 @@ def profile_rows(result: AuditResult) -> list[tuple[str, str]]:
     return rows
 
 
+def _profile_only(result: AuditResult) -> bool:
+    """A VIOLATION whose (epsilon, delta) pair was not refuted by its own test
+    (eps_emp at most the claim): the claim's test refuted the stated profile."""
+    return (
+        result.verdict == Verdict.VIOLATION
+        and result.eps_emp is not None
+        and result.eps_emp <= result.eps_claimed
+    )
+
+
+def _violated_words(result: AuditResult) -> str:
+    regions = result.regions_violated or ()
+    return regions_summary(regions, words=True) if regions else "the claimed region"
+
+
+def comparison_text(
+    result: AuditResult, *, equals: str = "", claimed: str = "claimed"
+) -> str:
+    """The verdict's comparison in one phrase, true of the numbers it prints:
+    ``eps_emp 4.68 > claimed 1``; for a profile refuted while the pair is not,
+    ``outside the GDP curve (refutation ratio 17.6); eps_emp 0.96 <= claimed 1``.
+    ``equals``: ``"= "`` to write ``eps_emp = 4.68``; ``claimed``: the word(s)
+    before the claim (``claimed epsilon``)."""
+    eps, claim = fmt_versus(result.eps_emp, result.eps_claimed)
+    if _profile_only(result):
+        ratio = result.refutation_ratio
+        return (
+            f"the claim's test puts the test point outside {_violated_words(result)}"
+            + (f" (refutation ratio {fmt_number(ratio)})" if ratio is not None else "")
+            + f"; the (epsilon, delta) pair alone not refuted: eps_emp {equals}{eps} "
+            f"<= {claimed} {claim}"
+        )
+    above = result.eps_emp is not None and result.eps_emp > result.eps_claimed
+    return f"eps_emp {equals}{eps} {'>' if above else '<='} {claimed} {claim}"
+
+
 def profile_headline(result: AuditResult, *, tail: str) -> str | None:
     """The headline of a VIOLATION of the profile alone (the lines not refuted);
     ``None`` otherwise (the usual headline says it)."""
-    regions = result.regions_violated or ()
-    if result.verdict != Verdict.VIOLATION or not regions or "lines" in regions:
+    if not _profile_only(result):
         return None
+    eps, claim = fmt_versus(result.eps_emp, result.eps_claimed)
     return (
-        f"VIOLATION: the test point lies outside the claimed {', '.join(regions)} "
-        f"region (mu_emp {fmt_number(result.mu_emp)}, eps_emp "
-        f"{fmt_number(result.eps_emp)} <= claimed {fmt_number(result.eps_claimed)}) "
+        f"VIOLATION: the test point lies outside {_violated_words(result)}"
+        f" (mu_emp {fmt_number(result.mu_emp)}, eps_emp {eps} <= claimed {claim}) "
         f"({tail})"
     )
 
 
 def profile_paragraph(result: AuditResult, *, conf: str) -> str | None:
     """The "what this means" paragraph of a VIOLATION of the profile alone."""
-    regions = result.regions_violated or ()
-    if result.verdict != Verdict.VIOLATION or not regions or "lines" in regions:
+    if not _profile_only(result):
         return None
+    eps, claim = fmt_versus(result.eps_emp, result.eps_claimed)
     return (
         "The implementation leaks more than its claimed privacy profile allows: with "
         f"{conf} the {result.attack} attack's error rates lie outside the region the "
-        f"claim states ({', '.join(regions)}; {claimed_profile_text(result)}). The "
-        f"(epsilon, delta) point alone was not refuted (eps_emp "
-        f"{fmt_number(result.eps_emp)} <= {fmt_number(result.eps_claimed)}), but the "
+        f"claim states ({_violated_words(result)}; "
+        f"{claimed_profile_text(result) or 'its (epsilon, delta) lines'}), by the "
+        "claim's own test of its whole region. The (epsilon, delta) pair alone was "
+        f"not refuted by its own test (eps_emp {eps} <= claimed {claim}), but the "
         "mechanism is not what its accountant says it is: this is a proven violation "
         "of the stated profile, on test rounds the attack never trained on."
     )

@@ -62,15 +62,43 @@ def _is_scalar(value: Any) -> bool:
     return not isinstance(value, Mapping | list | tuple)
 
 
+#: A list longer than this is shown as a summary, not value by value.
+LIST_SHOWN = 8
+
+
+def list_text(value: Any) -> str:
+    """A JSON value as a table cell: a list of more than :data:`LIST_SHOWN` values
+    summarised (``46 values, 1.03 to 1001; all in result.json``), any other value as
+    :func:`fmt_value` writes it.
+
+    >>> list_text([float(x) for x in range(1, 101)])
+    '100 values, 1 to 100; all in result.json'
+    >>> list_text([1, 2])
+    '[1, 2]'
+    """
+    if isinstance(value, list | tuple) and len(value) > LIST_SHOWN:
+        numbers = [
+            v for v in value if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
+        span = (
+            f", {fmt_number(min(numbers), 4)} to {fmt_number(max(numbers), 4)}"
+            if numbers
+            else ""
+        )
+        return f"{len(value)} values{span}; all in result.json"
+    return fmt_value(value)
+
+
 def flatten(mapping: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """``(dotted.key, text)`` for every leaf of a nested mapping (lists kept whole)."""
+    """``(dotted.key, text)`` for every leaf of a nested mapping (a long list
+    summarised: :func:`list_text`)."""
     out: list[tuple[str, str]] = []
     for key, value in mapping.items():
         name = f"{prefix}.{key}" if prefix else str(key)
         if isinstance(value, Mapping) and value:
             out.extend(flatten(value, name))
         else:
-            out.append((name, fmt_value(value)))
+            out.append((name, list_text(value)))
     return out
 
 

@@ -17,6 +17,7 @@ import matplotlib as mpl
 import numpy as np
 
 from dpaudit.audit.games import claimed_profile
+from dpaudit.audit.result import regions_summary
 from dpaudit.audit.stats import gdp_tradeoff, rdp_boundary
 from dpaudit.reports.model import AuditResult
 from dpaudit.reports.numbers import fmt_number
@@ -88,7 +89,11 @@ def tradeoff_chart(result: AuditResult) -> str | None:
         a, b = result.fpr_upper, result.fnr_upper
         ax.plot([a, a], [0, b], color="#c62828", linewidth=0.8, linestyle=":")
         ax.plot([0, a], [b, b], color="#c62828", linewidth=0.8, linestyle=":")
-        regions = ", ".join(result.regions_violated or ()) or "no region violated"
+        regions = (
+            regions_summary(result.regions_violated)
+            if result.regions_violated
+            else "no region violated"
+        )
         ax.plot(
             [a],
             [b],

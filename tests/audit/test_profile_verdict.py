@@ -109,7 +109,7 @@ def test_a_gdp_overclaim_names_its_region_and_reason() -> None:
         point=head,
         claim=claim,
     )
-    assert reason.startswith("VIOLATION: the bounded test point")
+    assert reason.startswith("VIOLATION: the stated profile is refuted")
     assert "GDP" in reason and "mu_emp" in reason
 
 

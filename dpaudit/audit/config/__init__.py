@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from dpaudit.audit.config.model import (
         AuditConfig,
         check_generator_options,
+        reading_recorded,
     )
     from dpaudit.audit.config.names import (
         BACKENDS,
@@ -52,6 +53,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "dpaudit.audit.config.model": (
         "AuditConfig",
         "check_generator_options",
+        "reading_recorded",
     ),
     "dpaudit.audit.config.keys": (
         "AUDIT_CONSTRAINTS",
@@ -114,6 +116,7 @@ __all__ = [
     "check_requirements",
     "key_of",
     "nan_to_null",
+    "reading_recorded",
     "to_json",
     "versions_text",
 ]

@@ -501,8 +501,9 @@ AUDIT_KEYS: tuple[Key, ...] = (
 )
 """Every setting of ``dpaudit audit`` and ``audit.toml``, in ``--help`` order."""
 
-FLAG_ONLY = ("config", "resume")
-"""The flags that are not settings (they say where the configuration is)."""
+FLAG_ONLY = ("config", "resume", "dry_run")
+"""The flags that are not settings (they say where the configuration is, or, with
+``--dry-run``, that the audit is only planned)."""
 
 KEYS_BY_TOML_NAME: Mapping[str, Key] = MappingProxyType(
     {name: key for key in AUDIT_KEYS for name in (key.name, *key.aliases)}

@@ -523,6 +523,8 @@ class AuditConfig:
 def _check_attack_option_names(attack: str, options: Mapping[str, Any]) -> None:
     """Refuses an attack option that no attack of ``attack`` takes: each attack is
     given only the options it takes, so a typo would be silently ignored."""
+    if not options:  # nothing to check: no attack module imported (torch)
+        return
     from dpaudit.attacks.registry import attack_options
 
     names = ATTACK_NAMES if attack in SET_NAMES else (attack,)
@@ -539,7 +541,8 @@ def _check_attack_option_names(attack: str, options: Mapping[str, Any]) -> None:
 @functools.cache
 def _defaults() -> dict[str, Any]:
     """Every field's default (:meth:`AuditConfig.check_settings`)."""
-    default = AuditConfig()
+    with reading_recorded():  # no option set: no generator imported to check it
+        default = AuditConfig()
     return {f.name: getattr(default, f.name) for f in fields(AuditConfig)}
 
 

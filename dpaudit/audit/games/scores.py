@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.audit.result.model import LOW_FPRS, AttackResult, Claim, LowFprRate, freeze
+from dpaudit.audit.result.regions import WHOLE_CLAIM
 from dpaudit.audit.stats import calibrated
 from dpaudit.audit.stats import estimators as est
 from dpaudit.audit.stats.ceiling import eps_ceiling, mu_ceiling, mu_max_attainable
@@ -37,8 +38,10 @@ __all__ = [
     "ceiling_of",
     "claimed_profile",
     "judge_scores",
+    "pair_regions",
     "profile_of_claims",
     "profile_point",
+    "ratio_attainable",
     "refutable",
     "region_decides",
     "tpr_at_low_fpr",
@@ -70,7 +73,7 @@ def analyse_scores(
         profile=profile,
     )
     threshold, direction, counts = judged.threshold, judged.direction, judged.counts
-    point = judged.point
+    point = pair_regions(judged.point, judged.eps_emp, profile)
     n0 = counts.n_non_members
     oriented = direction * s_test
     fpr, tpr = roc_curve(oriented, y_test)
@@ -99,6 +102,33 @@ def analyse_scores(
         refutation_ratio=None if profile is None else point.ratio,
         regions_violated=point.regions_violated,
     )
+
+
+def pair_regions(
+    point: PointTest, eps_emp: float, profile: ClaimedProfile | None
+) -> PointTest:
+    """The regions the verdict may name: ``lines`` only where the (epsilon, delta)
+    pair's own test refutes it (``eps_emp > epsilon``), never because the corner of
+    the claim's test (calibrated on the whole stated region, not on the lines) lies
+    outside them; the profile's regions as the claim's test found them. Where that
+    test refutes the claim (ratio > 1) and nothing is left to name, the claimed
+    region as a whole: :data:`WHOLE_CLAIM`.
+
+    >>> p = PointTest(fpr_upper=0.2, fnr_upper=0.2, eps_lo=0.9, mu_emp=1.3,
+    ...               ratio=4.0, regions_violated=("lines", "gdp"))
+    >>> claim = ClaimedProfile(epsilon=1.0, delta=1e-5, gdp_mu=0.3)
+    >>> pair_regions(p, 0.9, claim).regions_violated, pair_regions(
+    ...     p, 1.2, claim).regions_violated
+    (('gdp',), ('lines', 'gdp'))
+    """
+    if profile is None or not profile.has_profile:
+        return point
+    keep = tuple(
+        r for r in point.regions_violated if r != "lines" or eps_emp > profile.epsilon
+    )
+    if point.ratio > 1.0 and not keep:
+        keep = (WHOLE_CLAIM,)
+    return replace(point, regions_violated=keep)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -369,11 +399,13 @@ def ceiling_of(
     }
 
 
-def refutable(
+def ratio_attainable(
     head: AttackResult, profile: ClaimedProfile, method: est.EstimatorMethod
-) -> bool | None:
-    """Whether a perfect attack on these test rounds would refute the claim's
-    region (``None`` where the claim is decided by eps_emp: :func:`region_decides`)."""
+) -> float | None:
+    """The refutation ratio a perfect attack (no test error) shows on these test
+    rounds against the claim's whole region, by the claim's own test: the attainable
+    maximum of the test that decides the claim (``None`` where the claim is decided
+    by eps_emp: :func:`region_decides`)."""
     if not region_decides(
         profile, method, head.counts.n_non_members, head.counts.n_members
     ):
@@ -385,7 +417,16 @@ def refutable(
     point = profile_point(
         perfect, delta=profile.delta, alpha=alpha, method=method, profile=profile
     )
-    return point.ratio > 1.0
+    return point.ratio
+
+
+def refutable(
+    head: AttackResult, profile: ClaimedProfile, method: est.EstimatorMethod
+) -> bool | None:
+    """Whether a perfect attack on these test rounds would refute the claim's
+    region (``None`` where the claim is decided by eps_emp: :func:`region_decides`)."""
+    ratio = ratio_attainable(head, profile, method)
+    return None if ratio is None else ratio > 1.0
 
 
 def region_decides(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from dpaudit.audit.result.model import AttackResult, Claim, Verdict
+from dpaudit.audit.result.regions import WHOLE_CLAIM, orders_span, regions_summary
 
 
 def _missing(value: float | None) -> bool:
@@ -222,27 +223,19 @@ def _regions_text(claim: Claim) -> str:
     if claim.gdp_mu is not None:
         parts.append(f"mu {claim.gdp_mu:.3g} GDP curve")
     if claim.rdp:
-        parts.append(f"RDP curve at {len(claim.rdp.get('orders') or ())} orders")
+        parts.append(f"RDP curve at {orders_span(claim.rdp.get('orders') or ())}")
     if claim.zcdp_rho is not None:
         parts.append(f"rho {claim.zcdp_rho:.3g} zCDP")
     return ", ".join(parts)
 
 
-def _region_detail(region: str, point: AttackResult, claim: Claim) -> str:
-    # The region test's corner decides; eps_emp and mu_emp are the families' bounds
-    # (docs/soundness.md, "The exact test of the claimed region") and need not exceed
-    # the claim when another stated region is what the corner falls outside of.
-    if region == "lines":
-        if (point.eps_emp or 0.0) > (claim.epsilon or 0.0):
-            return f"eps_emp {point.eps_emp:.3f} > epsilon {claim.epsilon:.3f}"
-        return f"outside the epsilon {claim.epsilon:.3f} lines"
-    if region == "gdp":
-        if (point.mu_emp or 0.0) > (claim.gdp_mu or 0.0):
-            return f"mu_emp {point.mu_emp:.3f} > mu {claim.gdp_mu:.3f}"
-        return f"below the mu {claim.gdp_mu:.3f} GDP curve"
-    if region.startswith("rdp@"):
-        return f"outside the RDP curve at order {region[4:]}"
-    return f"outside rho-zCDP at order {region[5:]}"
+def _profile_detail(point: AttackResult, claim: Claim) -> str:
+    """How far outside the profile's regions the corner lies, in the figures the
+    report shows: mu_emp against mu where GDP is named, else the ratio alone."""
+    regions = point.regions_violated
+    if "gdp" in regions and (point.mu_emp or 0.0) > (claim.gdp_mu or 0.0):
+        return f"mu_emp {point.mu_emp:.3f} > mu {claim.gdp_mu:.3f}; "
+    return ""
 
 
 def profile_reason(
@@ -254,40 +247,53 @@ def profile_reason(
     rounds_needed: int | None = None,
 ) -> str:
     """One sentence for a claim that states a privacy profile: where the bounded test
-    point lies against the claimed regions, naming the violated ones.
+    point of the claim's calibrated test lies against the claimed regions, naming the
+    violated ones (the RDP orders as one span), and what the (epsilon, delta) pair's
+    own test says (its eps_emp), so that no region is called violated by a test that
+    was not calibrated for it.
 
     >>> from dpaudit.audit.stats.estimators import AttackCounts
     >>> head = AttackResult(name="x", eps_emp=0.8, mu_emp=1.3, fpr_upper=0.02,
     ...     fnr_upper=0.6, refutation_ratio=1.4, regions_violated=("gdp",),
     ...     counts=AttackCounts(tp=1, fp=0, tn=1, fn=0))
-    >>> profile_reason(Verdict.VIOLATION, point=head,
-    ...     claim=Claim(epsilon=1.0, delta=1e-5, gdp_mu=0.925))  # doctest: +ELLIPSIS
-    'VIOLATION: the bounded test point (FPR <= 0.0200, FNR <= 0.6000) lies outside the claimed GDP region (mu_emp 1.300 > mu 0.925)...'
+    >>> print(profile_reason(Verdict.VIOLATION, point=head,
+    ...     claim=Claim(epsilon=1.0, delta=1e-5, gdp_mu=0.925)))  # doctest: +ELLIPSIS
+    VIOLATION: the stated profile is refuted: ...outside the GDP curve (mu_emp 1.300 > mu 0.925; refutation ratio 1.400). The (epsilon, delta) pair alone is not: its own test gives eps_emp 0.800, which does not exceed the claimed epsilon 1.000.
     """
     where = (
         f"the bounded test point (FPR <= {point.fpr_upper or 0.0:.4f}, "
         f"FNR <= {point.fnr_upper or 0.0:.4f})"
     )
     ratio = point.refutation_ratio or 0.0
+    eps = point.eps_emp or 0.0
     if verdict is Verdict.VIOLATION:
-        names = ", ".join(
-            "GDP"
-            if r == "gdp"
-            else r.upper().replace("@", " at order ")
-            if r != "lines"
-            else "(epsilon, delta)"
-            for r in point.regions_violated
-        )
-        details = "; ".join(
-            _region_detail(r, point, claim) for r in point.regions_violated
+        regions = point.regions_violated
+        profile = [r for r in regions if r != "lines"]
+        pair_refuted = "lines" in regions
+        what = (
+            "the stated profile is refuted"
+            if profile
+            else "the claimed region is refuted"
         )
         text = (
-            f"VIOLATION: {where} lies outside the claimed {names} region ({details}); "
-            f"refutation ratio {ratio:.3f}"
+            f"VIOLATION: {what}: the claim's {'' if approximate else 'calibrated '}"
+            "test (of its whole region, "
+            f"the (epsilon, delta) lines and the stated profile together) puts {where} "
+            f"outside {regions_summary(profile or [WHOLE_CLAIM], words=True)} "
+            f"({_profile_detail(point, claim)}refutation ratio {ratio:.3f})"
         )
         if approximate:
             text += " (approximate: Jeffreys interval, not exact coverage)"
-        return text + "."
+        if pair_refuted:
+            return (
+                text + ". The (epsilon, delta) pair's own test refutes it too: "
+                f"eps_emp {eps:.3f} > claimed epsilon {claim.epsilon:.3f}."
+            )
+        return (
+            text + ". The (epsilon, delta) pair alone is not: its own test gives "
+            f"eps_emp {eps:.3f}, which does not exceed the claimed epsilon "
+            f"{claim.epsilon:.3f}."
+        )
     if verdict is Verdict.INCONCLUSIVE:
         need = (
             f"about {rounds_needed} rounds per world would be needed"
@@ -300,7 +306,7 @@ def profile_reason(
         )
     return (
         f"CONSISTENT: {where} lies inside every claimed region ({_regions_text(claim)}):"
-        f" refutation ratio {ratio:.3f}, eps_emp {point.eps_emp or 0.0:.3f}, mu_emp "
+        f" refutation ratio {ratio:.3f}, eps_emp {eps:.3f}, mu_emp "
         f"{point.mu_emp or 0.0:.3f}; a perfect attack could have refuted the claim "
         "with these test rounds, these attacks did not, and this is no proof of privacy."
     )

@@ -34,6 +34,12 @@ if TYPE_CHECKING:
     from dpaudit.audit.result.onerun import (
         OneRunSummary,
     )
+    from dpaudit.audit.result.regions import (
+        WHOLE_CLAIM,
+        order_text,
+        orders_span,
+        regions_summary,
+    )
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "dpaudit.audit.result.model": (
@@ -56,6 +62,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "thaw",
     ),
     "dpaudit.audit.result.onerun": ("OneRunSummary",),
+    "dpaudit.audit.result.regions": (
+        "WHOLE_CLAIM",
+        "order_text",
+        "orders_span",
+        "regions_summary",
+    ),
     "dpaudit.audit.result.measurements": ("MeasurementSummary",),
 }
 
@@ -65,6 +77,7 @@ __all__ = [
     "LOW_FPRS",
     "READABLE_SCHEMA_VERSIONS",
     "SCHEMA_VERSION",
+    "WHOLE_CLAIM",
     "AttackResult",
     "AuditResult",
     "Claim",
@@ -80,5 +93,8 @@ __all__ = [
     "TrainingFacts",
     "Verdict",
     "freeze",
+    "order_text",
+    "orders_span",
+    "regions_summary",
     "thaw",
 ]

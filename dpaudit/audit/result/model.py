@@ -193,6 +193,10 @@ class Power:
             ``mu_reference``-GDP mechanism at this test size and level.
         mu_to_ceiling: mu_emp / mu_ceiling.
         eps_ceiling: the expected eps_emp of the same oracle test.
+        ratio_max_attainable: the refutation ratio a perfect attack shows against
+            the claim's whole region by the claim's own calibrated test (the test
+            that decides a claim with a profile; ``None`` without a profile): the
+            attainable maximum of that test, which refutes iff it exceeds 1.
     """
 
     eps_max_attainable: float | None
@@ -206,6 +210,7 @@ class Power:
     mu_ceiling: float | None = None
     mu_to_ceiling: float | None = None
     eps_ceiling: float | None = None
+    ratio_max_attainable: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -73,7 +73,7 @@ def load_stored(out_dir: Path | str) -> tuple[AuditConfig, Ranking | None]:
         raise InvalidParameterError(
             f"--resume: {str(out)!r} holds no audit to resume (no {ResultStore.FILENAME})."
         )
-    fix = "start over with --force, or choose another --out"
+    fix = "choose another --out, or start over with --force"
     try:
         with ResultStore(out) as store:
             stored = store.get_meta("config")
@@ -296,7 +296,8 @@ def prepare_directory(
         if finished:
             raise InvalidParameterError(
                 f"output directory {str(out_dir)!r} is not empty: it holds a result.json "
-                "without its store; pass --force to overwrite it, or choose another --out."
+                "without its store; choose another --out, or pass --force to overwrite "
+                "it."
             )
         return config, None, False
     stored, ranking = load_stored(out_dir)
@@ -309,13 +310,13 @@ def prepare_directory(
     if stored.identity() != wanted.identity():
         raise InvalidParameterError(
             f"output directory {str(out_dir)!r} is not empty: it holds a different audit; "
-            "pass --force to overwrite it, or choose another --out."
+            "choose another --out, or pass --force to overwrite it (which deletes it)."
         )
     if finished and not resume:
         raise InvalidParameterError(
             f"output directory {str(out_dir)!r} is not empty: it holds this audit, "
-            "finished; pass --resume to analyse it again, or --force to run it again, "
-            "or choose another --out."
+            "finished; choose another --out, or pass --resume to analyse it again, or "
+            "--force to run it again (which deletes it)."
         )
     run = replace(stored, **{k: getattr(config, k) for k in RESUME_SETTINGS})
     return run, ranking, True

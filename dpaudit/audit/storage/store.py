@@ -305,8 +305,8 @@ class ResultStore:
             if failure is not None:
                 raise failure from err
             raise StoreError(
-                f"{str(self.path)!r} is not a dpaudit store ({err}); start "
-                "over with --force, or choose another --out."
+                f"{str(self.path)!r} is not a dpaudit store ({err}); choose "
+                "another --out, or start over with --force."
             ) from err
 
     def close(self) -> None:

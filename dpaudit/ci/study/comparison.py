@@ -27,6 +27,7 @@ from dpaudit.audit.result import Verdict
 from dpaudit.ci.study.plan import STUDY_ROUNDS, StudyAudit
 from dpaudit.generators.registry import REAL_DATA_ITERATIONS, WORST_CASE_ITERATIONS
 from dpaudit.reports.numbers import fmt_eps, fmt_number
+from dpaudit.reports.profile_text import comparison_text
 from dpaudit.reports.wording import attainable
 
 __all__ = ["SAME_WITHIN", "STUDY_MAXIMUM", "Comparison", "compare"]
@@ -249,8 +250,7 @@ def _unpublished(audit: StudyAudit, result: AuditResult) -> str:
     claim = fmt_number(result.eps_claimed)
     if result.verdict == Verdict.CONSISTENT:
         return (
-            f"{head} CONSISTENT: eps_emp {fmt_eps(result.eps_emp)} <= claimed "
-            f"{claim}, with an audit that could have shown up to "
+            f"{head} CONSISTENT: {comparison_text(result)}, with an audit that could have shown up to "
             f"{fmt_eps(attainable(result))}. This does not prove it private "
             "(docs/soundness.md, the verdicts)."
         )
@@ -263,7 +263,7 @@ def _unpublished(audit: StudyAudit, result: AuditResult) -> str:
             f"could not have refuted the claim{more}."
         )
     return (
-        f"{head} VIOLATION: eps_emp {fmt_eps(result.eps_emp)} > claimed {claim}. "
+        f"{head} VIOLATION: {comparison_text(result)}. "
         "For a correct generator this happens with probability at most the "
         f"audit's alpha ({fmt_number(result.estimator.alpha)}): investigate."
     )

@@ -100,8 +100,8 @@ def _prepare(out: Path, *, force: bool) -> None:
         )
     if (out / RESULT_FILE).exists() and not force:
         raise InvalidParameterError(
-            f"`--out` {str(out)!r} already holds an audit (result.json); pass --force "
-            "to replace it or choose another --out."
+            f"`--out` {str(out)!r} already holds an audit (result.json); choose "
+            "another --out, or pass --force to replace it."
         )
 
 

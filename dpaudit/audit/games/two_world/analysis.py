@@ -32,6 +32,7 @@ from dpaudit.audit.games.scores import (
     analyse_scores,
     ceiling_of,
     claimed_profile,
+    ratio_attainable,
     refutable,
     region_decides,
 )
@@ -282,6 +283,9 @@ def power_of(
             profile, alpha=alpha, split=config.fractions, method=config.estimator
         )
         if profile is not None and profile.has_profile
+        else None,
+        ratio_max_attainable=ratio_attainable(head, profile, config.estimator)
+        if profile is not None
         else None,
         **ceiling,
     )

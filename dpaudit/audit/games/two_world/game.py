@@ -30,6 +30,8 @@ import contextlib
 import functools
 import json
 import os
+import signal
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -267,22 +269,75 @@ def _run_threads(
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpaudit-batch")
+    started, took = time.monotonic(), []
     try:
         pending = {pool.submit(work, batch) for batch in batches}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
+                took.append(time.monotonic() - started)  # a batch finished
                 commit(future.result())
-    except BaseException:
+    except BaseException as err:
         # Batches waiting on a plug-in's worker process (a hang, a long fit) end at
         # once when their workers are stopped, and no queued batch starts a new one.
         from dpaudit.generators.foreign.pool import stopping
 
-        with stopping():
+        with stopping(), _acknowledged(err, took, workers=workers):
             pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def batch_wait_text(took: list[float], *, workers: int) -> str:
+    """How long the running batches may still take: the mean time between batch
+    completions so far times the workers (a batch's own time), ``about N s``.
+
+    >>> batch_wait_text([4.0, 8.0, 12.0], workers=2), batch_wait_text([], workers=2)
+    ('about 8 s', 'up to one batch')
+    """
+    if not took:
+        return "up to one batch"
+    return f"about {max(1, round(took[-1] / len(took) * workers))} s"
+
+
+@contextlib.contextmanager
+def _acknowledged(
+    err: BaseException, took: list[float], *, workers: int
+) -> Iterator[None]:
+    """Within (the wait for the running batches after a Ctrl-C): the stop is said
+    at once, with how long the wait may last, and a second Ctrl-C stops now (the
+    committed rounds are kept; ``--resume`` continues)."""
+    if not isinstance(err, KeyboardInterrupt):
+        yield
+        return
+    print(
+        f"dpaudit: stopping after the current batch, {batch_wait_text(took, workers=workers)};"
+        " Ctrl-C again to stop now",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        previous = signal.signal(signal.SIGINT, _stop_now)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _stop_now(signum: int, frame: Any) -> None:
+    """A second Ctrl-C: exit at once (130), the committed rounds kept. A thread
+    inside torch cannot be stopped, so the process ends without unwinding it."""
+    print(
+        "dpaudit: stopped now; the rounds committed so far are kept: continue with "
+        "dpaudit audit --resume",
+        file=sys.stderr,
+        flush=True,
+    )
+    os._exit(130)
 
 
 def _write_training_trace(setup: AuditSetup, output: _Output) -> None:

@@ -1,0 +1,172 @@
+"""Every measured figure a page quotes comes from a record file the measuring
+benchmark writes (benchmarks/records/NAME.json: the command, the date, dpaudit's
+version and the figures; ``python benchmarks/NAME.py --record``), and the page says
+what the record says.
+
+:data:`QUOTES` lists each quote: the page, the sentence with ``{}`` where the
+figures go, the record and the figures' keys (each written as the page writes it).
+A page that still says an old figure, or a record re-measured without the page
+following it, fails here.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from harness import read_record, write_record  # noqa: E402
+
+
+def _looks(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
+
+
+def _eps(value: float) -> str:
+    return f"{value:.2f}"
+
+
+#: ``(page, sentence with {} per figure, record, (key, format) per figure)``.
+QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
+    (
+        "docs/ci.md",
+        "| 500 (`quick`) | 50, 100, 250, 500 | {} | {} |",
+        "check_power",
+        (("500/default/0.05/looks", _looks), ("500/default/0.05/once", _eps)),
+    ),
+    (
+        "docs/ci.md",
+        "| 1,000 | 100, 200, 500, 1,000 | {} | {} |",
+        "check_power",
+        (("1000/default/0.05/looks", _looks), ("1000/default/0.05/once", _eps)),
+    ),
+    (
+        "docs/ci.md",
+        "of the audit's alpha: {} instead of {} for `quick` and the default set",
+        "check_power",
+        (
+            ("500/default/0.05/looks", lambda v: _eps(v[-1])),
+            ("500/default/0.05/once", _eps),
+        ),
+    ),
+    (
+        "docs/ci.md",
+        "G-PATE's with one attack, querybased, whose plan shows {} ({} analysed once), "
+        "and PATE-GAN's on the continuous worst case with the default set, {} ({} "
+        "analysed once).",
+        "check_power",
+        (
+            ("500/querybased/0.025/looks", lambda v: _eps(v[-1])),
+            ("500/querybased/0.025/once", _eps),
+            ("500/default/0.025/looks", lambda v: _eps(v[-1])),
+            ("500/default/0.025/once", _eps),
+        ),
+    ),
+    (
+        "docs/ci.md",
+        "maximum is {} (the sequential looks' last, the default set)",
+        "check_power",
+        (("500/default/0.05/looks", lambda v: _eps(v[-1])),),
+    ),
+    (
+        "docs/plugins.md",
+        "its attack trains nothing; mu_emp {} against the claimed and exact mu {}, "
+        "refutation ratio {}). The second adds what it states: {} (mu_emp {}),",
+        "plugin_transcript",
+        (
+            ("quarter/mu_emp", "{:.3f}".format),
+            ("quarter/mu_claimed", "{:.3f}".format),
+            ("quarter/ratio", "{:.2f}".format),
+            ("honest/verdict", str),
+            ("honest/mu_emp", "{:.3f}".format),
+        ),
+    ),
+    (
+        "docs/plugins.md",
+        "the ceiling of the best possible test at this size, a mu_emp of {} (these "
+        "figures are recorded in benchmarks/records/plugin_transcript.json",
+        "plugin_transcript",
+        (("honest/mu_ceiling", "{:.3f}".format),),
+    ),
+    (
+        "examples/privacy.toml",
+        "the largest eps_emp it can show is {} for the G-PATE audit here (one attack, "
+        "alpha 0.025, spent over the preset's sequential looks; {} analysed once) and "
+        "{} for PATE-GAN's three attacks ({} analysed once), as `dpaudit check "
+        "--dry-run` prints.",
+        "check_power",
+        (
+            ("500/querybased/0.025/looks", lambda v: _eps(v[-1])),
+            ("500/querybased/0.025/once", _eps),
+            ("500/default/0.025/looks", lambda v: _eps(v[-1])),
+            ("500/default/0.025/once", _eps),
+        ),
+    ),
+)
+
+
+def _flat(page: str) -> str:
+    """The page's text with comment markers and line breaks folded into spaces."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    if page.endswith(".toml"):
+        text = re.sub(r"^#\s?", "", text, flags=re.MULTILINE)
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize(
+    ("page", "sentence", "record", "keys"), QUOTES, ids=[q[1][:40] for q in QUOTES]
+)
+def test_the_page_says_what_the_record_says(
+    page: str, sentence: str, record: str, keys: tuple[tuple[str, object], ...]
+) -> None:
+    figures = read_record(record)["figures"]
+    values = [fmt(figures[key]) for key, fmt in keys]  # type: ignore[operator]
+    expected = " ".join(sentence.format(*values).split())
+    assert expected in _flat(page), f"{page} should say: {expected!r}"
+
+
+def test_every_record_names_its_command_date_and_version() -> None:
+    folder = ROOT / "benchmarks" / "records"
+    records = sorted(folder.glob("*.json"))
+    assert records
+    for path in records:
+        record = read_record(path.stem)
+        assert record["command"].startswith("python "), path.name
+        for script in re.findall(r"benchmarks/\w+\.py", record["command"]):
+            assert (ROOT / script).is_file(), (path.name, script)
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", record["date"])
+        assert record["version"] and record["figures"]
+    cited = {q[2] for q in QUOTES}
+    assert cited <= {p.stem for p in records}
+
+
+def test_a_stale_page_fails(tmp_path: Path) -> None:
+    """The comparison catches a figure the record no longer has: a record with
+    another value makes the page's sentence one it does not hold."""
+    figures = dict(read_record("check_power")["figures"])
+    figures["500/default/0.05/once"] = 3.99
+    write_record("check_power", figures, argv=[], folder=tmp_path)
+    moved = read_record("check_power", folder=tmp_path)["figures"]
+    page, sentence, _, keys = QUOTES[0]
+    values = [fmt(moved[key]) for key, fmt in keys]  # type: ignore[operator]
+    assert " ".join(sentence.format(*values).split()) not in _flat(page)
+
+
+def test_readme_cites_the_suite_record_not_a_figure() -> None:
+    """README's suite figures (how long, how many passed) come from the record of the
+    last full run, benchmarks/records/suite.json, which the page cites; the page
+    itself quotes no count or duration that could go stale."""
+    text = _flat("README.md")
+    assert "benchmarks/records/suite.json" in text
+    at = text.index("Install and run the tests")
+    said = text[at : at + 400]
+    assert not re.search(r"\d[\d,]* passed|\d+ min \d+ s", said), said
+    suite = ROOT / "benchmarks" / "records" / "suite.json"
+    if suite.is_file():  # written from the CI run's log
+        record = read_record("suite")
+        assert record["command"].startswith("python ") and record["figures"]

@@ -1,0 +1,124 @@
+"""``dpaudit audit --dry-run`` and ``dpaudit check --dry-run``: the run's checks and
+its plan, nothing fitted and nothing written; bad settings refused before torch is
+imported (docs/design.md, "Start-up cost")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EG = [
+    "--generator",
+    "dpaudit.generators.zoo:ExactGaussian",
+    "--dataset",
+    "worst-case",
+    "--rounds",
+    "20",
+]
+
+
+def _dpaudit(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DPAUDIT_CACHE_DIR": "off"}
+    return subprocess.run(
+        [sys.executable, "-m", "dpaudit", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _tree(path: Path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+@pytest.mark.slow
+def test_audit_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
+    proc = _dpaudit(["audit", *EG, "--out", "eg", "--dry-run"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert _tree(tmp_path) == []  # no output folder, no cache, nothing
+    text = proc.stdout
+    assert "nothing fitted, nothing written" in text
+    for row in ("fits", "rounds per world", "attainable maximum", "memory plan"):
+        assert row in text
+    assert "40: 20 rounds per world in 2 worlds" in text
+    assert "train 8 + 8, validation 4 + 4, test 8 + 8" in text
+    # The planned maximum is the one the audit's result states (0.96: README's
+    # ExactGaussian audit at 20 rounds, tests/reports/test_truthful_text.py).
+    assert "eps_emp 0.96 at most" in text
+    assert "about 21 rounds per world would be needed" in text
+
+
+@pytest.mark.slow
+def test_dry_run_refuses_what_the_run_refuses_in_the_same_line(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file where the folder goes")
+    for extra in (["--out", "taken"], ["--rounds", "3", "--out", "x"]):
+        real = _dpaudit(["audit", *EG, *extra], tmp_path)
+        dry = _dpaudit(["audit", *EG, *extra, "--dry-run"], tmp_path)
+        assert real.returncode == dry.returncode == 2, (real.stderr, dry.stderr)
+        assert real.stderr == dry.stderr
+        assert len(dry.stderr.strip().splitlines()) == 1
+    assert _tree(tmp_path) == ["taken"]
+
+
+@pytest.mark.slow
+def test_check_dry_run_plans_every_audit_and_writes_nothing(tmp_path: Path) -> None:
+    policy = ROOT / "examples" / "privacy.toml"
+    proc = _dpaudit(["check", "--policy", str(policy), "--dry-run"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert _tree(tmp_path) == []
+    assert proc.stdout.count("attainable maximum") >= 2
+    # docs/ci.md and examples/privacy.toml quote this planned maximum.
+    assert "eps_emp 3.78 at most" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "--rounds", "0", "--dry-run"],
+        ["audit", "--alpha", "2"],
+        ["audit", "--canaries", "5"],
+        ["audit", "--generator", "pategn"],
+        ["audit", "--dataset", "worstcase"],
+    ],
+)
+def test_bad_settings_are_refused_before_torch_is_imported(argv: list[str]) -> None:
+    """The settings are checked before any generator or attack module is imported:
+    each refusal is one line, exit 2, in a fresh interpreter without torch."""
+    code = (
+        "import sys\n"
+        "from dpaudit.cli import main\n"
+        f"rc = main({argv!r})\n"
+        "print(rc, 'torch' in sys.modules)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stdout.splitlines()[-1] == "2 False", proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["audit", "--generator", "pategn"], "did you mean 'pategan'?"),
+        (["audit", "--dataset", "worstcase"], "did you mean 'worst-case'?"),
+    ],
+)
+def test_a_misspelt_name_gets_a_suggestion(
+    argv: list[str], suggestion: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dpaudit.cli import main
+
+    assert main(argv) == 2
+    assert suggestion in capsys.readouterr().err

@@ -1,0 +1,219 @@
+"""What a newcomer meets first: README's commands work in a new shell as printed,
+every audit a page shows writes its own folder, a refusal offers the harmless fix
+first, the default output folders are not committed by accident, and a misspelt
+name gets a suggestion."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.test_doc_commands import fenced_blocks
+from tests.test_doc_dry_run import doc_commands, dpaudit_calls
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: README's main job: the install's own audit and its bare repetition, which write
+#: the default folder the README's report commands then read (dpaudit-audit).
+MAIN_JOB = {
+    "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e . && "
+    ".venv/bin/dpaudit audit",
+    "python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 --index-url "
+    "https://download.pytorch.org/whl/cpu && .venv/bin/pip install -c "
+    "constraints.txt -e . && .venv/bin/dpaudit audit",
+    "dpaudit audit",
+}
+
+
+def test_readme_says_how_to_reach_dpaudit_after_the_install() -> None:
+    """The install leaves ``dpaudit`` in .venv/bin, not on PATH: before the first
+    command that calls it bare, README says to activate the environment (or to call
+    .venv/bin/dpaudit)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = text.index(".venv/bin/pip install")
+    activate = text.index(". .venv/bin/activate")
+    first_bare = min(
+        text.index("\n".join(b.lines))
+        for b in fenced_blocks("README.md")
+        if b.lang in ("bash", "sh", "")
+        and any(line.startswith("dpaudit ") for line in b.lines)
+    )
+    assert install < activate < first_bare
+    assert "`.venv/bin/dpaudit`" in text[activate - 400 : activate + 400]
+
+
+def test_every_audit_a_page_shows_has_its_own_out() -> None:
+    """An audit without --out writes ./dpaudit-audit, the main job's folder: a second
+    one is refused there (and --force would delete it). Every page's audit but the
+    main job names its own folder (or continues one with --resume)."""
+    missing = []
+    for page, command in doc_commands():
+        if command in MAIN_JOB:
+            continue
+        for _, argv in dpaudit_calls(command):
+            if argv[:1] == ["audit"] and not {"--out", "--resume"} & set(argv):
+                missing.append(f"{page}: {command}")
+    assert not missing, "\n".join(missing)
+
+
+def test_the_overwrite_refusal_offers_another_out_first(tmp_path: Path) -> None:
+    from dpaudit.audit import AuditConfig
+    from dpaudit.audit.games.one_run.game import _prepare
+    from dpaudit.audit.storage.outdir import prepare_directory
+    from dpaudit.errors import InvalidParameterError
+
+    (tmp_path / "result.json").write_text("{}")
+    refusals = []
+    with pytest.raises(InvalidParameterError) as two_world:
+        prepare_directory(tmp_path, AuditConfig(), resume=False)
+    refusals.append(str(two_world.value))
+    with pytest.raises(InvalidParameterError) as one_run:
+        _prepare(tmp_path, force=False)
+    refusals.append(str(one_run.value))
+    for line in refusals:
+        assert line.index("another --out") < line.index("--force"), line
+
+
+def test_the_default_output_folders_are_ignored_by_git() -> None:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    from dpaudit.audit.config.keys import DEFAULT_OUT
+    from dpaudit.cli import build_parser
+
+    parser = build_parser()
+    defaults = {
+        DEFAULT_OUT,
+        str(parser.parse_args(["check", "--policy", "p.toml"]).out),
+        str(parser.parse_args(["study"]).out),
+    }
+    for folder in sorted(defaults):
+        ignored = subprocess.run(
+            ["git", "check-ignore", "-q", f"{folder}/result.json"],
+            cwd=ROOT,
+            check=False,
+        )
+        assert ignored.returncode == 0, f"{folder}/ is not in .gitignore"
+
+
+@pytest.mark.parametrize(
+    ("text", "suggestion"),
+    [
+        ('[[audit]]\nname = "a"\ngenerater = "pategan"\n', "did you mean 'generator'?"),
+        ('[defaults]\nrouns = 5\n[[audit]]\nname = "a"\n', "did you mean 'rounds'?"),
+    ],
+)
+def test_a_misspelt_policy_key_gets_a_suggestion(
+    text: str, suggestion: str, tmp_path: Path
+) -> None:
+    from dpaudit.ci import load_policy
+    from dpaudit.errors import InvalidParameterError
+
+    (tmp_path / "p.toml").write_text(text)
+    with pytest.raises(InvalidParameterError, match=re.escape(suggestion)):
+        load_policy(tmp_path / "p.toml")
+
+
+def test_docs_ci_lists_every_policy_key() -> None:
+    """docs/ci.md lists the keys an [[audit]] takes: every one, and no other."""
+    from dpaudit.ci.policy import POLICY_AUDIT_KEYS
+
+    text = " ".join((ROOT / "docs" / "ci.md").read_text(encoding="utf-8").split())
+    start = text.index("as `dpaudit.ci.policy.POLICY_AUDIT_KEYS`):")
+    listed = re.findall(
+        r"`(\w+)`", text[start : text.index("`[defaults]` takes", start)]
+    )
+    assert listed == list(POLICY_AUDIT_KEYS)
+
+
+def test_ctrl_c_is_acknowledged_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """A Ctrl-C while batches train in threads is said at once, with how long the
+    running batches may still take and how to stop now; the run then waits for them
+    (a thread inside torch cannot be stopped) and stops."""
+    import threading
+    import time
+
+    from dpaudit.audit.games.two_world.game import _run_threads
+
+    release = threading.Event()
+    committed: list[list[dict[str, object]]] = []
+
+    def work(batch: list[int]) -> list[dict[str, object]]:
+        if batch[0] > 0:
+            release.wait(5.0)
+        return [{"round": r} for r in batch]
+
+    def commit(rows: list[dict[str, object]]) -> None:
+        committed.append(rows)
+        if len(committed) == 1:
+            threading.Timer(0.3, release.set).start()
+            raise KeyboardInterrupt  # as the signal arrives in the main thread
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        _run_threads(work, [[0], [1], [2]], workers=2, commit=commit)
+    err = capsys.readouterr().err
+    assert "stopping after the current batch, about " in err
+    assert "Ctrl-C again to stop now" in err
+    assert time.monotonic() - started < 5.0  # the running batch was waited for
+
+
+def test_the_html_report_lays_out_what_the_audit_used() -> None:
+    """The HTML report wraps long values without breaking words, shows a long array
+    (an RDP curve of 46 orders) as a summary, and lists only the settings of the
+    game the audit played."""
+    import html as html_text
+
+    from dpaudit.audit import AuditResult
+    from dpaudit.reports import render
+    from tests.reports.conftest import make_result
+
+    doc = make_result()
+    orders = [1.0 + 0.5 * k for k in range(46)]
+    doc["claim"]["rdp"] = {"orders": orders, "epsilons": [0.01 * k for k in range(46)]}
+    page = render([AuditResult.from_json(doc)], "html")
+    assert "break-all" not in page
+    text = " ".join(html_text.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    assert "46 values, 1 to 23.5; all in result.json" in text
+    assert not re.search(r"\[[^\]]{300,}\]", text)  # no array dumped value by value
+    for one_run_key in ("canaries", "guess_rule", "guesses_out"):
+        assert f" {one_run_key} " not in text, one_run_key
+
+
+def test_the_comparison_chart_names_each_audit(tmp_path: Path) -> None:
+    """Two audits of one generator are told apart in the comparison chart: each bar
+    is labelled by its audit's folder, not by the (identical) generator."""
+    import json
+
+    from dpaudit.reports.html import comparison_rows
+    from dpaudit.reports.model import load_results
+    from tests.reports.conftest import make_result
+
+    for name in ("seed-0", "seed-1"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "result.json").write_text(json.dumps(make_result()))
+    labels = [label for label, _, _ in comparison_rows(load_results(tmp_path))]
+    assert labels == ["seed-0 · querybased", "seed-1 · querybased"]
+
+
+@pytest.mark.slow
+def test_the_example_policys_pategan_audit_can_fail(tmp_path: Path) -> None:
+    """examples/privacy.toml's PATE-GAN audit runs where its release depends on the
+    data: on the three-column worst case with querybased the reference PATE-GAN
+    released the same table in every round of both worlds (a constant release, an
+    audit that can never fail; measured at 20 rounds, max_iterations 50). Here, at 30
+    rounds per world of the policy's own settings, the release varies."""
+    from dpaudit.audit import AuditConfig, run_audit
+    from dpaudit.ci import load_policy
+
+    (audit,) = [
+        a
+        for a in load_policy(ROOT / "examples" / "privacy.toml").audits
+        if a.name == "pategan-reference"
+    ]
+    settings = {**audit.settings, "rounds": 30, "sequential": False}
+    result = run_audit(AuditConfig.from_mapping(settings), out_dir=tmp_path / "a")
+    assert result.power is not None and result.power.constant_release is False
