@@ -130,13 +130,10 @@ class AuditConfig:
             the generator's private mechanism, attacked by the exact
             likelihood-ratio test; dpaudit's PATE-GAN, fixed public randomness;
             docs/soundness.md, "The transcript release").
-        sequential: analyse at the planned looks (:mod:`dpaudit.audit.games.looks`: 10%,
-            20%, 50% and 100% of ``rounds``) and stop at the first VIOLATION,
-            spending ``alpha`` across the looks (docs/soundness.md, "Sequential
-            looks"); never stops early for CONSISTENT or INCONCLUSIVE.
-        game: ``two-world`` (the distinguishing game) or ``one-run`` (canaries in
-            one fit or a few: :mod:`dpaudit.audit.games.one_run`, docs/soundness.md, "The
-            one-run game"). The keys below are the one-run game's.
+        sequential: analyse at the looks (:mod:`dpaudit.audit.games.looks`) and stop
+            at the first VIOLATION, spending ``alpha`` across the looks
+            (docs/soundness.md, "Sequential looks").
+        game: ``two-world`` or ``one-run`` (docs/soundness.md); below: its keys.
         canaries: one-run: canaries per fit, each included with probability 1/2.
         fits: one-run: fits, each with its own canaries.
         guesses: one-run: guesses "in" (and "out", unless ``guesses_out`` is set),

@@ -74,7 +74,10 @@ def fit_and_read(
     fit_public = {} if public is None else {"public_rng": public[0]}
     models: list[Any] = []
     transcripts = []
-    max_bytes = transcript_limit(setup.config, held=len(datasets))
+    # The memory the game's plan leaves the transcripts held at once
+    # (:func:`~dpaudit.audit.games.memory.transcript_memory`), shared by this group's.
+    budget = setup.transcript_memory
+    max_bytes = None if budget is None else budget // max(1, len(datasets))
     for data, round_rng in zip(datasets, round_rngs):
         fit_rng = Streams.fit_and_sample(round_rng)[0]
         model: Any = make_generator().fit(
@@ -94,22 +97,6 @@ def fit_and_read(
         models.append(model)
         transcripts.append(records)
     return models, transcripts
-
-
-def transcript_limit(config: AuditConfig, *, held: int) -> int | None:
-    """The memory one transcript may take (``None``: no limit can be read): the
-    memory available now (:func:`~dpaudit.audit.games.memory.system_limit`), shared
-    by the ``held`` transcripts of a group of every worker thread, the audit's plan
-    of the rounds and the interpreter left aside. A larger transcript is refused on
-    the first fit that states it, before its round is stored."""
-    from dpaudit.audit.games.execution import cpu_cores
-    from dpaudit.audit.games.memory import BASE_BYTES, system_limit
-
-    limit = system_limit()
-    if limit is None:
-        return None
-    workers = cpu_cores() if config.jobs == -1 else max(1, int(config.jobs))
-    return max(0, limit.bytes - BASE_BYTES) // max(1, held * workers)
 
 
 def check_measurements(

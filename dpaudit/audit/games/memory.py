@@ -274,7 +274,7 @@ def plan_memory(
         plan_execution,
         resolve_device,
     )
-    from dpaudit.audit.games.setup import audit_generator_options, release_rows
+    from dpaudit.audit.games.rows import audit_generator_options, release_rows
     from dpaudit.data import load_dataset
     from dpaudit.datasets.names import WORST_CASE_NAMES
     from dpaudit.generators.registry import generator_factory, get_spec
@@ -491,4 +491,18 @@ __all__ = [
     "memory_limit",
     "plan_memory",
     "rlimit_available",
+    "transcript_memory",
 ]
+
+
+def transcript_memory(config: AuditConfig) -> int | None:
+    """The memory the transcripts one worker holds at once may take (``None``: no
+    limit can be read): the memory available now (:func:`system_limit`) less the
+    interpreter's base, shared by the workers of ``config.jobs``."""
+    from dpaudit.audit.games.execution import cpu_cores
+
+    limit = system_limit()
+    if limit is None:
+        return None
+    workers = cpu_cores() if config.jobs == -1 else max(1, int(config.jobs))
+    return max(0, limit.bytes - BASE_BYTES) // workers

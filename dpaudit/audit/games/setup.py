@@ -24,13 +24,14 @@ from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.games.looks import audit_looks
 from dpaudit.audit.games.plan import GamePlan
 from dpaudit.audit.games.releases import ReleaseStrategy, release_for
+from dpaudit.audit.games.rows import audit_generator_options, release_rows
 from dpaudit.audit.games.streams import Streams
 from dpaudit.audit.result.selection import PublicCandidate
 from dpaudit.data import Dataset, Domain, load_dataset
 from dpaudit.datasets.names import WORST_CASE_NAMES
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
-from dpaudit.generators.registry import audit_options, generator_factory
+from dpaudit.generators.registry import generator_factory
 from dpaudit.rng import Rngs
 from dpaudit.worst_case.datasets import neighbouring_pair, worst_case_target
 
@@ -52,6 +53,11 @@ class AuditSetup:
     attacks: tuple[str, ...]
     plan: GamePlan
     release: ReleaseStrategy
+    #: Bytes the transcripts one worker holds at once may take (the game sets it
+    #: from its memory plan: :func:`~dpaudit.audit.games.memory.transcript_memory`;
+    #: ``None``: no limit can be read). A larger transcript is refused on the first
+    #: fit that states it, before its round is stored.
+    transcript_memory: int | None = None
 
     @property
     def domain(self) -> Domain:
@@ -96,31 +102,6 @@ class AuditSetup:
         return Streams(self.config.seed).public_candidate(int(self.config.public_seed))
 
 
-def audit_generator_options(
-    config: AuditConfig, *, n_rows: int, worst_case: bool
-) -> dict[str, Any]:
-    """The generator options an audit uses, for ``|D| = n_rows``.
-
-    The generator registry holds each generator's audit defaults
-    (:func:`dpaudit.generators.registry.audit_options`): device, variant and bug
-    flags; teachers from ``|D|`` (fixed for both worlds: a k that changed with the
-    target's presence would itself leak membership); the study's lambda and iteration
-    caps (100 on the worst case, 1,000 on real data); small-table noise calibration.
-    Options the user set win.
-    """
-    return audit_options(
-        config.generator,
-        config.generator_options,
-        n_rows=n_rows,
-        worst_case=worst_case,
-        epsilon=config.epsilon,
-        delta=config.delta,
-        device=config.device,
-        variant=config.variant,
-        bugs=config.bugs,
-    )
-
-
 def load_audit_data(config: AuditConfig) -> Dataset:
     """``config``'s dataset and domain, loaded and cast (once per audit: the
     selection phases and :func:`build_setup` take it as an argument)."""
@@ -130,12 +111,6 @@ def load_audit_data(config: AuditConfig) -> Dataset:
         data_dir=config.data_dir,
         rows=config.dataset_rows,
     )
-
-
-def release_rows(config: AuditConfig, *, n_rows: int, worst_case: bool) -> int:
-    """Rows released per round: the configured number, else 100 on the worst case
-    and ``|D|`` otherwise (equal in both worlds)."""
-    return config.synthetic_rows or (100 if worst_case else n_rows)
 
 
 def build_setup(

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from dpaudit.allocator import keep_freed_memory
 from dpaudit.audit.games.execution import in_groups, run_halving, training_group
+from dpaudit.audit.games.memory import transcript_memory
 from dpaudit.audit.games.plan import GamePlan
 from dpaudit.audit.games.releases import compact_claim
 from dpaudit.audit.games.setup import AuditSetup, cached_round_rngs, cached_setup
@@ -26,6 +28,14 @@ def trace_round(setup: AuditSetup) -> int | None:
         return None
     members = [r for r, bit in enumerate(setup.plan.bits) if bit]
     return int(members[0]) if members else None
+
+
+@functools.lru_cache(maxsize=4)
+def _round_setup(config_json: str) -> AuditSetup:
+    """:func:`cached_setup` with the memory the transcripts of this worker may take
+    (:func:`~dpaudit.audit.games.memory.transcript_memory`, read once per worker)."""
+    setup = cached_setup(config_json)
+    return replace(setup, transcript_memory=transcript_memory(setup.config))
 
 
 def train_batch(
@@ -48,7 +58,7 @@ def train_batch(
     teacher losses run every teacher over all rows each iteration, for every model.
     """
     keep_freed_memory()  # once per worker process
-    setup = cached_setup(config_json)
+    setup = _round_setup(config_json)
     if setup.config.device != "cuda":
         # Tiny per-member matmuls gain nothing from intra-op threads, and threads
         # oversubscribe the cores when jobs run side by side.
@@ -83,7 +93,7 @@ def _traced_generator(setup: AuditSetup) -> Generator:
 def _train_rounds(
     config_json: str, rounds: list[int], *, record_trace: bool = False
 ) -> list[dict[str, Any]]:
-    setup = cached_setup(config_json)
+    setup = _round_setup(config_json)
     plan = setup.plan
     all_rngs = cached_round_rngs(config_json)
     datasets = [setup.with_target if plan.bits[r] else setup.without for r in rounds]

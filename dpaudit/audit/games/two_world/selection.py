@@ -44,12 +44,8 @@ from dpaudit.audit.games.releases import (
     release,
     release_for,
 )
-from dpaudit.audit.games.setup import (
-    audit_generator_options,
-    build_setup,
-    load_audit_data,
-    release_rows,
-)
+from dpaudit.audit.games.rows import audit_generator_options, release_rows
+from dpaudit.audit.games.setup import build_setup, load_audit_data
 from dpaudit.audit.games.streams import Streams
 from dpaudit.audit.games.two_world.exact_selection import rank_by_exact_privacy
 from dpaudit.audit.result.selection import PublicCandidate
