@@ -31,24 +31,20 @@ canaries; Mahloujifar, Melis and Chaudhuri, ICML 2025: 35-44%; Xiang et al., arX
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 import harness
 import numpy as np
 
-import dpaudit
 from dpaudit.audit.games import apply_rules, best_outcome
 from dpaudit.audit.stats import eps_of_gdp
 
 ALPHA = 0.05
 DELTA = 1e-5
 BOUNDS = ("steinke", "fdp", "order")
-RECORD = Path(__file__).resolve().parent / "records" / "onerun_tightness.json"
 
 
 def literature(bound: str, family: str, mu: float, canaries: int) -> str:
@@ -158,11 +154,6 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument(
         "--json", action="store_true", help="print the rows as a JSON list"
     )
-    parser.add_argument(
-        "--record",
-        action="store_true",
-        help=f"write the record file docs/onerun.md quotes ({RECORD.name})",
-    )
     args = harness.parse(parser, argv, smoke={"audits": 2})
     mus = args.mu or ([1.0] if args.smoke else [0.5, 1.0, 2.0])
     sizes = args.canaries or ([200] if args.smoke else [1000, 10000])
@@ -192,18 +183,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             },
         )
     if args.record:
-        RECORD.parent.mkdir(parents=True, exist_ok=True)
-        record = {
-            "command": "python benchmarks/onerun_tightness.py "
-            + _command(sys.argv[1:] if argv is None else argv),
-            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
-            "version": dpaudit.__version__,
-            "alpha": ALPHA,
-            "delta": DELTA,
-            "seed": args.seed,
-            "rows": rows,
-        }
-        RECORD.write_text(json.dumps(record, indent=1) + "\n")
+        harness.write_record(
+            "onerun_tightness",
+            {"alpha": ALPHA, "delta": DELTA, "seed": args.seed, "rows": rows},
+            argv=_command(sys.argv[1:] if argv is None else argv).split(),
+        )
     return rows
 
 

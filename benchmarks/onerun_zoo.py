@@ -18,8 +18,6 @@ one-sided 95% Clopper-Pearson upper bound, which must be at most alpha 0.05.
 
 from __future__ import annotations
 
-import datetime
-import json
 import sys
 import tempfile
 import time
@@ -29,14 +27,12 @@ from typing import Any
 import harness
 from scipy import stats
 
-import dpaudit
 from dpaudit.audit import AuditConfig, run_audit
 
 EPSILON = 1.0
 DELTA = 1e-5
 ALPHA = 0.05
 MECHANISMS = ("ExactGaussian", "ExactRandomizedResponse", "ExactLaplace")
-RECORD = Path(__file__).resolve().parent / "records" / "onerun_zoo.json"
 
 
 def audit_once(mechanism: str, seed: int, canaries: int, work: Path) -> dict[str, Any]:
@@ -92,7 +88,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--mechanisms", default=",".join(MECHANISMS), help="comma-separated zoo classes"
     )
-    parser.add_argument("--record", action="store_true", help="write the record file")
     args = harness.parse(
         parser, argv, smoke={"audits": 1, "mechanisms": "ExactRandomizedResponse"}
     )
@@ -137,17 +132,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         audits=audits,
     )
     if args.record:
-        RECORD.parent.mkdir(parents=True, exist_ok=True)
-        record = {
-            "command": "python benchmarks/onerun_zoo.py "
-            + _command(sys.argv[1:] if argv is None else argv),
-            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
-            "version": dpaudit.__version__,
-            "alpha": ALPHA,
-            "pooled": pooled,
-            "rows": [r for r in table.rows if r["row"] != "pooled"],
-        }
-        RECORD.write_text(json.dumps(record, indent=1) + "\n")
+        harness.write_record(
+            "onerun_zoo",
+            {
+                "alpha": ALPHA,
+                "pooled": pooled,
+                "rows": [r for r in table.rows if r["row"] != "pooled"],
+            },
+            argv=_command(sys.argv[1:] if argv is None else argv).split(),
+        )
     return payload
 
 

@@ -76,8 +76,9 @@ def _doc_table(heading: str) -> list[list[str]]:
 def test_doc_quotes_the_tightness_record() -> None:
     """docs/onerun.md's table of fractions is the record's, to three decimals."""
     record = json.loads((RECORDS / "onerun_tightness.json").read_text())
+    figures = record["figures"]
     by_key = {
-        (r["bound"], r["family"], r["mu"], r["canaries"]): r for r in record["rows"]
+        (r["bound"], r["family"], r["mu"], r["canaries"]): r for r in figures["rows"]
     }
     table = _doc_table("<!-- onerun_tightness record -->")
     assert len(table) == len(by_key)
@@ -92,9 +93,9 @@ def test_doc_quotes_the_tightness_record() -> None:
 
 def test_doc_quotes_the_zoo_record() -> None:
     record = json.loads((RECORDS / "onerun_zoo.json").read_text())
-    pooled = record["pooled"]
+    pooled = record["figures"]["pooled"]
     assert pooled["audits"] >= 200
-    assert pooled["upper_95_one_sided"] <= record["alpha"]
+    assert pooled["upper_95_one_sided"] <= record["figures"]["alpha"]
     text = (ROOT / "docs" / "onerun.md").read_text()
     assert record["command"] in text
     quoted = re.search(r"(\d+) VIOLATIONs? of ([\d,]+) real one-run audits", text)
