@@ -19,10 +19,16 @@ worlds = {
 }
 for name, table in worlds.items():
     for style in ("gan", "cube"):
-        tt = TableTransformer.create(table, style=style, categorical_columns=list(table))
+        tt = TableTransformer.create(
+            table, style=style, categorical_columns=list(table)
+        )
         tt.fit(table)
-        print(f"{name}: style={style} cardinality {tt.cardinality} output width {tt.output_width}")
+        print(
+            f"{name}: style={style} cardinality {tt.cardinality} output width {tt.output_width}"
+        )
     synth = Synthesizer.create("mst", epsilon=1.0, delta=1e-5)
     synth.fit(table, categorical_columns=list(table))
     release = synth.sample(2000)
-    print(f"{name}: MST release values {sorted(set(release.to_numpy().ravel().tolist()))}")
+    print(
+        f"{name}: MST release values {sorted(set(release.to_numpy().ravel().tolist()))}"
+    )

@@ -26,5 +26,7 @@ for name, table in worlds.items():
     synth = MWEMSynthesizer(epsilon=1.0, verbose=False)
     synth.fit(table, transformer=tt)
     release = synth.sample(2000)
-    print(f"{name}: transformer cardinality {tt.cardinality}; MWEM ranges {synth.mins_maxes}; "
-          f"released values {sorted(set(release.to_numpy().ravel().tolist()))}")
+    print(
+        f"{name}: transformer cardinality {tt.cardinality}; MWEM ranges {synth.mins_maxes}; "
+        f"released values {sorted(set(release.to_numpy().ravel().tolist()))}"
+    )

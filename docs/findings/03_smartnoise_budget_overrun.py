@@ -36,5 +36,7 @@ module.moments_acc = real_moments
 alphas = seen["alphas"]
 l_list = 1 + torch.arange(alphas.shape[0], dtype=alphas.dtype)
 spent = float(torch.min((alphas - math.log(1e-5)) / l_list))
-print(f"asked epsilon 1.0, delta 1e-5; accountant updates {seen['queries']}; "
-      f"the library's accountant at its stop: {spent:.4f}")
+print(
+    f"asked epsilon 1.0, delta 1e-5; accountant updates {seen['queries']}; "
+    f"the library's accountant at its stop: {spent:.4f}"
+)

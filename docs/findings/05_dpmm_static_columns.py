@@ -23,8 +23,10 @@ for name, table in worlds.items():
     binner = TableBinner(binner_type="uniform", domain=domain)
     codes = binner.fit_transform(table)
     back = binner.inverse_transform(codes)
-    print(f"{name}: static columns {binner.static_columns}; modelled columns "
-          f"{list(codes.columns)}; values of b after the round trip {sorted(back['b'].unique())}")
+    print(
+        f"{name}: static columns {binner.static_columns}; modelled columns "
+        f"{list(codes.columns)}; values of b after the round trip {sorted(back['b'].unique())}"
+    )
 static = pd.DataFrame([("no", "no")] * 1999, columns=["a", "b"])
 try:
     TableBinner(binner_type="uniform", domain=domain).fit_transform(static)

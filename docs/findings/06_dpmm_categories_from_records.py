@@ -18,5 +18,7 @@ worlds = {
 for name, table in worlds.items():
     binner = TableBinner(binner_type="uniform")
     binner.fit(table)
-    print(f"{name}: categories of c {binner.get_categories('c', table['c'])}; "
-          f"model domain {binner.bin_domain if hasattr(binner, 'bin_domain') else '?'}")
+    print(
+        f"{name}: categories of c {binner.get_categories('c', table['c'])}; "
+        f"model domain {binner.bin_domain if hasattr(binner, 'bin_domain') else '?'}"
+    )

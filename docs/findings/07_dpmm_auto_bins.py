@@ -12,4 +12,6 @@ for n in (1953, 1954):
     b = BINNER_DICT["uniform"](n_bins="auto", lower=0.0, upper=1.0)
     b.fit(np.zeros(n))
     top = b.inverse_transform(np.zeros(2000, dtype=int)).max()
-    print(f"{n} records: {b.bin_domain} bins; largest released value of the first bin {top:.4f}")
+    print(
+        f"{n} records: {b.bin_domain} bins; largest released value of the first bin {top:.4f}"
+    )

@@ -11,7 +11,6 @@ outputs of the TabularEncoder DPGAN fits on the records. Any released 1 can come
 from the table with the target.
 """
 
-import numpy as np
 import pandas as pd
 from synthcity.plugins.core.models.tabular_encoder import TabularEncoder
 from synthcity.plugins.privacy.plugin_aim import AIMPlugin
@@ -26,10 +25,14 @@ for name, table in worlds.items():
     plugin.fit(table)
     classes = {c: plugin.model.encoders[c]["model"].classes_.tolist() for c in table}
     release = plugin.generate(count=2000, random_state=0).dataframe()
-    print(f"{name}: PrivBayes encoders {classes}; released rows holding a 1: "
-          f"{int((release == 1).any(axis=1).sum())} of {len(release)}")
+    print(
+        f"{name}: PrivBayes encoders {classes}; released rows holding a 1: "
+        f"{int((release == 1).any(axis=1).sum())} of {len(release)}"
+    )
     aim = AIMPlugin(epsilon=1.0, delta=1e-5, random_state=0, strict=False)
     aim.fit(table)
     print(f"{name}: AIM's domain {dict(aim.model.dataset.domain.config)}")
     encoder = TabularEncoder().fit(table)
-    print(f"{name}: DPGAN's TabularEncoder outputs {encoder.transform(table).columns.tolist()}")
+    print(
+        f"{name}: DPGAN's TabularEncoder outputs {encoder.transform(table).columns.tolist()}"
+    )

@@ -32,6 +32,8 @@ n, d, k = len(data), data.shape[1], model.K
 needed = (d - k + 1) / model.epsilon
 print(f"n={n} d={d} K={k} epsilon kept for the counts={model.epsilon}")
 print(f"count tables noised: {len(scales)}; Laplace scale the library passed: {scales}")
-print(f"the library's formula 2*(d-K)/(n*eps/2) = {2 * (d - k) / (n * model.epsilon):.4f}")
+print(
+    f"the library's formula 2*(d-K)/(n*eps/2) = {2 * (d - k) / (n * model.epsilon):.4f}"
+)
 print(f"scale epsilon/2-DP counts need, (d-K+1)/(eps/2) = {needed:.1f}")
 print(f"too small by a factor {needed / scales[0]:.0f}")

@@ -38,5 +38,7 @@ except Seen:
     pass
 module.pate = real_pate
 teachers = seen["teachers"]
-print(f"teachers voting: {len(teachers)}; distinct objects among them: "
-      f"{len({id(t) for t in teachers})}")
+print(
+    f"teachers voting: {len(teachers)}; distinct objects among them: "
+    f"{len({id(t) for t in teachers})}"
+)

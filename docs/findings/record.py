@@ -42,9 +42,7 @@ def figures(result: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or argv[2] != "--":
-        print(
-            "usage: record.py KEY RESULT_JSON -- dpaudit COMMAND...", file=sys.stderr
-        )
+        print("usage: record.py KEY RESULT_JSON -- dpaudit COMMAND...", file=sys.stderr)
         return 2
     key, path, command = argv[0], Path(argv[1]), " ".join(argv[3:])
     result = json.loads(path.read_text())
