@@ -82,7 +82,7 @@ from dpaudit.adapters._common import (
 from dpaudit.adapters._synthcity_measure import record_privbayes
 from dpaudit.adapters._synthcity_pate import CanaryTeachers
 from dpaudit.adapters._template import LibraryAdapter
-from dpaudit.adapters._transcript import Transcript
+from dpaudit.adapters._transcript import Transcript, patched
 from dpaudit.adapters.libraries import LIBRARIES
 
 PACKAGE = LIBRARIES["synthcity"].package
@@ -378,14 +378,34 @@ class SynthcityPrivBayes(_Synthcity):
     """synthcity's PrivBayes plug-in (``synthcity.plugins.privacy.plugin_privbayes``):
     a Bayesian network chosen by the exponential mechanism, Laplace counts.
 
-    Options: ``preprocessing`` (only ``library``) and any argument of
-    ``PrivBayesPlugin`` (``K``, ``n_bins``, ``mi_thresh``, ``target_usefulness``,
+    Options: ``preprocessing`` (only ``library``), ``count_scale`` and any argument
+    of ``PrivBayesPlugin`` (``K``, ``n_bins``, ``mi_thresh``, ``target_usefulness``,
     ``strict``, ...).
+
+    ``count_scale``: ``library`` (default: synthcity 0.2.12 as shipped) or
+    ``corrected``, which PATCHES THE LIBRARY inside the worker for the fit: its
+    ``PrivBayes._laplace_noise_parameter`` (plugin_privbayes.py:260-265, ``2 (d - K)
+    / (n epsilon)``, a probability's scale added to counts) returns ``(d - K + 1) /
+    epsilon`` instead, the Laplace scale for ``d - K + 1`` count tables that one
+    record changes by one each, at the half budget the library keeps for them
+    (``epsilon / 2``, :90). Nothing else changes: a control that isolates that
+    defect (docs/findings.md, 9), not a fix of the others (the network, the groups
+    counted, the encoders).
     """
 
     name = "synthcity-privbayes"
     module = "synthcity.plugins.privacy.plugin_privbayes"
     plugin = "PrivBayesPlugin"
+    scales: ClassVar[tuple[str, ...]] = ("library", "corrected")
+
+    def __init__(self, *, count_scale: str = "library", **options: Any) -> None:
+        if count_scale not in self.scales:
+            raise AdapterInputError(
+                f"option `count_scale` must be one of {', '.join(self.scales)}; "
+                f"got {count_scale!r}."
+            )
+        super().__init__(**options)
+        self.count_scale = count_scale
 
     omits = (
         "the network, selected by the exponential mechanism with half the budget "
@@ -401,7 +421,22 @@ class SynthcityPrivBayes(_Synthcity):
             self.transcript_ = transcript
 
         names = [c["name"] for c in columns_of(self.domain_)]
-        with record_privbayes(names, self.domain_, keep):
+        with record_privbayes(names, self.domain_, keep), self._scale_patch():
+            yield
+
+    @contextlib.contextmanager
+    def _scale_patch(self) -> Iterator[None]:
+        """With ``count_scale=corrected``, the library's count scale patched for the
+        fit (the class docstring); else nothing."""
+        if self.count_scale == "library":
+            yield
+            return
+        cls = import_library(self.module, package=PACKAGE).PrivBayes
+
+        def corrected(model: Any, n_items: int, n_features: int) -> float:
+            return float(n_features - model.K + 1) / float(model.epsilon)
+
+        with patched(cls, _laplace_noise_parameter=corrected):
             yield
 
     def _plugin_claim(self, plugin: Any) -> dict[str, Any]:
@@ -411,6 +446,10 @@ class SynthcityPrivBayes(_Synthcity):
             "accountant": "synthcity PrivBayes: pure DP, epsilon / 2 for the network "
             "and epsilon / 2 for the Laplace counts (its statement, nominal)",
             "degree_k": int(plugin.model.K),
+            "count_scale": self.count_scale
+            + (
+                " (library patched by dpaudit)" if self.count_scale != "library" else ""
+            ),
         }
 
 

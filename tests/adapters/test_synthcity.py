@@ -131,3 +131,14 @@ def test_privbayes_and_dpgan(run_synthcity: Callable[..., Any]) -> None:
     assert "supports only `preprocessing=library`" in first
     assert "`random_state` is set by dpaudit" in second
     assert "needs `delta` in (0, 1)" in third
+
+
+def test_count_scale_refuses_an_unknown_value() -> None:
+    """``count_scale`` (docs/findings.md, 9) takes ``library`` or ``corrected`` only,
+    checked before synthcity is imported (no synthcity needed here)."""
+    from dpaudit.adapters._common import AdapterInputError
+    from dpaudit.adapters.synthcity import SynthcityPrivBayes
+
+    with pytest.raises(AdapterInputError, match="count_scale"):
+        SynthcityPrivBayes(epsilon=1.0, count_scale="fixed")
+    assert SynthcityPrivBayes(epsilon=1.0).count_scale == "library"

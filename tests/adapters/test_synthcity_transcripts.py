@@ -49,3 +49,37 @@ def test_privbayes_records_its_laplace_counts(
     transcripts.check_noise(result, "laplace")
     for claim in result["claims"]:
         assert claim["transcript_records"] > 0 and claim["transcript_left_out"] == 0
+
+
+SCALE_SCRIPT = r"""
+import json
+from dpaudit.adapters import synthcity as sc
+import pandas as pd
+data = pd.DataFrame([(0, 0, 0)] * 44 + [(1, 1, 1)] * 6, columns=["a", "b", "c"])
+domain = {"columns": [{"name": n, "kind": "binary"} for n in "abc"]}
+out = {}
+for mode in ("library", "corrected"):
+    g = sc.SynthcityPrivBayes(epsilon=1.0, count_scale=mode)
+    g.fit(data, domain=domain, seed=0)
+    scales = sorted({r["noise"]["laplace"] for r in g.privacy_transcript})
+    out[mode] = {"scales": scales, "k": g.privacy_claim["degree_k"],
+                 "stated": g.privacy_claim["count_scale"]}
+from synthcity.plugins.privacy.plugin_privbayes import PrivBayes
+out["restored"] = PrivBayes(epsilon=1.0)._laplace_noise_parameter(50, 3)
+print(json.dumps(out))
+"""
+
+
+def test_count_scale_corrected_patches_only_the_scale(
+    run_synthcity: Callable[..., Any],
+) -> None:
+    """``count_scale=corrected`` (docs/findings.md, 9): the library's count scale
+    ``2 (d - K) / (n eps/2)`` becomes ``(d - K + 1) / (eps/2)`` for the fit, and the
+    library's method is restored after it."""
+    out = dict(run_synthcity(SCALE_SCRIPT))
+    lib, cor = out["library"], out["corrected"]
+    assert lib["k"] == cor["k"] == 1
+    assert lib["scales"] == pytest.approx([2 * (3 - 1) / (50 * 0.5)])  # 0.16
+    assert cor["scales"] == pytest.approx([(3 - 1 + 1) / 0.5])  # 6
+    assert "patched" in cor["stated"] and lib["stated"] == "library"
+    assert out["restored"] == pytest.approx(2 * 3 / (50 * 0.5))  # K = 0 unfitted
