@@ -691,6 +691,12 @@ def _prepare(folder: Path) -> None:
         (folder / "examples" / module.name).write_text(
             module.read_text(encoding="utf-8"), encoding="utf-8"
         )
+    # The findings' small tables, as a reader's clone has them (docs/findings.md).
+    for data in sorted((ROOT / "docs" / "findings" / "data").glob("*")):
+        (folder / "docs" / "findings" / "data").mkdir(parents=True, exist_ok=True)
+        (folder / "docs" / "findings" / "data" / data.name).write_bytes(
+            data.read_bytes()
+        )
     for path, text in reader_files().items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text, encoding="utf-8")
