@@ -113,13 +113,14 @@ PROFILE_CLAIM = {
 def _generated(eps_emp: float, claim: float, *, profile: str) -> AuditResult:
     """A result whose verdict and reason the audit's own rules give for these
     numbers; ``profile``: ``none``, ``refuted`` (the claim's test refutes the
-    profile; the pair only if eps_emp > claim) or ``kept``."""
+    profile; the pair only if eps_emp > claim), ``kept``, or ``lines`` (a claim of
+    the lines alone refuted by its own calibrated test, whatever eps_emp)."""
     top = 4.68
-    ratio = {"none": None, "refuted": 3.1, "kept": 0.7}[profile]
+    ratio = {"none": None, "refuted": 3.1, "kept": 0.7, "lines": 1.8}[profile]
     regions: tuple[str, ...] = ()
     if profile == "refuted":
         regions = ("gdp", "rdp@2", "rdp@8") + (("lines",) if eps_emp > claim else ())
-    elif profile == "none" and eps_emp > claim:
+    elif profile == "lines" or (profile == "none" and eps_emp > claim):
         regions = ("lines",)
     verdict = decide(
         eps_emp=eps_emp,
@@ -128,7 +129,8 @@ def _generated(eps_emp: float, claim: float, *, profile: str) -> AuditResult:
         refutation_ratio=ratio,
         profile_refutable=True if ratio is not None else None,
     )
-    stated = Claim(epsilon=claim, delta=1e-5, **(PROFILE_CLAIM if ratio else {}))
+    profiled = ratio is not None and profile != "lines"
+    stated = Claim(epsilon=claim, delta=1e-5, **(PROFILE_CLAIM if profiled else {}))
     head = AttackResult(
         name="querybased",
         eps_emp=eps_emp,
@@ -146,7 +148,7 @@ def _generated(eps_emp: float, claim: float, *, profile: str) -> AuditResult:
         eps_max_attainable=top,
         rounds_needed=None,
         point=head,
-        claim=stated if ratio is not None else None,
+        claim=stated if profiled else None,
     )
     doc: dict[str, Any] = make_result(
         verdict=verdict.value,
@@ -162,8 +164,9 @@ def _generated(eps_emp: float, claim: float, *, profile: str) -> AuditResult:
         fnr_upper=0.2,
     )
     doc["claim"].update(epsilon=claim, reference_epsilon=None)
-    if ratio is not None:
+    if profiled:
         doc["claim"].update(PROFILE_CLAIM)
+    if ratio is not None:
         doc["power"]["ratio_max_attainable"] = 40.0
     doc["power"].update(saturated=math.isclose(eps_emp, top), tightness=eps_emp / claim)
     doc["attacks"]["querybased"]["eps_emp"] = eps_emp
@@ -173,7 +176,7 @@ def _generated(eps_emp: float, claim: float, *, profile: str) -> AuditResult:
 GRID = [0.0, 0.957, 0.999, 1.0, 1.001, 1.004, 4.68]
 
 
-@pytest.mark.parametrize("profile", ["none", "refuted", "kept"])
+@pytest.mark.parametrize("profile", ["none", "refuted", "kept", "lines"])
 def test_generated_results_say_only_true_comparisons(profile: str) -> None:
     checked = 0
     for eps_emp in GRID:
