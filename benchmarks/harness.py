@@ -71,6 +71,25 @@ def parser(doc: str | None, *, seed: int = 0) -> argparse.ArgumentParser:
 RECORDS = Path(__file__).resolve().parent / "records"
 
 
+def _without_out(argv: list[str]) -> list[str]:
+    """``argv`` less ``--out FILE`` (a copy of the run's JSON, no figure of it): the
+    command a record states.
+
+    >>> _without_out(["--audits", "20", "--out", "x.json", "--record"])
+    ['--audits', '20', '--record']
+    """
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--out":
+            skip = True
+        elif not arg.startswith("--out="):
+            kept.append(arg)
+    return kept
+
+
 def write_record(
     name: str,
     figures: Mapping[str, Any],
@@ -79,12 +98,12 @@ def write_record(
     folder: Path = RECORDS,
 ) -> Path:
     """Writes ``folder/NAME.json``: the figures a doc quotes, with the command that
-    measured them (``python benchmarks/NAME.py`` and ``argv``), the UTC date and
+    measured them (``python benchmarks/NAME.py`` and ``argv``, less ``--out``), the UTC date and
     dpaudit's version. A doc quoting a measured figure cites this file, and a test
     compares the two, so the figure cannot go stale unnoticed."""
     import dpaudit
 
-    given = list(sys.argv[1:] if argv is None else argv)
+    given = _without_out(list(sys.argv[1:] if argv is None else argv))
     command = " ".join(["python", f"benchmarks/{name}.py", *given])
     record = {
         "benchmark": name,

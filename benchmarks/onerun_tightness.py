@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from typing import Any
 
 import harness
@@ -123,21 +122,6 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
     return rows
 
 
-def _command(argv: list[str]) -> str:
-    """The arguments as the record states them: ``--out FILE`` (a copy of the
-    run's JSON, no figure of it) left out."""
-    kept: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg == "--out":
-            skip = True
-        elif not arg.startswith("--out="):
-            kept.append(arg)
-    return " ".join(kept)
-
-
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = harness.parser(__doc__)
     parser.add_argument(
@@ -186,7 +170,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         harness.write_record(
             "onerun_tightness",
             {"alpha": ALPHA, "delta": DELTA, "seed": args.seed, "rows": rows},
-            argv=_command(sys.argv[1:] if argv is None else argv).split(),
+            argv=argv,
         )
     return rows
 

@@ -18,7 +18,6 @@ one-sided 95% Clopper-Pearson upper bound, which must be at most alpha 0.05.
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -64,21 +63,6 @@ def audit_once(mechanism: str, seed: int, canaries: int, work: Path) -> dict[str
 def upper_95(k: int, n: int) -> float:
     """The one-sided 95% Clopper-Pearson upper bound of a rate, ``k`` of ``n``."""
     return 1.0 if n == 0 or k == n else float(stats.beta.ppf(0.95, k + 1, n - k))
-
-
-def _command(argv: list[str]) -> str:
-    """The arguments as the record states them: ``--out FILE`` (a copy of the
-    run's JSON, no figure of it) left out."""
-    kept: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg == "--out":
-            skip = True
-        elif not arg.startswith("--out="):
-            kept.append(arg)
-    return " ".join(kept)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -139,7 +123,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "pooled": pooled,
                 "rows": [r for r in table.rows if r["row"] != "pooled"],
             },
-            argv=_command(sys.argv[1:] if argv is None else argv).split(),
+            argv=argv,
         )
     return payload
 

@@ -37,6 +37,7 @@ import numpy as np
 from dpaudit.errors import InvalidParameterError
 
 __all__ = [
+    "check_guess_counts",
     "eps_lower_bound",
     "eps_max_attainable",
     "p_value",
@@ -49,7 +50,11 @@ _GRID_STEP = 0.125
 _EPS_CAP = 60.0
 
 
-def _check_counts(canaries: int, guesses: int, correct: int) -> None:
+def check_guess_counts(
+    canaries: int, guesses: int, correct: int, *, least: int = 0
+) -> None:
+    """Refuses counts that are not integers with ``0 <= correct <= guesses <=
+    canaries`` and ``canaries >= least`` (one line naming them)."""
     for name, value in (
         ("canaries", canaries),
         ("guesses", guesses),
@@ -57,10 +62,11 @@ def _check_counts(canaries: int, guesses: int, correct: int) -> None:
     ):
         if not (isinstance(value, int | np.integer) and not isinstance(value, bool)):
             raise InvalidParameterError(f"`{name}` must be an integer. Got {value!r}.")
-    if not 0 <= correct <= guesses <= canaries:
+    if not 0 <= correct <= guesses <= canaries or canaries < least:
+        at_least = f", canaries >= {least}" if least else ""
         raise InvalidParameterError(
             "`correct`, `guesses` and `canaries` must satisfy 0 <= correct <= "
-            f"guesses <= canaries. Got {correct}, {guesses}, {canaries}."
+            f"guesses <= canaries{at_least}. Got {correct}, {guesses}, {canaries}."
         )
 
 
@@ -97,7 +103,7 @@ def p_value(
     >>> p_value(canaries=100, guesses=10, correct=0, epsilon=1.0, delta=1e-5)
     1.0
     """
-    _check_counts(canaries, guesses, correct)
+    check_guess_counts(canaries, guesses, correct)
     if not (math.isfinite(epsilon) and epsilon >= 0):
         raise InvalidParameterError(f"`epsilon` must be >= 0. Got {epsilon!r}.")
     if not 0 <= delta <= 1:

@@ -56,6 +56,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from dpaudit.audit.stats.onerun_bound import check_guess_counts
 from dpaudit.errors import InvalidParameterError
 
 __all__ = [
@@ -73,19 +74,7 @@ _SCAN = 64
 
 
 def _check(canaries: int, guesses: int, correct: int) -> None:
-    for name, value in (
-        ("canaries", canaries),
-        ("guesses", guesses),
-        ("correct", correct),
-    ):
-        if not (isinstance(value, int | np.integer) and not isinstance(value, bool)):
-            raise InvalidParameterError(f"`{name}` must be an integer. Got {value!r}.")
-    if not 0 <= correct <= guesses <= canaries or canaries < 1:
-        raise InvalidParameterError(
-            "`correct`, `guesses` and `canaries` must satisfy 0 <= correct <= "
-            f"guesses <= canaries, canaries >= 1. Got {correct}, {guesses}, "
-            f"{canaries}."
-        )
+    check_guess_counts(canaries, guesses, correct, least=1)
 
 
 def _check_curve(epsilon: float | None, delta: float, mu: float | None) -> None:
