@@ -393,6 +393,7 @@ def test_two_world_identity_is_unchanged_by_the_game_keys() -> None:
         (["--target", "2"], "`--target` is a setting of --game two-world"),
         (["--attack", "distance"], "`--attack` is a setting of --game two-world"),
         (["--guesses", "600"], "`guesses` + `guesses_out` must be at most 1000"),
+        (["--max-memory", "100"], "the one-run game has no memory plan"),
     ],
 )
 def test_command_refuses_with_one_line(
@@ -406,6 +407,22 @@ def test_command_refuses_with_one_line(
     assert code == 2, err
     assert match in err and "Traceback" not in err
     assert err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_max_memory_is_kept_where_it_bounds_the_workers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A plug-in's worker processes are bounded by --max-memory in the one-run game
+    too: the setting is accepted there (the dry run plans it and writes nothing)."""
+    from dpaudit.cli import main
+
+    out = tmp_path / "o"
+    flags = ["--generator", "dpaudit.generators.toy_plugins:CopyData"]
+    flags += ["--max-memory", "500", "--dry-run"]
+    code = main(["audit", "--game", "one-run", "--out", str(out), *flags])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
     assert not out.exists()
 
 

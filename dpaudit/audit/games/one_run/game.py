@@ -77,7 +77,7 @@ from dpaudit.audit.storage.outdir import Session
 from dpaudit.audit.storage.store import ResultStore
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
-from dpaudit.generators.registry import audit_options, generator_factory
+from dpaudit.generators.registry import audit_options, generator_factory, get_spec
 from dpaudit.io import write_atomic
 from dpaudit.worst_case.canaries import CanaryDesign, canary_design
 
@@ -124,12 +124,25 @@ class OneRunGame:
     name = "one-run"
 
     def check(self, config: AuditConfig, *, resume: bool) -> None:
-        """Refuses ``--resume``: the game keeps no store to continue. (Every setting
-        it does not use was refused before: the key table's ``games``.)"""
+        """Refuses ``--resume``: the game keeps no store to continue; and
+        ``--max-memory`` where nothing would enforce it: with dpaudit's own generators
+        it bounds the two-world game's memory plan, which the one-run game does not
+        have (a plug-in's or adapter's worker processes are bounded by it in both
+        games). (Every setting it does not use was refused before: the key table's
+        ``games``.)"""
         if resume:
             raise InvalidParameterError(
                 "`--resume` must be unset with `--game one-run`: the game keeps no "
                 "store to continue; run it again."
+            )
+        spec = get_spec(config.generator)
+        if config.max_memory is not None and (not spec.plugin or spec.in_process):
+            raise InvalidParameterError(
+                "`--max-memory` must be unset with `--game one-run` and "
+                f"{config.generator!r}: it bounds the worker processes of plug-ins and "
+                "adapters, and the two-world game's memory plan of dpaudit's own "
+                "generators; the one-run game has no memory plan (one fit): drop "
+                "--max-memory."
             )
 
     def prepare(self, config: AuditConfig) -> Prepared:
@@ -170,7 +183,6 @@ class OneRunGame:
         generator = make_generator()  # refuses bad generator options now
         if config.release == "transcript":
             from dpaudit.audit.games.one_run.transcript import check_generator
-            from dpaudit.generators.registry import get_spec
 
             check_generator(
                 config.generator, generator, get_spec(config.generator).transcript
