@@ -28,7 +28,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -328,9 +327,7 @@ def fit(*, in_process: bool = False, **settings: Any) -> FitResult:
     Raises:
         BadInputError: bad input; the message is the command's line for it.
     """
-    from dpaudit.commands.fit import fit_one
-    from dpaudit.io import write_atomic
-    from dpaudit.rng import Rngs
+    from dpaudit.commands.fit import fit_and_sample, write_fitted
 
     settings = dict(settings)
     kinds = commandline.command_settings("fit")
@@ -342,36 +339,14 @@ def fit(*, in_process: bool = False, **settings: Any) -> FitResult:
     ):
         args = commandline.parse(commandline.argv("fit", settings, kinds))
         args.quiet = True
-        from dpaudit.commands import check_writable_file
-        from dpaudit.validation import check_scalar, require
-
-        out = None if written is None else check_writable_file(args.out, "--out")
-        claim_out = (
-            None
-            if args.claim_out is None
-            else check_writable_file(args.claim_out, "--claim-out")
-        )
-        check_scalar(args.rows, "--rows", kind=int, min_val=1, allow_none=True)
-        dataset, generator, seconds = fit_one(args)
-        rows = len(dataset.train) if args.rows is None else args.rows
-        synthetic = generator.sample(rows, rng=Rngs.from_seed(args.seed).spawn(1)[0])
-        require(
-            len(synthetic) == rows,
-            f"generator {args.generator!r}'s release",
-            f"the {rows} rows asked for (--rows)",
-            len(synthetic),
-        )
-        claim = generator.privacy_claim_
-        if out is not None:
-            write_atomic(out, synthetic.to_csv(index=False))
-        if claim_out is not None:
-            write_atomic(claim_out, json.dumps(claim.to_json(), indent=2) + "\n")
+        fitted = fit_and_sample(args, to_file=written is not None)
+        write_fitted(fitted)
         return FitResult(
-            synthetic=synthetic,
-            claim=claim,
+            synthetic=fitted.synthetic,
+            claim=fitted.claim,
             generator=args.generator,
-            dataset=dataset.name,
-            seconds=seconds,
+            dataset=fitted.dataset.name,
+            seconds=fitted.seconds,
         )
 
 

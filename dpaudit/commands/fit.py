@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -131,17 +132,36 @@ def worker_options(args: argparse.Namespace, *, plugin: bool) -> WorkerOptions:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Fits, samples ``--rows`` rows into ``--out`` and prints the privacy claim.
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Fitted:
+    """One fit and its release (:func:`fit_and_sample`).
+
+    Attributes:
+        out, claim_out: where the CSV and the claim's JSON go (``None``: not
+            written to a file), both checked writable before training.
+        dataset: the table trained on; synthetic: the ``rows`` rows released.
+        claim: the generator's privacy claim; seconds: the fit's wall time.
+    """
+
+    out: Path | None
+    claim_out: Path | None
+    dataset: Dataset
+    synthetic: Any
+    claim: Any
+    rows: int
+    seconds: float
+
+
+def fit_and_sample(args: argparse.Namespace, *, to_file: bool = True) -> Fitted:
+    """``dpaudit fit``'s work (the command and the Python API's
+    :func:`dpaudit.api.fit`): ``--out`` (with ``to_file``) and ``--claim-out``
+    checked writable and ``--rows`` checked, all before training; then one fit and
+    ``--rows`` rows sampled (default: the table's), their number checked.
 
     Raises:
-        InvalidParameterError: ``--out`` or ``--claim-out`` cannot be written,
-            ``--rows`` < 1, or any bad input (all checked before training).
+        InvalidParameterError: as :func:`run`.
     """
-    to_stdout = args.out == STDOUT
-    if to_stdout:
-        standard_output("the synthetic CSV (`--out -`)")
-    out = None if to_stdout else check_writable_file(args.out, "--out")
+    out = check_writable_file(args.out, "--out") if to_file else None
     claim_out = (
         None
         if args.claim_out is None
@@ -157,20 +177,48 @@ def run(args: argparse.Namespace) -> int:
         f"the {rows} rows asked for (--rows)",
         len(synthetic),
     )
-    claim = generator.privacy_claim_
-    if out is None:
-        sys.stdout.write(synthetic.to_csv(index=False))
-        sys.stdout.flush()
-    else:
-        write_atomic(out, synthetic.to_csv(index=False))
-    if claim_out is not None:
-        write_atomic(claim_out, json.dumps(claim.to_json(), indent=2) + "\n")
-    _print_summary(
-        args,
-        claim,
+    return Fitted(
+        out=out,
+        claim_out=claim_out,
+        dataset=dataset,
+        synthetic=synthetic,
+        claim=generator.privacy_claim_,
         rows=rows,
         seconds=seconds,
-        out=out,
+    )
+
+
+def write_fitted(fitted: Fitted) -> None:
+    """Writes the release's CSV to ``fitted.out`` and the claim's JSON to
+    ``fitted.claim_out``, each where set, atomically."""
+    if fitted.out is not None:
+        write_atomic(fitted.out, fitted.synthetic.to_csv(index=False))
+    if fitted.claim_out is not None:
+        text = json.dumps(fitted.claim.to_json(), indent=2) + "\n"
+        write_atomic(fitted.claim_out, text)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fits, samples ``--rows`` rows into ``--out`` and prints the privacy claim.
+
+    Raises:
+        InvalidParameterError: ``--out`` or ``--claim-out`` cannot be written,
+            ``--rows`` < 1, or any bad input (all checked before training).
+    """
+    to_stdout = args.out == STDOUT
+    if to_stdout:
+        standard_output("the synthetic CSV (`--out -`)")
+    fitted = fit_and_sample(args, to_file=not to_stdout)
+    if to_stdout:
+        sys.stdout.write(fitted.synthetic.to_csv(index=False))
+        sys.stdout.flush()
+    write_fitted(fitted)
+    _print_summary(
+        args,
+        fitted.claim,
+        rows=fitted.rows,
+        seconds=fitted.seconds,
+        out=fitted.out,
         file=sys.stderr if to_stdout else sys.stdout,
     )
     return EXIT_OK
