@@ -149,9 +149,8 @@ def dry_run(
         InvalidParameterError: whatever the run would have refused first, as the
             same one line.
     """
-    from dpaudit.audit.games.memory import _fmt, memory_limit, plan_memory
+    from dpaudit.audit.games.memory import _fmt, memory_limit, plan_memory, plan_one_run
     from dpaudit.audit.games.registry import load_game
-    from dpaudit.generators.registry import get_spec
 
     if not resume:
         config.check_settings()
@@ -159,19 +158,23 @@ def dry_run(
     game.check(config, resume=resume)
     out = Path(os.path.abspath(out_dir))
     where = _check_out(config, out, str(out_dir), resume=resume, force=force)
-    game.prepare(config)  # the memory plan and the setup: refused as the run refuses
-    limit = memory_limit(config, foreign=bool(get_spec(config.generator).plugin))
-    if config.game == "one-run":
-        rows = _one_run_rows(config)
-        memory = "planned by the one-run game as it runs"
-    else:
-        rows = _two_world_rows(config)  # in memory: the exact test's disk cache unused
-        plan = plan_memory(config)
-        memory = (
-            f"about {_fmt(plan.total)} at the peak ({_fmt(plan.table)} the table, "
-            f"{_fmt(plan.models)} for {plan.models_at_once} models at once, "
-            f"{_fmt(plan.rounds)} the rounds)"
-        )
+    # The memory plan and the setup: refused as the run refuses; the audit resolved
+    # once there, read here.
+    prepared = game.prepare(config)
+    resolved = prepared.resolved
+    limit = memory_limit(config, foreign=resolved.foreign)
+    one_run = config.game == "one-run"
+    # In memory: the exact test's disk cache unused.
+    rows = _one_run_rows(config) if one_run else _two_world_rows(config)
+    plan = prepared.memory
+    if plan is None:  # no limit could be read: planned all the same
+        planner = plan_one_run if one_run else plan_memory
+        plan = planner(config, resolved=resolved)
+    memory = (
+        f"about {_fmt(plan.total)} at the peak ({_fmt(plan.table)} the table, "
+        f"{_fmt(plan.models)} for {plan.models_at_once} models at once, "
+        f"{_fmt(plan.rounds)} the {'canaries' if one_run else 'rounds'})"
+    )
     memory += (
         f"; {_fmt(limit.bytes)} {'allowed' if limit.source == '--max-memory' else 'available'} ({limit.source})"
         if limit is not None

@@ -119,6 +119,12 @@ class GeneratorSpec:
             Python API's ``in_process=True``): constructed and fitted in this
             process through :class:`~dpaudit.generators.plugins.PluginAdapter`,
             never in a worker.
+        transcript_words: under ``--release transcript`` with ``replay``: what a
+            round's transcript holds, and what a canary teacher votes, in words
+            (the result's description of the release).
+        exact_canary_privacy: the exact privacy of its canary transcript is
+            computed (``--release transcript --teachers canary --public-seed
+            auto`` ranks the public candidates by it).
     """
 
     name: str
@@ -136,6 +142,12 @@ class GeneratorSpec:
     transcript: str = "replay"
     model_memory: str = "dpaudit.generators.model_memory:release_bytes"
     in_process: bool = False
+    transcript_words: tuple[str, str] = (
+        "every noisy vote",
+        "each voting 'real' exactly when it trained on the target "
+        "(docs/soundness.md, 'Canary teachers')",
+    )
+    exact_canary_privacy: bool = False
 
     # ------------------------------------------------------------ capabilities
     def load_class(self) -> type:
@@ -338,6 +350,7 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
                     teachers_from_rows="dpaudit.generators.pate_gan:audit_num_teachers",
                 ),
                 model_memory=_TEACHERS,
+                exact_canary_privacy=True,
             ),
             GeneratorSpec(
                 name=G_PATE,
@@ -357,6 +370,12 @@ _BUILTINS: Mapping[str, GeneratorSpec] = MappingProxyType(
                     small_table="dpaudit.generators.g_pate:with_small_table_defaults"
                 ),
                 model_memory=_TEACHERS,
+                transcript_words=(
+                    "every Confident-GNMax answer (answered or not, and its noisy bin)",
+                    "each voting the last bin exactly when the target is in its "
+                    "partition (docs/soundness.md, 'The transcript release of G-PATE "
+                    "(canary teachers)')",
+                ),
             ),
             GeneratorSpec(
                 name="randomized-response",
@@ -493,7 +512,7 @@ def generator_factory(
 
 
 def audit_options(
-    name: str,
+    name: str | GeneratorSpec,
     options: Mapping[str, Any],
     *,
     n_rows: int,
@@ -513,7 +532,7 @@ def audit_options(
     data), then the small-table calibration.
 
     Args:
-        name: the generator.
+        name: the generator (or its spec, already looked up).
         options: the user's generator options.
         n_rows: ``|D|``, the rows without the target (equal in both worlds).
         worst_case: whether the dataset is a worst case (``worst-case`` or
@@ -527,7 +546,7 @@ def audit_options(
             generator without them.
     """
     check_scalar(n_rows, "n_rows", kind=int, min_val=1)
-    spec = get_spec(name)
+    spec = name if isinstance(name, GeneratorSpec) else get_spec(name)
     out = spec.with_choices(options, device=device, variant=variant, bugs=bugs)
     defaults = spec.audit
     if defaults.teachers_option is not None and defaults.teachers_from_rows is not None:

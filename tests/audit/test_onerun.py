@@ -389,11 +389,11 @@ def test_two_world_identity_is_unchanged_by_the_game_keys() -> None:
 @pytest.mark.parametrize(
     ("flags", "match"),
     [
-        (["--dataset", "cervical_cancer"], "designs its canaries"),
+        (["--dataset", "cervical_cancer"], "`--game` needs --dataset worst-case"),
         (["--target", "2"], "`--target` is a setting of --game two-world"),
         (["--attack", "distance"], "`--attack` is a setting of --game two-world"),
         (["--guesses", "600"], "`guesses` + `guesses_out` must be at most 1000"),
-        (["--max-memory", "100"], "the one-run game has no memory plan"),
+        (["--max-memory", "100"], "dpaudit itself needs about 450 MiB"),
     ],
 )
 def test_command_refuses_with_one_line(

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         FLAG_ONLY,
         KEYS_BY_TOML_NAME,
         RUN_SETTINGS,
-        check_requirements,
         key_of,
     )
     from dpaudit.audit.config.model import (
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
         audit_command,
         versions_text,
     )
+    from dpaudit.audit.config.requirements import check_requirements
     from dpaudit.audit.config.serial import (
         nan_to_null,
         to_json,
@@ -62,9 +62,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "FLAG_ONLY",
         "KEYS_BY_TOML_NAME",
         "RUN_SETTINGS",
-        "check_requirements",
         "key_of",
     ),
+    "dpaudit.audit.config.requirements": ("check_requirements",),
     "dpaudit.audit.config.names": (
         "RANDOMNESS_MODES",
         "RESULT_FILE",

@@ -7,8 +7,8 @@ it ``requires``, and whether it is a run setting (where and how an audit runs, n
 what it computes: ``--resume`` may change it and the audit's identity leaves it out).
 From this one table come the parser and its help groups
 (:mod:`dpaudit.commands.audit`), the TOML keys, the field constraints and the
-cross-field refusals (:func:`check_requirements`), :data:`RUN_SETTINGS` and the resume
-allow-list.
+cross-field refusals (:func:`~dpaudit.audit.config.requirements.check_requirements`),
+:data:`RUN_SETTINGS` and the resume allow-list.
 
 No heavy imports: the parser reads this table before anything is trained.
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
 from dpaudit.attacks.names import ATTACK_NAMES, SET_NAMES
 from dpaudit.audit.config.constraints import (
@@ -39,7 +38,7 @@ from dpaudit.audit.config.names import (
     RELEASES,
     TEACHERS,
 )
-from dpaudit.errors import InvalidParameterError
+from dpaudit.datasets.names import WORST_CASE_NAMES
 from dpaudit.generators.names import DEVICES
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 
@@ -56,7 +55,6 @@ __all__ = [
     "Interval",
     "Key",
     "Requires",
-    "check_requirements",
     "key_of",
 ]
 
@@ -71,6 +69,11 @@ _FIXED_PUBLIC = Requires(
 )
 _TRANSCRIPT = Requires(
     key="release", values=("transcript",), fix="--release transcript"
+)
+_WORST_CASE = Requires(
+    key="dataset",
+    values=WORST_CASE_NAMES,
+    fix="--dataset worst-case or worst-case-continuous",
 )
 
 AUDIT_KEYS: tuple[Key, ...] = (
@@ -131,11 +134,20 @@ AUDIT_KEYS: tuple[Key, ...] = (
         group="data and target",
         kind="int",
         constraint=Interval(integer=True, low=2, optional=True),
+        requires=(_WORST_CASE,),
     ),
     Key(
         name="domain",
         help="the public domain JSON of a CSV dataset",
         group="data and target",
+        requires=(
+            Requires(
+                key="dataset",
+                values=WORST_CASE_NAMES,
+                negate=True,
+                fix="a named dataset or a CSV path (the worst cases' domain is fixed)",
+            ),
+        ),
     ),
     Key(
         name="data_dir",
@@ -199,6 +211,8 @@ AUDIT_KEYS: tuple[Key, ...] = (
         "--fits fits, guessed from the releases (docs/soundness.md)",
         group="the game",
         constraint=Choices(values=GAMES),
+        # The one-run game designs its canaries for the worst cases only.
+        requires=(_WORST_CASE,),
     ),
     Key(
         name="rounds",
@@ -456,8 +470,9 @@ AUDIT_KEYS: tuple[Key, ...] = (
     ),
     Key(
         name="max_memory",
-        help="dpaudit's own generators: the memory plan refuses an audit estimated "
-        "above it (default: the memory available now); plug-ins and adapters: "
+        help="dpaudit's own generators: the memory plan (either game) refuses an "
+        "audit estimated above it (default: the memory available now); plug-ins "
+        "and adapters: "
         "MiB of resident memory one worker process may use before it is stopped "
         "and the audit fails (default: half the machine's memory)",
         group="execution",
@@ -533,68 +548,3 @@ left out of the audit's identity, and the settings ``--resume`` may change."""
 def key_of(field: str) -> Key:
     """The key of a configuration field."""
     return _BY_FIELD[field]
-
-
-def _written(key: Key, value: Any) -> str:
-    if value is None:
-        return f"{key.flag} unset"
-    return key.flag if key.kind == "bool" else f"{key.flag} {value}"
-
-
-def check_requirements(values: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
-    """Refuses a setting that the chosen game does not use, or whose requirement
-    another setting does not meet, in one line naming both settings.
-
-    A setting is set when its value differs from its default; a setting at its
-    default is never refused (it changes nothing).
-
-    Args:
-        values: field -> value of a configuration.
-        defaults: field -> default value.
-
-    Raises:
-        InvalidParameterError: the first unmet requirement, in table order.
-    """
-    game = values.get("game", defaults.get("game"))
-    for key in AUDIT_KEYS:
-        field = key.target
-        if field is None or field not in values:
-            continue
-        value = values[field]
-        if value == defaults.get(field):
-            continue
-        if game not in key.games:
-            raise InvalidParameterError(
-                f"`{key.flag}` is a setting of --game {' or '.join(key.games)}; "
-                f"the {game} game does not use it: unset {key.flag} or pass "
-                f"--game {key.games[0]}. Got {_written(key, value)} with --game {game}."
-            )
-        if game not in key.requires_games:
-            continue
-        for need in key.requires:
-            other = values.get(need.key, defaults.get(need.key))
-            if not need.met(other):
-                raise _unmet(key, value, (need,), values, defaults)
-        if key.requires_any and not any(
-            need.met(values.get(need.key, defaults.get(need.key)))
-            for need in key.requires_any
-        ):
-            raise _unmet(key, value, key.requires_any, values, defaults)
-
-
-def _unmet(
-    key: Key,
-    value: Any,
-    needs: tuple[Requires, ...],
-    values: Mapping[str, Any],
-    defaults: Mapping[str, Any],
-) -> InvalidParameterError:
-    fix = " or ".join(need.fix for need in needs)
-    others = ", ".join(
-        _written(_BY_FIELD[need.key], values.get(need.key, defaults.get(need.key)))
-        for need in needs
-    )
-    return InvalidParameterError(
-        f"`{key.flag}` needs {fix}: unset {key.flag} or change the other setting. "
-        f"Got {_written(key, value)} with {others}."
-    )

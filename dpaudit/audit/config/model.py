@@ -17,11 +17,7 @@ from typing import Any
 
 from dpaudit.attacks.names import ATTACK_NAMES, DEFAULT, SET_NAMES
 from dpaudit.audit.config import serial
-from dpaudit.audit.config.keys import (
-    AUDIT_CONSTRAINTS,
-    RUN_SETTINGS,
-    check_requirements,
-)
+from dpaudit.audit.config.keys import AUDIT_CONSTRAINTS, RUN_SETTINGS
 from dpaudit.audit.config.names import (
     Backend,
     Game,
@@ -30,6 +26,7 @@ from dpaudit.audit.config.names import (
     ReleaseKind,
     TeacherKind,
 )
+from dpaudit.audit.config.requirements import check_requirements
 from dpaudit.audit.config.split import (
     audit_attack_names,
     check_split,

@@ -251,35 +251,18 @@ def cuda_free_bytes() -> int:
     return int(free)
 
 
-def model_bytes(
-    config: AuditConfig, generator: object, *, rows: int, width: int, released: int
-) -> int:
-    """One in-process model of ``config``'s audit in training, in bytes: the figure
-    of the generator's registry entry (``GeneratorSpec.model_bytes``, the function
-    its ``model_memory`` declares) times the release's memory factor (``--release
-    transcript`` replays the group's transcripts in both worlds). The one figure of
-    both plans: the memory plan (:mod:`dpaudit.audit.games.memory`, on the CPU) and
-    a CUDA batch here (:func:`estimate_model_bytes`)."""
-    from dpaudit.audit.games.releases import release_for
-    from dpaudit.generators.registry import get_spec
-
-    per_model = get_spec(config.generator).model_bytes(
-        generator, rows=rows, width=width, released=released
-    )
-    return per_model * release_for(config).memory_factor
-
-
 def estimate_model_bytes(setup: AuditSetup) -> int:
     """Device memory one model of ``setup``'s audit needs in training, estimated
-    (:func:`model_bytes` of its generator on ``D u {target}``, releasing the
-    audit's rows). An underestimate costs an out-of-memory retry
-    (:func:`run_halving`), an overestimate only a smaller batch."""
-    return model_bytes(
-        setup.config,
+    (:meth:`~dpaudit.audit.games.resolved.ResolvedAudit.model_bytes` of its
+    generator on ``D u {target}``, releasing the audit's rows: the memory plan's
+    figure). An underestimate costs an out-of-memory retry (:func:`run_halving`),
+    an overestimate only a smaller batch."""
+    resolved = setup.resolved
+    return resolved.model_bytes(
         setup.make_generator(),
-        rows=len(setup.with_target),
-        width=setup.domain.encoded_dim,
-        released=setup.synthetic_rows,
+        rows=resolved.train_rows,
+        width=resolved.width,
+        released=resolved.synthetic_rows,
     )
 
 
@@ -287,7 +270,7 @@ def plan_for_setup(setup: AuditSetup) -> ExecutionPlan:
     """The plan for ``setup``'s audit on this machine (the hook of ``run_audit``)."""
     config = setup.config
     device = resolve_device(config.device)
-    batched = callable(getattr(type(setup.make_generator()), "fit_many", None))
+    batched = setup.resolved.batched
     if device != "cuda":
         return plan_execution(
             config, n_rounds=setup.plan.n_rounds, device=device, batched=batched

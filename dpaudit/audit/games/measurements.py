@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,9 @@ from dpaudit.audit.stats.ceiling import mu_ceiling
 from dpaudit.errors import InvalidParameterError, PluginError
 from dpaudit.generators.base import Generator
 from dpaudit.rng import Rngs
+
+if TYPE_CHECKING:
+    from dpaudit.audit.games.resolved import Traits
 
 __all__ = [
     "LEAVES_OUT",
@@ -99,13 +102,11 @@ def fit_and_read(
     return models, transcripts
 
 
-def check_measurements(
-    config: AuditConfig, generator: Generator, *, canary: bool
-) -> None:
+def check_measurements(config: AuditConfig, traits: Traits, *, canary: bool) -> None:
     """Refuses canary teachers (``canary``: the release asks for them) for a
     generator that does not declare them (``canary_teachers``) and a generator that
     cannot hand over a transcript, before anything is written."""
-    if canary and not getattr(generator, "supports_canary_teachers", False):
+    if canary and not traits.canary_teachers:
         raise InvalidParameterError(
             "`teachers` canary replaces the teachers of dpaudit's own pategan and "
             "gpate, and of the library adapters that declare canary teachers "
@@ -113,7 +114,7 @@ def check_measurements(
             f"{config.generator!r} releases the measurements it "
             "states: drop --teachers canary."
         )
-    if not callable(getattr(generator, "read_transcript", None)):
+    if not traits.reads_transcript:
         raise InvalidParameterError(
             f"`release` transcript: {config.generator!r} cannot hand over a "
             "measurement transcript; use --release table."

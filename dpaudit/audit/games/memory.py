@@ -57,6 +57,10 @@ rounds per world; estimates, not measurements):
 - other: with ``--backend loky`` every worker process holds its own ``BASE`` and
   table; the traced round's ``TRACE_BYTES``.
 
+The one-run game's plan (:func:`plan_one_run`): the design's table, one model at a
+time (its fits run one after the other) on the base and every canary, and each
+fit's canaries; ``--max-memory`` bounds it as the two-world game's.
+
 benchmarks/memory_plan.py compares the estimate with the measured peak (``VmHWM``)
 of real audits; the estimate is meant to be above it, not exact.
 """
@@ -66,11 +70,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.resolved import ResolvedAudit, lookup, resolve
 from dpaudit.data import Dataset
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.model_memory import ensemble_bytes, teachers_of
+
+if TYPE_CHECKING:
+    from dpaudit.generators.registry import GeneratorSpec
 
 MIB = 2**20
 GIB = 2**30
@@ -108,6 +117,10 @@ class MemoryPlan:
     rows: int
     encoded_width: int
     teachers: int
+    #: The attacks and the rows released a model: the resolved audit's, as the
+    #: setup's (tests/audit/test_resolved.py holds them equal).
+    attacks: tuple[str, ...] = ()
+    synthetic_rows: int = 0
 
     @property
     def total(self) -> int:
@@ -239,15 +252,16 @@ def _rounds_bytes(config: AuditConfig, attacks: int) -> int:
     return rounds * (ROUND_BYTES + FEATURE_BYTES * max(1, attacks))
 
 
-def _attack_count(config: AuditConfig, *, worst_case: bool, continuous: bool) -> int:
-    from dpaudit.attacks.registry import expand_attacks
+def _resolve(
+    config: AuditConfig,
+    load: Callable[[], Dataset] | None,
+    spec: GeneratorSpec | None = None,
+) -> ResolvedAudit:
+    """``config`` resolved on the table ``load`` gives (default: ``config``'s)."""
+    from dpaudit.audit.games.setup import load_audit_data
 
-    try:
-        return len(
-            expand_attacks(config.attack, worst_case=worst_case, continuous=continuous)
-        )
-    except InvalidParameterError:
-        return 1  # refused later with its own message
+    dataset = load() if load is not None else load_audit_data(config)
+    return resolve(config, dataset=dataset, spec=spec)
 
 
 def _file_bytes(config: AuditConfig) -> int | None:
@@ -259,56 +273,38 @@ def _file_bytes(config: AuditConfig) -> int | None:
 
 
 def plan_memory(
-    config: AuditConfig, *, load: Callable[[], Dataset] | None = None
+    config: AuditConfig,
+    *,
+    load: Callable[[], Dataset] | None = None,
+    resolved: ResolvedAudit | None = None,
 ) -> MemoryPlan:
-    """The estimated peak of ``config``'s audit (module docstring).
+    """The estimated peak of ``config``'s audit (module docstring), from the audit
+    as resolved once (``resolved``: the rows, the attacks, the generator's options
+    and capabilities the setup reads too; resolved here from the table ``load``
+    gives, or from ``config``'s, where not given).
 
-    Loads the table (not before its file's size is checked by :func:`check_memory`;
-    with ``load``, the audit's own loader: the table is loaded once per audit) and
-    builds the generator object, as the setup will; trains nothing.
+    Builds the generator object of a generator that runs in this process, as the
+    setup will; trains nothing.
     """
     from dpaudit.audit.games.execution import (
         TRAINING_GROUP,
         cpu_cores,
-        model_bytes,
         plan_execution,
         resolve_device,
     )
-    from dpaudit.audit.games.rows import audit_generator_options, release_rows
-    from dpaudit.data import load_dataset
-    from dpaudit.datasets.names import WORST_CASE_NAMES
-    from dpaudit.generators.registry import generator_factory, get_spec
 
-    worst_case = config.dataset in WORST_CASE_NAMES
-    continuous = worst_case and config.dataset == WORST_CASE_NAMES[1]
-    attacks = _attack_count(config, worst_case=worst_case, continuous=continuous)
-    dataset = (
-        load()
-        if load is not None
-        else load_dataset(
-            config.dataset,
-            domain=config.domain,
-            data_dir=config.data_dir,
-            rows=config.dataset_rows,
-        )
-    )
-    n = len(dataset.train) + 1
-    c = max(1, len(dataset.train.columns))
-    p = max(1, dataset.domain.encoded_dim)
+    if resolved is None:
+        resolved = _resolve(config, load)
+    n, p = resolved.train_rows, resolved.width
+    c = max(1, resolved.columns)
     table = 24 * n * c + 2 * 8 * n * p
-    n_rows = len(dataset.train) if worst_case else max(1, len(dataset.train) - 1)
-    options = audit_generator_options(config, n_rows=n_rows, worst_case=worst_case)
     # A foreign generator is not built here: that would start its worker and import
     # the plug-in (the setup does, after this check).
-    spec = get_spec(config.generator)
-    foreign = spec.plugin
-    generator: object = None
-    if not foreign:
-        factory = generator_factory(config.generator, worker=config.worker_options())
-        generator = factory(epsilon=config.epsilon, delta=config.delta, **options)
+    foreign = resolved.foreign
+    generator: object = None if foreign else resolved.build()
     k = teachers_of(generator, n)
-    released = release_rows(config, n_rows=n_rows, worst_case=worst_case)
-    batched = callable(getattr(type(generator), "fit_many", None))
+    released = resolved.synthetic_rows
+    batched = resolved.batched
     device = resolve_device(config.device)
     n_rounds = 2 * int(config.rounds)
     if config.target == "auto":
@@ -321,21 +317,20 @@ def plan_memory(
     least = min(n_rounds, TRAINING_GROUP["cpu"] if batched else 1)
     if foreign:
         # Its worker holds the model: the spec counts what comes back.
-        per_model = spec.model_bytes(None, rows=n, width=p, released=released)
+        per_model = resolved.spec.model_bytes(None, rows=n, width=p, released=released)
     elif device == "cuda":
         per_model = 4 * n * p  # the batch's data, filled on the host
         at_once = least = min(n_rounds, execution.batch_size)
     else:
-        per_model = model_bytes(config, generator, rows=n, width=p, released=released)
+        per_model = resolved.model_bytes(generator, rows=n, width=p, released=released)
     extra = (workers - 1) * (BASE_BYTES + table) if config.backend == "loky" else 0
-    traced = hasattr(getattr(generator, "config", None), "record_trace")
-    if not foreign and device != "cuda" and traced:
+    if not foreign and device != "cuda" and resolved.trace_switch is not None:
         extra += TRACE_BYTES
     return MemoryPlan(
         base=BASE_BYTES,
         table=table,
         models=at_once * per_model,
-        rounds=_rounds_bytes(config, attacks),
+        rounds=_rounds_bytes(config, len(resolved.attacks)),
         other=extra,
         model_bytes=per_model,
         models_at_once=at_once,
@@ -343,7 +338,18 @@ def plan_memory(
         rows=n,
         encoded_width=p,
         teachers=k,
+        attacks=resolved.attacks,
+        synthetic_rows=released,
     )
+
+
+def _refuse_below_base(limit: Limit) -> None:
+    if limit.bytes < BASE_BYTES:
+        raise InvalidParameterError(
+            f"dpaudit itself needs about {_fmt(BASE_BYTES)} (Python with torch and "
+            f"pandas loaded) but {_limit_text(limit)}; raise --max-memory or free "
+            "memory."
+        )
 
 
 def _early_refusal(config: AuditConfig, limit: Limit) -> None:
@@ -352,12 +358,7 @@ def _early_refusal(config: AuditConfig, limit: Limit) -> None:
     from dpaudit.datasets.names import WORST_CASE_NAMES
 
     worst_case = config.dataset in WORST_CASE_NAMES
-    if limit.bytes < BASE_BYTES:
-        raise InvalidParameterError(
-            f"dpaudit itself needs about {_fmt(BASE_BYTES)} (Python with torch and "
-            f"pandas loaded) but {_limit_text(limit)}; raise --max-memory or free "
-            "memory."
-        )
+    _refuse_below_base(limit)
     rounds = _rounds_bytes(config, 1)
     if BASE_BYTES + rounds > limit.bytes:
         count = 2 * int(config.rounds)
@@ -397,26 +398,43 @@ def _early_refusal(config: AuditConfig, limit: Limit) -> None:
 
 
 def check_memory(
-    config: AuditConfig, *, load: Callable[[], Dataset] | None = None
+    config: AuditConfig,
+    *,
+    load: Callable[[], Dataset] | None = None,
+    resolver: Callable[[], ResolvedAudit] | None = None,
+    spec: GeneratorSpec | None = None,
 ) -> MemoryPlan | None:
     """Refuses ``config``'s audit when its estimated peak exceeds the limit.
 
-    Returns the plan (None where no limit can be read). ``load``: the audit's
-    loader of its table (:func:`plan_memory`).
+    Returns the plan (None where no limit can be read). The refusals from the
+    configuration alone come first, before the table is read; then the audit is
+    resolved (``resolver``: the audit's own resolver, called once, with ``spec``
+    the registry entry it holds; else resolved here from the table ``load``
+    gives) and planned (:func:`plan_memory`).
 
     Raises:
         InvalidParameterError: one line naming the input that drives the estimate
             and the limit.
     """
-    from dpaudit.generators.registry import get_spec
-
-    limit = memory_limit(config, foreign=bool(get_spec(config.generator).plugin))
+    spec = lookup(config) if spec is None else spec
+    limit = memory_limit(config, foreign=spec.plugin)
     if limit is None:
         return None
     _early_refusal(config, limit)
-    plan = plan_memory(config, load=load)
+    resolved = resolver() if resolver is not None else _resolve(config, load, spec)
+    plan = plan_memory(config, resolved=resolved)
+    refuse_over(config, plan, limit)
+    return plan
+
+
+def refuse_over(config: AuditConfig, plan: MemoryPlan, limit: Limit) -> None:
+    """Refuses ``plan`` above ``limit``, naming the input that drives it.
+
+    Raises:
+        InvalidParameterError: one line naming that input and the limit.
+    """
     if plan.total <= limit.bytes:
-        return plan
+        return
     least = plan.total - plan.models + plan.least_models_at_once * plan.model_bytes
     if plan.rounds >= max(plan.models, plan.table):
         raise InvalidParameterError(
@@ -441,6 +459,80 @@ def check_memory(
         f"{_fmt(least)} for the least batch ({plan.least_models_at_once} models) "
         f"but {_limit_text(limit)}; use a smaller table or domain, or raise "
         "--max-memory if the estimate is too high (docs/scale.md)."
+    )
+
+
+#: Per canary and fit of the one-run game: its row in the design, its bit, its
+#: score and its place in the ranking.
+CANARY_BYTES = 256
+
+
+def plan_one_run(config: AuditConfig, *, resolved: ResolvedAudit) -> MemoryPlan:
+    """The estimated peak of a one-run audit: the design's table (the base and
+    every canary) and its encodings, one model at a time (the fits run one after
+    the other; ``resolved.model_bytes`` on the base and every canary, releasing the
+    resolved rows; a foreign generator's model lives in its worker: its release
+    only) and, per fit, every canary's bit and score."""
+    n, p = resolved.train_rows, resolved.width
+    table = 24 * n * max(1, resolved.columns) + 2 * 8 * n * p
+    released = resolved.synthetic_rows
+    generator: object = None if resolved.foreign else resolved.build()
+    if resolved.foreign:
+        per_model = resolved.spec.model_bytes(None, rows=n, width=p, released=released)
+    else:
+        per_model = resolved.model_bytes(generator, rows=n, width=p, released=released)
+    return MemoryPlan(
+        base=BASE_BYTES,
+        table=table,
+        models=per_model,
+        rounds=int(config.fits) * (ROUND_BYTES + CANARY_BYTES * int(config.canaries)),
+        other=0,
+        model_bytes=per_model,
+        models_at_once=1,
+        least_models_at_once=1,
+        rows=n,
+        encoded_width=p,
+        teachers=teachers_of(generator, n),
+        synthetic_rows=released,
+    )
+
+
+def check_one_run_memory(
+    config: AuditConfig, resolved: ResolvedAudit
+) -> MemoryPlan | None:
+    """Refuses a one-run audit whose estimated peak (:func:`plan_one_run`) exceeds
+    the limit (``--max-memory`` for a generator in this process, else the memory
+    available now; a foreign generator's workers are bounded by ``--max-memory``
+    themselves), before any fit; the plan, or None where no limit can be read.
+
+    Raises:
+        InvalidParameterError: one line naming the input that drives the estimate
+            (``--canaries``, ``--fits``, ``--synthetic-rows``, the table) and the
+            limit.
+    """
+    limit = memory_limit(config, foreign=resolved.foreign)
+    if limit is None:
+        return None
+    _refuse_below_base(limit)
+    plan = plan_one_run(config, resolved=resolved)
+    if plan.total <= limit.bytes:
+        return plan
+    if plan.rounds >= max(plan.models, plan.table):
+        raise InvalidParameterError(
+            f"`--canaries` = {config.canaries} over `--fits` = {config.fits} needs "
+            f"about {_fmt(plan.total)} in all ({_fmt(plan.rounds)} for the canaries' "
+            f"scores) but {_limit_text(limit)}; use fewer canaries or fits."
+        )
+    if config.synthetic_rows is not None and 3 * plan.synthetic_rows >= 2 * plan.rows:
+        what = f"`--synthetic-rows` = {plan.synthetic_rows} (rows released a fit)"
+        fix = "release fewer rows or use fewer canaries"
+    else:
+        what = f"`--canaries` = {config.canaries} ({plan.rows} rows a fit)"
+        fix = "use fewer canaries"
+    raise InvalidParameterError(
+        f"{what} needs about {_fmt(plan.total)} ({_fmt(plan.model_bytes)} the model) "
+        f"but {_limit_text(limit)}; {fix}, or raise --max-memory if the estimate is "
+        "too high (docs/scale.md)."
     )
 
 
@@ -487,9 +579,11 @@ __all__ = [
     "Limit",
     "MemoryPlan",
     "check_memory",
+    "check_one_run_memory",
     "describe",
     "memory_limit",
     "plan_memory",
+    "plan_one_run",
     "rlimit_available",
     "transcript_memory",
 ]

@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -30,6 +30,10 @@ from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
 from dpaudit.rng import Rngs
+
+if TYPE_CHECKING:
+    from dpaudit.audit.games.resolved import Traits
+    from dpaudit.generators.registry import GeneratorSpec
 
 PublicStreams = tuple[Rngs, Rngs]
 
@@ -359,7 +363,7 @@ class TableRelease:
         attacks = self.make_attacks(setup)
         return models, {name: a.featurize(frames) for name, a in attacks.items()}
 
-    def check(self, setup: RoundSource, generator: Generator) -> None:
+    def check(self, setup: RoundSource, traits: Traits) -> None:
         """Refuses, before anything is written, an audit this release cannot run."""
 
     def describe(self, config: AuditConfig) -> str | None:
@@ -386,6 +390,14 @@ class TranscriptRelease(TableRelease):
     feature_width = 1
     # The replay of a group's transcripts in both worlds (2 x the group).
     memory_factor = 3
+
+    def __init__(
+        self, teachers: TeacherKind = "trained", *, words: tuple[str, str]
+    ) -> None:
+        super().__init__(teachers)
+        #: What a transcript holds and what a canary teacher votes, in words (the
+        #: generator's registry entry: ``GeneratorSpec.transcript_words``).
+        self.words = words
 
     def attack_names(
         self, config: AuditConfig, *, worst_case: bool, continuous: bool
@@ -443,13 +455,13 @@ class TranscriptRelease(TableRelease):
             name: a.featurize_transcripts(transcripts) for name, a in attacks.items()
         }
 
-    def check(self, setup: RoundSource, generator: Generator) -> None:
+    def check(self, setup: RoundSource, traits: Traits) -> None:
         """Refuses a generator that records no transcript (plug-ins, adapters), a
         configuration without one (PATE-GAN's ``single_discriminator`` has no
         votes), or a game without fixed public randomness (the attack replays
         under it)."""
         name = setup.config.generator
-        support = getattr(generator, "transcript_support", None)
+        support = traits.transcript_support
         if support is None:
             raise InvalidParameterError(
                 f"`release` transcript needs a generator that records its noisy "
@@ -468,27 +480,14 @@ class TranscriptRelease(TableRelease):
             )
 
     def describe(self, config: AuditConfig) -> str | None:
-        if config.generator == "gpate":
-            teachers = (
-                "canary teachers: the adversary's, each voting the last bin exactly "
-                "when the target is in its partition (docs/soundness.md, 'The "
-                "transcript release of G-PATE (canary teachers)')"
-                if self.canary_teachers
-                else "the teachers as trained"
-            )
-            return (
-                "transcript: every Confident-GNMax answer (answered or not, and its "
-                f"noisy bin), attacked by the exact likelihood ratio; {teachers}"
-            )
+        holds, votes = self.words
         teachers = (
-            "canary teachers: the adversary's, each voting 'real' exactly when it "
-            "trained on the target (docs/soundness.md, 'Canary teachers')"
+            f"canary teachers: the adversary's, {votes}"
             if self.canary_teachers
             else "the teachers as trained"
         )
         return (
-            "transcript: every noisy vote, attacked by the exact likelihood ratio; "
-            f"{teachers}"
+            f"transcript: {holds}, attacked by the exact likelihood ratio; {teachers}"
         )
 
 
@@ -543,10 +542,10 @@ class MeasurementRelease(TableRelease):
             name: a.featurize_transcripts(transcripts) for name, a in attacks.items()
         }
 
-    def check(self, setup: RoundSource, generator: Generator) -> None:
+    def check(self, setup: RoundSource, traits: Traits) -> None:
         from dpaudit.audit.games.measurements import check_measurements
 
-        check_measurements(setup.config, generator, canary=self.canary_teachers)
+        check_measurements(setup.config, traits, canary=self.canary_teachers)
 
     def describe(self, config: AuditConfig) -> str | None:
         from dpaudit.audit.games.measurements import describe
@@ -562,33 +561,39 @@ class MeasurementRelease(TableRelease):
 ReleaseStrategy = TableRelease
 """A release kind (:class:`TableRelease` and its subclasses)."""
 
-TRANSCRIPT_KINDS: Mapping[str, Callable[[AuditConfig], ReleaseStrategy]] = (
+TRANSCRIPT_KINDS: Mapping[
+    str, Callable[[AuditConfig, GeneratorSpec], ReleaseStrategy]
+] = MappingProxyType(
+    {
+        "replay": lambda config, spec: TranscriptRelease(
+            config.teachers, words=spec.transcript_words
+        ),
+        "measurements": lambda config, spec: MeasurementRelease(config.teachers),
+    }
+)
+"""``--release transcript`` for a generator, by its spec's ``transcript``."""
+
+
+RELEASE_KINDS: Mapping[str, Callable[[AuditConfig, GeneratorSpec], ReleaseStrategy]] = (
     MappingProxyType(
         {
-            "replay": lambda config: TranscriptRelease(config.teachers),
-            "measurements": lambda config: MeasurementRelease(config.teachers),
+            "table": lambda config, spec: TableRelease(),
+            "transcript": lambda c, spec: TRANSCRIPT_KINDS[spec.transcript](c, spec),
         }
     )
 )
-"""What ``--release transcript`` is for a generator, by what its registry spec
-declares (``GeneratorSpec.transcript``)."""
+"""A release's name (``--release``) -> its kind for a configuration and its
+generator's registry entry. A new release kind is a class here and one entry."""
 
 
-def _transcript(config: AuditConfig) -> ReleaseStrategy:
-    from dpaudit.generators.registry import get_spec
+def release_for(
+    config: AuditConfig, spec: GeneratorSpec | None = None
+) -> ReleaseStrategy:
+    """The release kind of ``config``: the one place it is chosen. ``spec``: the
+    generator's registry entry as the audit resolved it (:mod:`.resolved`); a
+    transcript's is looked up where not given (a report of a stored result)."""
+    if spec is None and config.release == "transcript":
+        from dpaudit.generators.registry import get_spec
 
-    return TRANSCRIPT_KINDS[get_spec(config.generator).transcript](config)
-
-
-RELEASE_KINDS: Mapping[str, Callable[[AuditConfig], ReleaseStrategy]] = (
-    MappingProxyType(
-        {"table": lambda config: TableRelease(), "transcript": _transcript}
-    )
-)
-"""A release's name (``--release``) -> its kind for a configuration. A new release
-kind is a class here and one entry (docs/design.md, "Extending dpaudit")."""
-
-
-def release_for(config: AuditConfig) -> ReleaseStrategy:
-    """The release kind of ``config``: the one place it is chosen."""
-    return RELEASE_KINDS[config.release](config)
+        spec = get_spec(config.generator)
+    return RELEASE_KINDS[config.release](config, spec)  # type: ignore[arg-type]

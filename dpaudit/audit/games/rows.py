@@ -8,15 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit.audit.config.model import AuditConfig
-from dpaudit.generators.registry import audit_options
+from dpaudit.generators.registry import GeneratorSpec, audit_options
 
 __all__ = ["audit_generator_options", "release_rows"]
 
 
 def audit_generator_options(
-    config: AuditConfig, *, n_rows: int, worst_case: bool
+    config: AuditConfig, spec: GeneratorSpec, *, n_rows: int, worst_case: bool
 ) -> dict[str, Any]:
-    """The generator options an audit uses, for ``|D| = n_rows``.
+    """The generator options an audit uses, for ``|D| = n_rows`` (``spec``: the
+    generator's registry entry, as the audit resolved it).
 
     The generator registry holds each generator's audit defaults
     (:func:`dpaudit.generators.registry.audit_options`): device, variant and bug
@@ -26,7 +27,7 @@ def audit_generator_options(
     Options the user set win.
     """
     return audit_options(
-        config.generator,
+        spec,
         config.generator_options,
         n_rows=n_rows,
         worst_case=worst_case,

@@ -23,15 +23,14 @@ import pandas as pd
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.games.looks import audit_looks
 from dpaudit.audit.games.plan import GamePlan
-from dpaudit.audit.games.releases import ReleaseStrategy, release_for
-from dpaudit.audit.games.rows import audit_generator_options, release_rows
+from dpaudit.audit.games.releases import ReleaseStrategy
+from dpaudit.audit.games.resolved import ResolvedAudit, resolve
 from dpaudit.audit.games.streams import Streams
 from dpaudit.audit.result.selection import PublicCandidate
 from dpaudit.data import Dataset, Domain, load_dataset
 from dpaudit.datasets.names import WORST_CASE_NAMES
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
-from dpaudit.generators.registry import generator_factory
 from dpaudit.rng import Rngs
 from dpaudit.worst_case.datasets import neighbouring_pair, worst_case_target
 
@@ -53,6 +52,9 @@ class AuditSetup:
     attacks: tuple[str, ...]
     plan: GamePlan
     release: ReleaseStrategy
+    #: What the audit runs, resolved once (:mod:`~dpaudit.audit.games.resolved`):
+    #: the release, the attacks, the rows and the options above are its.
+    resolved: ResolvedAudit
     #: Bytes the transcripts one worker holds at once may take (the game sets it
     #: from its memory plan: :func:`~dpaudit.audit.games.memory.transcript_memory`;
     #: ``None``: no limit can be read). A larger transcript is refused on the first
@@ -64,9 +66,7 @@ class AuditSetup:
         return self.dataset.domain
 
     def make_generator(self) -> Generator:
-        cfg = self.config
-        factory = generator_factory(cfg.generator, worker=cfg.worker_options())
-        return factory(epsilon=cfg.epsilon, delta=cfg.delta, **self.generator_options)
+        return self.resolved.build(self.generator_options)
 
     def make_attacks(self) -> dict[str, Any]:
         """The audit's attacks (its release kind's)."""
@@ -83,7 +83,7 @@ class AuditSetup:
 
     def supports_public_randomness(self) -> bool:
         """Whether the generator declares ``supports_public_randomness``."""
-        return bool(getattr(self.make_generator(), "supports_public_randomness", False))
+        return self.resolved.traits().public_randomness
 
     @property
     def randomness(self) -> str:
@@ -119,6 +119,7 @@ def build_setup(
     target_selection: tuple[tuple[int, float], ...] | None = None,
     public_selection: tuple[PublicCandidate, ...] | None = None,
     dataset: Dataset | None = None,
+    resolved: ResolvedAudit | None = None,
 ) -> AuditSetup:
     """Loads the data, takes the target and fixes every derived setting
     (:func:`assemble_setup`), then builds the generator and checks it
@@ -133,6 +134,8 @@ def build_setup(
             the result.
         dataset: ``config``'s dataset, already loaded (:func:`load_audit_data`): an
             audit loads and casts its data once and hands it to each phase.
+        resolved: the audit as resolved once (:func:`~.resolved.resolve`);
+            resolved here where not given.
 
     Raises:
         InvalidParameterError: on bad input, before anything is written.
@@ -155,6 +158,7 @@ def build_setup(
         dataset=dataset,
         target_selection=target_selection,
         public_selection=public_selection,
+        resolved=resolved,
     )
     check_generator(setup)
     return setup
@@ -166,6 +170,7 @@ def assemble_setup(
     dataset: Dataset,
     target_selection: tuple[tuple[int, float], ...] | None = None,
     public_selection: tuple[PublicCandidate, ...] | None = None,
+    resolved: ResolvedAudit | None = None,
 ) -> AuditSetup:
     """:func:`build_setup` without the generator: the target, the neighbouring pair
     and every derived setting, checked in this process (no worker starts).
@@ -197,11 +202,12 @@ def assemble_setup(
         base = dataset.train.drop(index=dataset.train.index[target_index])
     without, with_target = neighbouring_pair(base, target, domain=domain)
     target = with_target.iloc[[-1]].reset_index(drop=True)
-    worst_case = dataset.name in WORST_CASE_NAMES
-    continuous = dataset.name == WORST_CASE_NAMES[1]
-    release = release_for(config)
+    if resolved is None:
+        resolved = resolve(config, dataset=dataset)
+    release = resolved.release
     return AuditSetup(
         config=config,
+        resolved=resolved,
         release=release,
         dataset=dataset,
         without=without,
@@ -210,14 +216,9 @@ def assemble_setup(
         target_index=target_index,
         target_selection=target_selection,
         public_selection=public_selection,
-        synthetic_rows=release_rows(config, n_rows=len(without), worst_case=worst_case),
-        generator_options=release.generator_options(
-            audit_generator_options(config, n_rows=len(without), worst_case=worst_case),
-            target,
-        ),
-        attacks=release.attack_names(
-            config, worst_case=worst_case, continuous=continuous
-        ),
+        synthetic_rows=resolved.synthetic_rows,
+        generator_options=release.generator_options(resolved.generator_options, target),
+        attacks=resolved.attacks,
         plan=GamePlan.create(
             rounds=config.rounds,
             split=config.fractions,
@@ -242,12 +243,14 @@ def check_generator(setup: AuditSetup) -> None:
         options = dict(setup.generator_options)
         del options["canary"]
         plain = replace(setup, generator_options=options)
-        setup.release.check(plain, plain.make_generator())
+        setup.release.check(plain, setup.resolved.traits(plain.make_generator()))
     generator = setup.make_generator()  # refuses bad options now, not in training
-    setup.release.check(setup, generator)
+    setup.release.check(setup, setup.resolved.traits(generator))
 
 
-def draft_setup(config: AuditConfig, *, dataset: Dataset) -> AuditSetup:
+def draft_setup(
+    config: AuditConfig, *, dataset: Dataset, resolved: ResolvedAudit | None = None
+) -> AuditSetup:
     """``config``'s setup for checking, built in this process without any worker.
 
     Every check of :func:`build_setup` but the generator's runs here (the target, the
@@ -264,13 +267,28 @@ def draft_setup(config: AuditConfig, *, dataset: Dataset) -> AuditSetup:
         config = replace(config, target=0)
     if config.public_seed == "auto":
         config = replace(config, public_seed=0)
-    return assemble_setup(config, dataset=dataset)
+    return assemble_setup(config, dataset=dataset, resolved=resolved)
+
+
+#: The audits resolved in this process, by JSON config (the last few): a worker
+#: thread's setup reads its audit's own resolution (:func:`register_resolved`).
+_RESOLVED: dict[str, ResolvedAudit] = {}
+
+
+def register_resolved(config_json: str, resolved: ResolvedAudit) -> None:
+    """Lets :func:`cached_setup` of ``config_json`` in this process use ``resolved``
+    (the audit's own: the registry is consulted once per audit, not per worker
+    thread; a worker process resolves once itself)."""
+    _RESOLVED[config_json] = resolved
+    while len(_RESOLVED) > 4:
+        del _RESOLVED[next(iter(_RESOLVED))]
 
 
 @functools.lru_cache(maxsize=4)
 def cached_setup(config_json: str) -> AuditSetup:
     """:func:`build_setup` of a JSON config, cached per worker process."""
-    return build_setup(AuditConfig.from_mapping(json.loads(config_json)))
+    config = AuditConfig.from_mapping(json.loads(config_json))
+    return build_setup(config, resolved=_RESOLVED.get(config_json))
 
 
 @functools.lru_cache(maxsize=4)

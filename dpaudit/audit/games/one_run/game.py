@@ -43,6 +43,7 @@ import dpaudit
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.config.names import RESULT_FILE
 from dpaudit.audit.games.claims import active_flags, plain, summarise_claims
+from dpaudit.audit.games.memory import MemoryPlan, check_one_run_memory
 from dpaudit.audit.games.one_run.plan import OneRunPlan
 from dpaudit.audit.games.one_run.rules import (
     THRESHOLDS,
@@ -59,6 +60,7 @@ from dpaudit.audit.games.one_run.transcript import (
 )
 from dpaudit.audit.games.progress import progress_bar
 from dpaudit.audit.games.releases import compact_claim, train_and_release
+from dpaudit.audit.games.resolved import ResolvedAudit, resolve_one_run
 from dpaudit.audit.games.verdict import decide, tightness
 from dpaudit.audit.result.model import (
     AttackResult,
@@ -77,7 +79,6 @@ from dpaudit.audit.storage.outdir import Session
 from dpaudit.audit.storage.store import ResultStore
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
-from dpaudit.generators.registry import audit_options, generator_factory, get_spec
 from dpaudit.io import write_atomic
 from dpaudit.worst_case.canaries import CanaryDesign, canary_design
 
@@ -116,6 +117,8 @@ class Prepared:
     options: dict[str, Any]
     make_generator: Callable[[], Generator]
     started: float
+    resolved: ResolvedAudit
+    memory: MemoryPlan | None = None
 
 
 class OneRunGame:
@@ -124,30 +127,20 @@ class OneRunGame:
     name = "one-run"
 
     def check(self, config: AuditConfig, *, resume: bool) -> None:
-        """Refuses ``--resume``: the game keeps no store to continue; and
-        ``--max-memory`` where nothing would enforce it: with dpaudit's own generators
-        it bounds the two-world game's memory plan, which the one-run game does not
-        have (a plug-in's or adapter's worker processes are bounded by it in both
-        games). (Every setting it does not use was refused before: the key table's
-        ``games``.)"""
+        """Refuses ``--resume``: the game keeps no store to continue. (Every
+        setting it does not use was refused before: the key table's ``games``.)"""
         if resume:
             raise InvalidParameterError(
                 "`--resume` must be unset with `--game one-run`: the game keeps no "
                 "store to continue; run it again."
             )
-        spec = get_spec(config.generator)
-        if config.max_memory is not None and (not spec.plugin or spec.in_process):
-            raise InvalidParameterError(
-                "`--max-memory` must be unset with `--game one-run` and "
-                f"{config.generator!r}: it bounds the worker processes of plug-ins and "
-                "adapters, and the two-world game's memory plan of dpaudit's own "
-                "generators; the one-run game has no memory plan (one fit): drop "
-                "--max-memory."
-            )
 
     def prepare(self, config: AuditConfig) -> Prepared:
         """The canaries' design, the plan and the generator's options, fixed
-        before any bit is drawn; bad generator options are refused here."""
+        before any bit is drawn (the audit resolved once:
+        :func:`~dpaudit.audit.games.resolved.resolve_one_run`), and the memory
+        plan (``--max-memory``, else the memory available now), refused before
+        any fit; bad generator options are refused here."""
         started = time.perf_counter()
         base_rows = 4 if config.dataset_rows is None else int(config.dataset_rows) - 1
         design = canary_design(
@@ -160,41 +153,32 @@ class OneRunGame:
             guesses_out=config.guesses_out,
             seed=config.seed,
         )
-        rows = config.synthetic_rows or len(design.base) + config.canaries
-        # Options fixed before the bits: sized for the expected table, base plus
-        # half the canaries, so nothing about the generator depends on which were
-        # included.
-        options = audit_options(
-            config.generator,
-            config.generator_options,
-            n_rows=len(design.base) + config.canaries // 2,
-            worst_case=True,
-            epsilon=config.epsilon,
-            delta=config.delta,
-            device=config.device,
-            variant=config.variant,
-            bugs=config.bugs,
-        )
-        factory = generator_factory(config.generator, worker=config.worker_options())
+        resolved = resolve_one_run(config, design=design)
+        memory = check_one_run_memory(config, resolved)
+        options = dict(resolved.generator_options)
 
         def make_generator() -> Generator:
-            return factory(epsilon=config.epsilon, delta=config.delta, **options)
+            return resolved.build(options)
 
         generator = make_generator()  # refuses bad generator options now
         if config.release == "transcript":
             from dpaudit.audit.games.one_run.transcript import check_generator
 
             check_generator(
-                config.generator, generator, get_spec(config.generator).transcript
+                config.generator,
+                resolved.traits(generator).reads_transcript,
+                resolved.transcript,
             )
         return Prepared(
             config=config,
             design=design,
             plan=plan,
-            rows=rows,
+            rows=resolved.synthetic_rows,
             options=options,
             make_generator=make_generator,
             started=started,
+            resolved=resolved,
+            memory=memory,
         )
 
     def run(

@@ -67,17 +67,17 @@ SCORE_NAME = "own-cell-llr"
 _DIGITS = 12
 
 
-def check_generator(name: str, generator: Generator, transcript_kind: str) -> None:
+def check_generator(name: str, reads_transcript: bool, transcript_kind: str) -> None:
     """Refuses, before any fit, a generator that cannot hand over a measurement
     transcript (one line, exit 2).
 
+    ``reads_transcript``: the generator hands over a stated transcript (its
+    traits: :func:`~dpaudit.audit.games.resolved.generator_traits`);
     ``transcript_kind``: what the registry says ``--release transcript`` is for it
     (``measurements`` for plug-ins and adapters; ``replay`` for dpaudit's own
     PATE-GAN and G-PATE, whose votes the two-world game replays).
     """
-    if transcript_kind != "measurements" or not callable(
-        getattr(generator, "read_transcript", None)
-    ):
+    if transcript_kind != "measurements" or not reads_transcript:
         raise InvalidParameterError(
             f"`--release transcript` with `--game one-run` audits the measurements a "
             f"plug-in or adapter states (privacy_transcript); {name!r} states none: "

@@ -28,12 +28,12 @@ from typing import Any
 
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.games.progress import progress_bar
+from dpaudit.audit.games.resolved import ResolvedAudit, lookup
 from dpaudit.audit.games.setup import build_setup
 from dpaudit.audit.games.streams import Streams
 from dpaudit.audit.result.selection import CandidatePrivacy, PublicCandidate
 from dpaudit.data import Dataset
 from dpaudit.errors import InvalidParameterError
-from dpaudit.generators.names import PATE_GAN
 
 #: Models trained per candidate to read its exact privacy (one per world).
 FITS_PER_CANDIDATE = 2
@@ -105,7 +105,11 @@ def _order(entry: PublicCandidate) -> tuple[float, float, int]:
 
 
 def rank_by_exact_privacy(
-    config: AuditConfig, *, progress: bool = False, dataset: Dataset | None = None
+    config: AuditConfig,
+    *,
+    progress: bool = False,
+    dataset: Dataset | None = None,
+    resolved: ResolvedAudit | None = None,
 ) -> list[PublicCandidate]:
     """Ranks the public candidates ``0 .. public_candidates - 1`` of ``config``
     (``release = "transcript"``, target resolved) by the exact privacy of the
@@ -119,9 +123,12 @@ def rank_by_exact_privacy(
         InvalidParameterError: the transcript's exact privacy is not computed for
             this configuration, or has no closed form under any candidate.
     """
-    if config.generator != PATE_GAN:  # before a plug-in's or adapter's worker starts
+    spec = lookup(config) if resolved is None else resolved.spec
+    if not spec.exact_canary_privacy:  # before a plug-in's or adapter's worker starts
         raise _refuse(config, "which is computed for pategan's canary teachers only")
-    base = build_setup(dataclasses.replace(config, public_seed=0), dataset=dataset)
+    base = build_setup(
+        dataclasses.replace(config, public_seed=0), dataset=dataset, resolved=resolved
+    )
     scored: list[PublicCandidate] = []
     wanted = config.public_candidates
     cap = EXTEND_UP_TO * config.public_candidates

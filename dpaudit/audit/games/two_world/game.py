@@ -49,8 +49,9 @@ from dpaudit.audit.games.execution import (
     watch_parent,
 )
 from dpaudit.audit.games.looks import audit_looks
-from dpaudit.audit.games.memory import check_memory
+from dpaudit.audit.games.memory import MemoryPlan, check_memory
 from dpaudit.audit.games.progress import progress_bar
+from dpaudit.audit.games.resolved import ResolvedAudit, lookup, resolve
 from dpaudit.audit.games.setup import (
     AuditSetup,
     build_setup,
@@ -58,6 +59,7 @@ from dpaudit.audit.games.setup import (
     check_generator,
     draft_setup,
     load_audit_data,
+    register_resolved,
 )
 from dpaudit.audit.games.two_world.analysis import analyse, with_looks
 from dpaudit.audit.games.two_world.rounds import trace_round, train_batch
@@ -431,10 +433,13 @@ def run_locked(
     # first worker) before the selections train anything; the checks that need no
     # worker ran in prepare, before this.
     check_generator(draft)
-    config, ranking = resolve_target(config, progress=progress, dataset=dataset)
+    resolved = draft.resolved
+    config, ranking = resolve_target(
+        config, progress=progress, dataset=dataset, resolved=resolved
+    )
     selection = ranking if ranking is not None else selection
     config, public_ranking = resolve_public_seed(
-        config, progress=progress, dataset=dataset
+        config, progress=progress, dataset=dataset, resolved=resolved
     )
     chose_public = public_ranking is not None  # this session trained its pools
     if public_ranking is None and continued:
@@ -446,7 +451,10 @@ def run_locked(
         target_selection=selection,
         public_selection=public_ranking,
         dataset=dataset,
+        resolved=resolved,
     )
+    # The rounds' setups (worker threads) read this resolution, not the registry.
+    register_resolved(json.dumps(config.to_json(), sort_keys=True), resolved)
     # Only now is anything written: bad input never costs the audit it would
     # replace, and a forced run replaces it only once its first batch is stored.
     staging = new_staging(out) if overwrite else None
@@ -523,6 +531,12 @@ class Prepared:
 
     config: AuditConfig
     draft: AuditSetup
+    memory: MemoryPlan | None = None
+
+    @property
+    def resolved(self) -> ResolvedAudit:
+        """What the audit runs, resolved once."""
+        return self.draft.resolved
 
 
 class TwoWorldGame:
@@ -539,8 +553,11 @@ class TwoWorldGame:
         :meth:`run`); the table, loaded once for the plan, the selections and the
         setup."""
         load = functools.cache(lambda: load_audit_data(config))
-        check_memory(config, load=load)
-        return Prepared(config=config, draft=draft_setup(config, dataset=load()))
+        spec = lookup(config)  # the audit's one look into the generator registry
+        resolved = functools.cache(lambda: resolve(config, dataset=load(), spec=spec))
+        memory = check_memory(config, resolver=resolved, spec=spec)
+        draft = draft_setup(config, dataset=load(), resolved=resolved())
+        return Prepared(config=config, draft=draft, memory=memory)
 
     def run(
         self,

@@ -17,14 +17,13 @@ from dpaudit.audit.games.plan import GamePlan
 from dpaudit.audit.games.releases import compact_claim
 from dpaudit.audit.games.setup import AuditSetup, cached_round_rngs, cached_setup
 from dpaudit.generators.base import Generator
-from dpaudit.generators.registry import generator_factory, get_spec
 
 
 def trace_round(setup: AuditSetup) -> int | None:
     """The round whose model's training trace the audit writes (the first round of
     the with-target world), or ``None`` when the generator records no trace (its
     registry spec has no ``trace_switch``)."""
-    if get_spec(setup.config.generator).trace_switch is None:
+    if setup.resolved.trace_switch is None:
         return None
     members = [r for r, bit in enumerate(setup.plan.bits) if bit]
     return int(members[0]) if members else None
@@ -82,12 +81,9 @@ def train_batch(
 
 def _traced_generator(setup: AuditSetup) -> Generator:
     """The audit's generator with its trace switch on."""
-    spec = get_spec(setup.config.generator)
-    assert spec.trace_switch is not None
-    options = {**setup.generator_options, spec.trace_switch: True}
-    return generator_factory(
-        setup.config.generator, worker=setup.config.worker_options()
-    )(epsilon=setup.config.epsilon, delta=setup.config.delta, **options)
+    switch = setup.resolved.trace_switch
+    assert switch is not None
+    return setup.resolved.build({**setup.generator_options, switch: True})
 
 
 def _train_rounds(

@@ -44,6 +44,7 @@ from dpaudit.audit.games.releases import (
     release,
     release_for,
 )
+from dpaudit.audit.games.resolved import ResolvedAudit, generator_traits, lookup
 from dpaudit.audit.games.rows import audit_generator_options, release_rows
 from dpaudit.audit.games.setup import build_setup, load_audit_data
 from dpaudit.audit.games.streams import Streams
@@ -53,7 +54,6 @@ from dpaudit.audit.stats.thresholds import roc_auc
 from dpaudit.data import Dataset, Domain
 from dpaudit.errors import InvalidParameterError, StoreError
 from dpaudit.generators.base import Generator
-from dpaudit.generators.registry import generator_factory
 from dpaudit.rng import Rngs
 from dpaudit.validation import require
 from dpaudit.worst_case.targets import candidate_targets, score_candidates
@@ -109,6 +109,7 @@ def rank_targets(
     config: AuditConfig,
     neighbours: int = 5,
     progress: bool = False,
+    resolved: ResolvedAudit | None = None,
 ) -> list[tuple[int, float]]:
     """Ranks ``config.candidates`` candidates of ``data`` by their pool AUC.
 
@@ -120,6 +121,8 @@ def rank_targets(
         neighbours: nearest neighbours of the isolation score.
         progress: show the pool's models trained and the candidates scored on
             stderr (:func:`progress_bar`).
+        resolved: the audit as resolved once (its generator's registry entry and
+            capabilities); looked up here where not given.
 
     Returns:
         ``(row position in data, AUC)`` for every candidate, by decreasing AUC (ties:
@@ -146,18 +149,26 @@ def rank_targets(
         neighbours=neighbours,
     )
     n_rows = len(data) - 1  # |D| of the final audit: teachers and release size
-    options = audit_generator_options(config, n_rows=n_rows, worst_case=False)
+    spec = lookup(config) if resolved is None else resolved.spec
+    options = audit_generator_options(config, spec, n_rows=n_rows, worst_case=False)
     rows = release_rows(config, n_rows=n_rows, worst_case=False)
+    factory = (
+        spec.make_factory(worker=config.worker_options())
+        if resolved is None
+        else resolved.factory
+    )
 
     def make_generator() -> Generator:
-        factory = generator_factory(config.generator, worker=config.worker_options())
         return factory(epsilon=config.epsilon, delta=config.delta, **options)
 
     pool_rng, attacks_rng, public_rng = selection_streams(config)
     public = None
-    if config.randomness == "fixed_public" and getattr(
-        make_generator(), "supports_public_randomness", False
-    ):
+    traits = (
+        generator_traits(make_generator())
+        if resolved is None
+        else resolved.traits(make_generator())
+    )
+    if config.randomness == "fixed_public" and traits.public_randomness:
         fit_public, sample_public = public_rng.spawn(2)
         public = (fit_public, sample_public)
 
@@ -225,7 +236,11 @@ def select_target(data: pd.DataFrame, *, domain: Domain, config: AuditConfig) ->
 
 
 def resolve_target(
-    config: AuditConfig, *, progress: bool = False, dataset: Dataset | None = None
+    config: AuditConfig,
+    *,
+    progress: bool = False,
+    dataset: Dataset | None = None,
+    resolved: ResolvedAudit | None = None,
 ) -> tuple[AuditConfig, Ranking | None]:
     """``config`` with ``target = "auto"`` replaced by the selected row, and the
     ranking that chose it (``None`` when there was nothing to select); ``progress``
@@ -237,14 +252,22 @@ def resolve_target(
         dataset = load_audit_data(config)
     ranking = tuple(
         rank_targets(
-            dataset.train, domain=dataset.domain, config=config, progress=progress
+            dataset.train,
+            domain=dataset.domain,
+            config=config,
+            progress=progress,
+            resolved=resolved,
         )
     )
     return dataclasses.replace(config, target=ranking[0][0]), ranking
 
 
 def rank_public_seeds(
-    config: AuditConfig, *, progress: bool = False, dataset: Dataset | None = None
+    config: AuditConfig,
+    *,
+    progress: bool = False,
+    dataset: Dataset | None = None,
+    resolved: ResolvedAudit | None = None,
 ) -> list[PublicCandidate]:
     """Ranks the public randomness candidates ``0 .. public_candidates - 1`` of
     ``config`` (target resolved) by how well its attacks separate the worlds.
@@ -264,9 +287,14 @@ def rank_public_seeds(
         the largest over the audit's attacks); empty where the audit is not
         ``fixed_public`` (the generator does not declare public randomness).
     """
-    if release_for(config).white_box:
-        return rank_by_exact_privacy(config, progress=progress, dataset=dataset)
-    base = build_setup(dataclasses.replace(config, public_seed=0), dataset=dataset)
+    kind = release_for(config) if resolved is None else resolved.release
+    if kind.white_box:
+        return rank_by_exact_privacy(
+            config, progress=progress, dataset=dataset, resolved=resolved
+        )
+    base = build_setup(
+        dataclasses.replace(config, public_seed=0), dataset=dataset, resolved=resolved
+    )
     if base.randomness != "fixed_public":
         return []
     streams = Streams(config.seed)
@@ -346,7 +374,11 @@ def read_public_ranking(value: Any, where: Path) -> PublicRanking | None:
 
 
 def resolve_public_seed(
-    config: AuditConfig, *, progress: bool = False, dataset: Dataset | None = None
+    config: AuditConfig,
+    *,
+    progress: bool = False,
+    dataset: Dataset | None = None,
+    resolved: ResolvedAudit | None = None,
 ) -> tuple[AuditConfig, PublicRanking | None]:
     """``config`` with ``public_seed = "auto"`` replaced by the chosen candidate, and
     the ranking that chose it (``None`` when there was nothing to choose: the
@@ -354,7 +386,9 @@ def resolve_public_seed(
     ``progress`` shows the selection's progress (:func:`rank_public_seeds`)."""
     if config.public_seed != "auto":
         return config, None
-    ranking = tuple(rank_public_seeds(config, progress=progress, dataset=dataset))
+    ranking = tuple(
+        rank_public_seeds(config, progress=progress, dataset=dataset, resolved=resolved)
+    )
     if not ranking:
         return dataclasses.replace(config, public_seed=0), None
     return dataclasses.replace(config, public_seed=ranking[0].candidate), ranking
