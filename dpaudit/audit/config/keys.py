@@ -145,7 +145,7 @@ AUDIT_KEYS: tuple[Key, ...] = (
                 key="dataset",
                 values=WORST_CASE_NAMES,
                 negate=True,
-                fix="a named dataset or a CSV path (the worst cases' domain is fixed)",
+                fix="--dataset NAME or a CSV path (the worst cases' domain is fixed)",
             ),
         ),
     ),

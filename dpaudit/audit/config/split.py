@@ -43,9 +43,16 @@ DEFAULT_SPLIT: Fractions = (0.4, 0.2, 0.4)
 NO_FIT_SPLIT: Fractions = (0.0, 0.2, 0.8)
 
 
-#: The generators whose transcript the likelihood ratio replays (the others'
-#: transcript is their measurements: dpaudit.audit.games.releases.TRANSCRIPT_KINDS).
-REPLAYED = ("pategan", "gpate")
+def replayed(generator: str) -> bool:
+    """Whether the likelihood ratio replays ``generator``'s transcript: its registry
+    entry declares ``transcript = "replay"`` (dpaudit's own; a plug-in's or
+    adapter's transcript is its measurements:
+    dpaudit.audit.games.releases.TRANSCRIPT_KINDS). Read from the built-in table,
+    without looking a plug-in up."""
+    from dpaudit.generators.registry import builtin_generators
+
+    spec = builtin_generators().get(generator)
+    return spec is not None and spec.transcript == "replay"
 
 
 def audit_attack_names(
@@ -63,7 +70,7 @@ def audit_attack_names(
     ('moments', 'distance', 'fingerprint')
     """
     if release == "transcript":
-        return (LIKELIHOOD_RATIO if generator in REPLAYED else "measurement-ratio",)
+        return (LIKELIHOOD_RATIO if replayed(generator) else "measurement-ratio",)
     if attack == ALL:
         return ATTACK_NAMES
     if attack == DEFAULT:

@@ -34,7 +34,7 @@ from dpaudit.generators.base import Generator
 from dpaudit.rng import Rngs
 
 if TYPE_CHECKING:
-    from dpaudit.audit.games.resolved import Traits
+    from dpaudit.audit.games.traits import Traits
 
 __all__ = [
     "LEAVES_OUT",

@@ -279,13 +279,9 @@ def plan_memory(
     resolved: ResolvedAudit | None = None,
 ) -> MemoryPlan:
     """The estimated peak of ``config``'s audit (module docstring), from the audit
-    as resolved once (``resolved``: the rows, the attacks, the generator's options
-    and capabilities the setup reads too; resolved here from the table ``load``
-    gives, or from ``config``'s, where not given).
-
-    Builds the generator object of a generator that runs in this process, as the
-    setup will; trains nothing.
-    """
+    as resolved once (``resolved``: the rows, attacks, options and capabilities the
+    setup reads; resolved here from ``load``'s table where not given). Builds a
+    generator that runs in this process, as the setup will; trains nothing."""
     from dpaudit.audit.games.execution import (
         TRAINING_GROUP,
         cpu_cores,

@@ -26,13 +26,13 @@ import pandas as pd
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.config.names import ReleaseKind, TeacherKind
 from dpaudit.audit.games.streams import Streams
+from dpaudit.audit.games.traits import Traits, generator_traits
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
 from dpaudit.rng import Rngs
 
 if TYPE_CHECKING:
-    from dpaudit.audit.games.resolved import Traits
     from dpaudit.generators.registry import GeneratorSpec
 
 PublicStreams = tuple[Rngs, Rngs]
@@ -155,11 +155,11 @@ def train_and_release(
     split = [Streams.fit_and_sample(r) for r in round_rngs]
     fit_rngs = [f for f, _ in split]
     sample_rngs = [s for _, s in split]
-    generator = make_generator()
+    generator: Any = make_generator()
     many_public: dict[str, Any] = {}
     if public is not None:
         many_public = {"public_rngs": [public[0]] * len(datasets)}
-    if not hasattr(generator, "fit_many"):
+    if not generator_traits(generator).batched:
         return _fit_and_sample_each(
             make_generator,
             datasets,

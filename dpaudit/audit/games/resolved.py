@@ -23,13 +23,14 @@ configuration and resolve it once per process; threads share the audit's own
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.games.releases import ReleaseStrategy, release_for
 from dpaudit.audit.games.rows import audit_generator_options, release_rows
+from dpaudit.audit.games.traits import Traits, generator_traits
 from dpaudit.datasets.names import WORST_CASE_NAMES
 from dpaudit.generators import registry as generator_registry
 from dpaudit.generators.base import Generator
@@ -57,38 +58,6 @@ def lookup(config: AuditConfig) -> GeneratorSpec:
         PluginError: an unknown generator name.
     """
     return generator_registry.get_spec(config.generator)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Traits:
-    """What a built generator object declares (read once: :func:`generator_traits`).
-
-    Attributes:
-        public_randomness: its proof holds for any fixed public stream
-            (``supports_public_randomness``).
-        canary_teachers: it takes the target record as canary teachers
-            (``supports_canary_teachers``: adapters that declare them).
-        reads_transcript: it hands over a stated measurement transcript
-            (``read_transcript``: plug-ins and adapters).
-        transcript_support: ``f(*, canary) -> reason or None`` of a generator that
-            records its noisy answers (dpaudit's PATE-GAN and G-PATE), else None.
-    """
-
-    public_randomness: bool
-    canary_teachers: bool
-    reads_transcript: bool
-    transcript_support: Callable[..., str | None] | None
-
-
-def generator_traits(generator: object) -> Traits:
-    """The capabilities ``generator`` declares: the one place they are read."""
-    support = getattr(generator, "transcript_support", None)
-    return Traits(
-        public_randomness=bool(getattr(generator, "supports_public_randomness", False)),
-        canary_teachers=bool(getattr(generator, "supports_canary_teachers", False)),
-        reads_transcript=callable(getattr(generator, "read_transcript", None)),
-        transcript_support=support if callable(support) else None,
-    )
 
 
 @dataclass(frozen=True, kw_only=True)
