@@ -134,6 +134,13 @@ def exact_epsilon(
     return max(0.0, float(total.get_epsilon_for_delta(delta)))
 
 
+def _objects(values: list[Any]) -> NDArray[Any]:
+    """``values`` as a one-dimensional object array (Python values kept)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
 class MeasurementAttack(LikelihoodRatioAttack):
     """The exact likelihood-ratio test of a measurement transcript. It shares the
     replay attack's ``fit`` (nothing to learn), ``score`` (column 0) and refusal of
@@ -161,7 +168,7 @@ class MeasurementAttack(LikelihoodRatioAttack):
         self.name = name
         self.worlds = (without, with_target)
         self.delta = float(delta)
-        self._counts: dict[tuple[int, tuple[str, ...]], Counter[tuple[Any, ...]]] = {}
+        self._columns: dict[tuple[str, ...], list[NDArray[Any]]] = {}
         self.fitted_ = False
 
     @property
@@ -172,24 +179,46 @@ class MeasurementAttack(LikelihoodRatioAttack):
     def feature_names(self) -> list[str]:
         return list(FEATURES)
 
-    def _table(self, world: int, columns: tuple[str, ...]) -> Counter[tuple[Any, ...]]:
-        """How many records of world ``world`` (0: ``D``, 1: ``D'``) have each
-        combination of values on ``columns`` (cached)."""
-        key = (world, columns)
-        if key not in self._counts:
-            table = self.worlds[world]
-            values = [table[c].tolist() for c in columns]
-            self._counts[key] = Counter(zip(*values))
-        return self._counts[key]
+    def _world_columns(self, columns: tuple[str, ...]) -> list[NDArray[Any]]:
+        """Per column of ``columns``: the values of ``D``'s records, then ``D'``'s
+        (cached; numbers as NumPy numbers, anything else as Python objects)."""
+        if columns not in self._columns:
+            out = []
+            for c in columns:
+                parts = [table[c] for table in self.worlds]
+                values = [p.to_numpy() for p in parts]
+                if any(v.dtype.kind not in "iuf" for v in values):
+                    values = [_objects(p.tolist()) for p in parts]
+                out.append(np.concatenate(values))
+            self._columns[columns] = out
+        return self._columns[columns]
 
     def exact_counts(
         self, record: Measurement
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Each answer's exact count in ``D`` and in ``D'``."""
+        """Each answer's exact count in ``D`` and in ``D'``: the records of each
+        world and the cells coded together by value (``pandas.factorize``, which
+        matches values as a dict does: 1 and 1.0 alike), then counted by code."""
+        worlds = self._world_columns(record.columns)
+        n0 = len(self.worlds[0])
+        n = len(worlds[0])
+        key: NDArray[np.int64] | None = None
+        for values, cells in zip(worlds, record.cell_columns(), strict=True):
+            if values.dtype.kind in "iuf" and cells.dtype.kind in "iuf":
+                both = np.concatenate([values, cells])
+            else:
+                both = np.concatenate([values.astype(object), cells.astype(object)])
+            codes, uniques = pd.factorize(both)
+            if key is None:
+                key = codes.astype(np.int64)
+            else:
+                key = pd.factorize(key * (len(uniques) + 1) + codes + 1)[0]
+        assert key is not None
+        size = int(key.max(initial=-1)) + 1
+        cell_key = key[n:]
         out = []
-        for world in (0, 1):
-            table = self._table(world, record.columns)
-            cell = np.array([table.get(c, 0) for c in record.cells], dtype=np.float64)
+        for part in (key[:n0], key[n0:n]):
+            cell = np.bincount(part, minlength=size)[cell_key].astype(np.float64)
             if record.sets is None:
                 out.append(cell)
             else:

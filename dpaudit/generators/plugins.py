@@ -47,6 +47,7 @@ from dpaudit.generators.base import (
 )
 from dpaudit.generators.entry_points import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
 from dpaudit.generators.entry_points import plugin_entry_points as plugin_entry_points
+from dpaudit.generators.foreign import columnar
 from dpaudit.generators.foreign.contract import PUBLIC_SEED as PUBLIC_SEED
 from dpaudit.generators.foreign.contract import accepts_epsilon as accepts_epsilon
 from dpaudit.generators.foreign.contract import (
@@ -54,7 +55,6 @@ from dpaudit.generators.foreign.contract import (
 )
 from dpaudit.generators.foreign.contract import (
     contract_problem,
-    plain_json,
     python_number,
 )
 from dpaudit.generators.foreign.contract import (
@@ -229,7 +229,10 @@ class PluginAdapter:
         """
         if not hasattr(self, "inner_"):
             raise NotFittedError("call `fit` first.")
-        raw = plain_json(getattr(self.inner_, TRANSCRIPT_ATTRIBUTE, None))
+        # As from a worker (columnar.py): well-shaped records in columns.
+        raw = columnar.join(
+            *columnar.split(getattr(self.inner_, TRANSCRIPT_ATTRIBUTE, None))
+        )
         return check_transcript(
             raw, self.name, domain=self.domain_, max_bytes=max_bytes, exact=exact
         )

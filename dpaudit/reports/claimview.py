@@ -12,6 +12,7 @@ result records; nothing is estimated but the documented plug-in rounds estimate
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dpaudit.audit.config import audit_command, versions_text
@@ -104,7 +105,12 @@ def claim_rows(result: AuditResult) -> list[tuple[str, str]]:
 
 def reproduce_rows(result: AuditResult) -> list[tuple[str, str]]:
     """The equivalent ``dpaudit audit`` command line and the versions."""
-    python = _first(result, "worker_python") or getattr(result, "python", None)
+    # The Python that ran the generator: the worker's where one ran under another
+    # interpreter (earlier results kept it in the claim's `worker_python`).
+    python: Any = getattr(result, "python", None)
+    if isinstance(python, Mapping):
+        python = python.get("worker") or python.get("audit")
+    python = _first(result, "worker_python") or python
     library = _first(result, "library")
     command = audit_command(result.config) + " --out OUT"
     if ":" in result.config.generator:

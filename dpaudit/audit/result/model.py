@@ -441,9 +441,9 @@ class AuditResult:
         game: ``two-world`` (absent in results of earlier versions) or ``one-run``.
         one_run: the one-run game's counts (``None`` for the two-world game).
         measurements: a measurement transcript's exact privacy (absent otherwise).
-        python: the version of the Python that ran the audit (a foreign
-            generator's worker's is ``claim.extra.worker_python``); None in results
-            written before it was recorded.
+        python: the version of the Python that ran the audit, or ``{"audit":
+            version, "worker": version}`` where a foreign generator's worker ran
+            under ``--python``; None in results written before it was recorded.
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -491,7 +491,7 @@ class AuditResult:
     regions_violated: tuple[str, ...] | None = None
     game: Game = "two-world"
     one_run: OneRunSummary | None = None
-    python: str | None = None
+    python: str | Mapping[str, str] | None = None
     extra: Mapping[str, Any] = field(default_factory=_empty, metadata=_SKIP)
     source: Path | None = field(default=None, metadata=_SKIP)
     trace: Trace | None = field(default=None, metadata=_SKIP)

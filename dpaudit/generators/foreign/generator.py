@@ -28,7 +28,7 @@ import pandas as pd
 from dpaudit.data import Domain
 from dpaudit.errors import InvalidParameterError, NotFittedError, PluginError
 from dpaudit.generators.base import PrivacyClaim
-from dpaudit.generators.foreign import wire
+from dpaudit.generators.foreign import columnar, wire
 from dpaudit.generators.foreign.options import WorkerOptions
 from dpaudit.generators.foreign.pool import (
     DATA_CACHE,
@@ -315,11 +315,8 @@ class ForeignGenerator:
             self._check_fit_reply(reply)
         self.columns_ = list(data.columns)
         self.domain_ = domain
+        # The worker's Python is the result's (`python_section`), not the claim's.
         claim = dict(reply["claim"])
-        if isinstance(reply.get("python"), str):
-            # The interpreter that ran the fit (--python), kept with the claim so
-            # that result.json and every report name it.
-            claim.setdefault("worker_python", reply["python"])
         with self._adapter_contract():
             self.claim_ = check_claim(claim, self.name)
         return self
@@ -415,7 +412,7 @@ class ForeignGenerator:
         if not hasattr(self, "worker_"):
             raise NotFittedError("call `fit` first (and read before `forget`).")
         header = {"op": "transcript", "model": self.model_}
-        reply, _ = self._request(self.worker_, header, [], "privacy_transcript")
+        reply, blobs = self._request(self.worker_, header, [], "privacy_transcript")
         _raise(reply, self.name, self.plugin)
         with self._adapter_contract():
             if "transcript_error" in reply:
@@ -424,8 +421,16 @@ class ForeignGenerator:
                     f"`{TRANSCRIPT_ATTRIBUTE}` must be JSON (lists, dicts, strings, "
                     f"finite numbers): {reply['transcript_error']}."
                 )
+            try:
+                raw = columnar.join(reply.get("transcript"), blobs)
+            except (KeyError, TypeError, ValueError, IndexError) as err:
+                raise PluginError(
+                    f"generator {self.name!r}: its worker's transcript reply is "
+                    f"malformed ({err}); the worker and dpaudit must be the same "
+                    "version (reinstall dpaudit)."
+                ) from None
             return check_transcript(
-                reply.get("transcript"),
+                raw,
                 self.name,
                 domain=self.domain_,
                 max_bytes=max_bytes,

@@ -29,6 +29,7 @@ import hashlib
 import itertools
 import json
 import os
+import platform
 import queue
 import select
 import signal
@@ -164,6 +165,24 @@ def check_python(python: str) -> None:
 
 
 _USER_PATHS: dict[tuple[str, ...], str] = {}
+#: The Python version of each interpreter a worker of this process started under
+#: (from its first message).
+_VERSIONS: dict[str, str] = {}
+
+
+def python_section(python: str | None) -> str | dict[str, str]:
+    """The result's ``python``: the version of the Python that ran the audit, or,
+    when a foreign generator's worker ran under another interpreter (``--python``
+    ``python``), ``{"audit": version, "worker": version}``. The worker's version is
+    the one its first message stated (a resumed audit that started no worker
+    states the audit's alone).
+
+    >>> python_section(None) == platform.python_version()
+    True
+    """
+    audit = platform.python_version()
+    worker = None if python is None else _VERSIONS.get(python)
+    return audit if worker is None else {"audit": audit, "worker": worker}
 
 
 def user_paths() -> str:
@@ -261,7 +280,11 @@ class Worker:
         self.buffer = wire.MessageBuffer()
         _ALL.add(self)
         try:
-            self._wait(deadline=time.monotonic() + START_TIMEOUT, memory=None)
+            ready, _ = self._wait(
+                deadline=time.monotonic() + START_TIMEOUT, memory=None
+            )
+            if isinstance(ready.get("python"), str):
+                _VERSIONS[python] = ready["python"]
         except WorkerGone as err:
             raise InvalidParameterError(
                 f"the foreign worker did not start under {python!r} "

@@ -25,17 +25,23 @@ measurement from the audit.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
 
 from dpaudit.data import Domain
 from dpaudit.errors import PluginError
+from dpaudit.generators.foreign.columnar import ColumnarRecord
 
 __all__ = [
     "EXACT",
     "NOISE_KINDS",
     "TRANSCRIPT_ATTRIBUTE",
+    "Cells",
     "Measurement",
     "check_transcript",
     "transcript_bytes",
@@ -57,13 +63,59 @@ _REQUIRED = ("columns", "cells", "noisy", "noise")
 EXACT = "exact"
 
 
+class Cells(Sequence[tuple[Any, ...]]):
+    """A record's cells held in columns (one array per column), read as a sequence
+    of tuples of Python values, as the same cells stated in JSON would be.
+
+    >>> cells = Cells((np.array([0, 1]), np.array(["x", "y"], dtype=object)))
+    >>> list(cells), cells[1], len(cells)
+    ([(0, 'x'), (1, 'y')], (1, 'y'), 2)
+    """
+
+    __slots__ = ("arrays",)
+
+    def __init__(self, arrays: tuple[NDArray[Any], ...]) -> None:
+        self.arrays = arrays
+
+    def __len__(self) -> int:
+        return len(self.arrays[0])
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[Any, ...]: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[tuple[Any, ...], ...]: ...
+    def __getitem__(
+        self, i: int | slice
+    ) -> tuple[Any, ...] | tuple[tuple[Any, ...], ...]:
+        if isinstance(i, slice):
+            return tuple(Cells(tuple(a[i] for a in self.arrays)))
+        return tuple(
+            a[i].item() if isinstance(a[i], np.generic) else a[i] for a in self.arrays
+        )
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return zip(*(a.tolist() for a in self.arrays), strict=True)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Cells({tuple(self)!r:.200})"
+
+
 @dataclass(frozen=True, slots=True)
 class Measurement:
     """One measurement record, checked.
 
     Attributes:
         columns: the measured columns, in order.
-        cells: the cells (one value per column each), as given.
+        cells: the cells (one value per column each), as given (a
+            :class:`Cells` when they crossed in columns).
         noisy: the noisy answers.
         noise: ``gaussian`` or ``laplace`` (``exact``: stated without noise, read
             only by the one-run game).
@@ -73,7 +125,7 @@ class Measurement:
     """
 
     columns: tuple[str, ...]
-    cells: tuple[tuple[Any, ...], ...]
+    cells: Sequence[tuple[Any, ...]]
     noisy: tuple[float, ...]
     noise: str
     scale: float
@@ -84,6 +136,18 @@ class Measurement:
         if self.sets is not None:
             return self.sets
         return tuple((i,) for i in range(len(self.cells)))
+
+    def cell_columns(self) -> tuple[NDArray[Any], ...]:
+        """The cells as one array per column (object arrays for cells given as
+        tuples)."""
+        if isinstance(self.cells, Cells):
+            return self.cells.arrays
+        out = []
+        for j in range(len(self.columns)):
+            column = np.empty(len(self.cells), dtype=object)
+            column[:] = [cell[j] for cell in self.cells]
+            out.append(column)
+        return tuple(out)
 
 
 def _number(value: Any) -> bool:
@@ -129,7 +193,12 @@ def _record(
     sets_of: dict[str, frozenset[Any]] | None = None,
 ) -> Measurement:
     """One record, checked (:func:`check_transcript`); ``sets_of``: each
-    categorical column's categories as a set (filled as met)."""
+    categorical column's categories as a set (filled as met). A record that
+    crossed in columns (:class:`ColumnarRecord`) is checked with NumPy, to the same
+    refusals with the same lines."""
+    columnar = raw if isinstance(raw, ColumnarRecord) else None
+    if columnar is not None:
+        raw = {**columnar.record, "cells": None, "noisy": None}
     if not isinstance(raw, dict):
         raise PluginError(
             f"{where} must be a dict with 'columns', 'cells', 'noisy' and 'noise'. "
@@ -161,6 +230,15 @@ def _record(
             f"{where}['columns'] names {absent}, not columns of the table "
             f"{domain.names}; name the measured columns as the table does."
         )
+    sets_of = {} if sets_of is None else sets_of
+    for name in columns:
+        if domain[name].kind == "categorical" and name not in sets_of:
+            sets_of[name] = frozenset(domain[name].categories or ())
+    if columnar is not None:
+        cells: Sequence[Any] = _columnar_cells(
+            columnar, columns, where, domain, sets_of
+        )
+        return _rest(raw, where, exact, columns, cells, columnar.noisy)
     cells = raw["cells"]
     if not isinstance(cells, list) or not all(
         isinstance(c, list) and len(c) == len(columns) for c in cells
@@ -169,10 +247,6 @@ def _record(
             f"{where}['cells'] must be a list of cells, each a list of "
             f"{len(columns)} value(s) (one per column). Got {cells!r:.80}."
         )
-    sets_of = {} if sets_of is None else sets_of
-    for name in columns:
-        if domain[name].kind == "categorical" and name not in sets_of:
-            sets_of[name] = frozenset(domain[name].categories or ())
     seen: dict[tuple[Any, ...], int] = {}
     for i, cell in enumerate(cells):
         for name, value in zip(columns, cell):
@@ -193,6 +267,19 @@ def _record(
                 f"({cell!r:.40}); state each cell once per record (a count measured "
                 "again is a record of its own)."
             )
+    return _rest(raw, where, exact, columns, cells, raw["noisy"])
+
+
+def _rest(
+    raw: dict[str, Any],
+    where: str,
+    exact: bool,
+    columns: list[str],
+    cells: Sequence[Any],
+    noisy: Any,
+) -> Measurement:
+    """A record's noise, sets and noisy answers checked, after its cells
+    (:func:`_record`): the record."""
     noise = raw.get("noise")
     kind = next(iter(noise), None) if isinstance(noise, dict) else None
     scale: Any = noise.get(kind) if isinstance(noise, dict) else None
@@ -239,25 +326,120 @@ def _record(
             f"cell indices (0 to {len(cells) - 1}) per noisy answer. Got {sets!r:.80}."
         )
     answers = len(cells) if sets is None else len(sets)
-    noisy = raw["noisy"]
-    if (
-        not isinstance(noisy, list)
-        or len(noisy) != answers
-        or not all(_number(v) and math.isfinite(float(v)) for v in noisy)
-    ):
+    if isinstance(noisy, np.ndarray):
+        # In columns: int64 or float64 (columnar.py); the 40 first shown (their
+        # text is longer than the 80 characters a refusal shows).
+        good = len(noisy) == answers and bool(np.isfinite(noisy).all())
+        values = tuple(noisy.astype(np.float64).tolist()) if good else ()
+        shown: Any = noisy[:40].tolist()
+    else:
+        good = (
+            isinstance(noisy, list)
+            and len(noisy) == answers
+            and all(_number(v) and math.isfinite(float(v)) for v in noisy)
+        )
+        values = tuple(float(v) for v in noisy) if good else ()
+        shown = noisy
+    if not good:
         per = "cell" if sets is None else "entry of 'sets'"
         raise PluginError(
             f"{where}['noisy'] must be a list of {answers} finite number(s), one per "
-            f"{per}. Got {noisy!r:.80}."
+            f"{per}. Got {shown!r:.80}."
         )
     return Measurement(
         columns=tuple(columns),
-        cells=tuple(tuple(c) for c in cells),
-        noisy=tuple(float(v) for v in noisy),
+        cells=cells if isinstance(cells, Cells) else tuple(tuple(c) for c in cells),
+        noisy=values,
         noise=str(kind),
         scale=float(scale),
         sets=None if sets is None else tuple(tuple(s) for s in sets),
     )
+
+
+#: Numbers at most this large (in magnitude) compare exactly as floats: the
+#: vectorised checks pass only such values and check the others one by one.
+_EXACT_FLOAT = 2.0**53
+
+
+def _first_bad(values: NDArray[Any], column: Any, categories: Any) -> int | None:
+    """The first index whose value :func:`_value_problem` refuses, or None: NumPy
+    passes the values it can prove fine, :func:`_value_problem` decides the rest
+    one by one (in order, stopping at the first refused)."""
+    kind = column.kind
+    if values.dtype.kind == "O" or kind == "categorical":
+        # Each distinct value once, in order of first appearance: the first refused
+        # is the one that appears first.
+        codes, uniques = pd.factorize(values)
+        for k, value in enumerate(uniques.tolist()):
+            if _value_problem(value, column, categories) is not None:
+                return int(np.argmax(codes == k))
+        return None
+    fine = (values >= -_EXACT_FLOAT) & (values <= _EXACT_FLOAT)
+    if kind == "binary":
+        fine &= (values == 0) | (values == 1)
+    else:
+        if kind == "integer" and values.dtype.kind == "f":
+            fine &= values == np.floor(values)
+        fine &= (values >= column.lower) & (values <= column.upper)
+    for i in np.flatnonzero(~fine).tolist():
+        if _value_problem(values[i].item(), column, categories) is not None:
+            return int(i)
+    return None
+
+
+def _first_repeat(arrays: Sequence[NDArray[Any]]) -> tuple[int, int] | None:
+    """``(i, first)``: the first cell that repeats an earlier one, and that one."""
+    key: NDArray[np.int64] | None = None
+    for values in arrays:
+        codes, uniques = pd.factorize(values)
+        if key is None:
+            key = codes.astype(np.int64)
+        else:
+            key = pd.factorize(key * (len(uniques) + 1) + codes + 1)[0]
+    assert key is not None
+    # Codes in order of first appearance: a cell repeats an earlier one exactly
+    # when its code is not above every code before it.
+    seen = np.maximum.accumulate(key)
+    repeats = np.flatnonzero(key[1:] <= seen[:-1])
+    if not len(repeats):
+        return None
+    i = int(repeats[0]) + 1
+    return i, int(np.argmax(key == key[i]))
+
+
+def _columnar_cells(
+    record: ColumnarRecord,
+    columns: list[str],
+    where: str,
+    domain: Domain,
+    sets_of: dict[str, frozenset[Any]],
+) -> Cells:
+    """A record's cells that crossed in columns, checked as :func:`_record` checks
+    a list (the first refused cell, by the same line)."""
+    arrays = record.cells
+    bad: tuple[int, int] | None = None  # (cell, column)
+    for j, name in enumerate(columns):
+        i = _first_bad(arrays[j], domain[name], sets_of.get(name))
+        if i is not None and (bad is None or i < bad[0]):
+            bad = (i, j)
+    repeat = _first_repeat(arrays)
+    if bad is not None and (repeat is None or bad[0] <= repeat[0]):
+        i, j = bad
+        value = Cells((arrays[j],))[i][0]
+        problem = _value_problem(value, domain[columns[j]], sets_of.get(columns[j]))
+        raise PluginError(
+            f"{where}['cells'][{i}]: {value!r:.40} of column {columns[j]!r} "
+            f"{problem}; write cells in the values of the public domain."
+        )
+    if repeat is not None:
+        i, first = repeat
+        cell = list(Cells(arrays)[i])
+        raise PluginError(
+            f"{where}['cells'][{i}] repeats ['cells'][{first}] "
+            f"({cell!r:.40}); state each cell once per record (a count measured "
+            "again is a record of its own)."
+        )
+    return Cells(arrays)
 
 
 def transcript_bytes(raw: list[Any]) -> int:
@@ -268,6 +450,10 @@ def transcript_bytes(raw: list[Any]) -> int:
     checks refuse them)."""
     total = 0
     for record in raw:
+        if isinstance(record, ColumnarRecord):
+            width = len(record.cells)
+            total += record.rows * (ANSWER_BYTES + VALUE_BYTES * width)
+            continue
         cells = record.get("cells") if isinstance(record, dict) else None
         columns = record.get("columns") if isinstance(record, dict) else None
         if isinstance(cells, list):

@@ -3,9 +3,10 @@ samples it on request (docs/design.md, "Foreign generators").
 
 Run as a script (``python worker.py``), possibly under another interpreter: it
 imports only the standard library, NumPy, pandas, the plug-in's own module, and the
-two stdlib/NumPy/pandas-only modules :mod:`wire` and :mod:`contract` of the same
-package (found through ``dpaudit`` on the path the parent prepares). Requests and
-replies cross the pipes as JSON headers and raw array bytes (:mod:`wire`), never pickle.
+three stdlib/NumPy/pandas-only modules :mod:`wire`, :mod:`contract` and
+:mod:`columnar` of the same package (found through ``dpaudit`` on the path the
+parent prepares). Requests and replies cross the pipes as JSON headers and raw array
+bytes (:mod:`wire`), never pickle.
 
 Every failure of the plug-in, ``SystemExit`` and any other ``BaseException`` included,
 is caught and reported as a reply; what cannot be caught (``os._exit``, a crash, a hang,
@@ -48,11 +49,10 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dpaudit.generators.foreign import wire  # noqa: E402
+from dpaudit.generators.foreign import columnar, wire  # noqa: E402
 from dpaudit.generators.foreign.contract import (  # noqa: E402
     contract_problem,
     init_keywords,
-    plain_json,
     python_number,
     supports_public_seed,
 )
@@ -288,20 +288,21 @@ class Worker:
         spec, blobs = wire.encode_frame(out)
         return {"frame": spec}, blobs
 
-    def transcript(self, header: dict[str, Any]) -> dict[str, Any]:
-        """The fitted model's ``privacy_transcript`` as plain JSON (``None``: it
-        states none); the parent checks it (``transcript.py``)."""
+    def transcript(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytes]]:
+        """The fitted model's ``privacy_transcript``: its well-shaped records' cells
+        and answers as arrays (raw bytes), the rest plain JSON (``columnar.py``;
+        ``None``: it states none); the parent checks it (``transcript.py``)."""
         model = self.models.get(int(header["model"]))
         if model is None:
-            return {"message": "the worker holds no such model (it was dropped)"}
+            return {"message": "the worker holds no such model (it was dropped)"}, []
         try:
-            raw = plain_json(getattr(model, "privacy_transcript", None))
+            raw, arrays = columnar.split(getattr(model, "privacy_transcript", None))
             json.dumps(raw, allow_nan=False)
         except (TypeError, ValueError) as err:
-            return {"transcript_error": " ".join(str(err).split())}
+            return {"transcript_error": " ".join(str(err).split())}, []
         except BaseException as err:
-            return _failure("privacy_transcript", err)
-        return {"transcript": raw}
+            return _failure("privacy_transcript", err), []
+        return {"transcript": raw}, [np.ascontiguousarray(a).tobytes() for a in arrays]
 
     def handle(
         self, header: dict[str, Any], blobs: list[bytes]
@@ -316,7 +317,7 @@ class Worker:
         if op == "sample":
             return self.sample(header)
         if op == "transcript":
-            return self.transcript(header), []
+            return self.transcript(header)
         if op == "ping":
             return {
                 "pid": os.getpid(),

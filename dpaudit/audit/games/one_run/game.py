@@ -79,6 +79,7 @@ from dpaudit.audit.storage.outdir import Session
 from dpaudit.audit.storage.store import ResultStore
 from dpaudit.errors import InvalidParameterError
 from dpaudit.generators.base import Generator
+from dpaudit.generators.foreign.pool import python_section
 from dpaudit.io import write_atomic
 from dpaudit.worst_case.canaries import CanaryDesign, canary_design
 
@@ -552,6 +553,7 @@ def analyse_one_run(
         claim=claim,
         config=config,
         generator_options=freeze({k: plain(v) for k, v in options.items()}),
+        python=python_section(config.python),
         seed=config.seed,
         rounds=Rounds(
             total=plan.fits, per_world=None, train=0, validation=0, test=plan.fits

@@ -10,7 +10,6 @@ the worlds best on the VALIDATION rounds, never to one whose scores are constant
 from __future__ import annotations
 
 import math
-import platform
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -60,6 +59,7 @@ from dpaudit.audit.stats.ceiling import profile_rounds_needed
 from dpaudit.audit.stats.claimnotes import over_budget_note
 from dpaudit.audit.stats.profile import ClaimedProfile
 from dpaudit.audit.storage.store import ResultStore
+from dpaudit.generators.foreign.pool import python_section
 
 Scores = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """An attack's validation scores and labels, then its test scores and labels."""
@@ -471,7 +471,7 @@ def analyse(
         generator_options=freeze(
             {k: plain(v) for k, v in setup.generator_options.items()}
         ),
-        python=platform.python_version(),
+        python=python_section(config.python),
         seed=config.seed,
         rounds=Rounds(
             total=setup.plan.n_rounds,
