@@ -259,8 +259,11 @@ def _run_threads(
     On any exception here (SIGTERM turned into one, Ctrl-C) no new batch starts and
     the running ones are waited for before it propagates: a thread inside torch
     when the interpreter exits would abort the process (``std::terminate``) instead
-    of letting it exit with its code. A batch's training cannot be interrupted, so
-    this waits at most one batch.
+    of letting it exit with its code. dpaudit's batched generators check the stop
+    request between training steps (:mod:`dpaudit.generators.stop`) and their running
+    batches are discarded at the next one, so this waits about one training step
+    (other generators: at most one batch). A batch's rows are committed whole or
+    not at all.
     """
     if workers <= 1 or len(batches) <= 1:
         for batch in batches:
@@ -268,6 +271,9 @@ def _run_threads(
         return
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
+    from dpaudit.generators import stop
+
+    stop.forget_steps()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpaudit-batch")
     started, took = time.monotonic(), []
     try:
@@ -282,11 +288,39 @@ def _run_threads(
         # once when their workers are stopped, and no queued batch starts a new one.
         from dpaudit.generators.foreign.pool import stopping
 
-        with stopping(), _acknowledged(err, took, workers=workers):
+        with (
+            stop.requested(),
+            stopping(),
+            _acknowledged(err, took, workers=workers),
+        ):
             pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def stop_text(took: list[float], *, workers: int, step: float | None) -> str:
+    """What a Ctrl-C is answered with at once: how the run stops and about how long
+    it takes. ``step``: the longest training step measured in the running batches
+    (:func:`dpaudit.generators.stop.step_seconds`), ``None`` when the generator does
+    not check the stop request (its batches run to their end).
+
+    >>> stop_text([12.0], workers=2, step=1.7)[:70]
+    'stopping after the current training step, about 2 s (the running batch'
+    >>> "step, under 1 s (" in stop_text([12.0], workers=2, step=0.3)
+    True
+    >>> stop_text([4.0, 8.0], workers=2, step=None)
+    'stopping after the current batch, about 8 s; Ctrl-C again to stop now'
+    """
+    if step is None:
+        wait = f"after the current batch, {batch_wait_text(took, workers=workers)}"
+    else:
+        seconds = "under 1 s" if round(step) < 1 else f"about {round(step)} s"
+        wait = (
+            f"after the current training step, {seconds} "
+            "(the running batches are discarded)"
+        )
+    return f"stopping {wait}; Ctrl-C again to stop now"
 
 
 def batch_wait_text(took: list[float], *, workers: int) -> str:
@@ -311,9 +345,10 @@ def _acknowledged(
     if not isinstance(err, KeyboardInterrupt):
         yield
         return
+    from dpaudit.generators import stop
+
     print(
-        f"dpaudit: stopping after the current batch, {batch_wait_text(took, workers=workers)};"
-        " Ctrl-C again to stop now",
+        f"dpaudit: {stop_text(took, workers=workers, step=stop.step_seconds())}",
         file=sys.stderr,
         flush=True,
     )
