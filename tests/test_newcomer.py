@@ -5,7 +5,9 @@ name gets a suggestion."""
 
 from __future__ import annotations
 
+import importlib
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -44,6 +46,72 @@ def test_readme_says_how_to_reach_dpaudit_after_the_install() -> None:
     )
     assert install < activate < first_bare
     assert "`.venv/bin/dpaudit`" in text[activate - 400 : activate + 400]
+
+
+def _opening_commands() -> list[list[str]]:
+    """README's two opening commands (the install and main job, the install and
+    tests), each as its ``&&`` steps, each step as its words."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Two commands") :]
+    section = section[: section.index("\n## ", 3)]
+    blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    first_two = [" ".join(b.replace("\\\n", " ").split()) for b in blocks[:2]]
+    return [[shlex.split(step) for step in c.split(" && ")] for c in first_two]
+
+
+def test_readmes_two_commands_work_in_a_new_shell_as_printed() -> None:
+    """Every step README's two opening commands rely on, checked without running
+    them (a fresh clone's run downloads torch): each step runs from the clone's
+    folder with nothing activated (``python3``, then only ``.venv/bin/...`` that the
+    steps before made: the venv's pip and python, and ``dpaudit``, which
+    pyproject's scripts install); the extras and the constraints file exist, and
+    ``-n 2`` has pytest-xdist; the install and the tests are .ci/run's (so CI runs
+    what a reader runs); the main job writes the default folder, which git ignores;
+    and the activation line README gives afterwards names the same ``.venv``."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    scripts, extras = project["scripts"], project["optional-dependencies"]
+    main_job, tests = _opening_commands()
+    for command in (main_job, tests):
+        assert command[0] == ["python3", "-m", "venv", ".venv"], command
+        for step in command[1:]:
+            tool = step[0].removeprefix(".venv/bin/")
+            assert step[0].startswith(".venv/bin/"), step  # nothing relies on PATH
+            assert tool in {"pip", "python", *scripts}, step
+            if tool == "pip":
+                assert step[1:4] == ["install", "-c", "constraints.txt"], step
+                assert (ROOT / "constraints.txt").is_file()
+                target = step[step.index("-e") + 1]
+                wanted = re.fullmatch(r"\.(?:\[([\w,]+)\])?", target)
+                assert wanted is not None, target
+                assert set((wanted.group(1) or "dev").split(",")) <= set(extras)
+    # `dpaudit` is the console script of an importable callable.
+    module, _, attr = scripts["dpaudit"].partition(":")
+    assert callable(getattr(importlib.import_module(module), attr))
+    # The main job: the plain audit, into the default folder git ignores.
+    assert main_job[-1] == [".venv/bin/dpaudit", "audit"]
+    from dpaudit.audit.config.keys import DEFAULT_OUT
+
+    ignored = (ROOT / ".gitignore").read_text("utf-8").split()
+    assert f"{DEFAULT_OUT}/" in ignored or f"/{DEFAULT_OUT}/" in ignored
+    # The tests: -n 2 needs pytest-xdist, in the extras the command installs.
+    assert tests[-1] == [".venv/bin/python", "-m", "pytest", "-q", "-n", "2"]
+    installed = " ".join(extras["dev"] + extras["dask"])
+    assert "pytest-xdist" in installed
+    # CI (.ci/run) installs and tests as README says (its pip is quiet).
+    ci = [
+        shlex.split(line)
+        for line in (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
+        if line.startswith(".venv/bin/")
+    ]
+    assert [w for w in tests[1] if w != "-q"] in [
+        [w for w in line if w != "-q"] for line in ci
+    ]
+    assert ci[-1] == tests[-1]
+    # Afterwards README says how to reach `dpaudit` in a new shell: the same venv
+    # (test_readme_says_how_to_reach_dpaudit_after_the_install: where it says so).
+    assert "`. .venv/bin/activate`" in (ROOT / "README.md").read_text("utf-8")
 
 
 def test_every_audit_a_page_shows_has_its_own_out() -> None:

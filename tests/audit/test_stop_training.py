@@ -147,3 +147,15 @@ def test_ctrl_c_between_steps_leaves_whole_batches_and_resumes_to_the_same_resul
     monkeypatch.setattr(game._Output, "commit", real_commit)
     resumed = run_audit(config, out_dir=out, resume=True)
     assert {**resumed.to_json(), "timing": None} == {**whole.to_json(), "timing": None}
+
+
+def test_the_acknowledgement_says_how_the_run_stops() -> None:
+    """The examples of :mod:`dpaudit.audit.games.progress` (the two wordings of the
+    acknowledgement: after the current training step, with its measured length, or
+    after the current batch when the generator does not check the request)."""
+    import doctest
+
+    from dpaudit.audit.games import progress
+
+    assert doctest.testmod(progress).failed == 0
+    assert doctest.testmod(progress).attempted >= 4
