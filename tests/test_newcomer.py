@@ -6,6 +6,7 @@ name gets a suggestion."""
 from __future__ import annotations
 
 import importlib
+import itertools
 import re
 import shlex
 import shutil
@@ -165,6 +166,40 @@ def test_the_default_output_folders_are_ignored_by_git() -> None:
             check=False,
         )
         assert ignored.returncode == 0, f"{folder}/ is not in .gitignore"
+
+
+def test_what_a_doc_command_writes_in_the_checkout_is_ignored_by_git() -> None:
+    """A reader who runs the pages' commands in the checkout does not pile up
+    untracked outputs there: every file or folder a command of README.md, docs/ or
+    examples/ names for its output (``--out``, ``--claim-out``, ``--junit``, a ``>``
+    redirect) is ignored by git (placeholders such as ``OUT`` and ``-``, standard
+    output, aside)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    outputs = set()
+    for _, command in doc_commands():
+        redirect = re.search(r">\s*(\S+)\s*$", command)
+        if redirect:
+            outputs.add(redirect.group(1))
+        for _, argv in dpaudit_calls(command):
+            for flag, value in itertools.pairwise(argv):
+                if flag in ("--out", "--claim-out", "--junit"):
+                    outputs.add(value)
+    paths = {
+        out: out if Path(out).suffix else f"{out.rstrip('/')}/result.json"
+        for out in outputs
+        if out != "-" and not out.split("/")[0].isupper()
+    }
+    assert len(paths) > 10, sorted(paths)
+    found = subprocess.run(
+        ["git", "check-ignore", "--no-index", *paths.values()],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    ignored = set(found.stdout.split())
+    assert sorted(o for o, p in paths.items() if p not in ignored) == []
 
 
 @pytest.mark.parametrize(
