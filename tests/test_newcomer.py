@@ -11,6 +11,7 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -130,21 +131,53 @@ def test_every_audit_a_page_shows_has_its_own_out() -> None:
 
 
 def test_the_overwrite_refusal_offers_another_out_first(tmp_path: Path) -> None:
+    """Every refusal of a folder that holds something offers another ``--out``
+    before ``--force`` (which deletes it): a result without its store, a different
+    audit, the same audit finished, a file that is no dpaudit store (where
+    ``--force`` is not offered at all), a one-run audit's folder, and a check's
+    folder holding an earlier check's audits."""
+    import sqlite3
+
     from dpaudit.audit import AuditConfig
     from dpaudit.audit.games.one_run.game import _prepare
     from dpaudit.audit.storage.outdir import prepare_directory
-    from dpaudit.errors import InvalidParameterError
+    from dpaudit.audit.storage.store import ResultStore
+    from dpaudit.ci.preflight import check_outputs
+    from dpaudit.errors import InvalidParameterError, StoreError
 
-    (tmp_path / "result.json").write_text("{}")
-    refusals = []
-    with pytest.raises(InvalidParameterError) as two_world:
-        prepare_directory(tmp_path, AuditConfig(), resume=False)
-    refusals.append(str(two_world.value))
-    with pytest.raises(InvalidParameterError) as one_run:
-        _prepare(tmp_path, force=False)
-    refusals.append(str(one_run.value))
+    def refusal(call: Callable[[], object]) -> str:
+        with pytest.raises((InvalidParameterError, StoreError)) as refused:
+            call()
+        return str(refused.value)
+
+    lonely = tmp_path / "lonely"
+    lonely.mkdir()
+    (lonely / "result.json").write_text("{}")
+    stored = tmp_path / "stored"
+    rr = AuditConfig(generator="randomized-response", rounds=20)
+    stored.mkdir()
+    with ResultStore(stored) as store:  # an audit's store, as a run starts it
+        store.set_meta("config", rr.to_json())
+        store.set_meta("identity", rr.identity())
+    (stored / "result.json").write_text("{}")  # finished
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    with sqlite3.connect(foreign / ResultStore.FILENAME) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+    refusals = [
+        refusal(lambda: prepare_directory(lonely, AuditConfig(), resume=False)),
+        refusal(lambda: prepare_directory(stored, AuditConfig(), resume=False)),
+        refusal(lambda: prepare_directory(stored, rr, resume=False)),
+        refusal(lambda: ResultStore(foreign)),
+        refusal(lambda: _prepare(lonely, force=False)),
+        refusal(
+            lambda: check_outputs(tmp_path, [("stored", rr)], force=False, resume=False)
+        ),
+    ]
     for line in refusals:
-        assert line.index("another --out") < line.index("--force"), line
+        assert "another --out" in line, line
+        force = line.find("--force")
+        assert force == -1 or force > line.index("another --out"), line
 
 
 def test_the_default_output_folders_are_ignored_by_git() -> None:
