@@ -253,6 +253,38 @@ def test_a_misspelt_policy_key_gets_a_suggestion(
         load_policy(tmp_path / "p.toml")
 
 
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["--variant", "orignal"], "did you mean 'original'?"),
+        (["--bug", "data_bound"], "did you mean 'data_bounds'?"),
+        (["--option", "max_iteraions=3"], "did you mean 'max_iterations'?"),
+        (
+            ["--generator", "gpate", "--bug", "data_bound"],
+            "did you mean 'data_bounds'?",
+        ),
+        (
+            ["--generator", "gpate", "--option", "max_iteraions=3"],
+            "did you mean 'max_iterations'?",
+        ),
+    ],
+)
+def test_a_misspelt_variant_flag_or_option_gets_a_suggestion(
+    argv: list[str], suggestion: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dpaudit.cli import main
+
+    assert main(["audit", "--dry-run", "--out", str(tmp_path / "a"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert suggestion in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_misspelt_attack_gets_a_suggestion() -> None:
+    from dpaudit.attacks.registry import _unknown
+
+    assert "did you mean 'querybased'?" in str(_unknown("querybsed"))
+
+
 def test_docs_ci_lists_every_policy_key() -> None:
     """docs/ci.md lists the keys an [[audit]] takes: every one, and no other."""
     from dpaudit.ci.policy import POLICY_AUDIT_KEYS
