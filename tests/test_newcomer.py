@@ -279,6 +279,17 @@ def test_a_misspelt_variant_flag_or_option_gets_a_suggestion(
     assert suggestion in err and len(err.strip().splitlines()) == 1, err
 
 
+def test_a_misspelt_config_key_gets_a_suggestion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dpaudit.cli import main
+
+    (tmp_path / "a.toml").write_text("rouns = 5\n")
+    argv = ["audit", "--config", str(tmp_path / "a.toml"), "--dry-run"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 2
+    assert "did you mean 'rounds'?" in capsys.readouterr().err
+
+
 def test_a_misspelt_attack_gets_a_suggestion() -> None:
     from dpaudit.attacks.registry import _unknown
 
