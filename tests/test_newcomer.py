@@ -5,9 +5,13 @@ name gets a suggestion."""
 
 from __future__ import annotations
 
+import importlib
+import itertools
 import re
+import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,6 +50,72 @@ def test_readme_says_how_to_reach_dpaudit_after_the_install() -> None:
     assert "`.venv/bin/dpaudit`" in text[activate - 400 : activate + 400]
 
 
+def _opening_commands() -> list[list[str]]:
+    """README's two opening commands (the install and main job, the install and
+    tests), each as its ``&&`` steps, each step as its words."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Two commands") :]
+    section = section[: section.index("\n## ", 3)]
+    blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    first_two = [" ".join(b.replace("\\\n", " ").split()) for b in blocks[:2]]
+    return [[shlex.split(step) for step in c.split(" && ")] for c in first_two]
+
+
+def test_readmes_two_commands_work_in_a_new_shell_as_printed() -> None:
+    """Every step README's two opening commands rely on, checked without running
+    them (a fresh clone's run downloads torch): each step runs from the clone's
+    folder with nothing activated (``python3``, then only ``.venv/bin/...`` that the
+    steps before made: the venv's pip and python, and ``dpaudit``, which
+    pyproject's scripts install); the extras and the constraints file exist, and
+    ``-n 2`` has pytest-xdist; the install and the tests are .ci/run's (so CI runs
+    what a reader runs); the main job writes the default folder, which git ignores;
+    and the activation line README gives afterwards names the same ``.venv``."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    scripts, extras = project["scripts"], project["optional-dependencies"]
+    main_job, tests = _opening_commands()
+    for command in (main_job, tests):
+        assert command[0] == ["python3", "-m", "venv", ".venv"], command
+        for step in command[1:]:
+            tool = step[0].removeprefix(".venv/bin/")
+            assert step[0].startswith(".venv/bin/"), step  # nothing relies on PATH
+            assert tool in {"pip", "python", *scripts}, step
+            if tool == "pip":
+                assert step[1:4] == ["install", "-c", "constraints.txt"], step
+                assert (ROOT / "constraints.txt").is_file()
+                target = step[step.index("-e") + 1]
+                wanted = re.fullmatch(r"\.(?:\[([\w,]+)\])?", target)
+                assert wanted is not None, target
+                assert set((wanted.group(1) or "dev").split(",")) <= set(extras)
+    # `dpaudit` is the console script of an importable callable.
+    module, _, attr = scripts["dpaudit"].partition(":")
+    assert callable(getattr(importlib.import_module(module), attr))
+    # The main job: the plain audit, into the default folder git ignores.
+    assert main_job[-1] == [".venv/bin/dpaudit", "audit"]
+    from dpaudit.audit.config.keys import DEFAULT_OUT
+
+    ignored = (ROOT / ".gitignore").read_text("utf-8").split()
+    assert f"{DEFAULT_OUT}/" in ignored or f"/{DEFAULT_OUT}/" in ignored
+    # The tests: -n 2 needs pytest-xdist, in the extras the command installs.
+    assert tests[-1] == [".venv/bin/python", "-m", "pytest", "-q", "-n", "2"]
+    installed = " ".join(extras["dev"] + extras["dask"])
+    assert "pytest-xdist" in installed
+    # CI (.ci/run) installs and tests as README says (its pip is quiet).
+    ci = [
+        shlex.split(line)
+        for line in (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
+        if line.startswith(".venv/bin/")
+    ]
+    assert [w for w in tests[1] if w != "-q"] in [
+        [w for w in line if w != "-q"] for line in ci
+    ]
+    assert ci[-1] == tests[-1]
+    # Afterwards README says how to reach `dpaudit` in a new shell: the same venv
+    # (test_readme_says_how_to_reach_dpaudit_after_the_install: where it says so).
+    assert "`. .venv/bin/activate`" in (ROOT / "README.md").read_text("utf-8")
+
+
 def test_every_audit_a_page_shows_has_its_own_out() -> None:
     """An audit without --out writes ./dpaudit-audit, the main job's folder: a second
     one is refused there (and --force would delete it). Every page's audit but the
@@ -61,21 +131,53 @@ def test_every_audit_a_page_shows_has_its_own_out() -> None:
 
 
 def test_the_overwrite_refusal_offers_another_out_first(tmp_path: Path) -> None:
+    """Every refusal of a folder that holds something offers another ``--out``
+    before ``--force`` (which deletes it): a result without its store, a different
+    audit, the same audit finished, a file that is no dpaudit store (where
+    ``--force`` is not offered at all), a one-run audit's folder, and a check's
+    folder holding an earlier check's audits."""
+    import sqlite3
+
     from dpaudit.audit import AuditConfig
     from dpaudit.audit.games.one_run.game import _prepare
     from dpaudit.audit.storage.outdir import prepare_directory
-    from dpaudit.errors import InvalidParameterError
+    from dpaudit.audit.storage.store import ResultStore
+    from dpaudit.ci.preflight import check_outputs
+    from dpaudit.errors import InvalidParameterError, StoreError
 
-    (tmp_path / "result.json").write_text("{}")
-    refusals = []
-    with pytest.raises(InvalidParameterError) as two_world:
-        prepare_directory(tmp_path, AuditConfig(), resume=False)
-    refusals.append(str(two_world.value))
-    with pytest.raises(InvalidParameterError) as one_run:
-        _prepare(tmp_path, force=False)
-    refusals.append(str(one_run.value))
+    def refusal(call: Callable[[], object]) -> str:
+        with pytest.raises((InvalidParameterError, StoreError)) as refused:
+            call()
+        return str(refused.value)
+
+    lonely = tmp_path / "lonely"
+    lonely.mkdir()
+    (lonely / "result.json").write_text("{}")
+    stored = tmp_path / "stored"
+    rr = AuditConfig(generator="randomized-response", rounds=20)
+    stored.mkdir()
+    with ResultStore(stored) as store:  # an audit's store, as a run starts it
+        store.set_meta("config", rr.to_json())
+        store.set_meta("identity", rr.identity())
+    (stored / "result.json").write_text("{}")  # finished
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    with sqlite3.connect(foreign / ResultStore.FILENAME) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+    refusals = [
+        refusal(lambda: prepare_directory(lonely, AuditConfig(), resume=False)),
+        refusal(lambda: prepare_directory(stored, AuditConfig(), resume=False)),
+        refusal(lambda: prepare_directory(stored, rr, resume=False)),
+        refusal(lambda: ResultStore(foreign)),
+        refusal(lambda: _prepare(lonely, force=False)),
+        refusal(
+            lambda: check_outputs(tmp_path, [("stored", rr)], force=False, resume=False)
+        ),
+    ]
     for line in refusals:
-        assert line.index("another --out") < line.index("--force"), line
+        assert "another --out" in line, line
+        force = line.find("--force")
+        assert force == -1 or force > line.index("another --out"), line
 
 
 def test_the_default_output_folders_are_ignored_by_git() -> None:
@@ -99,6 +201,40 @@ def test_the_default_output_folders_are_ignored_by_git() -> None:
         assert ignored.returncode == 0, f"{folder}/ is not in .gitignore"
 
 
+def test_what_a_doc_command_writes_in_the_checkout_is_ignored_by_git() -> None:
+    """A reader who runs the pages' commands in the checkout does not pile up
+    untracked outputs there: every file or folder a command of README.md, docs/ or
+    examples/ names for its output (``--out``, ``--claim-out``, ``--junit``, a ``>``
+    redirect) is ignored by git (placeholders such as ``OUT`` and ``-``, standard
+    output, aside)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    outputs = set()
+    for _, command in doc_commands():
+        redirect = re.search(r">\s*(\S+)\s*$", command)
+        if redirect:
+            outputs.add(redirect.group(1))
+        for _, argv in dpaudit_calls(command):
+            for flag, value in itertools.pairwise(argv):
+                if flag in ("--out", "--claim-out", "--junit"):
+                    outputs.add(value)
+    paths = {
+        out: out if Path(out).suffix else f"{out.rstrip('/')}/result.json"
+        for out in outputs
+        if out != "-" and not out.split("/")[0].isupper()
+    }
+    assert len(paths) > 10, sorted(paths)
+    found = subprocess.run(
+        ["git", "check-ignore", "--no-index", *paths.values()],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    ignored = set(found.stdout.split())
+    assert sorted(o for o, p in paths.items() if p not in ignored) == []
+
+
 @pytest.mark.parametrize(
     ("text", "suggestion"),
     [
@@ -115,6 +251,49 @@ def test_a_misspelt_policy_key_gets_a_suggestion(
     (tmp_path / "p.toml").write_text(text)
     with pytest.raises(InvalidParameterError, match=re.escape(suggestion)):
         load_policy(tmp_path / "p.toml")
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["--variant", "orignal"], "did you mean 'original'?"),
+        (["--bug", "data_bound"], "did you mean 'data_bounds'?"),
+        (["--option", "max_iteraions=3"], "did you mean 'max_iterations'?"),
+        (
+            ["--generator", "gpate", "--bug", "data_bound"],
+            "did you mean 'data_bounds'?",
+        ),
+        (
+            ["--generator", "gpate", "--option", "max_iteraions=3"],
+            "did you mean 'max_iterations'?",
+        ),
+    ],
+)
+def test_a_misspelt_variant_flag_or_option_gets_a_suggestion(
+    argv: list[str], suggestion: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dpaudit.cli import main
+
+    assert main(["audit", "--dry-run", "--out", str(tmp_path / "a"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert suggestion in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_misspelt_config_key_gets_a_suggestion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dpaudit.cli import main
+
+    (tmp_path / "a.toml").write_text("rouns = 5\n")
+    argv = ["audit", "--config", str(tmp_path / "a.toml"), "--dry-run"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 2
+    assert "did you mean 'rounds'?" in capsys.readouterr().err
+
+
+def test_a_misspelt_attack_gets_a_suggestion() -> None:
+    from dpaudit.attacks.registry import _unknown
+
+    assert "did you mean 'querybased'?" in str(_unknown("querybsed"))
 
 
 def test_docs_ci_lists_every_policy_key() -> None:

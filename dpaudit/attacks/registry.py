@@ -36,7 +36,7 @@ from dpaudit.attacks.names import SET_NAMES as SET_NAMES
 from dpaudit.attacks.names import TRANSCRIPT_ATTACKS
 from dpaudit.attacks.querybased import QueryBasedAttack
 from dpaudit.data import Domain
-from dpaudit.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError, did_you_mean
 from dpaudit.rng import Rngs
 
 # The default sets, with the measurements behind them: dpaudit.attacks.names.
@@ -60,7 +60,7 @@ _FIXED = frozenset({"domain", "target", "rng", "name"})
 def _unknown(name: str) -> InvalidParameterError:
     return InvalidParameterError(
         f"`attack` must be one of {', '.join((*ATTACK_NAMES, *SET_NAMES))}. "
-        f"Got {name!r}."
+        f"Got {name!r}{did_you_mean(name, (*ATTACK_NAMES, *SET_NAMES))}."
     )
 
 
@@ -173,7 +173,8 @@ def make_attack(
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise InvalidParameterError(
-            f"attack {name!r} does not take the option(s) {unknown}. "
+            f"attack {name!r} does not take the option(s) {unknown}"
+            f"{did_you_mean(unknown[0], accepted)}. "
             f"Accepted: {list(accepted) or 'none'}."
         )
     cls, fixed = _FACTORIES[name]

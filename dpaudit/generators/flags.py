@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from dpaudit.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError, did_you_mean
 from dpaudit.generators.catalogue import BugKind, declared_bugs
 
 _NONE: Mapping[str, str] = MappingProxyType({})
@@ -154,7 +154,8 @@ def get_variant(name: str) -> Variant:
         return _VARIANTS[name]
     except KeyError:
         raise InvalidParameterError(
-            f"`--variant` must be one of {', '.join(_VARIANTS)}. Got {name!r}."
+            f"`--variant` must be one of {', '.join(_VARIANTS)}. Got {name!r}"
+            f"{did_you_mean(name, _VARIANTS)}."
         ) from None
 
 
@@ -165,8 +166,8 @@ def check_flags(names: Iterable[str], *, generator: str, config_cls: type[Any]) 
     unknown = [n for n in names if n not in known]
     if unknown:
         raise InvalidParameterError(
-            f"unknown bug flag(s) {unknown} for generator {generator!r}; "
-            "`dpaudit list bugs` lists them."
+            f"unknown bug flag(s) {unknown} for generator {generator!r}"
+            f"{did_you_mean(unknown[0], known)}; `dpaudit list bugs` lists them."
         )
 
 
@@ -206,7 +207,8 @@ def build_config(
     unknown = sorted(set(options) - known)
     if unknown:
         raise InvalidParameterError(
-            f"unknown {label} option(s) {unknown}; valid options: {sorted(known)}."
+            f"unknown {label} option(s) {unknown}{did_you_mean(unknown[0], known)}; "
+            f"valid options: {sorted(known)}."
         )
     overrides.update({k: v for k, v in options.items() if v is not None})
     overrides.update(epsilon=epsilon, delta=delta)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from dpaudit.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError, did_you_mean
 from dpaudit.generators import accountants
 from dpaudit.generators.catalogue import bug_field, declared_bugs
 from dpaudit.generators.names import DEVICES, Device
@@ -205,13 +205,15 @@ def config_from_options(
     unknown_flags = [f for f in flags if f not in declared]
     if unknown_flags:
         raise InvalidParameterError(
-            f"unknown bug flag(s) {unknown_flags} for generator 'gpate'; valid flags: "
+            f"unknown bug flag(s) {unknown_flags} for generator 'gpate'"
+            f"{did_you_mean(unknown_flags[0], declared)}; valid flags: "
             f"{sorted(declared)} (`dpaudit list bugs` lists them)."
         )
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise InvalidParameterError(
-            f"unknown G-PATE option(s) {unknown}; valid options: {sorted(known)}."
+            f"unknown G-PATE option(s) {unknown}{did_you_mean(unknown[0], known)}; "
+            f"valid options: {sorted(known)}."
         )
     values: dict[str, Any] = dict.fromkeys(flags, True)
     values.update({k: v for k, v in options.items() if v is not None})

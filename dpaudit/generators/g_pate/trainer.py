@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from dpaudit.generators import stop
 from dpaudit.generators.base import PrivacyClaim
 from dpaudit.generators.g_pate.accounting import Spending
 from dpaudit.generators.g_pate.aggregation import (
@@ -407,6 +408,7 @@ class Trainer:
         cfg = self.config
         spend = Spending(cfg, self.m)
         for t in range(cfg.max_iterations):
+            stop.training_step()  # a stopping audit discards this batch here
             if not spend.admit():
                 break
             draws = self.draws(t)

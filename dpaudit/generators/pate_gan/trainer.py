@@ -20,6 +20,7 @@ import torch
 
 from dpaudit.data import Domain
 from dpaudit.generators import accountants as acc
+from dpaudit.generators import stop
 from dpaudit.generators.base import PrivacyClaim, RdpCurve
 from dpaudit.generators.nets import BatchedMLP
 from dpaudit.generators.pate_gan.claim import (
@@ -89,6 +90,7 @@ class Trainer(TrainerState):
         else:
             total = min(cfg.fixed_iterations or cfg.max_iterations, cfg.max_iterations)
         for it in range(total):
+            stop.training_step()  # a stopping audit discards this batch here
             if not bool(self.active.any()):
                 break
             if cfg.repartition_every_iteration:

@@ -30,8 +30,6 @@ import contextlib
 import functools
 import json
 import os
-import signal
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -50,7 +48,7 @@ from dpaudit.audit.games.execution import (
 )
 from dpaudit.audit.games.looks import audit_looks
 from dpaudit.audit.games.memory import MemoryPlan, check_memory
-from dpaudit.audit.games.progress import progress_bar
+from dpaudit.audit.games.progress import acknowledged, progress_bar
 from dpaudit.audit.games.resolved import ResolvedAudit, lookup, resolve
 from dpaudit.audit.games.setup import (
     AuditSetup,
@@ -261,8 +259,11 @@ def _run_threads(
     On any exception here (SIGTERM turned into one, Ctrl-C) no new batch starts and
     the running ones are waited for before it propagates: a thread inside torch
     when the interpreter exits would abort the process (``std::terminate``) instead
-    of letting it exit with its code. A batch's training cannot be interrupted, so
-    this waits at most one batch.
+    of letting it exit with its code. dpaudit's batched generators check the stop
+    request between training steps (:mod:`dpaudit.generators.stop`) and their running
+    batches are discarded at the next one, so this waits about one training step
+    (other generators: at most one batch). A batch's rows are committed whole or
+    not at all.
     """
     if workers <= 1 or len(batches) <= 1:
         for batch in batches:
@@ -270,6 +271,9 @@ def _run_threads(
         return
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
+    from dpaudit.generators import stop
+
+    stop.forget_steps()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpaudit-batch")
     started, took = time.monotonic(), []
     try:
@@ -284,62 +288,15 @@ def _run_threads(
         # once when their workers are stopped, and no queued batch starts a new one.
         from dpaudit.generators.foreign.pool import stopping
 
-        with stopping(), _acknowledged(err, took, workers=workers):
+        with (
+            stop.requested(),
+            stopping(),
+            acknowledged(err, took, workers=workers),
+        ):
             pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def batch_wait_text(took: list[float], *, workers: int) -> str:
-    """How long the running batches may still take: the mean time between batch
-    completions so far times the workers (a batch's own time), ``about N s``.
-
-    >>> batch_wait_text([4.0, 8.0, 12.0], workers=2), batch_wait_text([], workers=2)
-    ('about 8 s', 'up to one batch')
-    """
-    if not took:
-        return "up to one batch"
-    return f"about {max(1, round(took[-1] / len(took) * workers))} s"
-
-
-@contextlib.contextmanager
-def _acknowledged(
-    err: BaseException, took: list[float], *, workers: int
-) -> Iterator[None]:
-    """Within (the wait for the running batches after a Ctrl-C): the stop is said
-    at once, with how long the wait may last, and a second Ctrl-C stops now (the
-    committed rounds are kept; ``--resume`` continues)."""
-    if not isinstance(err, KeyboardInterrupt):
-        yield
-        return
-    print(
-        f"dpaudit: stopping after the current batch, {batch_wait_text(took, workers=workers)};"
-        " Ctrl-C again to stop now",
-        file=sys.stderr,
-        flush=True,
-    )
-    try:
-        previous = signal.signal(signal.SIGINT, _stop_now)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _stop_now(signum: int, frame: Any) -> None:
-    """A second Ctrl-C: exit at once (130), the committed rounds kept. A thread
-    inside torch cannot be stopped, so the process ends without unwinding it."""
-    print(
-        "dpaudit: stopped now; the rounds committed so far are kept: continue with "
-        "dpaudit audit --resume",
-        file=sys.stderr,
-        flush=True,
-    )
-    os._exit(130)
 
 
 def _write_training_trace(setup: AuditSetup, output: _Output) -> None:
