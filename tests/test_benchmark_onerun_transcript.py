@@ -23,7 +23,8 @@ def test_onerun_transcript_smoke(benchmark_smoke: Callable[[str], Path]) -> None
     rows = json.loads(benchmark_smoke("onerun_transcript.py").read_text())["rows"]
     simulated = [r for r in rows if r["row"].startswith("simulated")]
     audits = [r for r in rows if r["row"].startswith("audit")]
-    assert len(simulated) == 2 and all(r["audits"] == 3 for r in simulated)
+    assert len(simulated) == 6 and all(r["audits"] == 3 for r in simulated)
+    assert [r.get("bound") for r in simulated] == [None, None] + ["fdp"] * 4
     assert len(audits) == 1 and audits[0]["verdict"] in ("CONSISTENT", "INCONCLUSIVE")
     assert audits[0]["accountant"] == "tight"
     assert "--game one-run --release transcript" in audits[0]["command"]
@@ -37,6 +38,27 @@ def test_docs_state_the_simulated_record() -> None:
     for row in doc["rows"]:
         assert f"{row['violations']:,} of {row['audits']:,}" in text, row["row"]
         assert f"{row['mean_eps_emp']:.3f}" in text, row["row"]
+
+
+def test_docs_state_the_guide_record() -> None:
+    """docs/onerun.md states the white-box guide's audits (``--guide``) as the record
+    file has them, and docs/plugins.md the worst-case-unique ones."""
+    doc = json.loads((RECORDS / "onerun_transcript_guide.json").read_text())
+    assert not doc["smoke"] and len(doc["rows"]) == 4
+    onerun, plugins = _text("docs/onerun.md"), _text("docs/plugins.md")
+    for row in doc["rows"]:
+        figures = [
+            f"| {row['verdict']} | {row['eps_emp']:.3f} | "
+            f"{row['one_run_mu_emp']:.3f} | {row['correct']} of {row['guesses']} | "
+            f"{row['wall_seconds']:.0f} s ({row['audit_seconds']:.1f} s) |",
+        ]
+        for figure in figures:
+            assert figure in onerun, (row["row"], figure)
+        if row["dataset"] == "worst-case-unique":
+            assert f"eps_emp {row['eps_emp']:.3f}, mu_emp " in plugins, row["row"]
+            assert f"{row['correct']} of {row['guesses']}" in plugins, row["row"]
+    assert doc["rows"][0]["verdict"] == "VIOLATION"
+    assert doc["rows"][1]["verdict"] != "VIOLATION"
 
 
 def test_docs_state_the_library_record(monkeypatch: pytest.MonkeyPatch) -> None:
