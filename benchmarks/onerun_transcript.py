@@ -421,6 +421,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     parser.add_argument("--only", nargs="*", default=None, help="adapters to audit")
     parser.add_argument("--epsilons", type=float, nargs="*", default=[1.0, 4.0])
     parser.add_argument("--library-canaries", type=int, default=1000)
+    parser.add_argument(
+        "--library-dataset",
+        default="worst-case",
+        help="the library audits' dataset (worst-case-unique: canaries unique in "
+        "every column)",
+    )
     parser.add_argument("--library-guesses", type=int, default=100)
     parser.add_argument(
         "--fits", type=int, default=1, help="fits per library audit (<= 4)"
@@ -545,6 +551,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                     work=work,
                     timeout=args.timeout,
                     skip_done=args.skip_done,
+                    dataset=args.library_dataset,
+                    tag=""
+                    if args.library_dataset == "worst-case"
+                    else f"-{args.library_dataset}",
                 )
                 table.add(f"audit: {generator} at epsilon {epsilon:g}", **row)
                 table.save()

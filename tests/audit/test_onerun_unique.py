@@ -310,3 +310,25 @@ def test_bad_uses_of_the_design_are_refused(
 def test_the_design_is_for_the_worst_cases_only() -> None:
     with pytest.raises(InvalidParameterError, match=r"worst-case-unique\. Got"):
         canary_design("cervical_cancer", canaries=10)
+
+
+def test_a_transcript_larger_than_the_memory_available_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A design's k-way marginals grow as ``(m + 1)^k``; a transcript larger than the
+    memory available (here made 64 KiB) is refused after the fit, before any cell is
+    checked: one line naming its size, exit 2, nothing written."""
+    from dpaudit.audit.games.one_run import transcript
+    from dpaudit.cli import main
+
+    monkeypatch.setattr(transcript, "transcript_budget", lambda: 64 * 1024)
+    out = tmp_path / "o"
+    argv = [*_TRANSCRIPT, "--generator", NOISY_MARGINALS, "--dataset", UNIQUE]
+    code = main([*argv, "--canaries", "200", "--quiet", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "more than the audit's memory plan allows" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert not (out / "result.json").exists()
