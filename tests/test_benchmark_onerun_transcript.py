@@ -61,6 +61,27 @@ def test_docs_state_the_guide_record() -> None:
     assert doc["rows"][1]["verdict"] != "VIOLATION"
 
 
+def test_docs_state_the_unique_library_record() -> None:
+    """docs/onerun.md states the worst-case-unique library audits as the record file
+    (``--library-dataset worst-case-unique``) has them."""
+    doc = json.loads((RECORDS / "onerun_unique_libraries.json").read_text())
+    assert not doc["smoke"] and doc["args"]["library_dataset"] == "worst-case-unique"
+    text = _text("docs/onerun.md")
+    rows = {r["generator"]: r for r in doc["rows"] if r["row"].startswith("audit")}
+    assert rows["smartnoise-mst"]["verdict"] == "timed out"
+    assert f"no result within {doc['args']['timeout']:.0f} s" in text
+    dpmm = rows["dpmm-mst"]
+    for figure in (
+        f"finished in {dpmm['wall_seconds']:.0f} s, {dpmm['verdict']}",
+        f"eps_emp {dpmm['eps_emp']:.3f}, {dpmm['correct']} of {dpmm['guesses']} "
+        f"right, AUC {dpmm['auc']:.3f}",
+        f"own-cell mu, {dpmm['own_mu']:.3f}, is the exact mu",
+        f"loose by {dpmm['claimed'] / dpmm['spent']:.2f}x",
+    ):
+        assert figure in text, figure
+    assert dpmm["own_mu"] == pytest.approx(dpmm["mu_exact"], abs=1e-4)
+
+
 def test_docs_state_the_library_record(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/libraries.md's white-box one-run rows are the record's, as the benchmark
     renders them (``--markdown RECORD``)."""
