@@ -17,6 +17,20 @@ claim of epsilon 1:
 - ``NoisyMarginals, its full noise``: ``mu = 0.268 / 2 = 0.134``: the claim holds, so
   every VIOLATION is a false alarm.
 
+These two rows keep their first settings (Steinke's bound, as the game used it
+then). The rows ``... on worst-case-unique`` are the same plug-in on the design whose
+canaries hold a value of their own in every column (``--dataset worst-case-unique``):
+all four counts a canary changes are its own, so the own-cell score is ``2 / sigma``
+-GDP: ``mu = 4 x 0.268 = 1.072`` with a quarter of the noise, and exactly the claimed
+``0.268`` with the full noise (a mechanism on the claim's boundary: every VIOLATION a
+false alarm, at most alpha by the bound's theorem). They run with the game's own
+rules at its defaults: ``--unique-canaries`` (1,000) canaries, ``--unique-guesses``
+(100) "in" and "out", the bound ``auto`` resolves to for that many canaries, and
+the claim's whole curve (epsilon 1 at delta 1e-5 and its ``gdp_mu`` 0.268): a
+VIOLATION is a refuted curve, and eps_emp is clipped to the claim otherwise, as
+the game's result is. The rows ``... on worst-case`` run the first two rows' scores
+(one own count) under the same rules, for comparison.
+
 Library rows (``--libraries``): for each adapter with a transcript whose
 environment exists (``~/.cache/dpaudit/envs/NAME``, or ``$DPAUDIT_ENV_HOME``), the
 white-box one-run audit at each ``--epsilons`` (``dpaudit audit --game one-run
@@ -31,9 +45,17 @@ command and its wall time. ``--smoke`` replaces the libraries by the NoisyMargin
 plug-in (no environment needed) and shrinks everything.
 
     PYTHONPATH=. python benchmarks/onerun_transcript.py --out onerun_transcript.json
+    PYTHONPATH=. python benchmarks/onerun_transcript.py \
+        --out docs/records/onerun_transcript_simulated.json
     PYTHONPATH=. python benchmarks/onerun_transcript.py --libraries --audits 0 \\
         --out docs/records/onerun_libraries.json
+    PYTHONPATH=. python benchmarks/onerun_transcript.py --guide \
+        --out docs/records/onerun_transcript_guide.json
     PYTHONPATH=. python benchmarks/onerun_transcript.py --smoke
+
+``--guide`` runs only the white-box guide's audits of ``NoisyMarginals`` (docs/onerun.md
+states their figures): a quarter and all of its noise on ``worst-case-unique`` at the
+default 1,000 canaries, and a quarter on ``worst-case`` at 30,000 and 1,000.
 """
 
 from __future__ import annotations
@@ -51,7 +73,7 @@ from typing import Any
 import harness
 import numpy as np
 
-from dpaudit.audit.games import apply_rules, best_outcome
+from dpaudit.audit.games import apply_rules, best_outcome, resolve_bound
 from dpaudit.generators.zoo import analytic_gaussian_mu
 
 ALPHA = 0.05
@@ -62,6 +84,14 @@ _MU = analytic_gaussian_mu(CLAIM, DELTA)
 SIMULATED = (
     ("NoisyMarginals, a quarter of its noise", 4.0 * _MU / 2.0),
     ("NoisyMarginals, its full noise", _MU / 2.0),
+)
+#: (row, per-canary mu of the own counts) on ``worst-case-unique``: four own counts
+#: of noise ``2 / _MU`` (times the noise scale) each.
+UNIQUE = (
+    ("NoisyMarginals on worst-case-unique, a quarter of its noise", 4.0 * _MU),
+    ("NoisyMarginals on worst-case-unique, its full noise", _MU),
+    ("NoisyMarginals on worst-case, a quarter of its noise", 4.0 * _MU / 2.0),
+    ("NoisyMarginals on worst-case, its full noise", _MU / 2.0),
 )
 #: (adapter, environment, options) of every adapter that records a transcript;
 #: ``measure_only=true`` where the adapter can stop after its measurements.
@@ -110,6 +140,57 @@ def simulate(
     }
 
 
+def simulate_game(
+    mu: float, *, canaries: int, guesses: int, audits: int, seed: int
+) -> dict[str, Any]:
+    """``audits`` one-run audits of own-cell scores ``N(mu * bit, 1)`` decided as the
+    game decides them at its defaults (the rule ``both``, which is the count rule at
+    the full alpha for this score; the bound ``auto`` resolves to; the claim's curve,
+    epsilon 1 at delta 1e-5 and its ``gdp_mu``, where that bound tests curves)."""
+    bound = resolve_bound("auto", canaries)
+    profile = bound != "steinke"
+    gen = np.random.default_rng([seed, int(mu * 1e6), canaries])
+    bounds, mus, violations = [], [], 0
+    for _ in range(audits):
+        bits = gen.integers(0, 2, size=canaries)
+        scores = gen.normal(mu * bits, 1.0)
+        outcomes = apply_rules(
+            scores,
+            bits,
+            rule="both",
+            guesses_in=guesses,
+            guesses_out=guesses,
+            threshold=None,
+            tie_break=gen.random(canaries),
+            delta=DELTA,
+            alpha=ALPHA,
+            bound=bound,
+            claim_epsilon=CLAIM,
+            claim_mu=_MU,
+        )
+        eps = best_outcome(outcomes).eps_emp
+        found = [o.mu_emp for o in outcomes if o.mu_emp is not None]
+        mu_emp = max(found) if found else None
+        refuted = any(o.refutes for o in outcomes) if profile else eps > CLAIM
+        if profile and not refuted:
+            eps = min(eps, CLAIM)
+            mu_emp = None if mu_emp is None else min(mu_emp, _MU)
+        violations += bool(refuted)
+        bounds.append(eps)
+        if mu_emp is not None:
+            mus.append(mu_emp)
+    values = np.asarray(bounds)
+    return {
+        "bound": bound,
+        "audits": audits,
+        "violations": violations,
+        "rate": violations / audits if audits else None,
+        "mean_eps_emp": float(values.mean()) if audits else None,
+        "min_eps_emp": float(values.min()) if audits else None,
+        "mean_mu_emp": float(np.mean(mus)) if mus else None,
+    }
+
+
 def _own_mu(covers: str) -> float | None:
     """The largest mu of one canary's own answers, as ``covers`` states it."""
     found = re.search(r"own-cell mu ([0-9.e+-]+) at most", covers)
@@ -141,8 +222,11 @@ def audit_row(
     work: Path,
     timeout: float,
     skip_done: bool = False,
+    dataset: str = "worst-case",
+    tag: str = "",
 ) -> dict[str, Any]:
     out = work / f"{generator.replace(':', '_')}-eps{epsilon:g}-f{fits}-c{canaries}"
+    out = out.with_name(out.name + tag)
     done_row = out / "row.json"
     if skip_done and done_row.exists():
         return dict(json.loads(done_row.read_text()))
@@ -154,7 +238,7 @@ def audit_row(
         "--generator",
         generator,
         "--dataset",
-        "worst-case",
+        dataset,
         "--epsilon",
         f"{epsilon:g}",
         "--canaries",
@@ -216,8 +300,52 @@ def audit_row(
         auc=doc.get("auc"),
         accountant="violated" if doc["verdict"] == "VIOLATION" else _spend(m),
     )
+    one_run = doc.get("one_run") or {}
+    row.update(
+        dataset=dataset,
+        bound=one_run.get("bound"),
+        one_run_mu_emp=one_run.get("mu_emp"),
+        correct=one_run.get("correct"),
+        guesses=one_run.get("guesses"),
+        audit_seconds=(doc.get("timing") or {}).get("total_seconds"),
+    )
     done_row.write_text(json.dumps(row, indent=1) + "\n")
     return row
+
+
+#: The white-box guide's commands (docs/onerun.md, "White-box: the measurement
+#: transcript"): (dataset, noise_scale, canaries, guesses per side).
+GUIDE = (
+    ("worst-case-unique", 0.25, 1000, 100),
+    ("worst-case-unique", 1.0, 1000, 100),
+    ("worst-case", 0.25, 30_000, 300),
+    ("worst-case", 0.25, 1000, 100),
+)
+
+
+def guide_rows(work: Path, *, timeout: float, skip_done: bool) -> list[dict[str, Any]]:
+    """The white-box guide's one-run audits of ``NoisyMarginals`` (:data:`GUIDE`),
+    each its own ``dpaudit audit`` command at the default seed and epsilon 1."""
+    rows = []
+    for dataset, scale, canaries, guesses in GUIDE:
+        options = () if scale == 1.0 else (f"noise_scale={scale:g}",)
+        row = audit_row(
+            SMOKE_PLUGIN,
+            None,
+            epsilon=CLAIM,
+            canaries=canaries,
+            guesses=guesses,
+            fits=1,
+            options=options,
+            work=work,
+            timeout=timeout,
+            skip_done=skip_done,
+            dataset=dataset,
+            tag=f"-{dataset}-s{scale:g}",
+        )
+        row["noise_scale"] = scale
+        rows.append(row)
+    return rows
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -270,11 +398,35 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
         "--guesses", type=int, default=300, help="simulated guesses per side"
     )
     parser.add_argument(
+        "--unique-canaries",
+        type=int,
+        default=1000,
+        help="simulated canaries of the worst-case-unique rows",
+    )
+    parser.add_argument(
+        "--unique-guesses",
+        type=int,
+        default=100,
+        help="simulated guesses per side of the worst-case-unique rows",
+    )
+    parser.add_argument(
         "--libraries", action="store_true", help="also audit the libraries"
+    )
+    parser.add_argument(
+        "--guide",
+        action="store_true",
+        help="only the white-box guide's NoisyMarginals audits (GUIDE), no "
+        "simulated rows",
     )
     parser.add_argument("--only", nargs="*", default=None, help="adapters to audit")
     parser.add_argument("--epsilons", type=float, nargs="*", default=[1.0, 4.0])
     parser.add_argument("--library-canaries", type=int, default=1000)
+    parser.add_argument(
+        "--library-dataset",
+        default="worst-case",
+        help="the library audits' dataset (worst-case-unique: canaries unique in "
+        "every column)",
+    )
     parser.add_argument("--library-guesses", type=int, default=100)
     parser.add_argument(
         "--fits", type=int, default=1, help="fits per library audit (<= 4)"
@@ -314,6 +466,28 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                 print(markdown_row(row))
         return list(record["rows"])
     table = harness.Rows(__file__, args)
+    if args.guide:
+        work = Path(args.work_dir or tempfile.mkdtemp(prefix="onerun_guide_"))
+        for row in guide_rows(work, timeout=args.timeout, skip_done=args.skip_done):
+            table.add(
+                f"guide: NoisyMarginals on {row['dataset']}, noise_scale "
+                f"{row['noise_scale']:g}, {row['canaries']:,} canaries",
+                **row,
+            )
+        table.finish(
+            title="The white-box guide's one-run audits (NoisyMarginals, claim 1)",
+            columns=(
+                "row",
+                "verdict",
+                "eps_emp",
+                "one_run_mu_emp",
+                "correct",
+                "guesses",
+                "wall_seconds",
+            ),
+            formats={"eps_emp": ".3f", "one_run_mu_emp": ".3f", "wall_seconds": ".0f"},
+        )
+        return table.rows
     for name, mu in SIMULATED:
         started = time.perf_counter()
         figures = simulate(
@@ -328,6 +502,23 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
             mu=mu,
             canaries=args.canaries,
             guesses=args.guesses,
+            **figures,
+            seconds=time.perf_counter() - started,
+        )
+    for name, mu in UNIQUE:
+        started = time.perf_counter()
+        figures = simulate_game(
+            mu,
+            canaries=args.unique_canaries,
+            guesses=args.unique_guesses,
+            audits=args.audits,
+            seed=args.seed,
+        )
+        table.add(
+            f"simulated: {name}",
+            mu=mu,
+            canaries=args.unique_canaries,
+            guesses=args.unique_guesses,
             **figures,
             seconds=time.perf_counter() - started,
         )
@@ -360,6 +551,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                     work=work,
                     timeout=args.timeout,
                     skip_done=args.skip_done,
+                    dataset=args.library_dataset,
+                    tag=""
+                    if args.library_dataset == "worst-case"
+                    else f"-{args.library_dataset}",
                 )
                 table.add(f"audit: {generator} at epsilon {epsilon:g}", **row)
                 table.save()
@@ -377,6 +572,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
             "violations",
             "mean_eps_emp",
             "min_eps_emp",
+            "mean_mu_emp",
             "verdict",
             "eps_emp",
             "mu_exact",
@@ -387,6 +583,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
         formats={
             "mean_eps_emp": ".3f",
             "min_eps_emp": ".3f",
+            "mean_mu_emp": ".3f",
             "eps_emp": ".3f",
             "mu_exact": ".3f",
             "eps_exact": ".3f",

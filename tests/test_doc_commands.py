@@ -251,6 +251,24 @@ SKIPPED: dict[tuple[str, str], str] = {
         "dpaudit audit --generator mypkg.synth:SynthcityPateGan --python "
         "/opt/synthcity/bin/python --out audits/synthcitypategan",
     ): _LIBRARY_ENV + " (the block above builds it)",
+    (
+        "docs/plugins.md",
+        "dpaudit audit --game one-run --release transcript --generator "
+        "dpaudit.generators.toy_plugins:NoisyMarginals --dataset worst-case-unique "
+        "--option noise_scale=0.25 --out toy-quarter-1run",
+    ): (
+        "tests/audit/test_onerun_unique.py runs this audit end to end (VIOLATION) and "
+        "benchmarks/onerun_transcript.py --guide records it"
+    ),
+    (
+        "docs/plugins.md",
+        "dpaudit audit --game one-run --release transcript --generator "
+        "dpaudit.generators.toy_plugins:NoisyMarginals --dataset worst-case-unique "
+        "--out toy-honest-1run",
+    ): (
+        "tests/audit/test_onerun_unique.py runs this audit's game in process (not a "
+        "VIOLATION) and benchmarks/onerun_transcript.py --guide records it"
+    ),
     (RECIPE, "python -m venv .venv"): _RECIPE,
     (RECIPE, '.venv/bin/pip install "$TORCH" --index-url "$TORCH_INDEX_URL"'): _RECIPE,
     (RECIPE, ".venv/bin/pip install -c constraints.txt -e ."): _RECIPE,

@@ -11,7 +11,7 @@ from dpaudit.attacks.names import (
     DEFAULT_WORST_CASE_CONTINUOUS,
 )
 from dpaudit.commands import EXIT_OK
-from dpaudit.datasets.names import DATASET_NAMES, DEFAULT_DATASET
+from dpaudit.datasets.names import DATASET_NAMES, DEFAULT_DATASET, ONE_RUN_NAMES
 from dpaudit.generators.entry_points import ENTRY_POINT_GROUP
 from dpaudit.generators.registry import registered_generators
 
@@ -29,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
         )
     elif args.what == "datasets":
         for name in DATASET_NAMES:
-            print(f"{name}  (default)" if name == DEFAULT_DATASET else name)
+            note = {DEFAULT_DATASET: "  (default)"}.get(name, "")
+            print(name + ("  (--game one-run only)" if name in ONE_RUN_NAMES else note))
     elif args.what == "attacks":
         sets = {
             "worst-case-continuous": DEFAULT_WORST_CASE_CONTINUOUS,

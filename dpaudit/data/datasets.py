@@ -23,7 +23,12 @@ import pandas as pd
 from dpaudit.data.domain import Column, Domain
 from dpaudit.data.infer import infer_domain
 from dpaudit.datasets.files import read_csv_table
-from dpaudit.datasets.names import BUILTIN_FILES, DATASET_NAMES, WORST_CASE_NAMES
+from dpaudit.datasets.names import (
+    BUILTIN_FILES,
+    DATASET_NAMES,
+    ONE_RUN_NAMES,
+    WORST_CASE_NAMES,
+)
 from dpaudit.errors import DpauditWarning, InvalidParameterError
 from dpaudit.validation import check_scalar, is_text, require
 
@@ -198,6 +203,12 @@ def load_dataset(
                 "a name or path that is valid UTF-8 text (rename the file)",
                 os.fspath(value),
             )
+    if name_or_path in ONE_RUN_NAMES:
+        raise InvalidParameterError(
+            f"`--dataset` {name_or_path} is a canary design of the one-run game (a "
+            "value of its own per canary in every column), not a table: use it with "
+            "--game one-run, or --dataset worst-case."
+        )
     if name_or_path in WORST_CASE_NAMES:
         require(
             domain is None,

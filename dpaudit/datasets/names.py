@@ -11,7 +11,10 @@ BUILTIN_FILES = {
 }
 """Named real datasets and their file names (bundled or in the data folder)."""
 WORST_CASE_NAMES = ("worst-case", "worst-case-continuous")  # docs/soundness.md
-DATASET_NAMES = (*WORST_CASE_NAMES, *BUILTIN_FILES)
+ONE_RUN_NAMES = ("worst-case-unique",)
+"""Canary designs of ``--game one-run`` only, not tables (docs/onerun.md, "Canaries
+unique in every column"): the two-world game and ``dpaudit fit`` refuse them."""
+DATASET_NAMES = (*WORST_CASE_NAMES, *ONE_RUN_NAMES, *BUILTIN_FILES)
 DEFAULT_DATASET = "worst-case-continuous"
 """The dataset of ``dpaudit audit`` without ``--dataset`` (the continuous worst case:
 docs/soundness.md, "The default audit")."""

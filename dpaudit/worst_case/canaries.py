@@ -19,6 +19,16 @@ the canaries be told apart, so the canaries are designed per dataset:
     set; a library that learns each column's set of values from the private data
     (smartnoise with ``preprocessing=library``) can only release the values of the
     canaries that were included, and shows each of them separately.
+``worst-case-unique`` (kind ``category``; ``--game one-run`` only)
+    The same four columns, every one categorical over ``base`` and the canaries'
+    values: the base is ``N - 1`` records ``base`` in every column, canary ``j`` holds
+    its own value ``c_j`` in EVERY column. Each canary then owns a cell of every
+    marginal (one-way or k-way: the cell of its own value in each of the marginal's
+    columns), so a marginal mechanism's answers about a canary are all its own and
+    its own cells carry the whole per-record sensitivity; on ``worst-case`` only the
+    ``canary`` column's cell is its own and the binary columns' cells are shared by
+    every canary (a binary column has two values: it cannot hold one per canary, so
+    this design has none). The price: a k-way marginal has ``(m + 1)^k`` cells.
 
 The canaries are public (the auditor chose them): only which of them were included
 is secret. Nothing here draws a random number.
@@ -35,13 +45,14 @@ import pandas as pd
 
 from dpaudit.data import Domain, worst_case_dataset, worst_case_domain
 from dpaudit.data.domain import Column
-from dpaudit.datasets.names import WORST_CASE_NAMES
+from dpaudit.datasets.names import ONE_RUN_NAMES, WORST_CASE_NAMES
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_scalar
 
 __all__ = [
     "BASE_VALUE",
     "CANARY_COLUMN",
+    "DESIGN_NAMES",
     "CanaryDesign",
     "CanaryKind",
     "canary_design",
@@ -51,6 +62,8 @@ CanaryKind = Literal["point", "category"]
 #: The categorical column of the ``category`` canaries, and the base records' value.
 CANARY_COLUMN = "canary"
 BASE_VALUE = "base"
+#: The datasets the one-run game designs canaries for.
+DESIGN_NAMES = (*WORST_CASE_NAMES, *ONE_RUN_NAMES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,10 +108,10 @@ def _grid_points(m: int, dims: int) -> np.ndarray:
 
 
 def canary_design(dataset: str, *, canaries: int, base_rows: int = 4) -> CanaryDesign:
-    """The one-run game's design for ``dataset`` (:data:`WORST_CASE_NAMES`).
+    """The one-run game's design for ``dataset`` (:data:`DESIGN_NAMES`).
 
     Args:
-        dataset: ``worst-case`` or ``worst-case-continuous``.
+        dataset: ``worst-case``, ``worst-case-continuous`` or ``worst-case-unique``.
         canaries: how many canaries (>= 2).
         base_rows: records of the base table (``--dataset-rows N`` gives ``N - 1``).
 
@@ -110,14 +123,19 @@ def canary_design(dataset: str, *, canaries: int, base_rows: int = 4) -> CanaryD
     (['c0', 'c1', 'c2'], ('base', 'c0', 'c1', 'c2'))
     >>> float(canary_design("worst-case-continuous", canaries=8).canaries.min().min())
     0.5
+    >>> u = canary_design("worst-case-unique", canaries=2)
+    >>> u.canaries.values.tolist(), u.domain["a"].categories
+    ([['c0', 'c0', 'c0', 'c0'], ['c1', 'c1', 'c1', 'c1']], ('base', 'c0', 'c1'))
     """
     check_scalar(canaries, "canaries", kind=int, min_val=2)
     check_scalar(base_rows, "base_rows", kind=int, min_val=1)
-    if dataset not in WORST_CASE_NAMES:
+    if dataset not in DESIGN_NAMES:
         raise InvalidParameterError(
             f"`--game one-run` designs its canaries per dataset and runs on "
-            f"{' or '.join(WORST_CASE_NAMES)}. Got {dataset!r}."
+            f"{', '.join(DESIGN_NAMES[:-1])} or {DESIGN_NAMES[-1]}. Got {dataset!r}."
         )
+    if dataset in ONE_RUN_NAMES:
+        return _unique_design(dataset, canaries=canaries, base_rows=base_rows)
     continuous = dataset == WORST_CASE_NAMES[1]
     base = worst_case_dataset(n_rows=base_rows, continuous=continuous).train
     if continuous:
@@ -147,6 +165,31 @@ def canary_design(dataset: str, *, canaries: int, base_rows: int = 4) -> CanaryD
     base = base.assign(**{CANARY_COLUMN: BASE_VALUE})
     table = pd.DataFrame(dict.fromkeys(binary.names, 1), index=range(canaries))
     table[CANARY_COLUMN] = list(values)
+    return CanaryDesign(
+        dataset=dataset,
+        kind="category",
+        domain=domain,
+        base=domain.cast(base),
+        canaries=domain.cast(table),
+    )
+
+
+def _unique_design(dataset: str, *, canaries: int, base_rows: int) -> CanaryDesign:
+    """``worst-case-unique``: the worst case's columns and ``canary``, every one
+    categorical over ``base`` and the canaries' values; the base ``base`` in every
+    column, canary ``j`` its own value in every column (public, fixed before the
+    bits: nothing here reads them)."""
+    width = len(str(canaries - 1))
+    values = tuple(canary_value(i, width) for i in range(canaries))
+    names = (*worst_case_domain().names, CANARY_COLUMN)
+    domain = Domain(
+        tuple(
+            Column(name=name, kind="categorical", categories=(BASE_VALUE, *values))
+            for name in names
+        )
+    )
+    base = pd.DataFrame(dict.fromkeys(names, BASE_VALUE), index=range(base_rows))
+    table = pd.DataFrame({name: list(values) for name in names})
     return CanaryDesign(
         dataset=dataset,
         kind="category",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from dpaudit.audit.games.one_run.rules import (
         apply_rules,
         best_outcome,
+        resolve_bound,
     )
     from dpaudit.audit.games.plan import (
         GamePlan,
@@ -109,7 +110,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "judge_scores",
     ),
     "dpaudit.audit.games.one_run.plan": ("guess",),
-    "dpaudit.audit.games.one_run.rules": ("apply_rules", "best_outcome"),
+    "dpaudit.audit.games.one_run.rules": (
+        "apply_rules",
+        "best_outcome",
+        "resolve_bound",
+    ),
     "dpaudit.audit.games.registry": (
         "GAME_SPECS",
         "GameSpec",
@@ -146,6 +151,7 @@ __all__ = [
     "plan_looks",
     "planned_attainable_maximum",
     "release_for",
+    "resolve_bound",
     "sample_all",
     "train_and_release",
     "train_batch",

@@ -19,7 +19,11 @@ count several canaries are left out: their exact count depends on the other
 canaries' secret bits, so they are not evidence about one canary that a guess may
 use (docs/soundness.md, "The one-run game on a measurement transcript"). The
 category canaries of ``worst-case`` each carry a value no other record has, so a
-mechanism that measures the ``canary`` column gives each canary a cell of its own.
+mechanism that measures the ``canary`` column gives each canary a cell of its own;
+on ``worst-case-unique`` a canary holds a value of its own in every column, so every
+marginal (one-way or k-way) has a cell of its own per canary (its own value in each
+of the marginal's columns) and every answer that counts it is its own: the score
+sums them all, the whole per-record sensitivity of a marginal mechanism.
 
 A record stated without noise, or with a scale of 0 (noise ``exact``), states exact
 answers: an own answer then equals ``base_i + b_j`` and scores ``+inf`` (nearer
@@ -57,6 +61,7 @@ __all__ = [
     "fit_and_read",
     "own_answers",
     "score_transcript",
+    "transcript_budget",
     "transcript_note",
 ]
 
@@ -86,6 +91,19 @@ def check_generator(name: str, reads_transcript: bool, transcript_kind: str) -> 
         )
 
 
+def transcript_budget() -> int | None:
+    """The memory one fit's transcript may take while it is read (``None``: no limit
+    can be read): the memory available now less the interpreter's base. The game
+    holds one transcript at a time; a larger one (a design of many canaries with a
+    mechanism that measures k-way marginals: ``(m + 1)^k`` cells each on
+    ``worst-case-unique``) is refused in one line before any cell is checked
+    (:func:`~dpaudit.generators.foreign.transcript.check_transcript`)."""
+    from dpaudit.audit.games.memory import BASE_BYTES, system_limit
+
+    limit = system_limit()
+    return None if limit is None else max(0, limit.bytes - BASE_BYTES)
+
+
 def fit_and_read(
     make_generator: Callable[[], Generator],
     table: Any,
@@ -96,7 +114,7 @@ def fit_and_read(
 ) -> tuple[Generator, tuple[Measurement, ...]]:
     """One fit on ``table`` (from the fit's own streams; nothing is sampled: the
     transcript is the release) and its stated transcript, noise absent or 0 read
-    as exact answers.
+    as exact answers, refused when larger than :func:`transcript_budget`.
 
     Raises:
         PluginError: the fitted model states no transcript, or a record breaks the
@@ -104,7 +122,7 @@ def fit_and_read(
     """
     fit_rng = Streams.fit_and_sample(rngs)[0]
     model: Any = make_generator().fit(table, domain=design.domain, rng=fit_rng)
-    records = model.read_transcript(exact=True)
+    records = model.read_transcript(exact=True, max_bytes=transcript_budget())
     forget = getattr(model, "forget", None)
     if callable(forget):
         forget()
