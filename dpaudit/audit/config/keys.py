@@ -38,7 +38,7 @@ from dpaudit.audit.config.names import (
     RELEASES,
     TEACHERS,
 )
-from dpaudit.datasets.names import WORST_CASE_NAMES
+from dpaudit.datasets.names import ONE_RUN_NAMES, WORST_CASE_NAMES
 from dpaudit.generators.names import DEVICES
 from dpaudit.generators.registry import DEFAULT_GENERATOR
 
@@ -74,6 +74,11 @@ _WORST_CASE = Requires(
     key="dataset",
     values=WORST_CASE_NAMES,
     fix="--dataset worst-case or worst-case-continuous",
+)
+_DESIGNED = Requires(
+    key="dataset",
+    values=(*WORST_CASE_NAMES, *ONE_RUN_NAMES),
+    fix="--dataset worst-case, worst-case-continuous or worst-case-unique",
 )
 
 AUDIT_KEYS: tuple[Key, ...] = (
@@ -134,7 +139,7 @@ AUDIT_KEYS: tuple[Key, ...] = (
         group="data and target",
         kind="int",
         constraint=Interval(integer=True, low=2, optional=True),
-        requires=(_WORST_CASE,),
+        requires=(_DESIGNED,),
     ),
     Key(
         name="domain",
@@ -143,7 +148,7 @@ AUDIT_KEYS: tuple[Key, ...] = (
         requires=(
             Requires(
                 key="dataset",
-                values=WORST_CASE_NAMES,
+                values=(*WORST_CASE_NAMES, *ONE_RUN_NAMES),
                 negate=True,
                 fix="--dataset NAME or a CSV path (the worst cases' domain is fixed)",
             ),
@@ -212,7 +217,7 @@ AUDIT_KEYS: tuple[Key, ...] = (
         group="the game",
         constraint=Choices(values=GAMES),
         # The one-run game designs its canaries for the worst cases only.
-        requires=(_WORST_CASE,),
+        requires=(_DESIGNED,),
     ),
     Key(
         name="rounds",
