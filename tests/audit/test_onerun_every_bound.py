@@ -117,6 +117,7 @@ def test_each_bounds_figure_is_what_it_gives_configured_alone(
             assert result.verdict != "VIOLATION"
 
 
+@pytest.mark.slow
 def test_the_result_and_its_reports_state_every_bound(tmp_path: Path) -> None:
     """A real audit (SubsampleCopy, one fit) with ``steinke`` and with the default:
     each lists the same per-bound figures, each configured figure equals the other
