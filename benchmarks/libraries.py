@@ -25,7 +25,17 @@ Every audit is appended to ``DIR/cells.jsonl`` (``--skip-done`` reuses an audit 
 table goes to stdout, ``DIR/table.json`` and ``DIR/table.md``, in
 docs/libraries.md's format: verdict, eps_emp and its attainable maximum, mu_emp and
 its attainable maximum, the claim, fits, wall seconds, the exact command, the library
-version and the date.
+version and the date. A one-run row also records every sound bound's eps_emp from
+the same fit (``one_run.bounds``: steinke, fdp, order; the configured bound, the
+default ``auto``, decides); ``--record`` writes the rows to
+benchmarks/records/libraries.json as they finish, and ``--markdown RECORD`` prints a
+record's one-run rows in docs/libraries.md's "Black-box one-run audits, every
+bound" format.
+
+    PYTHONPATH=. python benchmarks/libraries.py --game one-run --modes library \
+        --datasets worst-case --guesses 25 --guesses-out 0 --skip-done --record \
+        --work-dir DIR
+    PYTHONPATH=. python benchmarks/libraries.py --markdown benchmarks/records/libraries.json
 """
 
 from __future__ import annotations
@@ -130,6 +140,25 @@ def shown(cmd: list[str]) -> str:
     return " ".join(words)
 
 
+def result_row(out: Path, game: str) -> dict[str, Any]:
+    """:func:`route_row` of the audit in ``out``; a one-run audit's also with the
+    bound that decided and every sound bound's eps_emp and attainable maximum from
+    the same fit (``one_run.bounds``; empty for a result written before the key)."""
+    row = route_row(out, game)
+    if game == "one-run":
+        one = json.loads((out / "result.json").read_text()).get("one_run") or {}
+        row["bound"] = one.get("bound", "steinke")
+        row["bounds"] = {
+            b["bound"]: {
+                "eps_emp": b["eps_emp"],
+                "eps_max_attainable": b["eps_max_attainable"],
+                "mu_emp": b.get("mu_emp"),
+            }
+            for b in one.get("bounds", [])
+        }
+    return row
+
+
 def run_cell(
     generator: str, mode: str, dataset: str, args: argparse.Namespace, log: Path
 ) -> dict[str, Any]:
@@ -171,7 +200,7 @@ def run_cell(
         last = previous[-1] if previous else {}
         return {
             **row,
-            **route_row(out, args.game),
+            **result_row(out, args.game),
             # what ran: its own command, wall time and date
             "command": last.get("command", row["command"]),
             "wall_s": last.get("wall_s"),
@@ -186,7 +215,7 @@ def run_cell(
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         row.update(verdict=None, why=f"the audit exited {done.returncode}: {last}")
     else:
-        row.update(route_row(out, args.game))
+        row.update(result_row(out, args.game))
     with log.open("a") as sink:
         sink.write(json.dumps(row) + "\n")
     return row
@@ -229,6 +258,40 @@ def markdown_row(row: dict[str, Any]) -> str:
     )
 
 
+def bounds_row(row: dict[str, Any]) -> str:
+    """A one-run row in docs/libraries.md's "Black-box one-run audits, every bound"
+    format: the verdict and the bound that decided it, each sound bound's eps_emp /
+    attainable maximum from the same fit, the guesses, the claim, the fits, the
+    wall time, the command, the library and the date."""
+    cell = f"`{row['generator']}` | {row['mode']} | {row['dataset']}"
+    if row.get("verdict") is None:
+        return f"| {cell} | {row.get('why')} |  |  |  |  |  |  |  |  |  |  |"
+    bounds = row.get("bounds") or {}
+
+    def figure(name: str) -> str:
+        b = bounds.get(name)
+        if b is None:
+            return "-"
+        return f"{fmt(b['eps_emp'])} / {fmt(b['eps_max_attainable'])}"
+
+    return (
+        f"| {cell} | {row['verdict']} ({row.get('bound', 'steinke')}) | "
+        f"{figure('steinke')} | {figure('fdp')} | {figure('order')} | "
+        f"{row.get('correct')} of {row.get('guesses')} | "
+        f"{fmt(row.get('eps_claimed'))} | {row.get('fits')} | "
+        f"{fmt(row.get('wall_s'), '.0f')} | `{row['command']}` | "
+        f"{row.get('library') or '-'} | {row.get('date') or '-'} |"
+    )
+
+
+BOUNDS_HEADER = (
+    "| adapter | preprocessing | dataset | verdict (bound that decides) | steinke "
+    "eps_emp / attainable | fdp | order | right | claim (epsilon) | fits | wall s | "
+    "command | library | date |\n| --- | --- | --- | --- | --- | --- | --- | --- | "
+    "--- | --- | --- | --- | --- | --- |"
+)
+
+
 HEADER = (
     "| adapter | preprocessing | dataset | verdict (game) | eps_emp / attainable | "
     "mu_emp / attainable | claim (epsilon) | fits | wall s | command | library | "
@@ -269,9 +332,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--skip-done", action="store_true")
     parser.add_argument("--no-run", action="store_true")
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        default=None,
+        metavar="RECORD",
+        help="print RECORD's one-run rows in docs/libraries.md's every-bound format "
+        "and stop",
+    )
     args = harness.parse(
         parser, argv, smoke={"rounds": 5, "attack": "querybased", "split": ""}
     )
+    if args.markdown is not None:
+        record = json.loads(Path(args.markdown).read_text())
+        print(BOUNDS_HEADER)
+        for row in record["figures"]["rows"]:
+            print(bounds_row(row))
+        return 0
     args.work_dir = Path(args.work_dir)
     args.work_dir.mkdir(parents=True, exist_ok=True)
     if args.smoke:
@@ -295,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 bench.add(row["cell"], **row)
                 bench.save()
+                if args.game == "one-run":
+                    bench.record({"rows": rows})  # with --record, as rows finish
     table = "\n".join([HEADER, *(markdown_row(r) for r in rows)])
     (args.work_dir / "table.md").write_text(table + "\n")
     (args.work_dir / "table.json").write_text(json.dumps(rows, indent=1) + "\n")

@@ -282,10 +282,14 @@ def audit_row(
     doc = json.loads((out / "result.json").read_text())
     m = doc.get("measurements") or {}
     claim = doc.get("claim") or {}
+    one = doc.get("one_run") or {}
     row.update(
         verdict=doc["verdict"],
         eps_emp=doc["eps_emp"],
-        mu_emp=doc.get("mu_emp"),
+        mu_emp=one.get("mu_emp") if doc.get("mu_emp") is None else doc["mu_emp"],
+        # The bound that decided, and every sound bound's figures from this fit.
+        bound=one.get("bound", "steinke"),
+        bounds={b["bound"]: b for b in one.get("bounds", [])},
         eps_max_attainable=doc["eps_max_attainable"],
         eps_claimed=doc["eps_claimed"],
         claim_rho=claim.get("zcdp_rho"),
@@ -359,7 +363,7 @@ def markdown_row(row: dict[str, Any]) -> str:
     if row.get("verdict") in ("refused", "timed out"):
         return (
             f"| `{row['generator']}` | {row['epsilon']:g} | {row['verdict']}: "
-            f"{row.get('error', '')} | - | - | - | - | - | {row['fits']} x "
+            f"{row.get('error', '')} | - | - | - | - | - | - | {row['fits']} x "
             f"{row['canaries']:,} | {row['wall_seconds']:.0f} | `{row['command']}` |"
         )
     if row.get("claim_rho") is not None:
@@ -377,9 +381,17 @@ def markdown_row(row: dict[str, Any]) -> str:
     if row.get("mu_exact") is None:
         own = None  # no Gaussian answer: no mu (Laplace answers: see eps)
     exact += f" ({_num(own)})"
+    # Rows measured before one_run.bounds: Steinke's bound decided, no other figure.
+    steinke = (row.get("bounds") or {}).get("steinke")
+    beside = (
+        "-"
+        if steinke is None
+        else f"{_num(steinke['eps_emp'])} / {_num(steinke['eps_max_attainable'])}"
+    )
     return (
-        f"| `{row['generator']}` | {row['epsilon']:g} | {row['verdict']} | "
-        f"{_num(row['eps_emp'])} / {_num(row['eps_max_attainable'])} | "
+        f"| `{row['generator']}` | {row['epsilon']:g} | {row['verdict']} "
+        f"({row.get('bound', 'steinke')}) | "
+        f"{_num(row['eps_emp'])} / {_num(row['eps_max_attainable'])} | {beside} | "
         f"{_num(row.get('mu_emp'))} | {exact} | {claim} | {row['accountant']} | "
         f"{row['fits']} x {row['canaries']:,} | {row['wall_seconds']:.0f} | "
         f"`{row['command']}` |"

@@ -82,3 +82,26 @@ def test_the_tables_attainable_maximum_is_the_codes() -> None:
     text = " ".join((ROOT / "docs" / "libraries.md").read_text().split())
     figure = eps_max_attainable(14, 14, delta=1e-5)
     assert f"at 20 rounds per world the attainable maximum is {figure:.2f}" in text
+
+
+def test_docs_state_the_onerun_bounds_record() -> None:
+    """docs/libraries.md's black-box one-run rows (every bound from the same fit) are
+    the record's (benchmarks/records/libraries.json), as the benchmark renders them
+    (``--markdown RECORD``), and the section holds no other row."""
+    module = _module()
+    record = json.loads(
+        (ROOT / "benchmarks" / "records" / "libraries.json").read_text()
+    )
+    assert record["command"].startswith("python benchmarks/libraries.py --game one-run")
+    page = (ROOT / "docs" / "libraries.md").read_text(encoding="utf-8")
+    section = page.split("## Black-box one-run audits, every bound", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    assert module.BOUNDS_HEADER in section
+    rows = record["figures"]["rows"]
+    assert rows
+    for row in rows:
+        assert module.bounds_row(row) in section, row["cell"]
+        if row.get("verdict") is not None:
+            assert set(row["bounds"]) == {"steinke", "fdp", "order"}
+    table = section.split(module.BOUNDS_HEADER, 1)[1].split("\n\n", 1)[0]
+    assert table.strip().count("\n") + 1 == len(rows)

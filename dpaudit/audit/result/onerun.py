@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["OneRunRule", "OneRunSummary"]
+__all__ = ["OneRunBoundFigure", "OneRunRule", "OneRunSummary"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -38,6 +38,32 @@ class OneRunRule:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class OneRunBoundFigure:
+    """What one bound shows from the audit's scores and guesses (an entry of
+    ``one_run.bounds``): the figures the audit would have had with that bound
+    configured. Descriptive except the entry that ``decides``: the verdict is the
+    configured bound's alone, fixed before any fit (docs/soundness.md, "Every
+    bound's figure beside the verdict").
+
+    Attributes:
+        bound: ``steinke``, ``fdp`` or ``order``.
+        eps_emp: its eps_emp (as ``eps_emp`` of a result with that bound).
+        eps_max_attainable: its eps_emp with every guess correct.
+        mu_emp: the f-DP bounds' largest mu-GDP rejected (``None``: steinke).
+        claim_refuted: the f-DP bounds rejected the claim's stated curve
+            (``None``: steinke, or no mu stated).
+        decides: this is the configured bound (``one_run.bound``), the verdict's.
+    """
+
+    bound: str
+    eps_emp: float
+    eps_max_attainable: float
+    mu_emp: float | None = None
+    claim_refuted: bool | None = None
+    decides: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class OneRunSummary:
     """The one-run game's counts (``one_run`` in ``result.json``).
 
@@ -67,6 +93,9 @@ class OneRunSummary:
             (``None``: steinke).
         claim_refuted: the f-DP bounds rejected the claim's stated curve (its
             (epsilon, delta) lines and mu-GDP; ``None``: steinke or no mu stated).
+        bounds: every sound bound's figures from the same scores and guesses
+            (steinke, fdp, order); descriptive but the one that ``decides``
+            (results written before the key existed have none).
     """
 
     fits: int
@@ -89,3 +118,4 @@ class OneRunSummary:
     bound: str = "steinke"
     mu_emp: float | None = None
     claim_refuted: bool | None = None
+    bounds: tuple[OneRunBoundFigure, ...] = ()

@@ -45,12 +45,7 @@ from dpaudit.audit.config.names import RESULT_FILE
 from dpaudit.audit.games.claims import active_flags, plain, summarise_claims
 from dpaudit.audit.games.memory import MemoryPlan, check_one_run_memory
 from dpaudit.audit.games.one_run.plan import OneRunPlan
-from dpaudit.audit.games.one_run.rules import (
-    THRESHOLDS,
-    apply_rules,
-    best_outcome,
-    resolve_bound,
-)
+from dpaudit.audit.games.one_run.rules import THRESHOLDS, every_bound, resolve_bound
 from dpaudit.audit.games.one_run.scoring import SCORE_NAMES, score_canaries
 from dpaudit.audit.games.one_run.transcript import SCORE_NAME as TRANSCRIPT_SCORE
 from dpaudit.audit.games.one_run.transcript import (
@@ -73,7 +68,7 @@ from dpaudit.audit.result.model import (
     Verdict,
     freeze,
 )
-from dpaudit.audit.result.onerun import OneRunRule, OneRunSummary
+from dpaudit.audit.result.onerun import OneRunBoundFigure, OneRunRule, OneRunSummary
 from dpaudit.audit.stats.auc import auc as stats_auc
 from dpaudit.audit.storage.outdir import Session
 from dpaudit.audit.storage.store import ResultStore
@@ -401,7 +396,10 @@ def analyse_one_run(
         if answers is None
         else exact_privacy(answers, claim=claim, delta=float(config.delta))
     )
-    outcomes = apply_rules(
+    # Every sound bound from the same scores and guesses; the configured one
+    # decides, the others are descriptive (docs/soundness.md, "Every bound's figure
+    # beside the verdict").
+    decisions = every_bound(
         scores,
         plan.bits,
         rule=config.guess_rule,
@@ -411,30 +409,22 @@ def analyse_one_run(
         tie_break=plan.tie_break(),
         delta=delta,
         alpha=config.alpha,
-        bound=bound,
         claim_epsilon=claim.epsilon,
         claim_mu=claim.gdp_mu,
     )
-    chosen = best_outcome(outcomes)
+    decided = decisions[bound]
+    outcomes, chosen = decided.outcomes, decided.chosen
     made = chosen.made
     total = int(plan.bits.size)
     r = chosen.guesses
-    eps_emp = chosen.eps_emp
-    eps_max = max(o.eps_max for o in outcomes)
-    mu_emp = max((o.mu_emp for o in outcomes if o.mu_emp is not None), default=None)
-    # A stated mu under an f-DP bound: the claim's whole curve is the test
-    # (docs/soundness.md, "The one-run f-DP bound"); unrefuted, no figure exceeds it.
-    profile = bound != "steinke" and claim.gdp_mu is not None
-    refuted = any(o.refutes for o in outcomes) if profile else None
-    if profile and not refuted:
-        eps_emp = min(eps_emp, claim.epsilon)
-        mu_emp = None if mu_emp is None else min(mu_emp, float(claim.gdp_mu or 0.0))
+    eps_emp, eps_max, mu_emp = decided.eps_emp, decided.eps_max, decided.mu_emp
+    profile, refuted = decided.refuted is not None, decided.refuted
     verdict = decide(
         eps_emp=eps_emp,
         eps_claimed=claim.epsilon,
         eps_max_attainable=eps_max,
         refutation_ratio=None if not profile else (2.0 if refuted else 0.0),
-        profile_refutable=any(o.refutable for o in outcomes) if profile else None,
+        profile_refutable=decided.refutable,
     )
     summary = OneRunSummary(
         fits=plan.fits,
@@ -473,6 +463,17 @@ def analyse_one_run(
         bound=bound,
         mu_emp=mu_emp,
         claim_refuted=refuted,
+        bounds=tuple(
+            OneRunBoundFigure(
+                bound=name,
+                eps_emp=d.eps_emp,
+                eps_max_attainable=d.eps_max,
+                mu_emp=d.mu_emp,
+                claim_refuted=d.refuted,
+                decides=name == bound,
+            )
+            for name, d in decisions.items()
+        ),
     )
     # The guesses as a confusion matrix: "in" guesses are the positives.
     counts = Counts(

@@ -34,6 +34,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,12 +46,16 @@ from dpaudit.audit.stats.onerun_bound import eps_lower_bound
 from dpaudit.errors import InvalidParameterError
 
 __all__ = [
+    "BOUNDS",
     "ORDER_FROM",
     "ORDER_SIZES",
     "THRESHOLDS",
+    "BoundDecision",
     "RuleOutcome",
     "apply_rules",
     "best_outcome",
+    "decide_bound",
+    "every_bound",
     "order_counts",
     "resolve_bound",
     "threshold_guess",
@@ -67,6 +72,11 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
 
 #: The nested guess counts of the ``order`` bound's count rule (``k``, ``k/2``, ...).
 ORDER_SIZES = 4
+
+
+#: The bounds sound for every mechanism and game setting, in the order a result
+#: lists them (``auto`` resolves to one of them: :func:`resolve_bound`).
+BOUNDS = ("steinke", "fdp", "order")
 
 
 #: ``auto`` takes ``order`` from this many canaries (all fits together), ``fdp``
@@ -410,3 +420,94 @@ def best_outcome(outcomes: tuple[RuleOutcome, ...]) -> RuleOutcome:
         outcomes,
         key=lambda o: (o.refutes, o.eps_emp, o.mu_emp or 0.0, o.eps_max),
     )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BoundDecision:
+    """What one bound makes of the rules' guesses: the audit's figures had it been
+    the configured bound.
+
+    Attributes:
+        bound: ``steinke``, ``fdp`` or ``order``.
+        outcomes: every rule's guesses and bound (:func:`apply_rules`).
+        chosen: the rule whose bound is the audit's (:func:`best_outcome`).
+        eps_emp: its eps_emp; with a stated mu under an f-DP bound and the claim's
+            curve not rejected, at most the claimed epsilon (the curve is the test).
+        eps_max: the largest attainable maximum over the rules.
+        mu_emp: the f-DP bounds' largest mu-GDP rejected (at most a claimed mu
+            unless the curve is rejected); ``None``: steinke.
+        refuted: the claim's curve (lines and mu-GDP) is rejected; ``None``:
+            steinke, or no mu stated (eps_emp against the claim decides).
+        refutable: it would be with every guess right (``None`` as ``refuted``).
+    """
+
+    bound: str
+    outcomes: tuple[RuleOutcome, ...]
+    chosen: RuleOutcome
+    eps_emp: float
+    eps_max: float
+    mu_emp: float | None
+    refuted: bool | None
+    refutable: bool | None
+
+
+def decide_bound(
+    outcomes: tuple[RuleOutcome, ...],
+    *,
+    bound: str,
+    claim_epsilon: float,
+    claim_mu: float | None,
+) -> BoundDecision:
+    """The audit's figures from ``bound``'s ``outcomes`` (docs/soundness.md, "The
+    one-run f-DP bound": a stated mu under an f-DP bound makes the claim's whole
+    curve the test; unrejected, no figure exceeds the claim's)."""
+    chosen = best_outcome(outcomes)
+    eps_emp = chosen.eps_emp
+    mu_emp = max((o.mu_emp for o in outcomes if o.mu_emp is not None), default=None)
+    profile = bound != "steinke" and claim_mu is not None
+    refuted = any(o.refutes for o in outcomes) if profile else None
+    if profile and not refuted:
+        eps_emp = min(eps_emp, claim_epsilon)
+        mu_emp = None if mu_emp is None else min(mu_emp, float(claim_mu or 0.0))
+    return BoundDecision(
+        bound=bound,
+        outcomes=outcomes,
+        chosen=chosen,
+        eps_emp=eps_emp,
+        eps_max=max(o.eps_max for o in outcomes),
+        mu_emp=mu_emp,
+        refuted=refuted,
+        refutable=any(o.refutable for o in outcomes) if profile else None,
+    )
+
+
+def every_bound(
+    scores: NDArray[np.float64],
+    bits: NDArray[np.int64],
+    *,
+    claim_epsilon: float,
+    claim_mu: float | None,
+    **settings: Any,
+) -> dict[str, BoundDecision]:
+    """:func:`decide_bound` of each of :data:`BOUNDS` from the same scores, bits and
+    guess settings (``settings``: :func:`apply_rules`' keywords but ``bound``).
+    Post-processing of one set of scores: the configured bound's entry decides the
+    verdict; the others are descriptive (docs/soundness.md, "Every bound's figure
+    beside the verdict").
+    """
+    return {
+        bound: decide_bound(
+            apply_rules(
+                scores,
+                bits,
+                bound=bound,
+                claim_epsilon=claim_epsilon,
+                claim_mu=claim_mu,
+                **settings,
+            ),
+            bound=bound,
+            claim_epsilon=claim_epsilon,
+            claim_mu=claim_mu,
+        )
+        for bound in BOUNDS
+    }
