@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpaudit.adapters import LIBRARIES as DECLARED
 from dpaudit.adapters.envs import env_python
-from dpaudit.adapters.libraries import LIBRARIES as DECLARED
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from dpaudit.adapters._common import AdapterInputError
-from dpaudit.adapters.dpmm import DpmmAIM, DpmmMST, _PublicCodec
+from dpaudit.adapters.dpmm.adapter import DpmmAIM, DpmmMST, _PublicCodec
 
 BINARY = {"columns": [{"name": c, "kind": "binary"} for c in "abc"]}
 
