@@ -2,8 +2,8 @@
 
 This folder is the whole library: this declaration, its adapters (``adapter.py``),
 the recorders its worker runs (``_measure.py``) and its environment's pins
-(``pins.txt``). It imports only the standard library: ``dpaudit env``, the registry and
-the library's own interpreter all read it.
+(``pins.txt``). It imports only :mod:`dpaudit.adapters.libraries` (the standard library):
+``dpaudit env``, the registry and the library's own interpreter all read it.
 """
 
 from __future__ import annotations
