@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 SCRIPT = r"""
 import json
 import numpy as np, pandas as pd
-from dpaudit.adapters import smartnoise as sn
+from dpaudit.adapters.smartnoise import adapter as sn
 
 n = 2000
 full = pd.DataFrame({c: [0] * (n - 1) + [1] for c in "abc"})
