@@ -214,7 +214,7 @@ class SynthcityPATEGAN(CanaryTeachers, _Synthcity):
     Options: ``preprocessing`` (only ``library``) and any argument of synthcity's
     ``PATEGANPlugin`` (``n_iter``, ``n_teachers``, ``teacher_template``, ``lamda``,
     ``batch_size``, ...), e.g. ``--option n_iter=20``; ``canary``: canary teachers
-    (``--teachers canary``, :class:`~dpaudit.adapters.synthcity._pate.CanaryTeachers`).
+    (``--teachers canary``, :class:`~dpaudit.adapters._synthcity_pate.CanaryTeachers`).
     """
 
     name = "synthcity-pategan"
