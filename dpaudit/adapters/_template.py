@@ -74,7 +74,7 @@ class LibraryAdapter:
     base class fills in."""
 
     library: ClassVar[Library]
-    """The library's declaration (:data:`dpaudit.adapters.libraries.LIBRARIES`)."""
+    """The library's declaration (``dpaudit/adapters/NAME/__init__.py``)."""
     # What its transcript records (None: no transcript) and whether `measure_only`
     # can stop its fit after the last measurement; the private steps it leaves out.
     records: ClassVar[str | None] = None

@@ -51,8 +51,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "env",
         help="build a library's own environment from dpaudit's pins (for --python)",
         description=(
-            "Build the virtual environment of an adapted library (smartnoise-synth, "
-            "synthcity, dpmm, opendp) from the pins dpaudit ships, then audit with "
+            "Build the virtual environment of an adapted library ("
+            + ", ".join(recipe.library.split()[0] for recipe in RECIPES.values())
+            + ") from the pins dpaudit ships, then audit with "
             "`--python DIR/bin/python`. Default DIR: $DPAUDIT_ENV_HOME/NAME, else "
             "~/.cache/dpaudit/envs/NAME. See docs/adapters.md."
         ),
@@ -287,7 +288,10 @@ def _build(recipe: Recipe, out: Path, base: str, *, progress: bool) -> None:
             )
         )
     steps += [
-        (f"install the pins ({recipe.pins})", [*pip, "-r", str(pins_path(recipe))]),
+        (
+            f"install the pins ({recipe.name}/{recipe.pins.name})",
+            [*pip, "-r", str(pins_path(recipe))],
+        ),
         ("pip check", [python, "-m", "pip", "check"]),
         (
             f"import {recipe.library}",

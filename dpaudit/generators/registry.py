@@ -422,12 +422,17 @@ def foreign_adapters() -> dict[str, str]:
 
 
 def _adapter_description(path: str) -> str:
-    library = path.partition(":")[0].rpartition(".")[2]
-    # Only smartnoise is an extra of dpaudit; the others pin what dpaudit cannot
-    # share: their own environment and --python (docs/adapters.md).
+    from dpaudit.adapters import LIBRARIES
+
+    # dpaudit.adapters.LIBRARY.adapter:Class
+    library = path.partition(":")[0].split(".")[2]
+    # A library that is an extra of dpaudit may share its environment; the others
+    # pin what dpaudit cannot share: their own environment and --python
+    # (docs/adapters.md).
     how = f"dpaudit env {library}, then --python ~/.cache/dpaudit/envs/{library}/bin/python"
-    if library == "smartnoise":
-        how = f"pip install 'dpaudit[smartnoise]', or {how}"
+    extra = LIBRARIES[library].extra
+    if extra:
+        how = f"pip install 'dpaudit[{extra}]', or {how}"
     return (
         f"adapter {path} (runs in a foreign worker; needs its library installed "
         f"there, e.g. {how})"

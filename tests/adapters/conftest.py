@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpaudit.adapters import LIBRARIES as DECLARED
 from dpaudit.adapters.envs import env_python
-from dpaudit.adapters.libraries import LIBRARIES as DECLARED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -230,7 +230,7 @@ import importlib, json, sys
 import numpy as np, pandas as pd
 from dpaudit.adapters._common import AdapterInputError
 
-adapters = importlib.import_module("dpaudit.adapters." + sys.argv[1])
+adapters = importlib.import_module("dpaudit.adapters." + sys.argv[1] + ".adapter")
 cls, fits = sys.argv[2], int(sys.argv[3])
 options = json.loads(sys.argv[4])
 exec(sys.argv[5])  # the table: data, domain
@@ -271,7 +271,7 @@ def fit_transcripts(
     full: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
-    """``fits`` fits of ``dpaudit.adapters.<module>.<cls>`` on :data:`TABLE` under
+    """``fits`` fits of ``dpaudit.adapters.<module>.adapter.<cls>`` on :data:`TABLE` under
     ``run_script`` (:data:`FITS_SCRIPT`), read back."""
     done = run_script(
         FITS_SCRIPT,

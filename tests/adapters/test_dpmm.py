@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from dpaudit.adapters._common import AdapterInputError
-from dpaudit.adapters.dpmm import DpmmAIM, DpmmMST, _PublicCodec
+from dpaudit.adapters.dpmm.adapter import DpmmAIM, DpmmMST, _PublicCodec
 
 BINARY = {"columns": [{"name": c, "kind": "binary"} for c in "abc"]}
 
@@ -68,7 +68,7 @@ def test_the_binner_and_n_bins_options_are_checked() -> None:
 SCRIPT = r"""
 import json, sys
 import numpy as np, pandas as pd
-from dpaudit.adapters import dpmm as dm
+from dpaudit.adapters.dpmm import adapter as dm
 
 domain = {"columns": [{"name": c, "kind": "binary"} for c in "abc"]}
 world_d = pd.DataFrame(np.zeros((4, 3), dtype=np.int64), columns=list("abc"))

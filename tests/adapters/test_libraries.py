@@ -5,9 +5,8 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from dpaudit.adapters import FOREIGN_ADAPTERS
+from dpaudit.adapters import FOREIGN_ADAPTERS, LIBRARIES
 from dpaudit.adapters.envs import RECIPES, pins_path
-from dpaudit.adapters.libraries import LIBRARIES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +46,7 @@ def test_every_table_of_libraries_is_derived_from_the_declarations() -> None:
 
 def test_every_declared_adapter_is_a_class_of_its_librarys_module() -> None:
     for library in LIBRARIES.values():
-        module = importlib.import_module(f"dpaudit.adapters.{library.name}")
+        module = importlib.import_module(f"dpaudit.adapters.{library.name}.adapter")
         for generator, cls in library.adapters:
             adapter = getattr(module, cls)
             assert adapter.library is library, generator

@@ -18,7 +18,7 @@ SCRIPT = r"""
 import json, sys
 import numpy as np, pandas as pd
 from dpaudit.adapters._common import AdapterInputError
-from dpaudit.adapters.opendp import OpenDPAIM, OpenDPMST
+from dpaudit.adapters.opendp.adapter import OpenDPAIM, OpenDPMST
 
 binary = pd.DataFrame(np.zeros((200, 3), dtype=np.int64), columns=list("abc"))
 binary.iloc[-1] = 1

@@ -33,7 +33,7 @@ def classic(curve: dict[str, list[float]], delta: float) -> float:
 SCRIPT = r"""
 import json, sys
 import numpy as np, pandas as pd
-from dpaudit.adapters import smartnoise as sn
+from dpaudit.adapters.smartnoise import adapter as sn
 
 def worst(n, cols="abc"):
     data = pd.DataFrame(np.zeros((n, len(cols)), dtype=np.int64), columns=list(cols))

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 SCRIPT = r"""
 import json
 import numpy as np, pandas as pd
-from dpaudit.adapters import smartnoise as sn
+from dpaudit.adapters.smartnoise import adapter as sn
 
 n = 2000
 full = pd.DataFrame({c: [0] * (n - 1) + [1] for c in "abc"})
@@ -90,7 +90,7 @@ def test_canary_teachers_run_inside_the_library_as_shipped(
 PATECTGAN = r"""
 import json
 import pandas as pd
-from dpaudit.adapters.smartnoise import SmartnoisePATECTGAN
+from dpaudit.adapters.smartnoise.adapter import SmartnoisePATECTGAN
 
 rows = pd.DataFrame({c: [0] * 2000 + [1] for c in "abc"})  # the target last
 columns = [{"name": c, "kind": "binary"} for c in "abc"]

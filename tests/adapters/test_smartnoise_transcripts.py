@@ -89,7 +89,7 @@ def test_measure_only_is_refused_where_a_fit_cannot_stop(
 ) -> None:
     script = r"""
 import json
-from dpaudit.adapters import smartnoise as sn
+from dpaudit.adapters.smartnoise import adapter as sn
 from dpaudit.adapters._common import AdapterInputError
 out = {}
 for cls in ("SmartnoiseAIM", "SmartnoiseMWEM", "SmartnoiseDPCTGAN"):

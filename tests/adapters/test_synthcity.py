@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 SCRIPT = r"""
 import json, sys
 import numpy as np, pandas as pd
-from dpaudit.adapters.synthcity import SynthcityPATEGAN
+from dpaudit.adapters.synthcity.adapter import SynthcityPATEGAN
 
 data = pd.DataFrame(np.zeros((200, 3), dtype=np.int64), columns=list("abc"))
 data.iloc[-1] = 1
@@ -77,7 +77,7 @@ OTHERS = r"""
 import json, sys
 import numpy as np, pandas as pd
 from dpaudit.adapters._common import AdapterInputError
-from dpaudit.adapters.synthcity import SynthcityDPGAN, SynthcityPrivBayes
+from dpaudit.adapters.synthcity.adapter import SynthcityDPGAN, SynthcityPrivBayes
 
 data = pd.DataFrame(np.zeros((200, 3), dtype=np.int64), columns=list("abc"))
 data.iloc[-1] = 1
@@ -137,7 +137,7 @@ def test_count_scale_refuses_an_unknown_value() -> None:
     """``count_scale`` (docs/findings.md, 9) takes ``library`` or ``corrected`` only,
     checked before synthcity is imported (no synthcity needed here)."""
     from dpaudit.adapters._common import AdapterInputError
-    from dpaudit.adapters.synthcity import SynthcityPrivBayes
+    from dpaudit.adapters.synthcity.adapter import SynthcityPrivBayes
 
     with pytest.raises(AdapterInputError, match="count_scale"):
         SynthcityPrivBayes(epsilon=1.0, count_scale="fixed")

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 SCRIPT = r"""
 import json
 import numpy as np, pandas as pd
-from dpaudit.adapters.synthcity import SynthcityPATEGAN
+from dpaudit.adapters.synthcity.adapter import SynthcityPATEGAN
 
 table = pd.DataFrame(np.zeros((2000, 3), dtype=np.int64), columns=["a", "b", "c"])
 table.iloc[-1] = 1  # the target, last

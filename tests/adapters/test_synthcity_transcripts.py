@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 
 SCRIPT = r"""
 import json, sys
-from dpaudit.adapters import synthcity as sc
+from dpaudit.adapters.synthcity import adapter as sc
 import numpy as np, pandas as pd
 # Integer columns only: synthcity's loader hands PrivBayes its own codes of string
 # columns, whose measurements the transcript leaves out.
@@ -53,7 +53,7 @@ def test_privbayes_records_its_laplace_counts(
 
 SCALE_SCRIPT = r"""
 import json
-from dpaudit.adapters import synthcity as sc
+from dpaudit.adapters.synthcity import adapter as sc
 import pandas as pd
 data = pd.DataFrame([(0, 0, 0)] * 44 + [(1, 1, 1)] * 6, columns=["a", "b", "c"])
 domain = {"columns": [{"name": n, "kind": "binary"} for n in "abc"]}

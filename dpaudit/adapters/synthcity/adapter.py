@@ -79,13 +79,13 @@ from dpaudit.adapters._common import (
     moments_rdp,
     rdp_curve,
 )
-from dpaudit.adapters._synthcity_measure import record_privbayes
-from dpaudit.adapters._synthcity_pate import CanaryTeachers
 from dpaudit.adapters._template import LibraryAdapter
 from dpaudit.adapters._transcript import Transcript, patched
-from dpaudit.adapters.libraries import LIBRARIES
+from dpaudit.adapters.synthcity import LIBRARY
+from dpaudit.adapters.synthcity._measure import record_privbayes
+from dpaudit.adapters.synthcity._pate import CanaryTeachers
 
-PACKAGE = LIBRARIES["synthcity"].package
+PACKAGE = LIBRARY.package
 _MAX_DRAWS = 50
 _PUBLIC_POINTS = 21  # values per numeric column in the public encoder's table
 
@@ -106,7 +106,7 @@ def _random_state(seed: int) -> int:
 class _Synthcity(LibraryAdapter):
     """One synthcity plug-in on the adapters' template."""
 
-    library = LIBRARIES["synthcity"]
+    library = LIBRARY
     name: ClassVar[str]  # the generator name, for messages
     module: ClassVar[str]  # the plug-in's module
     plugin: ClassVar[str]  # its class
@@ -415,7 +415,7 @@ class SynthcityPrivBayes(_Synthcity):
 
     @contextlib.contextmanager
     def _recording(self, model: Any) -> Iterator[None]:
-        """Its noisy counts, as ``privacy_transcript`` (:mod:`._synthcity_measure`)."""
+        """Its noisy counts, as ``privacy_transcript`` (:mod:`._measure`)."""
 
         def keep(transcript: Transcript) -> None:
             self.transcript_ = transcript

@@ -59,7 +59,14 @@ from dpaudit.adapters._common import (
     compose_pure_dp,
 )
 from dpaudit.adapters._ledgers import MomentsLedger, OpacusLedger
-from dpaudit.adapters._smartnoise_measure import (
+from dpaudit.adapters._template import LibraryAdapter
+from dpaudit.adapters._transcript import (
+    Transcript,
+    check_measure_only,
+    patched,
+)
+from dpaudit.adapters.smartnoise import LIBRARY
+from dpaudit.adapters.smartnoise._measure import (
     cdp_rho,
     known_rho,
     preprocessor_spent,
@@ -68,14 +75,7 @@ from dpaudit.adapters._smartnoise_measure import (
     record_mst,
     record_mwem,
 )
-from dpaudit.adapters._smartnoise_pate import CanaryTeachers
-from dpaudit.adapters._template import LibraryAdapter
-from dpaudit.adapters._transcript import (
-    Transcript,
-    check_measure_only,
-    patched,
-)
-from dpaudit.adapters.libraries import LIBRARIES
+from dpaudit.adapters.smartnoise._pate import CanaryTeachers
 
 __all__ = [
     "SmartnoiseAIM",
@@ -92,7 +92,7 @@ __all__ = [
 class _Smartnoise(LibraryAdapter):
     """One smartnoise-synth synthesizer on the adapters' template."""
 
-    library = LIBRARIES["smartnoise"]
+    library = LIBRARY
     synth: ClassVar[str]  # the key of snsynth's synth_map
     style: ClassVar[str]  # "gan" (one-hot, min-max) or "cube" (labels, bins)
     accountant: ClassVar[str]

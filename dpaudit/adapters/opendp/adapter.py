@@ -62,13 +62,13 @@ from dpaudit.adapters._common import (
     import_library,
     seed_numpy,
 )
-from dpaudit.adapters._opendp_measure import table_transcript
 from dpaudit.adapters._template import LibraryAdapter
-from dpaudit.adapters.libraries import LIBRARIES
+from dpaudit.adapters.opendp import LIBRARY
+from dpaudit.adapters.opendp._measure import table_transcript
 
 __all__ = ["OpenDPAIM", "OpenDPMST"]
 
-PACKAGE = LIBRARIES["opendp"].package
+PACKAGE = LIBRARY.package
 DEFAULT_BINS = 10
 
 
@@ -103,7 +103,7 @@ def rho_for(dp: Any, epsilon: float, delta: float) -> float:
 class _OpenDP(LibraryAdapter):
     """One OpenDP ``opendp.extras.mbi`` algorithm on the adapters' template."""
 
-    library = LIBRARIES["opendp"]
+    library = LIBRARY
     algorithm: ClassVar[str]  # the class name in opendp.extras.mbi
 
     def __init__(

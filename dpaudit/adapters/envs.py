@@ -2,9 +2,9 @@
 
 Each adapted library pins versions that cannot share dpaudit's environment (synthcity:
 torch < 2.3 and numpy < 2; dpmm: numpy 1.26, pandas 2.1, opendp 0.12), so each gets a
-virtual environment of its own, built by ``dpaudit env NAME`` from the pins files next
-to this module (every package pinned: pip installs exactly these, without searching
-for versions). An audit then runs the adapter under that environment's interpreter
+virtual environment of its own, built by ``dpaudit env NAME`` from the pins file in
+the library's folder, ``dpaudit/adapters/NAME/pins.txt`` (every package pinned: pip
+installs exactly these, without searching for versions). An audit then runs the adapter under that environment's interpreter
 (``--python``, printed by ``dpaudit env --list``).
 
 Where an environment lives, unless ``--out`` says otherwise:
@@ -12,9 +12,8 @@ Where an environment lives, unless ``--out`` says otherwise:
 ``~/.cache/dpaudit/envs/NAME``. Tests, benchmarks (``benchmarks/harness.py``) and docs
 find a library's interpreter there (:func:`env_python`).
 
-Each recipe is derived from its library's declaration
-(:data:`dpaudit.adapters.libraries.LIBRARIES`). This module imports only the standard
-library.
+Each recipe is derived from its library's declaration (:data:`dpaudit.adapters.LIBRARIES`,
+the library folders found). This module imports only the standard library.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpaudit.adapters.libraries import LIBRARIES
+from dpaudit.adapters import LIBRARIES
 
 __all__ = [
     "RECIPES",
@@ -46,8 +45,8 @@ class Recipe:
     name: str
     library: str
     """The library and version the pins install, e.g. ``synthcity 0.2.12``."""
-    pins: str
-    """The pins file's name in this folder."""
+    pins: Path
+    """Its pins file, ``dpaudit/adapters/NAME/pins.txt``."""
     check: str
     """Python run in the new environment to prove the library imports."""
     adapters: str
@@ -73,12 +72,12 @@ RECIPES: dict[str, Recipe] = {
     )
     for library in LIBRARIES.values()
 }
-"""Each library's recipe, from its declaration (:mod:`dpaudit.adapters.libraries`)."""
+"""Each library's recipe, from its declaration (:data:`dpaudit.adapters.LIBRARIES`)."""
 
 
 def pins_path(recipe: Recipe) -> Path:
     """The pins file shipped with dpaudit for ``recipe``."""
-    return Path(__file__).resolve().parent / recipe.pins
+    return recipe.pins
 
 
 def env_home() -> Path:

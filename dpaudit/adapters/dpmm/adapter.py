@@ -66,10 +66,10 @@ from dpaudit.adapters._common import (
     columns_of,
     import_library,
 )
-from dpaudit.adapters._dpmm_measure import record_aim, record_mechanism
 from dpaudit.adapters._template import LibraryAdapter
 from dpaudit.adapters._transcript import Transcript, check_measure_only
-from dpaudit.adapters.libraries import LIBRARIES
+from dpaudit.adapters.dpmm import LIBRARY
+from dpaudit.adapters.dpmm._measure import record_aim, record_mechanism
 
 __all__ = ["DpmmAIM", "DpmmMST", "DpmmPrivBayes"]
 
@@ -135,7 +135,7 @@ class _PublicCodec:
         binners: dict[str, Any] = {}
         if numeric:
             found = import_library(
-                "dpmm.processing", package=LIBRARIES["dpmm"].package
+                "dpmm.processing", package=LIBRARY.package
             ).BINNER_DICT
             kind = "uniform" if proc_epsilon is None else "priv-tree"
             share = None if proc_epsilon is None else float(proc_epsilon) / len(numeric)
@@ -192,7 +192,7 @@ class _PublicCodec:
 class _Dpmm(LibraryAdapter):
     """One dpmm pipeline on the adapters' template."""
 
-    library = LIBRARIES["dpmm"]
+    library = LIBRARY
     pipeline: ClassVar[str]  # the class name in dpmm.pipelines
     # What its transcript records, and whether `measure_only` can stop its fit.
     records: ClassVar[str | None] = "Gaussian marginals"
@@ -359,7 +359,7 @@ class _Dpmm(LibraryAdapter):
         return claim
 
     def _record(self, mech: Any) -> AbstractContextManager[None]:
-        """The recorder of the mechanism's measurements (:mod:`._dpmm_measure`)."""
+        """The recorder of the mechanism's measurements (:mod:`._measure`)."""
         return record_mechanism(
             mech, lambda: self._transcript(), stop=self.measure_only
         )
