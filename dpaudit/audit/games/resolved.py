@@ -111,6 +111,17 @@ class ResolvedAudit:
         return self.spec.trace_switch
 
     @property
+    def written(self) -> str:
+        """What the audit writes in its output folder, in words: the one-run game
+        only ``result.json``; the two-world game its store too, and ``trace/`` for
+        a generator that records a training trace."""
+        if self.config.game == "one-run":
+            return "result.json only, once the result exists"
+        if self.trace_switch is None:
+            return "result.json and audit.sqlite"
+        return "result.json, audit.sqlite and trace/"
+
+    @property
     def transcript(self) -> str:
         """What ``--release transcript`` is for it: ``replay`` or ``measurements``."""
         return self.spec.transcript
