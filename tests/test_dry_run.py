@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from dpaudit.errors import InvalidParameterError
+
 ROOT = Path(__file__).resolve().parents[1]
 EG = [
     "--generator",
@@ -122,3 +124,39 @@ def test_a_misspelt_name_gets_a_suggestion(
 
     assert main(argv) == 2
     assert suggestion in capsys.readouterr().err
+
+
+def test_the_plan_says_what_each_game_writes(tmp_path: Path) -> None:
+    """The "writes" row follows the resolved audit: the one-run game writes
+    result.json only, the two-world game its store too (and trace/ for a generator
+    that records a training trace); one model is "1 model"."""
+    from dpaudit.audit import AuditConfig
+    from dpaudit.audit.dryrun import dry_run
+
+    def plan(out: str, force: bool = False, **settings: object) -> dict[str, str]:
+        config = AuditConfig(dataset="worst-case", device="cpu", **settings)  # type: ignore[arg-type]
+        return dict(dry_run(config, out_dir=tmp_path / out, force=force))
+
+    one = plan("one", game="one-run", generator="randomized-response", canaries=30)
+    assert one["writes"].endswith(
+        "one (a new folder: result.json only, once the result exists)"
+    )
+    assert " for 1 model at once, " in one["memory plan"]
+    two = plan("two", generator="randomized-response", rounds=20)
+    assert two["writes"].endswith("two (a new folder: result.json and audit.sqlite)")
+    traced = plan("traced", rounds=20)  # PATE-GAN records its training trace
+    assert traced["writes"].endswith(
+        "(a new folder: result.json, audit.sqlite and trace/)"
+    )
+    assert not any(tmp_path.iterdir())
+    # An earlier one-run result replaced with --force; a two-world store refused
+    # even with --force, as the run refuses it.
+    (tmp_path / "held").mkdir()
+    (tmp_path / "held" / "result.json").write_text("{}")
+    held = plan("held", force=True, game="one-run", generator="randomized-response")
+    assert held["writes"].endswith(
+        "(replacing its result.json once the new result exists)"
+    )
+    (tmp_path / "held" / "audit.sqlite").write_text("")
+    with pytest.raises(InvalidParameterError, match="holds a two-world audit"):
+        plan("held", force=True, game="one-run", generator="randomized-response")

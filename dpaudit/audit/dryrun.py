@@ -23,10 +23,14 @@ from dpaudit.errors import InvalidParameterError
 __all__ = ["dry_run"]
 
 
+NEW = "a new folder"
+
+
 def _check_out(
     config: AuditConfig, out: Path, shown: str, *, resume: bool, force: bool
 ) -> str:
-    """The run's refusals about ``out``, read only; what the run will do there."""
+    """The run's refusals about ``out``, read only; what the run will do there
+    (:data:`NEW`: it makes the folder)."""
     from dpaudit.audit.storage.outdir import (
         RESULT,
         check_replaceable,
@@ -40,19 +44,19 @@ def _check_out(
     if resume and not out.is_dir():
         raise InvalidParameterError(f"--resume: {shown!r} does not exist.")
     if not out.is_dir():
-        return f"{shown} (a new folder: result.json and audit.sqlite)"
+        return NEW
     StoreLock(out).check_free()
     holds = (out / ResultStore.FILENAME).exists() or (out / RESULT).exists()
     if not holds:
         return f"{shown} (an existing folder without an audit)"
-    if force:
-        check_replaceable(out)
-        return f"{shown} (replacing the audit it holds once the new one stores its first batch)"
-    if config.game == "one-run":
+    if config.game == "one-run":  # its own refusals, --force or not (game.run's)
         from dpaudit.audit.games.one_run.game import _prepare
 
         _prepare(out, force=force)
-        return shown
+        return f"{shown} (replacing its result.json once the new result exists)"
+    if force:
+        check_replaceable(out)
+        return f"{shown} (replacing the audit it holds once the new one stores its first batch)"
     _, _, continued = prepare_directory(out, config, resume=resume)
     return f"{shown} (continuing the audit it holds)" if continued else shown
 
@@ -172,7 +176,8 @@ def dry_run(
         plan = planner(config, resolved=resolved)
     memory = (
         f"about {_fmt(plan.total)} at the peak ({_fmt(plan.table)} the table, "
-        f"{_fmt(plan.models)} for {plan.models_at_once} models at once, "
+        f"{_fmt(plan.models)} for {plan.models_at_once} "
+        f"{'model' if plan.models_at_once == 1 else 'models'} at once, "
         f"{_fmt(plan.rounds)} the {'canaries' if one_run else 'rounds'})"
     )
     memory += (
@@ -184,4 +189,6 @@ def dry_run(
         ("audit", f"{config.generator} on {config.dataset}, game {config.game}"),
         ("claim asked", f"epsilon {config.epsilon:g}, delta {config.delta:g}"),
     ]
+    if where == NEW:
+        where = f"{out_dir} (a new folder: {resolved.written})"
     return head + rows + [("memory plan", memory), ("writes", where)]

@@ -42,6 +42,7 @@ from dpaudit.errors import InvalidParameterError, did_you_mean
 
 if TYPE_CHECKING:
     from dpaudit.audit import AuditConfig, AuditResult
+    from dpaudit.generators.registry import GeneratorSpec
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -361,22 +362,25 @@ def checked_config(mapping: dict[str, Any]) -> Any:
     generator's and attacks' options. So a bad setting is refused in one line well
     before torch could be imported (docs/design.md, "Start-up cost")."""
     from dpaudit.audit.config import AuditConfig, reading_recorded
+    from dpaudit.audit.games import looked_up
 
     with reading_recorded():  # no generator or attack module imported
         probe = AuditConfig.from_mapping(mapping)
     probe.check_settings()
-    _check_names(probe)
-    return AuditConfig.from_mapping(mapping)
+    spec = _check_names(probe)
+    config = AuditConfig.from_mapping(mapping)
+    looked_up(config, spec)  # the audit's own lookup: this one
+    return config
 
 
-def _check_names(config: Any) -> None:
+def _check_names(config: Any) -> GeneratorSpec:
     """The generator's and the dataset's names, refused as the setup refuses them,
     without importing either (the registry's lookup is cheap; a dataset is a known
-    name or an existing file)."""
+    name or an existing file); returns the generator's registry entry."""
     from dpaudit.datasets.names import DATASET_NAMES
     from dpaudit.generators.registry import get_spec
 
-    get_spec(config.generator)
+    spec = get_spec(config.generator)
     name = config.dataset
     if name not in DATASET_NAMES and not Path(name).exists():
         raise InvalidParameterError(
@@ -384,6 +388,7 @@ def _check_names(config: Any) -> None:
             f"({', '.join(DATASET_NAMES)}) nor an existing CSV file"
             f"{did_you_mean(name, DATASET_NAMES)}."
         )
+    return spec
 
 
 def prepare(args: argparse.Namespace) -> Prepared:

@@ -92,6 +92,12 @@ def run_synthcity() -> RunScript:
 
 
 @pytest.fixture(scope="session")
+def synthcity_python() -> str:
+    """The interpreter that has synthcity (for ``--python``)."""
+    return _interpreter("synthcity")
+
+
+@pytest.fixture(scope="session")
 def run_dpmm() -> RunScript:
     """Runs a script under the interpreter that has dpmm."""
     return _runner(_interpreter("dpmm"))

@@ -27,12 +27,16 @@ class Stand:
             raise AdapterInputError("the table has 4 rows; the library needs 1,000.")
         if self.behave == "missing":
             import_library("no_such_library_dpaudit", package="no-such-library")
+        if self.behave == "small":  # what sklearn's KMeans says inside synthcity
+            raise ValueError(f"n_samples={len(data)} should be >= n_clusters=10")
         self.domain, self.n = domain, len(data)
         self.privacy_claim = {"epsilon": self.epsilon, "delta": self.delta,
                               "accountant": "stand-in"}
         return self
 
     def sample(self, n, *, seed):
+        if self.behave == "rows":
+            raise ValueError(f"cannot draw {n} rows")
         return cast_release(__import__("pandas").DataFrame(
             {c["name"]: [0] * n for c in self.domain["columns"]}), self.domain)
 
@@ -88,6 +92,53 @@ def test_bad_input_to_an_adapter_is_the_users_exit_2(
     assert code == 2, err
     assert "generator 'stand-in': the table has 4 rows" in err
     assert "Fix the plug-in" not in err and ".." not in err
+
+
+def test_a_libraries_valueerror_on_fit_or_sample_is_the_users_exit_2(
+    stand_in: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The library's own ValueError (a table too small for it, a row count it cannot
+    draw) names what it was given and the settings to change, in one line."""
+    code, err = _fit(stand_in, "small", capsys)
+    assert code == 2, err
+    assert err.startswith(
+        "dpaudit: error: generator 'stand-in': the library refused a training table "
+        "of 4 rows and "
+    )
+    assert "its `fit` raised ValueError: n_samples=4 should be >= n_clusters=10" in err
+    assert "--dataset-rows N" in err and "--option" in err and "report it" in err
+    assert "unexpected" not in err and "Fix the plug-in" not in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out.csv").exists()
+    code, err = _fit(stand_in, "rows", capsys)
+    assert code == 2, err
+    assert "refused a request for 4 rows (its `sample` raised ValueError" in err
+    assert "--synthetic-rows" in err and "unexpected" not in err
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_an_audit_of_a_table_too_small_for_the_library_writes_nothing(
+    stand_in: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = main(
+        [
+            "audit",
+            "--generator",
+            stand_in,
+            "--option",
+            "behave=small",
+            "--dataset",
+            "worst-case",
+            "--rounds",
+            "5",
+            "--quiet",
+            "--out",
+            "run",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "the library refused a training table" in err and "--dataset-rows" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
 
 
 def test_a_missing_library_names_python_which_fit_accepts(

@@ -10,10 +10,12 @@ back as JSON.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dpaudit.cli import main
 from dpaudit.generators import accountants as acc
 
 pytestmark = pytest.mark.slow
@@ -142,3 +144,39 @@ def test_count_scale_refuses_an_unknown_value() -> None:
     with pytest.raises(AdapterInputError, match="count_scale"):
         SynthcityPrivBayes(epsilon=1.0, count_scale="fixed")
     assert SynthcityPrivBayes(epsilon=1.0).count_scale == "library"
+
+
+def test_a_table_too_small_for_privbayes_is_bad_input(
+    synthcity_python: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """synthcity's own ValueError on the 4-row worst case (its encoder's KMeans wants
+    10 rows) is the user's to fix: exit 2, one line naming the table and
+    ``--dataset-rows``, nothing written (it was "unexpected AdapterError", exit 3)."""
+    monkeypatch.chdir(tmp_path)
+    code = main(
+        [
+            "audit",
+            "--generator",
+            "synthcity-privbayes",
+            "--dataset",
+            "worst-case",
+            "--release",
+            "transcript",
+            "--rounds",
+            "5",
+            "--python",
+            synthcity_python,
+            "--quiet",
+            "--out",
+            "run",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "the library refused a training table of 4 rows" in err
+    assert "n_clusters=10" in err and "--dataset-rows N" in err
+    assert "unexpected" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()

@@ -68,6 +68,23 @@ def test_the_registry_is_consulted_once_per_audit(
     assert lookups == ["randomized-response"]
 
 
+@pytest.mark.parametrize("dry", [False, True], ids=["run", "dry-run"])
+def test_the_command_line_looks_the_generator_up_once(
+    lookups: list[str], tmp_path: Path, dry: bool
+) -> None:
+    """``dpaudit audit``'s early name check (before torch) is the audit's lookup:
+    the audit takes the entry it found instead of looking again."""
+    from dpaudit.cli import main
+
+    argv = ["audit", "--generator", "randomized-response", "--dataset", "worst-case"]
+    argv += ["--game", "one-run", "--canaries", "20", "--guesses", "2", "--quiet"]
+    argv += ["--out", str(tmp_path / "out"), *(["--dry-run"] if dry else [])]
+    lookups.clear()
+    assert main(argv) == 0
+    assert lookups == ["randomized-response"]
+    assert (tmp_path / "out" / "result.json").exists() is not dry
+
+
 def _two_world(**settings: Any) -> AuditConfig:
     return AuditConfig(jobs=2, device="cpu", **settings)
 

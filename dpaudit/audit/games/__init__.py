@@ -23,6 +23,9 @@ if TYPE_CHECKING:
         audit_looks,
         plan_looks,
     )
+    from dpaudit.audit.games.lookup import (
+        looked_up,
+    )
     from dpaudit.audit.games.memory import (
         check_fit_memory,
         check_memory,
@@ -109,6 +112,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "claimed_profile",
         "judge_scores",
     ),
+    "dpaudit.audit.games.lookup": ("looked_up",),
     "dpaudit.audit.games.one_run.plan": ("guess",),
     "dpaudit.audit.games.one_run.rules": (
         "apply_rules",
@@ -147,6 +151,7 @@ __all__ = [
     "guess",
     "judge_scores",
     "load_game",
+    "looked_up",
     "plan_for_setup",
     "plan_looks",
     "planned_attainable_maximum",

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.audit.config.model import AuditConfig
+from dpaudit.audit.games.lookup import lookup
 from dpaudit.audit.games.releases import ReleaseStrategy, release_for
 from dpaudit.audit.games.rows import audit_generator_options, release_rows
 from dpaudit.audit.games.traits import Traits, generator_traits
 from dpaudit.datasets.names import WORST_CASE_NAMES
-from dpaudit.generators import registry as generator_registry
 from dpaudit.generators.base import Generator
 from dpaudit.generators.registry import GeneratorSpec
 
@@ -49,15 +49,6 @@ __all__ = [
     "resolve",
     "resolve_one_run",
 ]
-
-
-def lookup(config: AuditConfig) -> GeneratorSpec:
-    """The registry entry of ``config``'s generator: the audit's one lookup.
-
-    Raises:
-        PluginError: an unknown generator name.
-    """
-    return generator_registry.get_spec(config.generator)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +100,17 @@ class ResolvedAudit:
     def trace_switch(self) -> str | None:
         """The option that makes training record its trace (None: it records none)."""
         return self.spec.trace_switch
+
+    @property
+    def written(self) -> str:
+        """What the audit writes in its output folder, in words: the one-run game
+        only ``result.json``; the two-world game its store too, and ``trace/`` for
+        a generator that records a training trace."""
+        if self.config.game == "one-run":
+            return "result.json only, once the result exists"
+        if self.trace_switch is None:
+            return "result.json and audit.sqlite"
+        return "result.json, audit.sqlite and trace/"
 
     @property
     def transcript(self) -> str:

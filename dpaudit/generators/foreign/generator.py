@@ -73,14 +73,33 @@ def adapter_failure(name: str, plugin: str, what: str) -> AdapterError:
     )
 
 
-def _adapter_error(reply: dict[str, Any], name: str, plugin: str) -> Exception:
+LIBRARY_INPUT = {
+    "fit": (
+        "Give it a larger table (--dataset-rows N on --dataset worst-case, or "
+        "another --dataset) or other --option values"
+    ),
+    "sample": "Ask for another number of rows (--synthetic-rows; `dpaudit fit --rows`)",
+}
+
+
+def _adapter_error(
+    reply: dict[str, Any], name: str, plugin: str, given: str = ""
+) -> Exception:
     """The error of a failed reply from one of dpaudit's adapters: bad input (an
-    adapter's own check, a library that is not installed) is the user's to fix
-    (exit 2); anything else is dpaudit's (exit 3)."""
+    adapter's own check, a library that is not installed, a ValueError the library
+    raised on the table or the row count it was ``given``: a table too small for it)
+    is the user's to fix (exit 2); anything else is dpaudit's (exit 3)."""
     kinds = reply.get("error_kinds") or []
     message = str(reply.get("error_message") or reply.get("error", "")).rstrip(".")
     if "AdapterInputError" in kinds:
         return InvalidParameterError(f"generator {name!r}: {message}.")
+    step = reply.get("error_step")
+    if "ValueError" in kinds and step in LIBRARY_INPUT:
+        return InvalidParameterError(
+            f"generator {name!r}: the library refused {given or 'its input'} "
+            f"(its `{step}` raised {kinds[0]}: {message}). {LIBRARY_INPUT[step]}; "
+            "if these look right, rerun with --debug and report it (docs/adapters.md)."
+        )
     if "ImportError" in kinds:
         if "--python" not in message:
             message += (
@@ -104,9 +123,12 @@ def _limits_for_adapter(err: PluginError, name: str, plugin: str) -> Exception:
     return err
 
 
-def _raise(reply: dict[str, Any], name: str, plugin: str | None = None) -> None:
+def _raise(
+    reply: dict[str, Any], name: str, plugin: str | None = None, given: str = ""
+) -> None:
     """Raises the plug-in's failure a reply reports, if any (for one of dpaudit's
-    adapters, :func:`_adapter_error`'s)."""
+    adapters, :func:`_adapter_error`'s; ``given``: what the call was given, in
+    words)."""
     adapter = plugin is not None and is_adapter(plugin)
     if "message" in reply:
         text = str(reply["message"])
@@ -115,7 +137,7 @@ def _raise(reply: dict[str, Any], name: str, plugin: str | None = None) -> None:
         )
     elif "error" in reply:
         if adapter:
-            err = _adapter_error(reply, name, str(plugin))
+            err = _adapter_error(reply, name, str(plugin), given)
         else:
             err = PluginError(
                 f"generator {name!r}: {str(reply['error']).rstrip('.')}. {FIX}"
@@ -308,7 +330,8 @@ class ForeignGenerator:
         reply, _ = self._request(worker, header, blobs, "fit")
         worker.data_ids.add(data_id)
         self.worker_, self.model_ = worker, model
-        _raise(reply, self.name, self.plugin)
+        given = f"a training table of {len(data)} rows and {data.shape[1]} columns"
+        _raise(reply, self.name, self.plugin, given)
         # What fit changed in its table or domain (asked for by `check_input`).
         self.input_changed_: str | None = reply.get("input_changed")
         with self._adapter_contract():
@@ -375,7 +398,7 @@ class ForeignGenerator:
             "seeds": plugin_seeds(self.supports_public_randomness, rng, public_rng),
         }
         reply, blobs = self._request(self.worker_, header, [], "sample")
-        _raise(reply, self.name, self.plugin)
+        _raise(reply, self.name, self.plugin, f"a request for {int(n)} rows")
         with self._adapter_contract():
             if "release_type" in reply:
                 raise PluginError(

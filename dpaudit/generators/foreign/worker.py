@@ -98,6 +98,7 @@ def _failure(what: str, err: BaseException) -> dict[str, Any]:
         # a failure of the adapter or its library (generator.py).
         "error_kinds": [cls.__name__ for cls in type(err).__mro__],
         "error_message": " ".join(str(err).split()),
+        "error_step": what,
     }
 
 
