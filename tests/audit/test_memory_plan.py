@@ -52,8 +52,9 @@ def _assert_refused(run: subprocess.CompletedProcess[str], cwd: Path, *words: st
 
 @pytest.mark.slow
 def test_a_million_rows_are_refused(tmp_path: Path) -> None:
-    """PATE-GAN on 1e6 rows (7,999 teachers): the least batch of 128 models needs
-    tens of GiB; refused naming the table and the limit."""
+    """PATE-GAN on 1e6 rows, one of them the target (|D u {target}| = 1e6 rows,
+    7,999 teachers): the least batch of 128 models needs tens of GiB; refused
+    naming the table and the limit."""
     values = np.random.default_rng(0).integers(0, 10, size=(1_000_000, 3))
     np.savetxt(
         tmp_path / "big.csv",
@@ -70,7 +71,7 @@ def test_a_million_rows_are_refused(tmp_path: Path) -> None:
         *("--dataset", "big.csv", "--domain", "big.json", "--target", "0"),
         *("--max-memory", "8192", "--out", "out", "--quiet"),
     )
-    _assert_refused(run, tmp_path, "`--dataset`", "1000001 rows", "8.0 GiB")
+    _assert_refused(run, tmp_path, "`--dataset`", "1000000 rows", "8.0 GiB")
 
 
 @pytest.mark.slow

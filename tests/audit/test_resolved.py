@@ -176,6 +176,27 @@ def test_the_one_run_plan_and_its_preparation_agree(config: AuditConfig) -> None
     assert prepared.options == dict(prepared.resolved.generator_options)
 
 
+def test_a_foreign_one_run_plan_counts_frames_not_encodings() -> None:
+    """30,000 canaries own 30,000 categories (an encoded width of about 30,000):
+    a plug-in's worker takes the design as a frame and a transcript release samples
+    nothing, so the plan counts no dense encoding (an estimate of about 10 GiB
+    refused the docs' 30,000-canary audit, which runs in well under 1 GiB)."""
+    from dpaudit.audit.games.one_run.game import GAME
+
+    config = AuditConfig(
+        game="one-run",
+        generator=PLUGIN,
+        dataset="worst-case",
+        release="transcript",
+        canaries=30_000,
+    )
+    prepared = GAME.prepare(config)
+    plan = plan_one_run(config, resolved=prepared.resolved)
+    assert plan.encoded_width > 30_000
+    assert plan.models == 0
+    assert plan.table < 64 * 2**20
+
+
 def _audit(tmp_path: Path, *flags: str) -> tuple[int, str, Path]:
     from dpaudit.cli import main
 

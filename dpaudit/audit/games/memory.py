@@ -466,15 +466,17 @@ CANARY_BYTES = 256
 def plan_one_run(config: AuditConfig, *, resolved: ResolvedAudit) -> MemoryPlan:
     """The estimated peak of a one-run audit: the design's table (the base and
     every canary) and its encodings, one model at a time (the fits run one after
-    the other; ``resolved.model_bytes`` on the base and every canary, releasing the
-    resolved rows; a foreign generator's model lives in its worker: its release
-    only) and, per fit, every canary's bit and score."""
+    the other; ``resolved.model_bytes``; a foreign generator's model lives in its
+    worker: its release as a frame only) and, per fit, every canary's bit and score."""
     n, p = resolved.train_rows, resolved.width
-    table = 24 * n * max(1, resolved.columns) + 2 * 8 * n * p
+    # Foreign: frames in and out (a transcript is checked after the fit), no encoding.
+    c = max(1, resolved.columns)
+    encoded = 0 if resolved.foreign else 2 * 8 * n * p
+    table = 24 * n * c + encoded
     released = resolved.synthetic_rows
     generator: object = None if resolved.foreign else resolved.build()
     if resolved.foreign:
-        per_model = resolved.spec.model_bytes(None, rows=n, width=p, released=released)
+        per_model = 0 if config.release == "transcript" else 24 * released * c
     else:
         per_model = resolved.model_bytes(generator, rows=n, width=p, released=released)
     return MemoryPlan(
