@@ -20,7 +20,7 @@ them, and in its default ``strict`` mode drops every generated row outside that 
 and every duplicate row. PrivBayes and AIM have no public route around their encoders
 (PrivBayes label-encodes each column's values in the records; AIM sizes each column's
 domain by its number of distinct values in the records), so ``preprocessing=public``
-is refused there rather than faked (their ``domain=corrected`` controls patch the
+is refused there rather than faked (their ``column_domains=corrected`` controls patch the
 library instead, docs/findings.md 8). DPGAN and PATE-GAN take a fitted ``encoder``:
 with ``public`` the adapter fits synthcity's ``TabularEncoder`` on a table of the
 domain's values alone, codes categorical columns by their public categories, and turns
