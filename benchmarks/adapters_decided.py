@@ -15,8 +15,9 @@ the verdict is not decided:
 - VIOLATION, a constant release, or a CONSISTENT with two-sided errors: decided.
 
 No cell grows past ``--max-rounds`` (it is then reported as undecided, with why).
-A cell the adapter refuses (synthcity's public preprocessing but DPGAN's; pac-synth takes
-no continuous column) is reported with the adapter's one line. Each audit's own
+A cell the adapter refuses (synthcity's public preprocessing but DPGAN's and
+PATE-GAN's; pac-synth takes no continuous column) is reported with the adapter's one
+line. Each audit's own
 ``dpaudit audit`` command is recorded.
 
     python benchmarks/adapters_decided.py --python ~/.cache/dpaudit/envs/smartnoise/bin/python \\
@@ -89,7 +90,6 @@ nothing), and the two-world game's looks then prove the VIOLATION."""
 
 REFUSED_MODES: dict[str, tuple[str, ...]] = {
     # The adapters refuse these (their one line says why); not run.
-    "synthcity-pategan": ("public",),
     "synthcity-privbayes": ("public",),
     "synthcity-aim": ("public",),
 }

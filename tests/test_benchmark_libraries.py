@@ -47,7 +47,7 @@ def test_cells_say_why_they_are_not_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     module = _module()
-    refused = module.cell_options("synthcity-pategan", "public", "worst-case")
+    refused = module.cell_options("synthcity-privbayes", "public", "worst-case")
     assert isinstance(refused, str) and "refuses preprocessing=public" in refused
     assert module.cell_options("synthcity-dpgan", "public", "worst-case") == [
         "preprocessing=public",

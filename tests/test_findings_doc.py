@@ -83,3 +83,23 @@ def test_the_records_are_quoted_as_measured() -> None:
         assert f"{figures['eps_emp']:.2f}" in entry, (key, figures["eps_emp"])
         out = re.search(r"--out (\S+)", record["command"])
         assert out and out.group(1).startswith("audits/findings-"), key
+
+
+def test_other_pages_quote_the_findings_records_as_measured() -> None:
+    """A line of another page that cites a record of docs/findings/records.json
+    (``record `KEY```) states its verdict and its eps_emp (to 2 or 3 decimals)."""
+    records = json.loads(RECORDS.read_text())
+    cited = 0
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page == DOC:
+            continue
+        for line in page.read_text().splitlines():
+            for key in re.findall(r"records? `([\w-]+)`", line):
+                if key not in records:
+                    continue
+                cited += 1
+                figures = records[key]["figures"]
+                eps = figures["eps_emp"]
+                assert figures["verdict"] in line, (page.name, key)
+                assert f"{eps:.2f}" in line or f"{eps:.3f}" in line, (page.name, key)
+    assert cited

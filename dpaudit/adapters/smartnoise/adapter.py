@@ -49,14 +49,18 @@ count ``int(n / 1000)`` makes the use of torch's stream depend on the data size 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 
 from dpaudit.adapters._common import (
     AdapterInputError,
     columns_of,
     compose_pure_dp,
+    import_library,
 )
 from dpaudit.adapters._ledgers import MomentsLedger, OpacusLedger
 from dpaudit.adapters._template import LibraryAdapter
@@ -539,15 +543,71 @@ class SmartnoiseMWEM(_Smartnoise):
         "records without noise (snsynth/mwem.py:541-581)"
     )
 
+    range_choices: ClassVar[tuple[str, ...]] = ("library", "corrected")
+
+    def __init__(self, *, ranges: str = "library", **options: Any) -> None:
+        if ranges not in self.range_choices:
+            raise AdapterInputError(
+                f"option `ranges` must be one of {', '.join(self.range_choices)}; "
+                f"got {ranges!r}."
+            )
+        super().__init__(**options)
+        self.ranges = ranges
+
     def _fit_model(
         self, model: Any, data: pd.DataFrame, kwargs: dict[str, Any]
     ) -> None:
-        with record_mwem(model, lambda: self._transcript_of(model)):
+        with (
+            record_mwem(model, lambda: self._transcript_of(model)),
+            self._ranges_patch(model),
+        ):
             model.fit(data, **kwargs)
+
+    @contextlib.contextmanager
+    def _ranges_patch(self, model: Any) -> Iterator[None]:
+        """With ``ranges=corrected``, PATCHES THE LIBRARY for the fit: MWEM's
+        ``_histogram_from_data_attributes`` (snsynth/mwem.py:541-583), which sizes
+        each column's histogram from the records' min and max of the encoded column,
+        is replaced on this model by the same code with each column's range
+        ``0 .. cardinality - 1`` of the fitted transformer (under
+        ``preprocessing=public``, the public domain). Nothing else changes: a control
+        that isolates that defect (docs/findings.md, 2); else nothing."""
+        if self.ranges == "library":
+            yield
+            return
+        mwem = import_library("snsynth.mwem", package=self.library.package)
+
+        def public_ranges(data: Any, splits: Any = ()) -> list[Any]:
+            cards = model._transformer.cardinality
+            if any(card is None for card in cards):
+                raise AdapterInputError(
+                    "option `ranges=corrected` needs every column categorical or "
+                    "binned (a transformer cardinality); got a continuous column."
+                )
+            histograms = []
+            for split in splits:
+                sizes = [int(cards[i]) for i in split]
+                for i, size in zip(split, sizes, strict=True):
+                    model.mins_maxes[str(i)] = (0, size - 1)
+                    model.scale[str(i)] = 1
+                histogram, bins = np.histogramdd(
+                    data[:, split],
+                    bins=sizes,
+                    range=[(0, size - 1) for size in sizes],
+                )
+                histograms.append(mwem.Histogram(histogram, sizes, bins, split))
+            return histograms
+
+        with patched(model, _histogram_from_data_attributes=public_ranges):
+            yield
 
     def _claim_extras(self, model: Any) -> dict[str, Any]:
         return {
             "library_epsilon": float(model.spent),
             "iterations": int(getattr(model, "max_iterations", 0)),
             "unseeded_noise": "OpenDP Laplace measurements",
-        }
+        } | (
+            {"ranges": "corrected (library patched by dpaudit)"}
+            if self.ranges != "library"
+            else {}
+        )
