@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from dpaudit.adapters._common import AdapterInputError
-from dpaudit.adapters.smartnoise import SmartnoiseMWEM
-from dpaudit.adapters.synthcity import (
+from dpaudit.adapters.smartnoise.adapter import SmartnoiseMWEM
+from dpaudit.adapters.synthcity.adapter import (
     SynthcityAIM,
     SynthcityPATEGAN,
     SynthcityPrivBayes,

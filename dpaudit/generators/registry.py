@@ -424,11 +424,14 @@ def foreign_adapters() -> dict[str, str]:
 def _adapter_description(path: str) -> str:
     from dpaudit.adapters import LIBRARIES
 
-    # dpaudit.adapters.LIBRARY.adapter:Class
-    library = path.partition(":")[0].split(".")[2]
-    # A library that is an extra of dpaudit may share its environment; the others
-    # pin what dpaudit cannot share: their own environment and --python
-    # (docs/adapters.md).
+    # dpaudit.adapters.LIBRARY.adapter:Class, or a stand-in registered elsewhere
+    parts = path.partition(":")[0].split(".")
+    library = (
+        parts[2] if len(parts) > 2 and parts[:2] == ["dpaudit", "adapters"] else ""
+    )
+    if library not in LIBRARIES:
+        return f"adapter {path} (runs in a foreign worker; needs its library there)"
+    # An extra of dpaudit may share its environment; the others have their own.
     how = f"dpaudit env {library}, then --python ~/.cache/dpaudit/envs/{library}/bin/python"
     extra = LIBRARIES[library].extra
     if extra:

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 MWEM = r"""
 import json
 import numpy as np, pandas as pd
-from dpaudit.adapters import smartnoise as sn
+from dpaudit.adapters.smartnoise import adapter as sn
 data = pd.DataFrame(np.zeros((200, 3), dtype=np.int64), columns=list("abc"))
 domain = {"columns": [{"name": n, "kind": "binary"} for n in "abc"]}
 out = {}
@@ -56,7 +56,7 @@ def test_mwem_ranges_corrected_reads_the_transformer(
 TABLE = r"""
 import json
 import numpy as np, pandas as pd
-from dpaudit.adapters import synthcity as sc
+from dpaudit.adapters.synthcity import adapter as sc
 data = pd.DataFrame(np.zeros((300, 3), dtype=np.int64), columns=list("abc"))
 data["k"] = ["x", "y"] * 150
 domain = {"columns": [{"name": n, "kind": "binary"} for n in "abc"]
