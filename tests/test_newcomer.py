@@ -296,6 +296,14 @@ def test_a_misspelt_attack_gets_a_suggestion() -> None:
     assert "did you mean 'querybased'?" in str(_unknown("querybsed"))
 
 
+def test_a_misspelt_attack_option_gets_a_suggestion() -> None:
+    from dpaudit.audit.config import AuditConfig
+    from dpaudit.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="did you mean 'n_queries'"):
+        AuditConfig(attack_options={"n_querie": 3})
+
+
 def test_docs_ci_lists_every_policy_key() -> None:
     """docs/ci.md lists the keys an [[audit]] takes: every one, and no other."""
     from dpaudit.ci.policy import POLICY_AUDIT_KEYS

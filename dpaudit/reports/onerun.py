@@ -45,7 +45,7 @@ def one_run_rows(result: AuditResult) -> list[tuple[str, str]]:
         rows.append(("verdict reason", result.verdict_reason))
     per_fit = f"{s.canaries_per_fit} per fit" if s.fits > 1 else "one fit"
     rows += [
-        ("game", "one-run (Steinke, Nasr and Jagielski, NeurIPS 2023)"),
+        ("game", "one-run (the game of Steinke, Nasr and Jagielski, NeurIPS 2023)"),
         ("bound", _bound_text(s)),
         *([("every bound", _every_bound_text(s))] if s.bounds else []),
         (

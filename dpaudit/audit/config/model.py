@@ -34,7 +34,7 @@ from dpaudit.audit.config.split import (
 )
 from dpaudit.audit.stats import estimators as est
 from dpaudit.datasets.names import DEFAULT_DATASET
-from dpaudit.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError, did_you_mean
 from dpaudit.generators.foreign.options import DEFAULT_FIT_TIMEOUT, WorkerOptions
 from dpaudit.generators.names import Device
 from dpaudit.generators.registry import DEFAULT_GENERATOR
@@ -527,7 +527,8 @@ def _check_attack_option_names(attack: str, options: Mapping[str, Any]) -> None:
     require(
         not unknown,
         "attack_options",
-        f"options that attack {attack!r} takes ({', '.join(accepted) or 'none'})",
+        f"options that attack {attack!r} takes ({', '.join(accepted) or 'none'})"
+        + (did_you_mean(unknown[0], accepted) if unknown else ""),
         unknown,
     )
 

@@ -60,8 +60,9 @@ GAME_SPECS: Mapping[str, GameSpec] = MappingProxyType(
         "one-run": GameSpec(
             name="one-run",
             module="dpaudit.audit.games.one_run.game",
-            bound="Steinke, Nasr and Jagielski's bound on correct guesses "
-            "(dpaudit.audit.stats.onerun_bound)",
+            bound="the --onerun-bound named before any fit (steinke: Steinke, Nasr "
+            "and Jagielski's; fdp, order: the claim's trade-off curve against the "
+            "correct guesses) turns the correct guesses into eps_emp",
             result_section="one_run",
             summary="canaries each included with probability 1/2 in one fit or a "
             "few, guessed from the releases",
