@@ -500,40 +500,28 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
             formats={"eps_emp": ".3f", "one_run_mu_emp": ".3f", "wall_seconds": ".0f"},
         )
         return table.rows
-    for name, mu in SIMULATED:
-        started = time.perf_counter()
-        figures = simulate(
-            mu,
-            canaries=args.canaries,
-            guesses=args.guesses,
-            audits=args.audits,
-            seed=args.seed,
-        )
-        table.add(
-            f"simulated: {name}",
-            mu=mu,
-            canaries=args.canaries,
-            guesses=args.guesses,
-            **figures,
-            seconds=time.perf_counter() - started,
-        )
-    for name, mu in UNIQUE:
-        started = time.perf_counter()
-        figures = simulate_game(
-            mu,
-            canaries=args.unique_canaries,
-            guesses=args.unique_guesses,
-            audits=args.audits,
-            seed=args.seed,
-        )
-        table.add(
-            f"simulated: {name}",
-            mu=mu,
-            canaries=args.unique_canaries,
-            guesses=args.unique_guesses,
-            **figures,
-            seconds=time.perf_counter() - started,
-        )
+    designs = (
+        (SIMULATED, simulate, args.canaries, args.guesses),
+        (UNIQUE, simulate_game, args.unique_canaries, args.unique_guesses),
+    )
+    for rows, simulator, canaries, guesses in designs:
+        for name, mu in rows:
+            started = time.perf_counter()
+            figures = simulator(
+                mu,
+                canaries=canaries,
+                guesses=guesses,
+                audits=args.audits,
+                seed=args.seed,
+            )
+            table.add(
+                f"simulated: {name}",
+                mu=mu,
+                canaries=canaries,
+                guesses=guesses,
+                **figures,
+                seconds=time.perf_counter() - started,
+            )
     if args.libraries or args.smoke:
         if not 1 <= args.fits <= 4:
             sys.exit("--fits must be 1 to 4")
