@@ -169,6 +169,14 @@ def gaussian_rdp(mu: float, order: float) -> float:
     return order * mu * mu / 2.0
 
 
+def _public_rng(seed: int, public_seed: int | None) -> np.random.Generator:
+    """The filler rows' stream: ``public_seed``'s, or without one a fresh child of
+    the privacy seed per call (never the noise's stream)."""
+    if public_seed is None:
+        return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+    return np.random.default_rng(public_seed)
+
+
 def _random_rows(
     domain: dict[str, Any], n: int, rng: np.random.Generator
 ) -> pd.DataFrame:
@@ -295,13 +303,7 @@ class _CountMechanism:
     def sample(
         self, n: int, *, seed: int, public_seed: int | None = None
     ) -> pd.DataFrame:
-        # Without a public seed the fillers are fresh per call, from a child of the
-        # privacy seed (never the noise's stream).
-        rng = (
-            np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
-            if public_seed is None
-            else np.random.default_rng(public_seed)
-        )
+        rng = _public_rng(seed, public_seed)
         frame = _random_rows(self.domain_, n, rng)
         names = list(self.target_)
         target = np.array([self.target_[c] for c in names], dtype=object)
@@ -458,11 +460,7 @@ class _Histogram:
     def sample(
         self, n: int, *, seed: int, public_seed: int | None = None
     ) -> pd.DataFrame:
-        rng = (
-            np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
-            if public_seed is None
-            else np.random.default_rng(public_seed)
-        )
+        rng = _public_rng(seed, public_seed)
         frame = _random_rows(self.domain_, n, rng)
         weights = np.clip(np.asarray(self.noisy_, dtype=np.float64), 0.0, None)
         total = float(weights.sum())
