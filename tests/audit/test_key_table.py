@@ -218,3 +218,35 @@ def test_list_marks_the_defaults_the_audit_uses(
             and kind in line.split("(default on ")[1].rstrip(")").split(", ")
         }
         assert shown == set(expand_attacks("default", **flags)), kind
+
+
+@pytest.mark.parametrize(
+    ("flags", "refused"),
+    [
+        (["--dataset-rows", "9"], None),
+        (["--domain", "domain.json"], "--domain"),
+    ],
+)
+def test_the_one_run_canary_design_is_a_worst_case_for_the_table(
+    flags: list[str], refused: str | None, tmp_path: Path
+) -> None:
+    """``--dataset worst-case-unique`` (one-run only) meets ``--game one-run``'s and
+    ``--dataset-rows``' requirement of a designed dataset, and ``--domain`` is
+    refused with it as with the worst cases (its domain is fixed): one line, exit 2,
+    nothing written."""
+    values = {"game": "one-run", "dataset": "worst-case-unique"}
+    if refused is None:
+        AuditConfig.from_mapping({**values, "dataset_rows": 9}).check_settings()
+        return
+    out = tmp_path / "out"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(
+            [
+                *("audit", "--quiet", "--out", str(out), "--game", "one-run"),
+                *("--dataset", "worst-case-unique", *flags),
+            ]
+        )
+    text = err.getvalue()
+    assert code == 2 and text.count("\n") == 1 and refused in text, text
+    assert not out.exists()
