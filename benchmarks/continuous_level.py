@@ -242,6 +242,43 @@ def measure(case: Case, alpha: float = ALPHA) -> dict[str, Any]:
 SMOKE_ONLY = ("RR 1,", "Gaussian 4x", "GDP + RDP, 400")
 SMOKE_ROUNDS = 60
 
+#: The cases swept over the test rounds per world (``--sweep``): where the grid
+#: level's size falls between the grid's steps moves with the rounds, so what a
+#: continuous level adds does too.
+SWEEP_CASES = ("4x-lines", "1.6x-profile-400")
+METHODS = ("continuous", "randomized", "randomized_above")
+
+
+def sweep(case: Case, sizes: range) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The case measured at each test-round count of ``sizes``, and per way of
+    spending the size left (``METHODS``): the mean and largest gain in points, the
+    rounds of the largest, and how many counts gain 2 points or more."""
+    rows = [measure(replace(case, rounds=n)) for n in sizes]
+    summary: dict[str, Any] = {
+        "case": case.name.removesuffix(f", {case.rounds}"),
+        "rounds": f"{sizes.start}..{sizes[-1]} step {sizes.step}",
+        "sizes": len(rows),
+        "size_grid_mean": float(np.mean([r["size_grid"] for r in rows])),
+        "size_grid_min": float(min(r["size_grid"] for r in rows)),
+    }
+    for method in METHODS:
+        points = [r[f"points_{method}"] for r in rows]
+        at = int(np.argmax(points))
+        summary[f"{method}_mean"] = float(np.mean(points))
+        summary[f"{method}_max"] = float(points[at])
+        summary[f"{method}_max_rounds"] = rows[at]["rounds"]
+        summary[f"{method}_max_oracle_grid"] = rows[at]["oracle_grid"]
+        summary[f"{method}_sizes_over_2"] = int(sum(p >= 2.0 for p in points))
+    return rows, summary
+
+
+def _span(text: str) -> range:
+    """``FROM:TO:STEP`` (TO included) as a range; empty text: none."""
+    if not text:
+        return range(0)
+    start, stop, step = (int(v) for v in text.split(":"))
+    return range(start, stop + 1, step)
+
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = harness.parser(__doc__)
@@ -254,7 +291,16 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         default=None,
         help="test rounds per world for every case (default: each case's own)",
     )
-    args = harness.parse(parser, argv, smoke={"rounds": SMOKE_ROUNDS})
+    parser.add_argument(
+        "--sweep",
+        default="100:1000:20",
+        metavar="FROM:TO:STEP",
+        help="test rounds per world the sweep cases are measured at (TO included; "
+        "default 100:1000:20; '' for no sweep)",
+    )
+    args = harness.parse(
+        parser, argv, smoke={"rounds": SMOKE_ROUNDS, "sweep": "40:60:20"}
+    )
     table = harness.Rows(__file__, args)
     rows: list[dict[str, Any]] = []
     for case in cases():
@@ -267,6 +313,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         with table.timed(case.name) as row:
             row.update(measure(case))
         rows.append(row)
+    swept: list[dict[str, Any]] = []
+    summaries: dict[str, dict[str, Any]] = {}
+    sizes = _span(args.sweep)
+    for case in cases():
+        if case.key in SWEEP_CASES and args.only in case.name and len(sizes):
+            points, summaries[case.key] = sweep(case, sizes)
+            swept.extend(points)
     percent = ".2%"
     table.finish(
         title=f"grid level against a continuous level and a randomized test (alpha "
@@ -303,15 +356,42 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             "review_points": "+.0f",
             "seconds": ".1f",
         },
+        sweep=swept,
+        sweep_summary=summaries,
     )
-    table.record(
-        {
-            f"{r['key']}/{key}": r[key]
-            for r in rows
-            for key in r
-            if key not in ("row", "case", "key", "seconds")
-        }
-    )
+    if summaries:
+        print(
+            "\nthe gain in points over the grid level, swept over the test rounds per "
+            f"world ({args.sweep}): mean, largest (at rounds; sizes gaining >= 2)"
+        )
+        print(
+            harness.table(
+                [
+                    {
+                        "case": s["case"],
+                        "grid size (mean, min)": f"{s['size_grid_mean']:.3f}, "
+                        f"{s['size_grid_min']:.3f}",
+                        **{
+                            m: f"{s[m + '_mean']:+.2f}, {s[m + '_max']:+.2f} (at "
+                            f"{s[m + '_max_rounds']}; {s[m + '_sizes_over_2']})"
+                            for m in METHODS
+                        },
+                    }
+                    for s in summaries.values()
+                ]
+            )
+        )
+    figures = {
+        f"{r['key']}/{key}": r[key]
+        for r in rows
+        for key in r
+        if key not in ("row", "case", "key", "seconds")
+    }
+    for key, summary in summaries.items():
+        figures.update(
+            {f"sweep/{key}/{k}": v for k, v in summary.items() if k != "case"}
+        )
+    table.record(figures)
     return rows
 
 

@@ -20,19 +20,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_continuous_level_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
-    rows = json.loads(benchmark_smoke("continuous_level.py").read_text())["rows"]
+    run = json.loads(benchmark_smoke("continuous_level.py").read_text())
+    rows = run["rows"]
+    # The sweep (two counts of test rounds a case) and its summary.
+    assert len(run["sweep"]) == 4 and set(run["sweep_summary"]) == {
+        "4x-lines",
+        "1.6x-profile-400",
+    }
+    for summary in run["sweep_summary"].values():
+        assert summary["sizes"] == 2
+        assert summary["continuous_max"] >= summary["continuous_mean"] >= 0.0
+        rows_swept = [r for r in run["sweep"] if r["case"].startswith(summary["case"])]
+        assert len(rows_swept) == 2
     assert len(rows) == 3 and all(r["rounds"] == 60 for r in rows)
     assert any(r["true_claim"] for r in rows) and not all(r["true_claim"] for r in rows)
-    for r in rows:
+    for r in rows + run["sweep"]:
         alpha = r["alpha"]
-        assert r["size_grid"] <= r["size_continuous"] <= 1.0, r["row"]
+        assert r["size_grid"] <= r["size_continuous"] <= 1.0, r["case"]
         assert r["size_next_grid"] > 1.0  # the grid level is the largest that passes
         assert r["grid_level"] <= r["continuous_level"] < r["next_grid_level"]
         assert 0.0 <= r["gamma"] <= 1.0
         assert abs(r["size_randomized"] - 1.0) < 1e-9
-        assert r["oracle_continuous"] >= r["oracle_grid"] >= 0.0, r["row"]
-        assert r["oracle_randomized"] >= r["oracle_grid"], r["row"]
-        assert r["oracle_randomized_above"] >= r["oracle_continuous"], r["row"]
+        assert r["oracle_continuous"] >= r["oracle_grid"] >= 0.0, r["case"]
+        assert r["oracle_randomized"] >= r["oracle_grid"], r["case"]
+        assert r["oracle_randomized_above"] >= r["oracle_continuous"], r["case"]
         if r["true_claim"]:  # detection is a false alarm
             assert r["oracle_randomized"] <= alpha and r["oracle_continuous"] <= alpha
 
