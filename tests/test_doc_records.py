@@ -107,6 +107,72 @@ QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
             ("500/default/0.025/once", _eps),
         ),
     ),
+    *(
+        (
+            "docs/soundness.md",
+            f"| {claim} | {rounds} | {{}} | {{}} | {{}} | {{}} | {{}} |",
+            "continuous_level",
+            tuple(
+                (f"{key}/{figure}", fmt)
+                for figure, fmt in (
+                    ("size_grid", "{:.3f}".format),
+                    ("size_continuous", "{:.3f}".format),
+                    ("oracle_grid", "{:.1%}".format),
+                    ("oracle_continuous", "{:.1%}".format),
+                    ("oracle_randomized", "{:.1%}".format),
+                )
+            ),
+        )
+        for claim, rounds, key in (
+            ("(1, 10⁻⁵), the lines alone (4x)", "400", "4x-lines"),
+            ("(2.5, 10⁻⁵), its GDP and RDP (1.6x)", "160", "1.6x-profile-160"),
+            ("(2.5, 10⁻⁵), its GDP and RDP (1.6x)", "400", "1.6x-profile-400"),
+            ("(2.5, 10⁻⁵), its GDP and RDP (1.6x)", "1,000", "1.6x-profile-1000"),
+        )
+    ),
+    (
+        "docs/soundness.md",
+        "stays out of reach (oracle {} on the grid, {} with a continuous level)",
+        "continuous_level",
+        (
+            ("1.6x-lines/oracle_grid", "{:.1e}".format),
+            ("1.6x-lines/oracle_continuous", "{:.1e}".format),
+        ),
+    ),
+    (
+        "docs/soundness.md",
+        "is refuted with probability {}, {}, {}, {} on the grid, {}, {}, {}, {} with a "
+        "continuous level and {}, {}, {}, {} with the coin.",
+        "continuous_level",
+        tuple(
+            (f"rr-{eps}/oracle_{way}", "{:.2%}".format)
+            for way in ("grid", "continuous", "randomized")
+            for eps in ("0.5", "1", "2", "4")
+        ),
+    ),
+    (
+        "docs/soundness.md",
+        "in steps of 20 ({} sizes), a continuous level adds {} points on average to the "
+        "4x case and {} to the 1.6x case, at most {} (at {} rounds) and {} (at {} "
+        "rounds), and 2 points or more at {} and {} of the 46 sizes; the coin adds {} "
+        "and {} on average, at most {} and {}.",
+        "continuous_level",
+        (
+            ("sweep/4x-lines/sizes", str),
+            ("sweep/4x-lines/continuous_mean", "{:+.2f}".format),
+            ("sweep/1.6x-profile-400/continuous_mean", "{:+.2f}".format),
+            ("sweep/4x-lines/continuous_max", "{:+.2f}".format),
+            ("sweep/4x-lines/continuous_max_rounds", str),
+            ("sweep/1.6x-profile-400/continuous_max", "{:+.2f}".format),
+            ("sweep/1.6x-profile-400/continuous_max_rounds", str),
+            ("sweep/4x-lines/continuous_sizes_over_2", str),
+            ("sweep/1.6x-profile-400/continuous_sizes_over_2", str),
+            ("sweep/4x-lines/randomized_mean", "{:+.2f}".format),
+            ("sweep/1.6x-profile-400/randomized_mean", "{:+.2f}".format),
+            ("sweep/4x-lines/randomized_max", "{:+.2f}".format),
+            ("sweep/1.6x-profile-400/randomized_max", "{:+.2f}".format),
+        ),
+    ),
 )
 
 
