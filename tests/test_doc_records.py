@@ -173,6 +173,37 @@ QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
             ("sweep/1.6x-profile-400/randomized_max", "{:+.2f}".format),
         ),
     ),
+    (
+        "docs/soundness.md",
+        "with probability q = {}, makes every canary's score a Gaussian shift of mu' = {} "
+        "clipped to a band of half-width {} around mu'/2; tails, no canary leaks.",
+        "onerun_interference",
+        (("q", "{:.3f}".format), ("shift", "{:g}".format), ("half", "{:g}".format)),
+    ),
+    (
+        "docs/soundness.md",
+        "(q is 95% of the largest q that keeps it: {}; above the pair's largest "
+        "privacy loss, {}, its profile is 0)",
+        "onerun_interference",
+        (("q_max", "{:.3f}".format), ("largest_loss", "{:.2f}".format)),
+    ),
+    (
+        "docs/soundness.md",
+        "independent ({} false alarms of {} audits at α = 0.05, 1,000 canaries), and "
+        "raises {} of {} ({}) on this one: when the coin is heads all canaries leak at "
+        "once. The f-DP bound (the count rule's 100 + 100 guesses) raises {} and {} false "
+        "alarms.",
+        "onerun_interference",
+        (
+            ("ideal Gaussian/independent/false_alarms", str),
+            ("ideal Gaussian/independent/audits", "{:,}".format),
+            ("rare leak/independent/false_alarms", str),
+            ("rare leak/independent/audits", "{:,}".format),
+            ("rare leak/independent/rate", "{:.1%}".format),
+            ("ideal Gaussian/fdp/false_alarms", str),
+            ("rare leak/fdp/false_alarms", str),
+        ),
+    ),
 )
 
 
