@@ -3,9 +3,11 @@
 Simulated one-run audits of the ideal mu-GDP canary: each canary's score is
 ``N(mu, 1)`` when included and ``N(0, 1)`` when not, independently. The guesses are
 the game's own (:func:`dpaudit.audit.games.one_run.rules.apply_rules` with the
-default rule ``both``: a Gaussian score has no threshold, so the count rule's
-``canaries / 10`` "in" and as many "out" guesses at the full alpha 0.05; the ``order``
-bound adds its nested counts), delta 1e-5. Per bound and family:
+default rule ``both``: a Gaussian score has no threshold, so the count rule runs at
+the full alpha 0.05), with the counts the game plans for each bound from its
+configuration (:func:`dpaudit.audit.games.one_run.counts.plan_counts`: the claim is
+the true epsilon at delta 1e-5, so the planning Gaussian is the scores' own; the
+``order`` bound adds its nested counts); ``per_side`` names the planned count. Per bound and family:
 
 - ``lines``: eps_emp, the largest epsilon whose (epsilon, delta) lines are rejected:
   a lower bound on epsilon for *any* mechanism (``steinke``: Steinke, Nasr and
@@ -38,7 +40,7 @@ from typing import Any
 import harness
 import numpy as np
 
-from dpaudit.audit.games import apply_rules, best_outcome
+from dpaudit.audit.games import apply_rules, best_outcome, count_alpha, plan_counts
 from dpaudit.audit.stats import eps_of_gdp
 
 ALPHA = 0.05
@@ -67,7 +69,16 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
     ceiling."""
     gen = np.random.default_rng([seed, int(mu * 1000), canaries])
     eps_true = eps_of_gdp(mu, DELTA)
-    k = max(1, canaries // 10)  # the game's default (plan.default_guesses)
+    # The counts the game plans for each bound (rule both, no threshold: the count
+    # rule at the full alpha), the claim being the scores' own epsilon.
+    share = count_alpha(alpha=ALPHA, rule="both", threshold=False)
+    assert share is not None
+    per_side = {
+        bound: plan_counts(
+            canaries=canaries, epsilon=eps_true, delta=DELTA, alpha=share, bound=bound
+        ).guesses_in
+        for bound in BOUNDS
+    }
     found: dict[tuple[str, str], list[float]] = {}
     mus: dict[str, list[float]] = {}
     for _ in range(audits):
@@ -79,8 +90,8 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
                 scores,
                 bits,
                 rule="both",
-                guesses_in=k,
-                guesses_out=k,
+                guesses_in=per_side[bound],
+                guesses_out=per_side[bound],
                 threshold=None,
                 tie_break=tie,
                 delta=DELTA,
@@ -110,7 +121,8 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
                 "family": family,
                 "mu": mu,
                 "canaries": canaries,
-                "guesses": 2 * k,
+                "guesses": 2 * per_side.get(bound, 0) if bound in per_side else None,
+                "per_side": per_side.get(bound),
                 "audits": audits,
                 "eps_true": eps_true,
                 "eps_lo": eps_lo,
@@ -158,7 +170,15 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         table.finish(
             title=f"one-run bounds on ideal Gaussian scores (alpha {ALPHA}, delta "
             f"{DELTA:g}, mean over {args.audits} audits)",
-            columns=["row", "eps_true", "eps_lo", "fraction", "mu_lo", "literature"],
+            columns=[
+                "row",
+                "per_side",
+                "eps_true",
+                "eps_lo",
+                "fraction",
+                "mu_lo",
+                "literature",
+            ],
             formats={
                 "eps_true": ".3f",
                 "eps_lo": ".3f",

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpaudit.audit.config.names import GuessRule, OneRunBound
+from dpaudit.audit.games.one_run.counts import ORDER_SIZES, order_counts
 from dpaudit.audit.games.one_run.plan import Guesses, guess
 from dpaudit.audit.stats import onerun_fdp
 from dpaudit.audit.stats.onerun_bound import eps_lower_bound
@@ -70,10 +71,6 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
 )
 
 
-#: The nested guess counts of the ``order`` bound's count rule (``k``, ``k/2``, ...).
-ORDER_SIZES = 4
-
-
 #: The bounds sound for every mechanism and game setting, in the order a result
 #: lists them (``auto`` resolves to one of them: :func:`resolve_bound`).
 BOUNDS = ("steinke", "fdp", "order")
@@ -102,26 +99,6 @@ def resolve_bound(bound: OneRunBound | str, canaries: int) -> str:
     if bound == "auto":
         return "order" if canaries >= ORDER_FROM else "fdp"
     return str(bound)
-
-
-def order_counts(guesses_in: int, guesses_out: int) -> tuple[tuple[int, int], ...]:
-    """The ``order`` bound's nested counts: ``(guesses_in, guesses_out)`` halved
-    :data:`ORDER_SIZES` - 1 times (rounded up, a nonzero count kept >= 1),
-    duplicates dropped, fixed before any release.
-
-    >>> order_counts(100, 100)
-    ((100, 100), (50, 50), (25, 25), (13, 13))
-    >>> order_counts(1, 0)
-    ((1, 0),)
-    """
-    out: list[tuple[int, int]] = []
-    for j in range(ORDER_SIZES):
-        pair = tuple(
-            0 if n == 0 else max(1, -(-n // 2**j)) for n in (guesses_in, guesses_out)
-        )
-        if pair not in out:
-            out.append((pair[0], pair[1]))
-    return tuple(out)
 
 
 @functools.lru_cache(maxsize=4096)
