@@ -130,7 +130,7 @@ def expected_correct(*, canaries: int, guesses: int, mu: float) -> float:
     >>> round(expected_correct(canaries=1000, guesses=100, mu=0.0), 6)
     100.0
     >>> round(expected_correct(canaries=1000, guesses=50, mu=1.0), 1)
-    85.4
+    90.3
     """
     from scipy.optimize import brentq
     from scipy.special import ndtr

@@ -48,7 +48,6 @@ from dpaudit.errors import InvalidParameterError
 
 __all__ = [
     "BOUNDS",
-    "ORDER_FROM",
     "ORDER_SIZES",
     "THRESHOLDS",
     "BoundDecision",
@@ -76,19 +75,17 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
 BOUNDS = ("steinke", "fdp", "order")
 
 
-#: ``auto`` takes ``order`` from this many canaries (all fits together), ``fdp``
-#: below: where benchmarks/onerun_tightness.py measured each the stronger.
-ORDER_FROM = 10_000
-
-
 def resolve_bound(bound: OneRunBound | str, canaries: int) -> str:
     """The bound ``bound`` names for an audit of ``canaries`` canaries; ``auto``:
-    ``fdp``, or ``order`` from :data:`ORDER_FROM` canaries, the stronger of the two
-    bounds sound for every mechanism and game setting (docs/onerun.md, "Bounds"),
-    chosen from the configuration alone, before any fit.
+    ``fdp`` at every size, with the count rule's guesses planned for it
+    (:func:`~dpaudit.audit.games.one_run.counts.plan_counts`): on the tightness
+    benchmark's grid (mu 0.5, 1, 2 at 1,000 and 10,000 canaries) planned ``fdp``
+    was stronger than ``order`` in every cell (docs/onerun.md, "Bounds"). A
+    function of the configuration alone, fixed before any fit (``canaries`` is
+    kept for callers that resolve by size).
 
     >>> resolve_bound("auto", 1000), resolve_bound("auto", 10000)
-    ('fdp', 'order')
+    ('fdp', 'fdp')
     >>> resolve_bound("steinke", 10000)
     'steinke'
     """
@@ -97,7 +94,7 @@ def resolve_bound(bound: OneRunBound | str, canaries: int) -> str:
             f"`onerun_bound` must be auto, steinke, fdp or order. Got {bound!r}."
         )
     if bound == "auto":
-        return "order" if canaries >= ORDER_FROM else "fdp"
+        return "fdp"
     return str(bound)
 
 
