@@ -19,6 +19,12 @@ the true epsilon at delta 1e-5, so the planning Gaussian is the scores' own; the
   z-test of the mean score difference, uniformly most powerful for this Gaussian
   shift when the canaries are independent, which no one-run audit may assume.
 
+Power rows (``power`` in the record): how often the claim of the boundary (epsilon
+``eps_true`` at delta and its ``mu``: the planning claim) is refuted by the game's
+rules under ``fdp`` when the scores are those of ``OVERCLAIM`` times that mu (the
+claim overstates the privacy), with the planned count and with a tenth per side
+(the count used before planning), on the same scores: ``--power-audits`` per cell.
+
 ``fraction`` is eps_lo / eps_true, eps_true the epsilon at delta of mu-GDP. Beside
 it the literature's figure at that size where one is published (jax_privacy's test of
 Steinke's bound: 0.23 / 0.21 / 0.17 of epsilon for mu = 1 / 2 / 4 at 10,000 + 10,000
@@ -134,6 +140,60 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
     return rows
 
 
+#: The true mu of the power rows, as a multiple of the claim's.
+OVERCLAIM = 1.5
+
+
+def power(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str, Any]]:
+    """The power rows of one (mu, canaries) cell: the claim of mu-GDP (and its
+    epsilon at delta) audited on scores of ``OVERCLAIM * mu``, refuted by ``fdp``
+    with the planned count and with a tenth, on the same scores."""
+    gen = np.random.default_rng([seed, int(mu * 1000), canaries, 15])
+    eps = eps_of_gdp(mu, DELTA)
+    share = count_alpha(alpha=ALPHA, rule="both", threshold=False)
+    assert share is not None
+    counts = {
+        "planned": plan_counts(
+            canaries=canaries, epsilon=eps, delta=DELTA, alpha=share, bound="fdp"
+        ).guesses_in,
+        "tenth": max(1, canaries // 10),
+    }
+    refuted = dict.fromkeys(counts, 0)
+    for _ in range(audits):
+        bits = gen.integers(0, 2, size=canaries)
+        scores = gen.normal(size=canaries) + OVERCLAIM * mu * bits
+        tie = gen.random(canaries)
+        for name, k in counts.items():
+            outcomes = apply_rules(
+                scores,
+                bits,
+                rule="both",
+                guesses_in=k,
+                guesses_out=k,
+                threshold=None,
+                tie_break=tie,
+                delta=DELTA,
+                alpha=ALPHA,
+                bound="fdp",
+                claim_epsilon=eps,
+                claim_mu=mu,
+            )
+            refuted[name] += any(o.refutes for o in outcomes)
+    return [
+        {
+            "mu": mu,
+            "canaries": canaries,
+            "true_mu": OVERCLAIM * mu,
+            "counts": name,
+            "per_side": k,
+            "audits": audits,
+            "refuted": refuted[name],
+            "rate": refuted[name] / audits if audits else None,
+        }
+        for name, k in counts.items()
+    ]
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = harness.parser(__doc__)
     parser.add_argument(
@@ -148,13 +208,17 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     )
     parser.add_argument("--audits", type=int, default=20, help="audits per row")
     parser.add_argument(
+        "--power-audits", type=int, default=200, help="audits per power row"
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the rows as a JSON list"
     )
-    args = harness.parse(parser, argv, smoke={"audits": 2})
+    args = harness.parse(parser, argv, smoke={"audits": 2, "power_audits": 4})
     mus = args.mu or ([1.0] if args.smoke else [0.5, 1.0, 2.0])
     sizes = args.canaries or ([200] if args.smoke else [1000, 10000])
     table = harness.Rows(__file__, args)
     rows: list[dict[str, Any]] = []
+    powers: list[dict[str, Any]] = []
     for mu in mus:
         for canaries in sizes:
             for row in simulate(mu, canaries, args.audits, args.seed):
@@ -163,6 +227,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                     f"{row['bound']} {row['family']}, mu {mu:g}, {canaries} canaries",
                     **row,
                 )
+            powers += power(mu, canaries, args.power_audits, args.seed)
     if args.json:
         print(json.dumps(rows, indent=1))
         table.save()
@@ -186,10 +251,26 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                 "mu_lo": ".3f",
             },
         )
+        print(
+            f"\npower: the claim of mu refuted (fdp) on scores of {OVERCLAIM:g} x mu, "
+            f"{args.power_audits} audits per row"
+        )
+        for p in powers:
+            print(
+                f"  mu {p['mu']:g}, {p['canaries']:,} canaries, {p['counts']} "
+                f"({p['per_side']} per side): {p['refuted']} of {p['audits']}"
+            )
     if args.record:
         harness.write_record(
             "onerun_tightness",
-            {"alpha": ALPHA, "delta": DELTA, "seed": args.seed, "rows": rows},
+            {
+                "alpha": ALPHA,
+                "delta": DELTA,
+                "seed": args.seed,
+                "rows": rows,
+                "overclaim": OVERCLAIM,
+                "power": powers,
+            },
             argv=argv,
         )
     return rows

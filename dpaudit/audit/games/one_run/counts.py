@@ -10,16 +10,19 @@ planner reads no data, no release, no bits and no score, so ``r`` is fixed in
 advance, and its planning model affects power only.
 
 The planning model is the claim's boundary: the mu-GDP Gaussian whose epsilon at
-delta equals the configured epsilon (where a true claim meets a false one, the
-audit is most powerful), seen through ideal canary scores, ``N(mu, 1)`` if included
-and ``N(0, 1)`` if not. For each count of :data:`CANDIDATES` the expected number of
-correct guesses is computed exactly from the two-Gaussian mixture's quantile (no
-simulation), and the bound's figure at that number is evaluated: ``mu_emp`` for
-``fdp`` and ``order`` (the figure that refutes a claim stating mu, and the one the
-tightness benchmark measures), ``eps_emp`` of Steinke's bound for ``steinke``. The
-count with the largest figure is planned, among those whose attainable maximum (every
-guess right) exceeds the configured epsilon where any does, so that a gross
-overclaim stays detectable.
+delta equals the configured epsilon (where a true claim meets a false one),
+seen through ideal canary scores, ``N(mu, 1)`` if included and ``N(0, 1)`` if not.
+For each count of :data:`CANDIDATES` the planner finds the fewest correct guesses
+that refute the planning claim as the verdict reads it (its whole curve, the
+(epsilon, delta) lines and mu-GDP, for ``fdp`` and ``order``; epsilon for
+``steinke``), and the smallest mu whose ideal scores give that many correct guesses
+in expectation (the expected number computed exactly from the two-Gaussian
+mixture's quantile, no simulation): the count's *detectable mu*. The count with the
+smallest detectable mu is planned (the test that refutes the smallest overclaim at
+the median), among those whose attainable maximum (every guess right) exceeds the
+configured epsilon where any does, so that a gross overclaim of a claim that states
+the lines alone stays detectable. ``benchmarks/onerun_tightness.py`` and
+docs/onerun.md ("Bounds") give the measurements behind this choice.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 
 from dpaudit.audit.stats import onerun_fdp
 from dpaudit.audit.stats.onerun_bound import eps_lower_bound as steinke_eps
+from dpaudit.audit.stats.onerun_bound import p_value as steinke_p_value
 from dpaudit.audit.stats.tradeoff import gdp_mu_of_eps
 from dpaudit.errors import InvalidParameterError
 
@@ -47,18 +51,22 @@ __all__ = [
 
 #: The candidate guess counts per side, in thousandths of all canaries (each at
 #: least 1 and at most half of them): fixed in the code, never read from a release.
+#: The smallest serve large audits (1,000 per side of 1,000,000 canaries).
 CANDIDATES: tuple[int, ...] = (
-    5, 10, 15, 20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100, 110, 125, 150, 175, 200, 250
+    1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100, 110, 125, 150, 175, 200, 250
 )  # fmt: skip
 
-#: Guesses per side, in thousandths, where the planning Gaussian shows nothing at any
-#: candidate (its expected figure is 0 everywhere): the model has no preference, and
-#: a tenth is the count used before planning.
+#: Guesses per side, in thousandths, where no candidate count could refute the
+#: planning claim even with every guess right: the model has no preference, and a
+#: tenth is the count used before planning.
 FALLBACK = 100
 
 #: The delta the planning Gaussian is read at when the configured delta is 0 (no
 #: Gaussian is (epsilon, 0)-DP; the plan only needs a model, not a guarantee).
 PLANNING_DELTA = 1e-5
+
+#: The largest mu the planner considers a mechanism to have.
+MU_CAP = 40.0
 
 #: The nested guess counts of the ``order`` bound's count rule (``k``, ``k/2``, ...).
 ORDER_SIZES = 4
@@ -148,47 +156,90 @@ def expected_correct(*, canaries: int, guesses: int, mu: float) -> float:
     return float(canaries * ndtr(mu - top))
 
 
-def _figure(
-    canaries: int, per_side: int, mu: float, alpha: float, bound: str, delta: float
+def _refutes(
+    canaries: int,
+    r: int,
+    v: int,
+    level: float,
+    bound: str,
+    epsilon: float,
+    delta: float,
+    mu: float,
+) -> bool:
+    """Whether ``v`` of ``r`` right refutes the planning claim at ``level``: its
+    whole curve (the (epsilon, delta) lines and mu-GDP) for ``fdp`` and ``order``,
+    epsilon for ``steinke`` (as the verdict reads each)."""
+    if bound == "steinke":
+        p = steinke_p_value(
+            canaries=canaries, guesses=r, correct=v, epsilon=epsilon, delta=delta
+        )
+        return p < level
+    return bool(
+        onerun_fdp.rejects(
+            canaries=canaries,
+            guesses=r,
+            correct=v,
+            alpha=level,
+            epsilon=epsilon,
+            delta=delta,
+            mu=mu,
+        )[0]
+    )
+
+
+def _detectable(
+    canaries: int,
+    per_side: int,
+    *,
+    alpha: float,
+    bound: str,
+    epsilon: float,
+    delta: float,
+    mu: float,
 ) -> tuple[float, float]:
-    """(the bound's figure at the expected correct count, its attainable maximum)
-    for ``per_side`` guesses each way."""
+    """(the smallest mu whose ideal scores give, in expectation, enough correct
+    guesses to refute the planning claim; ``inf``: none; the attainable maximum)
+    for ``per_side`` guesses each way (``order``: the best of its nested counts,
+    each at its share of the level)."""
+    from scipy.optimize import brentq
+
     counts = (
         order_counts(per_side, per_side) if bound == "order" else ((per_side,) * 2,)
     )
     level = alpha / len(counts)
-    figure = top = 0.0
+    least, top = math.inf, 0.0
     for n_in, _ in counts:
         r = 2 * n_in
-        right = min(float(r), expected_correct(canaries=canaries, guesses=n_in, mu=mu))
-        low = math.floor(right)
-        # Linear between the two whole counts around the expected one: the figure
-        # of a count is then continuous in the count, not jagged by rounding.
-        value = sum(
-            weight * _at(canaries, r, v, level, bound, delta)
-            for v, weight in ((low, 1.0 - (right - low)), (low + 1, right - low))
-            if weight > 0.0 and v <= r
-        )
-        most = _at(
-            canaries, r, r, level, "lines" if bound != "steinke" else bound, delta
-        )
-        figure, top = max(figure, value), max(top, most)
-    return figure, top
+        top = max(top, _attainable(canaries, r, level, bound, delta))
+        if not _refutes(canaries, r, r, level, bound, epsilon, delta, mu):
+            continue
+        low, high = 0, r  # the fewest right that refute: high
+        while high - low > 1:
+            mid = (low + high) // 2
+            if _refutes(canaries, r, mid, level, bound, epsilon, delta, mu):
+                high = mid
+            else:
+                low = mid
+        if high <= n_in:  # refuted at chance: no signal needed
+            return 0.0, top
+        if expected_correct(canaries=canaries, guesses=n_in, mu=MU_CAP) <= high:
+            continue
+
+        def short(x: float, n: int = n_in, v: int = high) -> float:
+            return expected_correct(canaries=canaries, guesses=n, mu=x) - v
+
+        least = min(least, float(brentq(short, 0.0, MU_CAP, xtol=1e-6)))
+    return least, top
 
 
-def _at(canaries: int, r: int, v: int, level: float, bound: str, delta: float) -> float:
-    """``mu_emp`` of the f-DP bound (``fdp``, ``order``), eps_emp of its lines
-    (``lines``) or of Steinke's bound (``steinke``) at ``v`` of ``r`` right."""
+def _attainable(canaries: int, r: int, level: float, bound: str, delta: float) -> float:
+    """eps_emp with all ``r`` guesses right (the lines of ``bound``)."""
     if bound == "steinke":
         return steinke_eps(
-            canaries=canaries, guesses=r, correct=v, delta=delta, alpha=level
+            canaries=canaries, guesses=r, correct=r, delta=delta, alpha=level
         )
-    if bound == "lines":
-        return onerun_fdp.eps_lower_bound(
-            canaries=canaries, guesses=r, correct=v, delta=delta, alpha=level
-        )
-    return onerun_fdp.mu_lower_bound(
-        canaries=canaries, guesses=r, correct=v, alpha=level
+    return onerun_fdp.eps_lower_bound(
+        canaries=canaries, guesses=r, correct=r, delta=delta, alpha=level
     )
 
 
@@ -198,11 +249,12 @@ def plan_counts(
 ) -> GuessCounts:
     """The guesses per side for ``canaries`` canaries (all fits), planned on the
     mu-GDP Gaussian whose epsilon at ``delta`` is ``epsilon`` (the claim's
-    boundary): the count of :data:`CANDIDATES` with the largest figure of ``bound``
-    (``steinke``, ``fdp`` or ``order``, at the count rule's level ``alpha``) at
-    the expected correct count, among the counts whose attainable maximum exceeds
-    ``epsilon`` where any does (module docstring). A pure function of its
-    arguments: no data, release, bit or score is read.
+    boundary): the count of :data:`CANDIDATES` with the smallest detectable mu
+    under ``bound`` (``steinke``, ``fdp`` or ``order``, at the count rule's level
+    ``alpha``), among the counts whose attainable maximum exceeds ``epsilon``
+    where any does (module docstring); where no count can refute the claim, the
+    able count nearest :data:`FALLBACK`. A pure function of its arguments: no
+    data, release, bit or score is read.
 
     >>> c = plan_counts(canaries=1000, epsilon=4.0, delta=1e-5, alpha=0.05,
     ...                 bound="fdp")
@@ -221,12 +273,26 @@ def plan_counts(
     sides = sorted(
         {min(canaries // 2, max(1, round(canaries * c / 1000))) for c in CANDIDATES}
     )
-    scored = [(k, *_figure(canaries, k, mu, alpha, bound, delta)) for k in sides]
+    scored = [
+        (
+            k,
+            *_detectable(
+                canaries,
+                k,
+                alpha=alpha,
+                bound=bound,
+                epsilon=epsilon,
+                delta=delta,
+                mu=mu,
+            ),
+        )
+        for k in sides
+    ]
     able = [s for s in scored if s[2] > epsilon] or scored
-    if max(s[1] for s in able) > 0.0:
-        # The largest figure; among equal figures the smaller count.
-        best = max(able, key=lambda s: (s[1], -s[0]))[0]
-    else:  # nothing visible at the boundary: the fallback, or the nearest able count
+    if min(s[1] for s in able) < math.inf:
+        # The smallest detectable mu; among equal ones the smaller count.
+        best = min(able, key=lambda s: (s[1], s[0]))[0]
+    else:  # nothing refutable at any count: the fallback, or the nearest able count
         tenth = min(canaries // 2, max(1, round(canaries * FALLBACK / 1000)))
         best = min(able, key=lambda s: (abs(s[0] - tenth), s[0]))[0]
     return GuessCounts(guesses_in=best, guesses_out=best, planned=True, planning_mu=mu)
