@@ -203,3 +203,28 @@ def test_planned_counts_keep_false_alarms_below_alpha(
             alarms += best_outcome(outcomes).eps_emp > eps_claimed
     upper = float(stats.beta.ppf(0.95, alarms + 1, AUDITS - alarms))
     assert upper <= ALPHA, (k, alarms, upper)
+
+
+def test_docs_state_the_planned_counts() -> None:
+    """docs/onerun.md's table of planned counts is what the planner plans."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "onerun.md").read_text()
+    part = text.split("<!-- planned counts -->", 1)[1].splitlines()
+    rows = []
+    for line in part[3:]:  # the rows after the header and its rule, up to the end
+        if not line.startswith("| "):
+            break
+        rows.append(line)
+    assert len(rows) == 4
+    for line in rows:
+        cells = [c.strip().replace(",", "") for c in line.strip("|").split("|")]
+        canaries = int(cells[0])
+        want = [
+            plan_counts(
+                canaries=canaries, epsilon=eps, delta=1e-5, alpha=alpha, bound="fdp"
+            ).guesses_in
+            for eps in (1.0, 4.0)
+            for alpha in (0.05, 0.025)
+        ]
+        assert [int(c) for c in cells[1:]] == want, line
