@@ -3,9 +3,11 @@
 Simulated one-run audits of the ideal mu-GDP canary: each canary's score is
 ``N(mu, 1)`` when included and ``N(0, 1)`` when not, independently. The guesses are
 the game's own (:func:`dpaudit.audit.games.one_run.rules.apply_rules` with the
-default rule ``both``: a Gaussian score has no threshold, so the count rule's
-``canaries / 10`` "in" and as many "out" guesses at the full alpha 0.05; the ``order``
-bound adds its nested counts), delta 1e-5. Per bound and family:
+default rule ``both``: a Gaussian score has no threshold, so the count rule runs at
+the full alpha 0.05), with the counts the game plans for each bound from its
+configuration (:func:`dpaudit.audit.games.one_run.counts.plan_counts`: the claim is
+the true epsilon at delta 1e-5, so the planning Gaussian is the scores' own; the
+``order`` bound adds its nested counts); ``per_side`` names the planned count. Per bound and family:
 
 - ``lines``: eps_emp, the largest epsilon whose (epsilon, delta) lines are rejected:
   a lower bound on epsilon for *any* mechanism (``steinke``: Steinke, Nasr and
@@ -16,6 +18,12 @@ bound adds its nested counts), delta 1e-5. Per bound and family:
 - ``ceiling``: the best any test could reach here (not an audit): the one-sided
   z-test of the mean score difference, uniformly most powerful for this Gaussian
   shift when the canaries are independent, which no one-run audit may assume.
+
+Power rows (``power`` in the record): how often the claim of the boundary (epsilon
+``eps_true`` at delta and its ``mu``: the planning claim) is refuted by the game's
+rules under ``fdp`` when the scores are those of ``OVERCLAIM`` times that mu (the
+claim overstates the privacy), with the planned count and with a tenth per side
+(the count used before planning), on the same scores: ``--power-audits`` per cell.
 
 ``fraction`` is eps_lo / eps_true, eps_true the epsilon at delta of mu-GDP. Beside
 it the literature's figure at that size where one is published (jax_privacy's test of
@@ -38,7 +46,7 @@ from typing import Any
 import harness
 import numpy as np
 
-from dpaudit.audit.games import apply_rules, best_outcome
+from dpaudit.audit.games import apply_rules, best_outcome, count_alpha, plan_counts
 from dpaudit.audit.stats import eps_of_gdp
 
 ALPHA = 0.05
@@ -67,7 +75,16 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
     ceiling."""
     gen = np.random.default_rng([seed, int(mu * 1000), canaries])
     eps_true = eps_of_gdp(mu, DELTA)
-    k = max(1, canaries // 10)  # the game's default (plan.default_guesses)
+    # The counts the game plans for each bound (rule both, no threshold: the count
+    # rule at the full alpha), the claim being the scores' own epsilon.
+    share = count_alpha(alpha=ALPHA, rule="both", threshold=False)
+    assert share is not None
+    per_side = {
+        bound: plan_counts(
+            canaries=canaries, epsilon=eps_true, delta=DELTA, alpha=share, bound=bound
+        ).guesses_in
+        for bound in BOUNDS
+    }
     found: dict[tuple[str, str], list[float]] = {}
     mus: dict[str, list[float]] = {}
     for _ in range(audits):
@@ -79,8 +96,8 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
                 scores,
                 bits,
                 rule="both",
-                guesses_in=k,
-                guesses_out=k,
+                guesses_in=per_side[bound],
+                guesses_out=per_side[bound],
                 threshold=None,
                 tie_break=tie,
                 delta=DELTA,
@@ -110,7 +127,8 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
                 "family": family,
                 "mu": mu,
                 "canaries": canaries,
-                "guesses": 2 * k,
+                "guesses": 2 * per_side.get(bound, 0) if bound in per_side else None,
+                "per_side": per_side.get(bound),
                 "audits": audits,
                 "eps_true": eps_true,
                 "eps_lo": eps_lo,
@@ -120,6 +138,60 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
             }
         )
     return rows
+
+
+#: The true mu of the power rows, as a multiple of the claim's.
+OVERCLAIM = 1.5
+
+
+def power(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str, Any]]:
+    """The power rows of one (mu, canaries) cell: the claim of mu-GDP (and its
+    epsilon at delta) audited on scores of ``OVERCLAIM * mu``, refuted by ``fdp``
+    with the planned count and with a tenth, on the same scores."""
+    gen = np.random.default_rng([seed, int(mu * 1000), canaries, 15])
+    eps = eps_of_gdp(mu, DELTA)
+    share = count_alpha(alpha=ALPHA, rule="both", threshold=False)
+    assert share is not None
+    counts = {
+        "planned": plan_counts(
+            canaries=canaries, epsilon=eps, delta=DELTA, alpha=share, bound="fdp"
+        ).guesses_in,
+        "tenth": max(1, canaries // 10),
+    }
+    refuted = dict.fromkeys(counts, 0)
+    for _ in range(audits):
+        bits = gen.integers(0, 2, size=canaries)
+        scores = gen.normal(size=canaries) + OVERCLAIM * mu * bits
+        tie = gen.random(canaries)
+        for name, k in counts.items():
+            outcomes = apply_rules(
+                scores,
+                bits,
+                rule="both",
+                guesses_in=k,
+                guesses_out=k,
+                threshold=None,
+                tie_break=tie,
+                delta=DELTA,
+                alpha=ALPHA,
+                bound="fdp",
+                claim_epsilon=eps,
+                claim_mu=mu,
+            )
+            refuted[name] += any(o.refutes for o in outcomes)
+    return [
+        {
+            "mu": mu,
+            "canaries": canaries,
+            "true_mu": OVERCLAIM * mu,
+            "counts": name,
+            "per_side": k,
+            "audits": audits,
+            "refuted": refuted[name],
+            "rate": refuted[name] / audits if audits else None,
+        }
+        for name, k in counts.items()
+    ]
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
@@ -136,13 +208,17 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     )
     parser.add_argument("--audits", type=int, default=20, help="audits per row")
     parser.add_argument(
+        "--power-audits", type=int, default=200, help="audits per power row"
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the rows as a JSON list"
     )
-    args = harness.parse(parser, argv, smoke={"audits": 2})
+    args = harness.parse(parser, argv, smoke={"audits": 2, "power_audits": 4})
     mus = args.mu or ([1.0] if args.smoke else [0.5, 1.0, 2.0])
     sizes = args.canaries or ([200] if args.smoke else [1000, 10000])
     table = harness.Rows(__file__, args)
     rows: list[dict[str, Any]] = []
+    powers: list[dict[str, Any]] = []
     for mu in mus:
         for canaries in sizes:
             for row in simulate(mu, canaries, args.audits, args.seed):
@@ -151,6 +227,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                     f"{row['bound']} {row['family']}, mu {mu:g}, {canaries} canaries",
                     **row,
                 )
+            powers += power(mu, canaries, args.power_audits, args.seed)
     if args.json:
         print(json.dumps(rows, indent=1))
         table.save()
@@ -158,7 +235,15 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         table.finish(
             title=f"one-run bounds on ideal Gaussian scores (alpha {ALPHA}, delta "
             f"{DELTA:g}, mean over {args.audits} audits)",
-            columns=["row", "eps_true", "eps_lo", "fraction", "mu_lo", "literature"],
+            columns=[
+                "row",
+                "per_side",
+                "eps_true",
+                "eps_lo",
+                "fraction",
+                "mu_lo",
+                "literature",
+            ],
             formats={
                 "eps_true": ".3f",
                 "eps_lo": ".3f",
@@ -166,10 +251,26 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                 "mu_lo": ".3f",
             },
         )
+        print(
+            f"\npower: the claim of mu refuted (fdp) on scores of {OVERCLAIM:g} x mu, "
+            f"{args.power_audits} audits per row"
+        )
+        for p in powers:
+            print(
+                f"  mu {p['mu']:g}, {p['canaries']:,} canaries, {p['counts']} "
+                f"({p['per_side']} per side): {p['refuted']} of {p['audits']}"
+            )
     if args.record:
         harness.write_record(
             "onerun_tightness",
-            {"alpha": ALPHA, "delta": DELTA, "seed": args.seed, "rows": rows},
+            {
+                "alpha": ALPHA,
+                "delta": DELTA,
+                "seed": args.seed,
+                "rows": rows,
+                "overclaim": OVERCLAIM,
+                "power": powers,
+            },
             argv=argv,
         )
     return rows

@@ -25,7 +25,8 @@ all four counts a canary changes are its own, so the own-cell score is ``2 / sig
 ``0.268`` with the full noise (a mechanism on the claim's boundary: every VIOLATION a
 false alarm, at most alpha by the bound's theorem). They run with the game's own
 rules at its defaults: ``--unique-canaries`` (1,000) canaries, ``--unique-guesses``
-(100) "in" and "out", the bound ``auto`` resolves to for that many canaries, and
+"in" and "out" (default: the counts the game plans from that configuration,
+:func:`dpaudit.audit.games.plan_counts`), the bound ``auto`` resolves to, and
 the claim's whole curve (epsilon 1 at delta 1e-5 and its ``gdp_mu`` 0.268): a
 VIOLATION is a refuted curve, and eps_emp is clipped to the claim otherwise, as
 the game's result is. The rows ``... on worst-case`` run the first two rows' scores
@@ -55,7 +56,8 @@ plug-in (no environment needed) and shrinks everything.
 
 ``--guide`` runs only the white-box guide's audits of ``NoisyMarginals`` (docs/onerun.md
 states their figures): a quarter and all of its noise on ``worst-case-unique`` at the
-default 1,000 canaries, and a quarter on ``worst-case`` at 30,000 and 1,000.
+default 1,000 canaries and guesses (planned by the game), and a quarter on
+``worst-case`` at 30,000 (``--guesses 300``) and 1,000.
 """
 
 from __future__ import annotations
@@ -73,7 +75,13 @@ from typing import Any
 import harness
 import numpy as np
 
-from dpaudit.audit.games import apply_rules, best_outcome, resolve_bound
+from dpaudit.audit.games import (
+    apply_rules,
+    best_outcome,
+    count_alpha,
+    plan_counts,
+    resolve_bound,
+)
 from dpaudit.generators.zoo import analytic_gaussian_mu
 
 ALPHA = 0.05
@@ -216,7 +224,7 @@ def audit_row(
     *,
     epsilon: float,
     canaries: int,
-    guesses: int,
+    guesses: int | None,
     fits: int,
     options: tuple[str, ...],
     work: Path,
@@ -243,8 +251,7 @@ def audit_row(
         f"{epsilon:g}",
         "--canaries",
         str(canaries),
-        "--guesses",
-        str(guesses),
+        *([] if guesses is None else ["--guesses", str(guesses)]),
         "--fits",
         str(fits),
     ]
@@ -318,12 +325,13 @@ def audit_row(
 
 
 #: The white-box guide's commands (docs/onerun.md, "White-box: the measurement
-#: transcript"): (dataset, noise_scale, canaries, guesses per side).
-GUIDE = (
-    ("worst-case-unique", 0.25, 1000, 100),
-    ("worst-case-unique", 1.0, 1000, 100),
+#: transcript"): (dataset, noise_scale, canaries, guesses per side; ``None``: the
+#: game's planned default, as the guide's commands leave it).
+GUIDE: tuple[tuple[str, float, int, int | None], ...] = (
+    ("worst-case-unique", 0.25, 1000, None),
+    ("worst-case-unique", 1.0, 1000, None),
     ("worst-case", 0.25, 30_000, 300),
-    ("worst-case", 0.25, 1000, 100),
+    ("worst-case", 0.25, 1000, None),
 )
 
 
@@ -418,8 +426,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     parser.add_argument(
         "--unique-guesses",
         type=int,
-        default=100,
-        help="simulated guesses per side of the worst-case-unique rows",
+        default=None,
+        help="simulated guesses per side of the worst-case-unique rows (default: "
+        "the game's planned counts for that many canaries at epsilon 1)",
     )
     parser.add_argument(
         "--libraries", action="store_true", help="also audit the libraries"
@@ -500,9 +509,20 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
             formats={"eps_emp": ".3f", "one_run_mu_emp": ".3f", "wall_seconds": ".0f"},
         )
         return table.rows
+    unique_guesses = args.unique_guesses
+    if unique_guesses is None:  # the game's plan: rule both, no threshold, auto
+        share = count_alpha(alpha=ALPHA, rule="both", threshold=False)
+        assert share is not None
+        unique_guesses = plan_counts(
+            canaries=args.unique_canaries,
+            epsilon=CLAIM,
+            delta=DELTA,
+            alpha=share,
+            bound=resolve_bound("auto", args.unique_canaries),
+        ).guesses_in
     designs = (
         (SIMULATED, simulate, args.canaries, args.guesses),
-        (UNIQUE, simulate_game, args.unique_canaries, args.unique_guesses),
+        (UNIQUE, simulate_game, args.unique_canaries, unique_guesses),
     )
     for rows, simulator, canaries, guesses in designs:
         for name, mu in rows:

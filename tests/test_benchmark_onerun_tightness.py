@@ -29,10 +29,21 @@ def test_onerun_tightness_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
         ("order", "gdp"),
         ("ceiling", "gdp"),
     }
+    from dpaudit.audit.games.one_run.counts import plan_counts
+
     for r in rows:
         assert set(r) >= KEYS
         assert 0.0 <= r["eps_lo"] <= r["eps_true"] * 1.5
         assert r["fraction"] == pytest.approx(r["eps_lo"] / r["eps_true"])
+        if r["bound"] != "ceiling":  # the counts the game plans for this bound
+            planned = plan_counts(
+                canaries=r["canaries"],
+                epsilon=r["eps_true"],
+                delta=1e-5,
+                alpha=0.05,
+                bound=r["bound"],
+            )
+            assert r["per_side"] == planned.guesses_in
 
 
 def test_onerun_tightness_json_rows() -> None:
@@ -108,3 +119,23 @@ def test_doc_quotes_the_zoo_record() -> None:
 def test_onerun_zoo_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
     rows = json.loads(benchmark_smoke("onerun_zoo.py").read_text())["rows"]
     assert rows[-1]["row"] == "pooled" and rows[-1]["audits"] == 1
+
+
+def test_doc_quotes_the_power_rows() -> None:
+    """docs/onerun.md's power table (planned counts against a tenth) is the record's."""
+    figures = json.loads((RECORDS / "onerun_tightness.json").read_text())["figures"]
+    cells: dict[tuple[float, int], dict[str, dict[str, object]]] = {}
+    for p in figures["power"]:
+        cells.setdefault((p["mu"], p["canaries"]), {})[p["counts"]] = p
+    table = _doc_table("<!-- onerun_tightness power -->")
+    assert len(table) == len(cells)
+    for claim, canaries, true_mu, planned, refuted, tenth, refuted_tenth in table:
+        cell = cells[(float(claim.split()[0]), int(canaries.replace(",", "")))]
+        got = cell["planned"]
+        assert float(true_mu) == got["true_mu"]
+        assert planned == f"{got['per_side']:,}"
+        assert refuted == f"{got['refuted']} of {got['audits']}"
+        assert tenth == f"{cell['tenth']['per_side']:,}"
+        assert (
+            refuted_tenth == f"{cell['tenth']['refuted']} of {cell['tenth']['audits']}"
+        )

@@ -160,3 +160,32 @@ def test_the_plan_says_what_each_game_writes(tmp_path: Path) -> None:
     (tmp_path / "held" / "audit.sqlite").write_text("")
     with pytest.raises(InvalidParameterError, match="holds a two-world audit"):
         plan("held", force=True, game="one-run", generator="randomized-response")
+
+
+def test_the_one_run_plan_states_its_guess_counts(tmp_path: Path) -> None:
+    """The one-run dry run prints the count rule's guesses: planned from the
+    configuration (the same counts the run plans) or, with --guesses, as given."""
+    from dpaudit.audit import AuditConfig
+    from dpaudit.audit.dryrun import dry_run
+    from dpaudit.audit.games.one_run.counts import plan_counts
+
+    def rows(**settings: object) -> dict[str, str]:
+        config = AuditConfig(
+            dataset="worst-case",
+            device="cpu",
+            game="one-run",
+            generator="randomized-response",
+            canaries=300,
+            **settings,  # type: ignore[arg-type]
+        )
+        return dict(dry_run(config, out_dir=tmp_path / "x"))
+
+    k = plan_counts(
+        canaries=300, epsilon=1.0, delta=1e-5, alpha=0.025, bound="fdp"
+    ).guesses_in
+    planned = rows()["guesses"]
+    assert planned.startswith(f"count rule: {k} 'in' + {k} 'out', planned from")
+    assert "0.268-GDP Gaussian at epsilon 1" in planned
+    given = rows(guesses=7, guesses_out=3)["guesses"]
+    assert given.startswith("count rule: 7 'in' + 3 'out', as given")
+    assert "threshold rule only" in rows(guess_rule="threshold")["guesses"]

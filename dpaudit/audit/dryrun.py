@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpaudit.audit.config.model import AuditConfig
 from dpaudit.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from dpaudit.audit.games.one_run.plan import OneRunPlan
 
 __all__ = ["dry_run"]
 
@@ -132,10 +136,26 @@ def _two_world_rows(config: AuditConfig) -> list[tuple[str, str]]:
     ]
 
 
-def _one_run_rows(config: AuditConfig) -> list[tuple[str, str]]:
+def _one_run_rows(config: AuditConfig, plan: OneRunPlan) -> list[tuple[str, str]]:
+    """The one-run game's rows (``plan``: the game's plan, its guess counts)."""
+    if config.guess_rule == "threshold":
+        guesses = "threshold rule only: as many as the release shows (no counts)"
+    else:
+        how = (
+            "planned from the configuration before any fit (on the "
+            f"{plan.planning_mu or 0.0:.3f}-GDP Gaussian at epsilon {config.epsilon:g})"
+            if plan.planned
+            else "as given"
+        )
+        guesses = (
+            f"count rule: {plan.guesses_in} 'in' + {plan.guesses_out} 'out', {how}"
+        )
+        if config.guess_rule == "both":
+            guesses += "; and the threshold rule where the score has one"
     return [
         ("fits", f"{config.fits} (one-run game: {config.canaries} canaries per fit)"),
         ("rounds per world", "none: the one-run game has no worlds"),
+        ("guesses", guesses),
     ]
 
 
@@ -169,7 +189,7 @@ def dry_run(
     limit = memory_limit(config, foreign=resolved.foreign)
     one_run = config.game == "one-run"
     # In memory: the exact test's disk cache unused.
-    rows = _one_run_rows(config) if one_run else _two_world_rows(config)
+    rows = _one_run_rows(config, prepared.plan) if one_run else _two_world_rows(config)
     plan = prepared.memory
     if plan is None:  # no limit could be read: planned all the same
         planner = plan_one_run if one_run else plan_memory

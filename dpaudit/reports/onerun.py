@@ -111,6 +111,11 @@ def _guesses_text(s: OneRunSummary) -> str:
             "fixed before any fit, rounded down to a guess count of a grid fixed "
             "in advance"
         )
+    elif s.guesses_planned:
+        made += (
+            "; count rule: the numbers planned from the configuration before any "
+            f"fit, on the Gaussian at the configured epsilon (mu {s.planning_mu or 0.0:.3f})"
+        )
     else:
         made += "; count rule: the numbers fixed before any release"
     others = [r for r in s.rules if r.rule != s.rule]

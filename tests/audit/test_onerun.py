@@ -458,10 +458,18 @@ def test_a_builtin_generator_on_category_canaries_in_two_fits(tmp_path: Path) ->
     result = run_audit(config, out_dir=tmp_path / "b")
     assert result.verdict == "VIOLATION" and result.rounds.total == 2
     assert result.one_run is not None
-    assert (result.one_run.canaries, result.one_run.guesses) == (120, 24)
-    assert result.one_run.correct == 24 and result.one_run.canary_kind == "category"
+    # The counts the game plans for this configuration (count rule at all of alpha).
+    from dpaudit.audit.games.one_run.counts import plan_counts
+
+    planned = plan_counts(
+        canaries=120, epsilon=1.0, delta=1e-5, alpha=0.05, bound="fdp"
+    ).guesses_in
+    r = 2 * planned
+    assert (result.one_run.canaries, result.one_run.guesses) == (120, r)
+    assert result.one_run.guesses_planned and result.one_run.planning_mu is not None
+    assert result.one_run.correct == r and result.one_run.canary_kind == "category"
     for text in (render_terminal(result), render_markdown([result])):
-        assert "one-run" in text and "24 of 24" in text and "120" in text
+        assert "one-run" in text and f"{r} of {r}" in text and "120" in text
 
 
 def test_a_claim_above_the_attainable_maximum_is_inconclusive(tmp_path: Path) -> None:

@@ -119,10 +119,11 @@ def test_each_bounds_figure_is_what_it_gives_configured_alone(
 
 @pytest.mark.slow
 def test_the_result_and_its_reports_state_every_bound(tmp_path: Path) -> None:
-    """A real audit (SubsampleCopy, one fit) with ``steinke`` and with the default:
-    each lists the same per-bound figures, each configured figure equals the other
-    audit's entry for it, the document passes the schema and reads back, and the
-    text, Markdown and HTML reports carry the line."""
+    """A real audit (SubsampleCopy, one fit) with ``steinke`` and with the default,
+    at the same guess counts (``--guesses 100``: planned counts depend on the
+    configured bound): each lists the same per-bound figures, each configured figure
+    equals the other audit's entry for it, the document passes the schema and reads
+    back, and the text, Markdown and HTML reports carry the line."""
     from dpaudit.audit.run import run_audit
     from dpaudit.reports import load_results, render, render_terminal
 
@@ -131,6 +132,7 @@ def test_the_result_and_its_reports_state_every_bound(tmp_path: Path) -> None:
         config = AuditConfig(
             generator="dpaudit.generators.leaky_plugins:SubsampleCopy",
             game="one-run",
+            guesses=100,
             onerun_bound=bound,  # type: ignore[arg-type]
         )
         results[bound] = run_audit(config, out_dir=tmp_path / bound)

@@ -116,7 +116,7 @@ def test_bounds_are_monotone_and_cover_their_inputs() -> None:
 
 def test_bound_setting() -> None:
     assert resolve_bound("auto", 1000) == "fdp"
-    assert resolve_bound("auto", 20000) == "order"
+    assert resolve_bound("auto", 20000) == "fdp"  # planned counts: fdp everywhere
     assert order_counts(10, 0) == ((10, 0), (5, 0), (3, 0), (2, 0))
     with pytest.raises(InvalidParameterError, match="onerun_bound"):
         resolve_bound("best", 10)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from dpaudit.audit.config.model import AuditConfig
-from dpaudit.audit.games.one_run.game import analyse_one_run
+from dpaudit.audit.games.one_run.game import analyse_one_run, planned_counts
 from dpaudit.audit.games.one_run.plan import OneRunPlan
 from dpaudit.audit.games.one_run.transcript import own_answers, score_transcript
 from dpaudit.audit.games.releases import compact_claim
@@ -55,7 +55,12 @@ def _in_process(
     )
     design = canary_design("worst-case", canaries=canaries)
     plan = OneRunPlan.create(
-        fits=1, canaries=canaries, guesses=guesses, guesses_out=None, seed=seed
+        fits=1,
+        canaries=canaries,
+        guesses=guesses,
+        guesses_out=None,
+        seed=seed,
+        counts=planned_counts(config, design),
     )
     plugin.fit(
         design.training_table(plan.bits[0]),

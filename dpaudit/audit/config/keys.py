@@ -355,7 +355,7 @@ AUDIT_KEYS: tuple[Key, ...] = (
     Key(
         name="guesses",
         help="guesses 'in' (and 'out' unless --guesses-out), fixed in advance "
-        "(default: a tenth of all canaries)",
+        "(default: planned from the configuration before any fit; docs/onerun.md)",
         group="the one-run game",
         kind="int",
         constraint=Interval(integer=True, low=1, optional=True),

@@ -134,8 +134,8 @@ class AuditConfig:
         canaries: one-run: canaries per fit, each included with probability 1/2.
         fits: one-run: fits, each with its own canaries.
         guesses: one-run: guesses "in" (and "out", unless ``guesses_out`` is set),
-            fixed before any release is seen (default: a tenth of all canaries, at
-            least 1).
+            fixed before any release is seen (default: planned from the
+            configuration, ``dpaudit.audit.games.one_run.counts``).
         guesses_out: one-run: guesses "out" (default: as many as ``guesses``).
         guess_rule: one-run: ``count`` (the ``guesses`` and ``guesses_out`` fixed in
             advance), ``threshold`` (every canary whose score reaches a threshold

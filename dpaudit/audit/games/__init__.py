@@ -30,6 +30,10 @@ if TYPE_CHECKING:
         check_fit_memory,
         check_memory,
     )
+    from dpaudit.audit.games.one_run.counts import (
+        count_alpha,
+        plan_counts,
+    )
     from dpaudit.audit.games.one_run.plan import (
         guess,
     )
@@ -113,6 +117,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "judge_scores",
     ),
     "dpaudit.audit.games.lookup": ("looked_up",),
+    "dpaudit.audit.games.one_run.counts": ("count_alpha", "plan_counts"),
     "dpaudit.audit.games.one_run.plan": ("guess",),
     "dpaudit.audit.games.one_run.rules": (
         "apply_rules",
@@ -147,11 +152,13 @@ __all__ = [
     "claimed_profile",
     "compact_claim",
     "contradiction",
+    "count_alpha",
     "game_keys",
     "guess",
     "judge_scores",
     "load_game",
     "looked_up",
+    "plan_counts",
     "plan_for_setup",
     "plan_looks",
     "planned_attainable_maximum",

@@ -96,6 +96,12 @@ class OneRunSummary:
         bounds: every sound bound's figures from the same scores and guesses
             (steinke, fdp, order); descriptive but the one that ``decides``
             (results written before the key existed have none).
+        guesses_planned: the count rule's counts were planned from the
+            configuration (no ``--guesses``; docs/soundness.md, "Guess counts
+            planned from the configuration"); ``False``: given; ``None``: results
+            written before planning existed (a tenth of the canaries per side).
+        planning_mu: the mu of the Gaussian the counts were planned on (the
+            claim's boundary at the configured epsilon); ``None``: not planned.
     """
 
     fits: int
@@ -119,3 +125,5 @@ class OneRunSummary:
     mu_emp: float | None = None
     claim_refuted: bool | None = None
     bounds: tuple[OneRunBoundFigure, ...] = ()
+    guesses_planned: bool | None = None
+    planning_mu: float | None = None

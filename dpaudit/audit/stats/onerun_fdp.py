@@ -121,7 +121,13 @@ def _least_mass(
     mu: NDArray[np.float64] | None,
 ) -> NDArray[np.float64]:
     """``T(beta)``: the least total mass of a law of ``W`` with ``P[W = v] = beta``
-    that satisfies every ``C_u`` (module docstring), elementwise (``inf``: none)."""
+    that satisfies every ``C_u`` (module docstring), elementwise (``inf``: none),
+    or, for an entry already above 1, a partial sum above 1 (every caller compares
+    ``T`` with 1 only).
+
+    The greedy stops once every entry is above 1 (``T`` only grows) or adds no mass
+    at this step: a step that adds none leaves ``Y_u`` and so ``g(Y_u / m)``
+    unchanged, so every later step adds none either; the result is exact."""
     m, r, v = float(canaries), guesses, correct
     y = v * beta
     x_next = (r - v) * beta
@@ -136,6 +142,8 @@ def _least_mass(
             y = y + (u - 1) * p
         y = np.where(np.isnan(y), np.inf, y)
         x_next = x_u
+        if bool(np.all((total > 1.0) | (p == 0.0))):
+            break
     return np.asarray(total, np.float64)
 
 

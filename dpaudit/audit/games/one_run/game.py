@@ -44,6 +44,7 @@ from dpaudit.audit.config.model import AuditConfig
 from dpaudit.audit.config.names import RESULT_FILE
 from dpaudit.audit.games.claims import active_flags, plain, summarise_claims
 from dpaudit.audit.games.memory import MemoryPlan, check_one_run_memory
+from dpaudit.audit.games.one_run.counts import GuessCounts, count_alpha, plan_counts
 from dpaudit.audit.games.one_run.plan import OneRunPlan
 from dpaudit.audit.games.one_run.rules import THRESHOLDS, every_bound, resolve_bound
 from dpaudit.audit.games.one_run.scoring import SCORE_NAMES, score_canaries
@@ -148,6 +149,7 @@ class OneRunGame:
             guesses=config.guesses,
             guesses_out=config.guesses_out,
             seed=config.seed,
+            counts=planned_counts(config, design),
         )
         resolved = resolve_one_run(config, design=design)
         memory = check_one_run_memory(config, resolved)
@@ -232,6 +234,32 @@ class OneRunGame:
 
 GAME = OneRunGame()
 """The one-run game (:data:`dpaudit.audit.games.registry.GAME_SPECS`)."""
+
+
+def planned_counts(config: AuditConfig, design: CanaryDesign) -> GuessCounts | None:
+    """The count rule's guesses per side planned from the configuration alone
+    (:func:`~dpaudit.audit.games.one_run.counts.plan_counts`: all canaries, the
+    budget's epsilon and delta, the count rule's share of alpha, the bound), or
+    ``None`` when ``--guesses`` is given or the count rule does not run. The score's
+    name (whether it has a threshold) comes from the canary design and the release
+    kind, both configuration."""
+    if config.guesses is not None:
+        return None
+    transcript = config.release == "transcript"
+    score = TRANSCRIPT_SCORE if transcript else SCORE_NAMES[design.kind]
+    share = count_alpha(
+        alpha=config.alpha, rule=config.guess_rule, threshold=score in THRESHOLDS
+    )
+    if share is None:
+        return None
+    total = int(config.fits) * int(config.canaries)
+    return plan_counts(
+        canaries=total,
+        epsilon=float(config.epsilon),
+        delta=float(config.delta),
+        alpha=share,
+        bound=resolve_bound(config.onerun_bound, total),
+    )
 
 
 def _fit_all(
@@ -463,6 +491,8 @@ def analyse_one_run(
         bound=bound,
         mu_emp=mu_emp,
         claim_refuted=refuted,
+        guesses_planned=plan.planned,
+        planning_mu=plan.planning_mu,
         bounds=tuple(
             OneRunBoundFigure(
                 bound=name,

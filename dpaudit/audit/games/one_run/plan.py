@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from dpaudit.audit.games.one_run.counts import GuessCounts
 from dpaudit.audit.games.streams import Streams
 from dpaudit.errors import InvalidParameterError
 from dpaudit.rng import Rngs
@@ -32,8 +33,10 @@ __all__ = ["Guesses", "OneRunPlan", "default_guesses", "guess"]
 
 
 def default_guesses(total_canaries: int) -> int:
-    """Guesses per side when none are configured: a tenth of all canaries (at least
-    one), so that ``2 * guesses <= total_canaries``.
+    """Guesses per side when neither counts nor a plan are given (a direct caller of
+    :meth:`OneRunPlan.create`; the game plans them:
+    :func:`~dpaudit.audit.games.one_run.counts.plan_counts`): a tenth of all
+    canaries (at least one), so that ``2 * guesses <= total_canaries``.
 
     >>> default_guesses(1000), default_guesses(4)
     (100, 1)
@@ -49,12 +52,17 @@ class OneRunPlan:
         bits: inclusion bit of each canary, shape ``[fits, canaries]`` (1: included).
         guesses_in, guesses_out: the guesses "in" and "out" to be made.
         root_seed: the root seed.
+        planned: the counts were planned from the configuration
+            (:func:`~dpaudit.audit.games.one_run.counts.plan_counts`), not given.
+        planning_mu: the planning Gaussian's mu (``None``: not planned).
     """
 
     bits: NDArray[np.int64]
     guesses_in: int
     guesses_out: int
     root_seed: int
+    planned: bool = False
+    planning_mu: float | None = None
 
     @classmethod
     def create(
@@ -65,17 +73,30 @@ class OneRunPlan:
         guesses: int | None,
         seed: int,
         guesses_out: int | None = None,
+        counts: GuessCounts | None = None,
     ) -> OneRunPlan:
         """The plan of ``fits`` fits of ``canaries`` canaries each: ``guesses``
-        "in" (default :func:`default_guesses`) and ``guesses_out`` "out" (default
-        as many).
+        "in" and ``guesses_out`` "out" (default as many); without ``guesses``, the
+        ``counts`` planned from the configuration (the game's), else
+        :func:`default_guesses`.
 
         Raises:
             InvalidParameterError: more guesses than canaries.
         """
         total = fits * canaries
-        n_in = default_guesses(total) if guesses is None else int(guesses)
-        n_out = n_in if guesses_out is None else int(guesses_out)
+        given = guesses is not None or counts is None
+        if guesses is not None:
+            n_in = int(guesses)
+        elif counts is not None:
+            n_in = counts.guesses_in
+        else:
+            n_in = default_guesses(total)
+        if guesses_out is not None:
+            n_out = int(guesses_out)
+        elif guesses is None and counts is not None:
+            n_out = counts.guesses_out
+        else:
+            n_out = n_in
         if n_in + n_out > total:
             raise InvalidParameterError(
                 f"`guesses` + `guesses_out` must be at most {total} (the canaries of "
@@ -83,7 +104,15 @@ class OneRunPlan:
             )
         bits_rng = Streams(seed).one_run().spawn(3)[0].numpy
         bits = bits_rng.integers(0, 2, size=(fits, canaries), dtype=np.int64)
-        return cls(bits=bits, guesses_in=n_in, guesses_out=n_out, root_seed=int(seed))
+        planned = not given and counts is not None and counts.planned
+        return cls(
+            bits=bits,
+            guesses_in=n_in,
+            guesses_out=n_out,
+            root_seed=int(seed),
+            planned=planned,
+            planning_mu=counts.planning_mu if planned and counts else None,
+        )
 
     @property
     def fits(self) -> int:

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpaudit.audit.config.names import GuessRule, OneRunBound
+from dpaudit.audit.games.one_run.counts import ORDER_SIZES, order_counts
 from dpaudit.audit.games.one_run.plan import Guesses, guess
 from dpaudit.audit.stats import onerun_fdp
 from dpaudit.audit.stats.onerun_bound import eps_lower_bound
@@ -47,7 +48,6 @@ from dpaudit.errors import InvalidParameterError
 
 __all__ = [
     "BOUNDS",
-    "ORDER_FROM",
     "ORDER_SIZES",
     "THRESHOLDS",
     "BoundDecision",
@@ -70,28 +70,22 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
 )
 
 
-#: The nested guess counts of the ``order`` bound's count rule (``k``, ``k/2``, ...).
-ORDER_SIZES = 4
-
-
 #: The bounds sound for every mechanism and game setting, in the order a result
 #: lists them (``auto`` resolves to one of them: :func:`resolve_bound`).
 BOUNDS = ("steinke", "fdp", "order")
 
 
-#: ``auto`` takes ``order`` from this many canaries (all fits together), ``fdp``
-#: below: where benchmarks/onerun_tightness.py measured each the stronger.
-ORDER_FROM = 10_000
-
-
 def resolve_bound(bound: OneRunBound | str, canaries: int) -> str:
     """The bound ``bound`` names for an audit of ``canaries`` canaries; ``auto``:
-    ``fdp``, or ``order`` from :data:`ORDER_FROM` canaries, the stronger of the two
-    bounds sound for every mechanism and game setting (docs/onerun.md, "Bounds"),
-    chosen from the configuration alone, before any fit.
+    ``fdp`` at every size, with the count rule's guesses planned for it
+    (:func:`~dpaudit.audit.games.one_run.counts.plan_counts`): on the tightness
+    benchmark's grid (mu 0.5, 1, 2 at 1,000 and 10,000 canaries) planned ``fdp``
+    was stronger than ``order`` in every cell (docs/onerun.md, "Bounds"). A
+    function of the configuration alone, fixed before any fit (``canaries`` is
+    kept for callers that resolve by size).
 
     >>> resolve_bound("auto", 1000), resolve_bound("auto", 10000)
-    ('fdp', 'order')
+    ('fdp', 'fdp')
     >>> resolve_bound("steinke", 10000)
     'steinke'
     """
@@ -100,28 +94,8 @@ def resolve_bound(bound: OneRunBound | str, canaries: int) -> str:
             f"`onerun_bound` must be auto, steinke, fdp or order. Got {bound!r}."
         )
     if bound == "auto":
-        return "order" if canaries >= ORDER_FROM else "fdp"
+        return "fdp"
     return str(bound)
-
-
-def order_counts(guesses_in: int, guesses_out: int) -> tuple[tuple[int, int], ...]:
-    """The ``order`` bound's nested counts: ``(guesses_in, guesses_out)`` halved
-    :data:`ORDER_SIZES` - 1 times (rounded up, a nonzero count kept >= 1),
-    duplicates dropped, fixed before any release.
-
-    >>> order_counts(100, 100)
-    ((100, 100), (50, 50), (25, 25), (13, 13))
-    >>> order_counts(1, 0)
-    ((1, 0),)
-    """
-    out: list[tuple[int, int]] = []
-    for j in range(ORDER_SIZES):
-        pair = tuple(
-            0 if n == 0 else max(1, -(-n // 2**j)) for n in (guesses_in, guesses_out)
-        )
-        if pair not in out:
-            out.append((pair[0], pair[1]))
-    return tuple(out)
 
 
 @functools.lru_cache(maxsize=4096)
