@@ -29,8 +29,10 @@ Two tests of "the release is mu-GDP", at ``alpha``, on simulated one-run audits 
   the mu-GDP curve. Valid when the canaries are independent (its false alarms on the
   ideal mu-GDP Gaussian, which has independent canaries, are in the table), not here.
 - ``fdp``: the game's f-DP bound (docs/soundness.md, "The one-run f-DP bound"): the
-  count rule's ``canaries / 10`` highest and lowest scores guessed, the mu-GDP curve
-  rejected when its p-value is below ``alpha``. Sound for every mechanism.
+  count rule's highest and lowest scores guessed, as many as the game plans for a
+  claim of mu-GDP and its epsilon at delta 1e-5 (``plan_counts``), the claim's curve
+  (mu-GDP and its lines) rejected when its p-value is below ``alpha``. Sound for
+  every mechanism.
 
     python benchmarks/onerun_interference.py            # 2,000 audits per row
     python benchmarks/onerun_interference.py --record   # also the record file
@@ -48,11 +50,14 @@ from numpy.typing import NDArray
 from scipy.stats import beta as beta_law
 from scipy.stats import norm
 
+from dpaudit.audit.games import plan_counts
+from dpaudit.audit.stats import eps_of_gdp
 from dpaudit.audit.stats.onerun_fdp import rejects
 from dpaudit.audit.stats.tradeoff import gdp_delta
 
 ALPHA = 0.05
 MU = 1.0  # the claim: mu-GDP for every canary
+DELTA = 1e-5  # and its epsilon at this delta
 
 
 def clip_profile(
@@ -97,15 +102,36 @@ def clopper_pearson(k: NDArray[np.int64], n: NDArray[np.int64], level: float) ->
     return lower, upper
 
 
-def fdp_cut(canaries: int, guesses: int, mu: float, alpha: float) -> int:
+def fdp_cut(canaries: int, guesses: int, alpha: float) -> int:
     """The fewest correct guesses (of ``guesses``) at which the f-DP bound rejects
-    mu-GDP at ``alpha`` (rejection grows with the count), or ``guesses + 1``."""
+    the claim's curve (mu-GDP and its epsilon at delta) at ``alpha`` (rejection grows
+    with the count), or ``guesses + 1``."""
+    epsilon = eps_of_gdp(MU, DELTA)
     for correct in range(guesses // 2, guesses + 1):
         if rejects(
-            canaries=canaries, guesses=guesses, correct=correct, alpha=alpha, mu=mu
+            canaries=canaries,
+            guesses=guesses,
+            correct=correct,
+            alpha=alpha,
+            epsilon=epsilon,
+            delta=DELTA,
+            mu=MU,
         )[0]:
             return correct
     return guesses + 1
+
+
+def planned_side(canaries: int) -> int:
+    """The guesses per side the game plans for this claim (no threshold: the count
+    rule at the full alpha)."""
+    counts = plan_counts(
+        canaries=canaries,
+        epsilon=eps_of_gdp(MU, DELTA),
+        delta=DELTA,
+        alpha=ALPHA,
+        bound="fdp",
+    )
+    return counts.guesses_in
 
 
 def simulate(
@@ -138,8 +164,8 @@ def simulate(
     _, fpr_up = clopper_pearson(fp, n_out, ALPHA / 2)
     curve = norm.cdf(norm.ppf(np.clip(fpr_up, 1e-300, 1.0)) + MU)
     independent = int(np.sum(tpr_lo > curve))
-    k = max(1, canaries // 10)
-    cut = fdp_cut(canaries, 2 * k, MU, ALPHA)
+    k = planned_side(canaries)
+    cut = fdp_cut(canaries, 2 * k, ALPHA)
     order = np.argsort(scores + 1e-9 * gen.random(scores.shape), axis=1)
     rows = np.arange(audits)[:, None]
     right = bits[rows, order[:, -k:]].sum(axis=1) + (1 - bits[rows, order[:, :k]]).sum(
@@ -199,6 +225,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         "q_max": q_max,
         "largest_loss": top,
         "threshold": args.threshold,
+        "fdp_per_side": planned_side(args.canaries),
         "seed": args.seed,
         "rows": rows,
         **{

@@ -191,8 +191,8 @@ QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
         "docs/soundness.md",
         "independent ({} false alarms of {} audits at α = 0.05, 1,000 canaries), and "
         "raises {} of {} ({}) on this one: when the coin is heads all canaries leak at "
-        "once. The f-DP bound (the count rule's 100 + 100 guesses) raises {} and {} false "
-        "alarms.",
+        "once. The f-DP bound (the {} + {} guesses the game plans for this claim) raises "
+        "{} and {} false alarms.",
         "onerun_interference",
         (
             ("ideal Gaussian/independent/false_alarms", str),
@@ -200,6 +200,8 @@ QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
             ("rare leak/independent/false_alarms", str),
             ("rare leak/independent/audits", "{:,}".format),
             ("rare leak/independent/rate", "{:.1%}".format),
+            ("fdp_per_side", str),
+            ("fdp_per_side", str),
             ("ideal Gaussian/fdp/false_alarms", str),
             ("rare leak/fdp/false_alarms", str),
         ),
