@@ -46,8 +46,7 @@ from numpy.typing import NDArray
 from profile_calibration import gaussian_claim
 from scipy import stats
 
-from dpaudit.audit.stats import ClaimedProfile, calibrated, exact, gdp_mu_of_eps
-from dpaudit.audit.stats.estimators import rate_upper_bounds
+from dpaudit.audit.stats import ClaimedProfile, gdp_mu_of_eps, level_gap
 
 ALPHA = 0.05 / 3
 DELTA = 1e-5
@@ -148,14 +147,6 @@ def cases() -> list[Case]:
     return out
 
 
-def rejection_at(level: float, n: int, outside: Any) -> NDArray[np.int64]:
-    """``g`` of the test at a per-rate ``level`` (any float in (0, 1)): the corners
-    computed as :func:`exact.corner` computes them at a grid level."""
-    k = np.arange(n + 1)
-    u = rate_upper_bounds(k, np.full(n + 1, n), level, METHOD)
-    return exact.boundary_counts(u, u, outside)
-
-
 def detection(
     g: NDArray[np.int64], fpr: NDArray[np.float64], fnr: NDArray[np.float64], n: int
 ) -> NDArray[np.float64]:
@@ -171,38 +162,19 @@ def detection(
 def measure(case: Case, alpha: float = ALPHA) -> dict[str, Any]:
     """The case's figures (the module's text)."""
     n = case.rounds
-    claim = case.claim
-    found = calibrated._claim_test(claim, n, n, alpha, METHOD)
-    assert found is not None  # LEVELS[0] = 1e-9 always passes
-    grid, g_grid = found[0], np.asarray(found[1])
-    outside = calibrated._claim_outside(claim)
-    boundary = calibrated._claim_boundary(claim)
-    limit = alpha * (1.0 - exact._SLACK)
-
-    def passes(g: NDArray[np.int64]) -> bool:  # the check levels._tester makes
-        return bool(g[0] < 0 or exact.size(g, boundary, n, limit=limit) <= limit)
-
-    top = grid + 1 < exact.LEVELS.size
-    lo = math.log(exact.LEVELS[grid])
-    g_lo = g_grid
-    if top:
-        hi = math.log(exact.LEVELS[grid + 1])
-        g_next = rejection_at(float(exact.LEVELS[grid + 1]), n, outside)
-        g_hi = g_next
-        while hi - lo > LOG_WIDTH:
-            mid = 0.5 * (lo + hi)
-            g = rejection_at(math.exp(mid), n, outside)
-            if passes(g):
-                lo, g_lo = mid, g
-            else:
-                hi, g_hi = mid, g
-    else:  # pragma: no cover - the top grid level (0.5) is never reached here
-        g_next = g_hi = g_grid
-
-    def size(g: NDArray[np.int64]) -> float:  # the bound on every fine interval
-        return exact.size(g, boundary, n)
-
-    s_grid, s_cont, s_next, s_above = (size(g) for g in (g_grid, g_lo, g_next, g_hi))
+    gap = level_gap(case.claim, n, alpha, METHOD, LOG_WIDTH)
+    g_grid, g_lo, g_next, g_hi = (
+        gap.g_grid,
+        gap.g_continuous,
+        gap.g_next,
+        gap.g_above,
+    )
+    s_grid, s_cont, s_next, s_above = (
+        gap.size_grid,
+        gap.size_continuous,
+        gap.size_next,
+        gap.size_above,
+    )
     d_grid, d_cont, d_next, d_above = (
         detection(g, case.fpr, case.fnr, n) for g in (g_grid, g_lo, g_next, g_hi)
     )
@@ -218,9 +190,9 @@ def measure(case: Case, alpha: float = ALPHA) -> dict[str, Any]:
         "rounds": n,
         "alpha": alpha,
         "true_claim": case.true_claim,
-        "grid_level": float(exact.LEVELS[grid]),
-        "continuous_level": math.exp(lo),
-        "next_grid_level": float(exact.LEVELS[min(grid + 1, exact.LEVELS.size - 1)]),
+        "grid_level": gap.grid_level,
+        "continuous_level": gap.continuous_level,
+        "next_grid_level": gap.next_level,
         "size_grid": s_grid / alpha,
         "size_continuous": s_cont / alpha,
         "size_next_grid": s_next / alpha,

@@ -51,9 +51,7 @@ from scipy.stats import beta as beta_law
 from scipy.stats import norm
 
 from dpaudit.audit.games import plan_counts
-from dpaudit.audit.stats import eps_of_gdp
-from dpaudit.audit.stats.onerun_fdp import rejects
-from dpaudit.audit.stats.tradeoff import gdp_delta
+from dpaudit.audit.stats import eps_of_gdp, gdp_delta, rejects
 
 ALPHA = 0.05
 MU = 1.0  # the claim: mu-GDP for every canary

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from dpaudit.audit.stats import calibrated, deciding_counts, exact, violation_ceiling
+from dpaudit.audit.stats.levelgap import level_gap, rejection_at
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,7 +64,7 @@ def test_the_grid_level_figures_are_the_audits() -> None:
     assert level is not None
     deciding = deciding_counts(claim, n, n, alpha=bench.ALPHA, delta=claim.delta)
     outside = calibrated._claim_outside(claim)
-    g = bench.rejection_at(float(exact.LEVELS[level]), n, outside)
+    g = rejection_at(float(exact.LEVELS[level]), n, outside)
     np.testing.assert_array_equal(g, deciding)
     row = bench.measure(replace(case, rounds=n))
     ceiling = violation_ceiling(claim, case.fpr, case.fnr, n, n, alpha=bench.ALPHA)
@@ -71,3 +72,9 @@ def test_the_grid_level_figures_are_the_audits() -> None:
     assert row["size_grid"] * bench.ALPHA == exact.size(
         np.asarray(deciding), calibrated._claim_boundary(claim), n
     )
+    # The gap's grid level is the audit's, and its continuous level passes the
+    # audit's check where the next grid level fails.
+    gap = level_gap(claim, n, bench.ALPHA, bench.METHOD)
+    assert gap.grid_level == float(exact.LEVELS[level])
+    assert gap.grid_level <= gap.continuous_level < gap.next_level
+    assert gap.size_grid <= gap.size_continuous <= bench.ALPHA < gap.size_next

@@ -38,11 +38,13 @@ if TYPE_CHECKING:
         rate_upper_bound,
         rate_upper_bounds,
     )
+    from dpaudit.audit.stats.levelgap import level_gap
     from dpaudit.audit.stats.memo import use_store
     from dpaudit.audit.stats.onerun_bound import (
         onerun_eps_lower_bound,
         onerun_eps_max_attainable,
     )
+    from dpaudit.audit.stats.onerun_fdp import rejects
     from dpaudit.audit.stats.oracle import (
         violation_ceiling,
     )
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
     from dpaudit.audit.stats.tradeoff import (
         bernoulli_renyi,
         eps_of_gdp,
+        gdp_delta,
         gdp_mu_of_eps,
         mu_lower_bound,
     )
@@ -106,11 +109,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "dpaudit.audit.stats.tradeoff": (
         "bernoulli_renyi",
+        "gdp_delta",
         "gdp_mu_of_eps",
         "mu_lower_bound",
         "eps_of_gdp",
     ),
     "dpaudit.audit.stats.sizing": ("fewest_rounds",),
+    "dpaudit.audit.stats.levelgap": ("level_gap",),
+    "dpaudit.audit.stats.onerun_fdp": ("rejects",),
     "dpaudit.audit.stats.memo": ("use_store",),
     "dpaudit.audit.stats.oracle": ("violation_ceiling",),
     "dpaudit.audit.stats.thresholds": ("roc_auc",),
@@ -133,10 +139,12 @@ __all__ = [
     "family",
     "family_counts",
     "fewest_rounds",
+    "gdp_delta",
     "gdp_mu_of_eps",
     "gdp_tradeoff",
     "judge",
     "judge_point",
+    "level_gap",
     "mu_ceiling",
     "mu_lower_bound",
     "mu_max_attainable",
@@ -148,6 +156,7 @@ __all__ = [
     "rate_upper_bounds",
     "rdp_boundary",
     "refutes_perfectly",
+    "rejects",
     "roc_auc",
     "rounds_needed",
     "rounds_to_decide",
