@@ -206,6 +206,16 @@ QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
             ("rare leak/fdp/false_alarms", str),
         ),
     ),
+    (
+        "docs/onerun.md",
+        "on which a test treating the canaries as independent trials raises {} false "
+        "alarms at alpha 0.05, and the f-DP bound {}",
+        "onerun_interference",
+        (
+            ("rare leak/independent/rate", "{:.1%}".format),
+            ("rare leak/fdp/false_alarms", lambda v: "none" if v == 0 else f"{v}"),
+        ),
+    ),
 )
 
 
