@@ -4,8 +4,8 @@ Each audit is the library's whole pipeline (:func:`dpaudit.audit.run.run_audit`,
 ``game="one-run"``: the plug-in worker, the canaries, one fit, the default guess rule
 and the default bound ``auto``) of an exact mechanism of :mod:`dpaudit.generators.zoo`
 whose claim is true (``true_epsilon`` = the claimed epsilon 1, delta 1e-5, the claim
-stating the mechanism's exact profile: the Gaussian's ``gdp_mu``, which the f-DP bound
-tests as a whole curve). A VIOLATION is a false alarm. The audits run round-robin
+stating the mechanism's exact profile: every mechanism's RDP curve and the Gaussian's
+``gdp_mu``, which the f-DP bound tests as one curve with the lines). A VIOLATION is a false alarm. The audits run round-robin
 over the mechanisms, seed ``--seed + i``; every finished audit is saved to ``--out``
 at once.
 

@@ -216,6 +216,34 @@ QUOTES: tuple[tuple[str, str, str, tuple[tuple[str, object], ...]], ...] = (
             ("rare leak/fdp/false_alarms", lambda v: "none" if v == 0 else f"{v}"),
         ),
     ),
+    (
+        "docs/soundness.md",
+        "At 1,000 canaries a 1.5x overclaim (μ = 1.5) was detected {} times with the ρ "
+        "curve against {} with the lines, a 2x overclaim {} times against {}; at 10,000 "
+        "canaries {} against {} and {} against {}. At the claim (μ = 1) neither raised "
+        "a false alarm ({} and {} at 1,000 canaries, {} and {} at 10,000). The same "
+        "claim stating μ = 1 instead of ρ detects the 1.5x overclaim {} and {} times.",
+        "onerun_profile",
+        tuple(
+            (f"{n}/{release}/{test}/violations", "{:,}".format)
+            for n, release, test in (
+                (1000, "1.5x", "rho curve"),
+                (1000, "1.5x", "lines"),
+                (1000, "2x", "rho curve"),
+                (1000, "2x", "lines"),
+                (10000, "1.5x", "rho curve"),
+                (10000, "1.5x", "lines"),
+                (10000, "2x", "rho curve"),
+                (10000, "2x", "lines"),
+                (1000, "true", "rho curve"),
+                (1000, "true", "lines"),
+                (10000, "true", "rho curve"),
+                (10000, "true", "lines"),
+                (1000, "1.5x", "mu curve"),
+                (10000, "1.5x", "mu curve"),
+            )
+        ),
+    ),
 )
 
 

@@ -78,9 +78,10 @@ def _bound_text(s: OneRunSummary) -> str:
         "bound over them",
     }.get(s.bound, s.bound)
     mu = "" if s.mu_emp is None else f"; mu_emp {fmt_number(s.mu_emp)}"
+    curve = f"its lines and {s.claim_curve or 'mu-GDP'}"
     refuted = {
-        True: "; the claim's curve (its lines and mu-GDP) is rejected",
-        False: "; the claim's curve (its lines and mu-GDP) is not rejected",
+        True: f"; the claim's curve ({curve}) is rejected",
+        False: f"; the claim's curve ({curve}) is not rejected",
         None: "",
     }[s.claim_refuted]
     return f"{what} (docs/onerun.md){mu}{refuted}"
@@ -142,7 +143,8 @@ def one_run_explain(result: AuditResult) -> list[str]:
     if result.verdict == Verdict.VIOLATION and s.claim_refuted:
         return [
             "The implementation leaks more than it claims: the claimed trade-off "
-            f"curve (epsilon {claim} and its mu-GDP) is rejected with {confidence}% "
+            f"curve (epsilon {claim} and its {s.claim_curve or 'mu-GDP'}) is "
+            f"rejected with {confidence}% "
             "confidence. "
             + game
             + " No generator that meets the claimed curve lets that many guesses be "

@@ -92,7 +92,10 @@ class OneRunSummary:
         mu_emp: the f-DP bounds' largest mu-GDP rejected, with every smaller one
             (``None``: steinke).
         claim_refuted: the f-DP bounds rejected the claim's stated curve (its
-            (epsilon, delta) lines and mu-GDP; ``None``: steinke or no mu stated).
+            (epsilon, delta) lines with its mu-GDP, zCDP or RDP curve; ``None``:
+            steinke or no profile stated).
+        claim_curve: that curve beyond the lines, in words (``mu-GDP 0.5``,
+            ``zCDP rho 0.373``, ``RDP at 46 orders``); ``None`` as ``claim_refuted``.
         bounds: every sound bound's figures from the same scores and guesses
             (steinke, fdp, order); descriptive but the one that ``decides``
             (results written before the key existed have none).
@@ -124,6 +127,7 @@ class OneRunSummary:
     bound: str = "steinke"
     mu_emp: float | None = None
     claim_refuted: bool | None = None
+    claim_curve: str | None = None
     bounds: tuple[OneRunBoundFigure, ...] = ()
     guesses_planned: bool | None = None
     planning_mu: float | None = None

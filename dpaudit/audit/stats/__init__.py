@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         onerun_eps_lower_bound,
         onerun_eps_max_attainable,
     )
+    from dpaudit.audit.stats.onerun_curves import ProfileCurve, profile_curve
     from dpaudit.audit.stats.onerun_fdp import rejects
     from dpaudit.audit.stats.oracle import (
         violation_ceiling,
@@ -117,6 +118,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "dpaudit.audit.stats.sizing": ("fewest_rounds",),
     "dpaudit.audit.stats.levelgap": ("level_gap",),
     "dpaudit.audit.stats.onerun_fdp": ("rejects",),
+    "dpaudit.audit.stats.onerun_curves": ("ProfileCurve", "profile_curve"),
     "dpaudit.audit.stats.memo": ("use_store",),
     "dpaudit.audit.stats.oracle": ("violation_ceiling",),
     "dpaudit.audit.stats.thresholds": ("roc_auc",),
@@ -127,6 +129,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "AttackCounts",
     "ClaimedProfile",
+    "ProfileCurve",
     "bernoulli_renyi",
     "claim_dp_text",
     "clear_caches",
@@ -151,6 +154,7 @@ __all__ = [
     "onerun_eps_lower_bound",
     "onerun_eps_max_attainable",
     "over_budget_note",
+    "profile_curve",
     "profile_rounds_needed",
     "rate_upper_bound",
     "rate_upper_bounds",

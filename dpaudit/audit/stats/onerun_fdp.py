@@ -45,8 +45,12 @@ constraints are preserved by scaling ``p`` down (``h(t x) >= t h(x)``), so ``T``
 nondecreasing and ``P[W >= v] <= beta`` for every ``beta`` with ``T(beta) > 1``.
 
 *Curves.* ``lines``: the (epsilon, delta) curve, ``h(x) = min(1, delta + e^eps x, 1 -
-e^-eps (1 - delta - x))``; ``gdp``: ``h(x) = Phi(Phi^-1(x) + mu)``; a claim of both:
-their minimum (the mechanism satisfies both curves).
+e^-eps (1 - delta - x))``; ``gdp``: ``h(x) = Phi(Phi^-1(x) + mu)``; ``pairs``: a privacy
+profile sampled as (epsilon_j, delta_j) pairs, the minimum of their lines
+(:mod:`dpaudit.audit.stats.onerun_curves`); a claim of several: their minimum (the
+mechanism satisfies every one). A minimum of concave nondecreasing functions with
+``h(x) >= x`` is one, so the theorem holds for it; its inverse is the maximum of the
+inverses.
 """
 
 from __future__ import annotations
@@ -77,9 +81,33 @@ def _check(canaries: int, guesses: int, correct: int) -> None:
     check_guess_counts(canaries, guesses, correct, least=1)
 
 
-def _check_curve(epsilon: float | None, delta: float, mu: float | None) -> None:
-    if epsilon is None and mu is None:
-        raise InvalidParameterError("`epsilon` or `mu` must be given.")
+#: (epsilon_j, delta_j) pairs of a sampled privacy profile, each a 1-D array.
+Pairs = tuple[NDArray[np.float64], NDArray[np.float64]]
+
+
+def _check_pairs(pairs: Pairs | None) -> Pairs | None:
+    """``pairs`` as two float64 arrays (``None`` stays ``None``)."""
+    if pairs is None:
+        return None
+    eps, deltas = (np.asarray(v, np.float64) for v in pairs)
+    if not (
+        eps.ndim == 1
+        and eps.shape == deltas.shape
+        and bool(np.all(np.isfinite(eps) & (eps >= 0.0)))
+        and bool(np.all((deltas >= 0.0) & (deltas <= 1.0)))
+    ):
+        raise InvalidParameterError(
+            "`pairs` must be two 1-D arrays of the same length: epsilons >= 0 "
+            "(finite) and deltas in [0, 1]."
+        )
+    return eps, deltas
+
+
+def _check_curve(
+    epsilon: float | None, delta: float, mu: float | None, pairs: Pairs | None = None
+) -> None:
+    if epsilon is None and mu is None and pairs is None:
+        raise InvalidParameterError("`epsilon`, `mu` or `pairs` must be given.")
     for name, value in (("epsilon", epsilon), ("mu", mu)):
         if value is not None and not (math.isfinite(value) and value >= 0.0):
             raise InvalidParameterError(f"`{name}` must be >= 0. Got {value!r}.")
@@ -92,10 +120,12 @@ def _inverse(
     eps: NDArray[np.float64] | None,
     delta: float,
     mu: NDArray[np.float64] | None,
+    pairs: Pairs | None = None,
 ) -> NDArray[np.float64]:
     """``g(y)``: the least ``x`` in [0, 1] with ``h(x) >= y`` for the curve ``h`` (the
-    minimum of the stated ones); ``inf`` for ``y > 1``. ``eps`` and ``mu`` broadcast
-    against ``y``."""
+    minimum of the stated ones: the maximum of their inverses); ``inf`` for ``y >
+    1``. ``eps`` and ``mu`` broadcast against ``y``; ``pairs`` is one curve for every
+    entry, its inverse the maximum over its pairs' lines (a last axis of size J)."""
     from scipy.special import ndtr, ndtri
 
     yc = np.clip(y, 0.0, 1.0)
@@ -107,6 +137,14 @@ def _inverse(
         out = np.maximum(out, np.nan_to_num(np.maximum(a, b), nan=0.0, neginf=0.0))
     if mu is not None:
         out = np.maximum(out, ndtr(ndtri(yc) - mu))
+    if pairs is not None:
+        pe, pd = pairs
+        yj = yc[..., None]
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = (yj - pd) * np.exp(-pe)
+            b = 1.0 - pd - np.exp(pe) * (1.0 - yj)
+        lines = np.nan_to_num(np.maximum(a, b), nan=0.0, neginf=0.0)
+        out = np.maximum(out, np.max(lines, axis=-1))
     return np.asarray(np.where(y > 1.0, np.inf, np.minimum(out, 1.0)), np.float64)
 
 
@@ -119,6 +157,7 @@ def _least_mass(
     eps: NDArray[np.float64] | None,
     delta: float,
     mu: NDArray[np.float64] | None,
+    pairs: Pairs | None = None,
 ) -> NDArray[np.float64]:
     """``T(beta)``: the least total mass of a law of ``W`` with ``P[W = v] = beta``
     that satisfies every ``C_u`` (module docstring), elementwise (``inf``: none),
@@ -133,7 +172,7 @@ def _least_mass(
     x_next = (r - v) * beta
     total = beta.copy()
     for u in range(v, 0, -1):
-        x_u = np.maximum(m * _inverse(y / m, eps, delta, mu), x_next)
+        x_u = np.maximum(m * _inverse(y / m, eps, delta, mu, pairs), x_next)
         with np.errstate(invalid="ignore"):
             p = (x_u - x_next) / (r - u + 1)
         p = np.where(np.isfinite(p), p, np.inf)
@@ -155,9 +194,11 @@ def tail_bound(
     epsilon: float | None = None,
     delta: float = 0.0,
     mu: float | None = None,
+    pairs: Pairs | None = None,
 ) -> float:
     """An upper bound on ``P[W >= correct]`` for any mechanism that satisfies the
-    curve (the (epsilon, delta) lines, mu-GDP, or both): a p-value for it.
+    curve (the (epsilon, delta) lines, mu-GDP, the ``pairs``' lines, or the minimum
+    of those given): a p-value for it.
 
     >>> round(tail_bound(canaries=100, guesses=10, correct=10, epsilon=0.0), 4)
     0.001
@@ -165,7 +206,8 @@ def tail_bound(
     1.0
     """
     _check(canaries, guesses, correct)
-    _check_curve(epsilon, delta, mu)
+    _check_curve(epsilon, delta, mu, pairs)
+    pairs = _check_pairs(pairs)
     if correct == 0:
         return 1.0
     eps = None if epsilon is None else np.array([[epsilon]])
@@ -180,6 +222,7 @@ def tail_bound(
             eps=eps,
             delta=delta,
             mu=mus,
+            pairs=pairs,
         )
         return np.asarray(total[0], np.float64)
 
@@ -206,10 +249,12 @@ def rejects(
     epsilon: NDArray[np.float64] | float | None = None,
     delta: float = 0.0,
     mu: NDArray[np.float64] | float | None = None,
+    pairs: Pairs | None = None,
 ) -> NDArray[np.bool_]:
     """Whether each curve is rejected at level ``alpha``: ``T(alpha) > 1``, so
     ``P[W >= correct] < alpha`` under it. ``epsilon`` and ``mu`` may be arrays (one
-    curve per entry; both given: the curve of both, entrywise).
+    curve per entry; both given: the curve of both, entrywise); ``pairs`` (one
+    sampled profile, the same for every entry) joins each entry's curve.
 
     >>> rejects(canaries=100, guesses=10, correct=10, alpha=0.05,
     ...         epsilon=np.array([0.0, 5.0])).tolist()
@@ -218,6 +263,9 @@ def rejects(
     _check(canaries, guesses, correct)
     if not 0 < alpha < 1:
         raise InvalidParameterError(f"`alpha` must be in (0, 1). Got {alpha!r}.")
+    if epsilon is None and mu is None and pairs is None:
+        raise InvalidParameterError("`epsilon`, `mu` or `pairs` must be given.")
+    pairs = _check_pairs(pairs)
     eps = None if epsilon is None else np.atleast_1d(np.asarray(epsilon, np.float64))
     mus = None if mu is None else np.atleast_1d(np.asarray(mu, np.float64))
     size = max(1 if eps is None else eps.size, 1 if mus is None else mus.size)
@@ -232,6 +280,7 @@ def rejects(
         eps=eps,
         delta=delta,
         mu=mus,
+        pairs=pairs,
     )
     return np.asarray(total > 1.0, dtype=bool)
 

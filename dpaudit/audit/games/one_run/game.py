@@ -71,6 +71,7 @@ from dpaudit.audit.result.model import (
 )
 from dpaudit.audit.result.onerun import OneRunBoundFigure, OneRunRule, OneRunSummary
 from dpaudit.audit.stats.auc import auc as stats_auc
+from dpaudit.audit.stats.onerun_curves import profile_curve
 from dpaudit.audit.storage.outdir import Session
 from dpaudit.audit.storage.store import ResultStore
 from dpaudit.errors import InvalidParameterError
@@ -369,7 +370,7 @@ def one_run_reason(
     if verdict is Verdict.VIOLATION and summary.claim_refuted:
         return (
             f"VIOLATION: the claimed trade-off curve (its epsilon {eps_claimed:.3f} "
-            f"and its mu-GDP) is rejected by the {summary.bound} bound (mu_emp "
+            f"and its {summary.claim_curve or 'profile'}) is rejected by the {summary.bound} bound (mu_emp "
             f"{summary.mu_emp or 0.0:.3f}, eps_emp {eps_emp:.3f}): {counts}."
         )
     if verdict is Verdict.VIOLATION:
@@ -439,6 +440,7 @@ def analyse_one_run(
         alpha=config.alpha,
         claim_epsilon=claim.epsilon,
         claim_mu=claim.gdp_mu,
+        claim_curve=profile_curve(zcdp_rho=claim.zcdp_rho, rdp=claim.rdp),
     )
     decided = decisions[bound]
     outcomes, chosen = decided.outcomes, decided.chosen
@@ -491,6 +493,7 @@ def analyse_one_run(
         bound=bound,
         mu_emp=mu_emp,
         claim_refuted=refuted,
+        claim_curve=decided.curve,
         guesses_planned=plan.planned,
         planning_mu=plan.planning_mu,
         bounds=tuple(

@@ -18,8 +18,9 @@ Soundness (docs/soundness.md, "Guesses from the release"):
 
 The bound (``onerun_bound``; docs/soundness.md, "The one-run f-DP bound"): ``steinke``
 (:mod:`dpaudit.audit.stats.onerun_bound`), ``fdp`` (:mod:`dpaudit.audit.stats.onerun_fdp`:
-the same guesses, the claim's trade-off curve tested against their count; eps_emp from
-the (epsilon, delta) lines, mu_emp from the GDP curves) or ``order`` (``fdp`` at
+the same guesses, the claim's trade-off curve tested against their count: its lines
+with its stated mu-GDP, zCDP or RDP curve, :mod:`dpaudit.audit.stats.onerun_curves`;
+eps_emp from the (epsilon, delta) lines, mu_emp from the GDP curves) or ``order`` (``fdp`` at
 :data:`ORDER_SIZES` nested counts of the count rule, ``k``, ``k/2``, ``k/4``, ...,
 each at its share of the rule's level: a union bound over counts fixed in advance).
 ``auto`` is :func:`resolve_bound`, a function of the configuration alone.
@@ -44,6 +45,7 @@ from dpaudit.audit.games.one_run.counts import ORDER_SIZES, order_counts
 from dpaudit.audit.games.one_run.plan import Guesses, guess
 from dpaudit.audit.stats import onerun_fdp
 from dpaudit.audit.stats.onerun_bound import eps_lower_bound
+from dpaudit.audit.stats.onerun_curves import ProfileCurve
 from dpaudit.errors import InvalidParameterError
 
 __all__ = [
@@ -139,10 +141,11 @@ def _refutes(
     alpha: float,
     epsilon: float,
     delta: float,
-    mu: float,
+    mu: float | None,
+    curve: ProfileCurve | None = None,
 ) -> bool:
-    """Whether the f-DP bound rejects the claim's curve (its lines and its
-    mu-GDP) at ``alpha``, remembered."""
+    """Whether the f-DP bound rejects the claim's curve (its lines, its mu-GDP and
+    its zCDP or RDP pairs, as stated) at ``alpha``, remembered."""
     return bool(
         onerun_fdp.rejects(
             canaries=canaries,
@@ -152,8 +155,21 @@ def _refutes(
             epsilon=epsilon,
             delta=delta,
             mu=mu,
+            pairs=None if curve is None else curve.pairs,
         )[0]
     )
+
+
+def curve_name(claim_mu: float | None, claim_curve: ProfileCurve | None) -> str | None:
+    """What the f-DP bounds test beyond the claim's lines, in words (``None``:
+    nothing: the lines alone).
+
+    >>> curve_name(0.5, None)
+    'mu-GDP 0.5'
+    """
+    names = [] if claim_mu is None else [f"mu-GDP {claim_mu:.3g}"]
+    names += [] if claim_curve is None else [claim_curve.name]
+    return ", ".join(names) or None
 
 
 def threshold_sizes(canaries: int) -> tuple[int, ...]:
@@ -219,8 +235,9 @@ class RuleOutcome:
             (before rounding down to a size of the grid); ``None`` for ``count``.
         bound: the bound (``steinke``, ``fdp`` or ``order``).
         mu_emp: the f-DP bound's largest mu-GDP rejected (``None``: steinke).
-        refutes: the f-DP bound rejects the claim's stated curve (its lines and
-            mu-GDP; ``False`` for steinke, or without a stated mu).
+        refutes: the f-DP bound rejects the claim's stated curve (its lines with
+            its mu-GDP, zCDP or RDP curve; ``False`` for steinke, or without a
+            stated profile).
         refutable: it would with every guess right.
     """
 
@@ -255,11 +272,14 @@ def _bounded(
     bound: str = "steinke",
     claim_epsilon: float | None = None,
     claim_mu: float | None = None,
+    claim_curve: ProfileCurve | None = None,
 ) -> RuleOutcome:
     r = guesses_in + guesses_out
     fdp = bound != "steinke"
     family = "steinke" if not fdp else "fdp"
-    stated = fdp and claim_mu is not None and claim_epsilon is not None
+    profile = claim_mu is not None or claim_curve is not None
+    stated = fdp and profile and claim_epsilon is not None
+    mu = None if claim_mu is None else float(claim_mu)
     return RuleOutcome(
         rule=rule,
         made=made,
@@ -279,7 +299,8 @@ def _bounded(
             alpha,
             float(claim_epsilon or 0.0),
             delta,
-            float(claim_mu or 0.0),
+            mu,
+            claim_curve,
         ),
         refutable=stated
         and _refutes(
@@ -289,7 +310,8 @@ def _bounded(
             alpha,
             float(claim_epsilon or 0.0),
             delta,
-            float(claim_mu or 0.0),
+            mu,
+            claim_curve,
         ),
     )
 
@@ -308,11 +330,12 @@ def apply_rules(
     bound: str = "steinke",
     claim_epsilon: float | None = None,
     claim_mu: float | None = None,
+    claim_curve: ProfileCurve | None = None,
 ) -> tuple[RuleOutcome, ...]:
     """Every rule that ``rule`` names, each at its share of ``alpha``, bounded by
     ``bound`` (``steinke``, ``fdp`` or ``order``; resolved, not ``auto``). The f-DP
-    bounds also test the claim's curve (``claim_epsilon`` at ``delta`` and
-    ``claim_mu``) where a mu is stated.
+    bounds also test the claim's curve (``claim_epsilon`` at ``delta`` with
+    ``claim_mu`` and ``claim_curve``'s pairs) where a profile is stated.
 
     ``threshold=None`` (a score without one) leaves ``threshold`` out of ``both``
     (``count`` then gets all of ``alpha``) and refuses ``threshold`` alone.
@@ -360,6 +383,7 @@ def apply_rules(
                         bound=bound,
                         claim_epsilon=claim_epsilon,
                         claim_mu=claim_mu,
+                        claim_curve=claim_curve,
                     )
                 )
             continue
@@ -381,6 +405,7 @@ def apply_rules(
                 bound=bound,
                 claim_epsilon=claim_epsilon,
                 claim_mu=claim_mu,
+                claim_curve=claim_curve,
             )
         )
     return tuple(outcomes)
@@ -405,14 +430,18 @@ class BoundDecision:
         bound: ``steinke``, ``fdp`` or ``order``.
         outcomes: every rule's guesses and bound (:func:`apply_rules`).
         chosen: the rule whose bound is the audit's (:func:`best_outcome`).
-        eps_emp: its eps_emp; with a stated mu under an f-DP bound and the claim's
-            curve not rejected, at most the claimed epsilon (the curve is the test).
+        eps_emp: its eps_emp; with a stated profile under an f-DP bound and the
+            claim's curve not rejected, at most the claimed epsilon (the curve is
+            the test).
         eps_max: the largest attainable maximum over the rules.
         mu_emp: the f-DP bounds' largest mu-GDP rejected (at most a claimed mu
             unless the curve is rejected); ``None``: steinke.
-        refuted: the claim's curve (lines and mu-GDP) is rejected; ``None``:
-            steinke, or no mu stated (eps_emp against the claim decides).
+        refuted: the claim's curve (lines with its mu-GDP, zCDP or RDP curve) is
+            rejected; ``None``: steinke, or no profile stated (eps_emp against the
+            claim decides).
         refutable: it would be with every guess right (``None`` as ``refuted``).
+        curve: what the curve tests beyond the lines (:func:`curve_name`;
+            ``None`` as ``refuted``).
     """
 
     bound: str
@@ -423,6 +452,7 @@ class BoundDecision:
     mu_emp: float | None
     refuted: bool | None
     refutable: bool | None
+    curve: str | None = None
 
 
 def decide_bound(
@@ -431,18 +461,22 @@ def decide_bound(
     bound: str,
     claim_epsilon: float,
     claim_mu: float | None,
+    claim_curve: ProfileCurve | None = None,
 ) -> BoundDecision:
     """The audit's figures from ``bound``'s ``outcomes`` (docs/soundness.md, "The
-    one-run f-DP bound": a stated mu under an f-DP bound makes the claim's whole
-    curve the test; unrejected, no figure exceeds the claim's)."""
+    one-run f-DP bound": a stated mu, zCDP rho or RDP curve under an f-DP bound
+    makes the claim's whole curve the test; unrejected, no figure exceeds the
+    claim's)."""
     chosen = best_outcome(outcomes)
     eps_emp = chosen.eps_emp
     mu_emp = max((o.mu_emp for o in outcomes if o.mu_emp is not None), default=None)
-    profile = bound != "steinke" and claim_mu is not None
+    name = curve_name(claim_mu, claim_curve)
+    profile = bound != "steinke" and name is not None
     refuted = any(o.refutes for o in outcomes) if profile else None
     if profile and not refuted:
         eps_emp = min(eps_emp, claim_epsilon)
-        mu_emp = None if mu_emp is None else min(mu_emp, float(claim_mu or 0.0))
+        if claim_mu is not None and mu_emp is not None:
+            mu_emp = min(mu_emp, float(claim_mu))
     return BoundDecision(
         bound=bound,
         outcomes=outcomes,
@@ -452,6 +486,7 @@ def decide_bound(
         mu_emp=mu_emp,
         refuted=refuted,
         refutable=any(o.refutable for o in outcomes) if profile else None,
+        curve=name if profile else None,
     )
 
 
@@ -461,6 +496,7 @@ def every_bound(
     *,
     claim_epsilon: float,
     claim_mu: float | None,
+    claim_curve: ProfileCurve | None = None,
     **settings: Any,
 ) -> dict[str, BoundDecision]:
     """:func:`decide_bound` of each of :data:`BOUNDS` from the same scores, bits and
@@ -477,11 +513,13 @@ def every_bound(
                 bound=bound,
                 claim_epsilon=claim_epsilon,
                 claim_mu=claim_mu,
+                claim_curve=claim_curve,
                 **settings,
             ),
             bound=bound,
             claim_epsilon=claim_epsilon,
             claim_mu=claim_mu,
+            claim_curve=claim_curve,
         )
         for bound in BOUNDS
     }
