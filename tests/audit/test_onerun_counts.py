@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,7 +23,6 @@ from dpaudit.audit.games.one_run.counts import (
 )
 from dpaudit.audit.games.one_run.game import planned_counts
 from dpaudit.audit.games.one_run.plan import OneRunPlan
-from dpaudit.audit.games.one_run.rules import apply_rules, best_outcome
 from dpaudit.audit.stats import onerun_fdp
 from dpaudit.audit.stats.tradeoff import eps_of_gdp, gdp_mu_of_eps
 from dpaudit.errors import InvalidParameterError
@@ -149,7 +149,7 @@ ALPHA = 0.05
 @pytest.mark.parametrize("mechanism", ["gaussian", "rr"])
 @pytest.mark.parametrize("bound", ["fdp", "order"])
 def test_planned_counts_keep_false_alarms_below_alpha(
-    mechanism: str, bound: str
+    mechanism: str, bound: str, onerun_releases: Any, onerun_false_alarms: Any
 ) -> None:
     """2,000 simulated one-run audits (200 canaries, the game's rules with the
     counts planned from the configuration, alpha 0.05) of a mechanism whose claim is
@@ -167,13 +167,10 @@ def test_planned_counts_keep_false_alarms_below_alpha(
     seed could fail the randomized-response fdp case about one time in five
     without any fault). The seed is fixed: the outcome is fixed."""
     gen = np.random.default_rng([17, len(mechanism), len(bound)])
-    bits = gen.integers(0, 2, size=(AUDITS, CANARIES))
+    bits, scores = onerun_releases(mechanism, gen, audits=AUDITS, canaries=CANARIES)
     if mechanism == "gaussian":
-        scores = gen.normal(size=bits.shape) + 1.0 * bits
         eps_claimed, delta, mu = eps_of_gdp(1.0, 1e-5), 1e-5, 1.0
     else:
-        q = math.exp(1.0) / (1.0 + math.exp(1.0))
-        scores = np.where(gen.random(bits.shape) < q, bits, 1 - bits).astype(float)
         eps_claimed, delta, mu = 1.0, 0.0, None
     ties = gen.random(bits.shape)
     share = count_alpha(alpha=ALPHA, rule="both", threshold=False)
@@ -181,26 +178,17 @@ def test_planned_counts_keep_false_alarms_below_alpha(
     k = plan_counts(
         canaries=CANARIES, epsilon=eps_claimed, delta=delta, alpha=share, bound=bound
     ).guesses_in
-    alarms = 0
-    for i in range(AUDITS):
-        outcomes = apply_rules(
-            scores[i],
-            bits[i],
-            rule="both",
-            guesses_in=k,
-            guesses_out=k,
-            threshold=None,
-            tie_break=ties[i],
-            delta=delta,
-            alpha=ALPHA,
-            bound=bound,
-            claim_epsilon=eps_claimed,
-            claim_mu=mu,
-        )
-        if mu is not None:
-            alarms += any(o.refutes for o in outcomes)
-        else:
-            alarms += best_outcome(outcomes).eps_emp > eps_claimed
+    alarms = onerun_false_alarms(
+        bits,
+        scores,
+        ties,
+        guesses=k,
+        delta=delta,
+        alpha=ALPHA,
+        bound=bound,
+        claim_epsilon=eps_claimed,
+        claim_mu=mu,
+    )
     upper = float(stats.beta.ppf(0.95, alarms + 1, AUDITS - alarms))
     assert upper <= ALPHA, (k, alarms, upper)
 

@@ -7,14 +7,13 @@ most alpha."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 from scipy import optimize, stats
 
 from dpaudit.audit.games.one_run.rules import (
-    apply_rules,
-    best_outcome,
     order_counts,
     resolve_bound,
 )
@@ -130,20 +129,12 @@ AUDITS = 2000
 ALPHA = 0.05
 
 
-def _scores(mechanism: str, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``AUDITS`` simulated releases of ``CANARIES`` canaries at once."""
-    bits = gen.integers(0, 2, size=(AUDITS, CANARIES))
-    if mechanism == "gaussian":
-        return bits, gen.normal(size=bits.shape) + 1.0 * bits
-    q = math.exp(1.0) / (1.0 + math.exp(1.0))
-    shown = np.where(gen.random(bits.shape) < q, bits, 1 - bits)
-    return bits, shown.astype(np.float64)
-
-
 @pytest.mark.statistical
 @pytest.mark.parametrize("mechanism", ["gaussian", "rr"])
 @pytest.mark.parametrize("bound", ["steinke", "fdp", "order"])
-def test_false_alarms_on_the_claimed_boundary(mechanism: str, bound: str) -> None:
+def test_false_alarms_on_the_claimed_boundary(
+    mechanism: str, bound: str, onerun_releases: Any, onerun_false_alarms: Any
+) -> None:
     """2,000 simulated one-run audits (200 canaries, 20 + 20 guesses, the game's
     rules and bounds, alpha 0.05) of a mechanism whose claim is exactly true: the
     1-GDP Gaussian claiming mu 1 and its epsilon at delta 1e-5 (the f-DP bounds test
@@ -156,32 +147,23 @@ def test_false_alarms_on_the_claimed_boundary(mechanism: str, bound: str) -> Non
     only a rate near alpha itself would fail it often. Seeded: the outcome is
     fixed."""
     gen = np.random.default_rng([48, len(mechanism), len(bound)])
-    bits, scores = _scores(mechanism, gen)
+    bits, scores = onerun_releases(mechanism, gen, audits=AUDITS, canaries=CANARIES)
     ties = gen.random(bits.shape)
     if mechanism == "gaussian":
         eps_claimed, delta, mu = eps_of_gdp(1.0, 1e-5), 1e-5, 1.0
     else:
         eps_claimed, delta, mu = 1.0, 0.0, None
-    alarms = 0
-    for i in range(AUDITS):
-        outcomes = apply_rules(
-            scores[i],
-            bits[i],
-            rule="both",
-            guesses_in=GUESSES,
-            guesses_out=GUESSES,
-            threshold=None,
-            tie_break=ties[i],
-            delta=delta,
-            alpha=ALPHA,
-            bound=bound,
-            claim_epsilon=eps_claimed,
-            claim_mu=mu,
-        )
-        if bound != "steinke" and mu is not None:
-            alarms += any(o.refutes for o in outcomes)
-        else:
-            alarms += best_outcome(outcomes).eps_emp > eps_claimed
+    alarms = onerun_false_alarms(
+        bits,
+        scores,
+        ties,
+        guesses=GUESSES,
+        delta=delta,
+        alpha=ALPHA,
+        bound=bound,
+        claim_epsilon=eps_claimed,
+        claim_mu=mu,
+    )
     upper = float(stats.beta.ppf(0.95, alarms + 1, AUDITS - alarms))
     assert upper <= ALPHA, (alarms, upper)
 

@@ -8,12 +8,12 @@ one-run audits on the claimed boundary raise false alarms at most alpha."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from dpaudit.audit.games.one_run.rules import apply_rules, decide_bound
 from dpaudit.audit.stats import onerun_fdp
 from dpaudit.audit.stats.onerun_curves import (
     PROFILE_DELTAS,
@@ -197,24 +197,12 @@ AUDITS = 2000
 ALPHA = 0.05
 
 
-def _simulate(
-    mechanism: str, gen: np.random.Generator, *, mu: float = 1.0
-) -> tuple[np.ndarray, np.ndarray]:
-    """``AUDITS`` simulated releases of ``CANARIES`` canaries (as
-    tests/audit/test_onerun_fdp.py): the Gaussian score ``N(mu S_i, 1)`` or
-    randomized response at epsilon 1 of the bit."""
-    bits = gen.integers(0, 2, size=(AUDITS, CANARIES))
-    if mechanism == "gaussian":
-        return bits, gen.normal(size=bits.shape) + mu * bits
-    q = math.exp(1.0) / (1.0 + math.exp(1.0))
-    shown = np.where(gen.random(bits.shape) < q, bits, 1 - bits)
-    return bits, shown.astype(np.float64)
-
-
 @pytest.mark.statistical
 @pytest.mark.parametrize("mechanism", ["gaussian", "rr"])
 @pytest.mark.parametrize("bound", ["fdp", "order"])
-def test_false_alarms_on_the_claimed_profile(mechanism: str, bound: str) -> None:
+def test_false_alarms_on_the_claimed_profile(
+    mechanism: str, bound: str, onerun_releases: Any, onerun_false_alarms: Any
+) -> None:
     """2,000 simulated one-run audits (200 canaries, 20 + 20 guesses, the game's
     rules, alpha 0.05) of mechanisms whose stated profile is exactly true: the 1-GDP
     Gaussian score claiming ONLY its zCDP rho 0.5 (no mu) and its epsilon at delta
@@ -229,7 +217,7 @@ def test_false_alarms_on_the_claimed_profile(mechanism: str, bound: str) -> None
     exceeds alpha (84 alarms or more) with probability below 1e-7, and only a rate
     near alpha itself would fail it often. Seeded: the outcome is fixed."""
     gen = np.random.default_rng([4817, len(mechanism), len(bound)])
-    bits, scores = _simulate(mechanism, gen)
+    bits, scores = onerun_releases(mechanism, gen, audits=AUDITS, canaries=CANARIES)
     ties = gen.random(bits.shape)
     if mechanism == "gaussian":
         eps_claimed, delta = eps_of_gdp(1.0, 1e-5), 1e-5
@@ -238,32 +226,23 @@ def test_false_alarms_on_the_claimed_profile(mechanism: str, bound: str) -> None
         eps_claimed, delta = 1.0, 0.0
         curve = profile_curve(rdp=_rr_curve(1.0))
     assert curve is not None
-    alarms = 0
-    for i in range(AUDITS):
-        outcomes = apply_rules(
-            scores[i],
-            bits[i],
-            rule="both",
-            guesses_in=GUESSES,
-            guesses_out=GUESSES,
-            threshold=None,
-            tie_break=ties[i],
-            delta=delta,
-            alpha=ALPHA,
-            bound=bound,
-            claim_epsilon=eps_claimed,
-            claim_curve=curve,
-        )
-        decided = decide_bound(
-            outcomes,
-            bound=bound,
-            claim_epsilon=eps_claimed,
-            claim_mu=None,
-            claim_curve=curve,
-        )
+
+    def check(decided: Any) -> None:
         assert decided.refuted is not None and decided.curve == curve.name
         assert decided.refuted or decided.eps_emp <= eps_claimed
-        alarms += decided.refuted
+
+    alarms = onerun_false_alarms(
+        bits,
+        scores,
+        ties,
+        guesses=GUESSES,
+        delta=delta,
+        alpha=ALPHA,
+        bound=bound,
+        claim_epsilon=eps_claimed,
+        claim_curve=curve,
+        check=check,
+    )
     upper = float(stats.beta.ppf(0.95, alarms + 1, AUDITS - alarms))
     assert upper <= ALPHA, (alarms, upper)
 
