@@ -7,7 +7,9 @@ default rule ``both``: a Gaussian score has no threshold, so the count rule runs
 the full alpha 0.05), with the counts the game plans for each bound from its
 configuration (:func:`dpaudit.audit.games.one_run.counts.plan_counts`: the claim is
 the true epsilon at delta 1e-5, so the planning Gaussian is the scores' own; the
-``order`` bound adds its nested counts); ``per_side`` names the planned count. Per bound and family:
+``order`` bound adds its nested counts); ``per_side`` names the planned count. Each
+bound also runs at a tenth of the canaries per side on the same scores (``counts``
+``tenth``: the counts before they were planned). Per bound and family:
 
 - ``lines``: eps_emp, the largest epsilon whose (epsilon, delta) lines are rejected:
   a lower bound on epsilon for *any* mechanism (``steinke``: Steinke, Nasr and
@@ -85,55 +87,64 @@ def simulate(mu: float, canaries: int, audits: int, seed: int) -> list[dict[str,
         ).guesses_in
         for bound in BOUNDS
     }
-    found: dict[tuple[str, str], list[float]] = {}
-    mus: dict[str, list[float]] = {}
+    # The counts before planning, on the same scores: a tenth of the canaries.
+    tenth = max(1, canaries // 10)
+    found: dict[tuple[str, str, str], list[float]] = {}
+    mus: dict[tuple[str, str], list[float]] = {}
     for _ in range(audits):
         bits = gen.integers(0, 2, size=canaries)
         scores = gen.normal(size=canaries) + mu * bits
         tie = gen.random(canaries)
         for bound in BOUNDS:
-            outcomes = apply_rules(
-                scores,
-                bits,
-                rule="both",
-                guesses_in=per_side[bound],
-                guesses_out=per_side[bound],
-                threshold=None,
-                tie_break=tie,
-                delta=DELTA,
-                alpha=ALPHA,
-                bound=bound,
-            )
-            found.setdefault((bound, "lines"), []).append(
-                best_outcome(outcomes).eps_emp
-            )
-            if bound != "steinke":
-                mu_lo = max(o.mu_emp or 0.0 for o in outcomes)
-                mus.setdefault(bound, []).append(mu_lo)
-                found.setdefault((bound, "gdp"), []).append(eps_of_gdp(mu_lo, DELTA))
+            for counts, k in (("planned", per_side[bound]), ("tenth", tenth)):
+                outcomes = apply_rules(
+                    scores,
+                    bits,
+                    rule="both",
+                    guesses_in=k,
+                    guesses_out=k,
+                    threshold=None,
+                    tie_break=tie,
+                    delta=DELTA,
+                    alpha=ALPHA,
+                    bound=bound,
+                )
+                found.setdefault((bound, "lines", counts), []).append(
+                    best_outcome(outcomes).eps_emp
+                )
+                if bound != "steinke":
+                    mu_lo = max(o.mu_emp or 0.0 for o in outcomes)
+                    mus.setdefault((bound, counts), []).append(mu_lo)
+                    found.setdefault((bound, "gdp", counts), []).append(
+                        eps_of_gdp(mu_lo, DELTA)
+                    )
         n1 = int(bits.sum())
         n0 = canaries - n1
         diff = float(scores[bits == 1].mean() - scores[bits == 0].mean())
         z = 1.6448536269514722  # the one-sided 95% normal quantile
         mu_lo = max(0.0, diff - z * math.sqrt(1.0 / n1 + 1.0 / n0))
-        mus.setdefault("ceiling", []).append(mu_lo)
-        found.setdefault(("ceiling", "gdp"), []).append(eps_of_gdp(mu_lo, DELTA))
+        mus.setdefault(("ceiling", ""), []).append(mu_lo)
+        found.setdefault(("ceiling", "gdp", ""), []).append(eps_of_gdp(mu_lo, DELTA))
     rows = []
-    for (bound, family), values in found.items():
+    for (bound, family, counts), values in found.items():
         eps_lo = float(np.mean(values))
+        k = per_side.get(bound) if counts == "planned" else tenth if counts else None
         rows.append(
             {
                 "bound": bound,
                 "family": family,
                 "mu": mu,
                 "canaries": canaries,
-                "guesses": 2 * per_side.get(bound, 0) if bound in per_side else None,
-                "per_side": per_side.get(bound),
+                "counts": counts or None,
+                "guesses": None if k is None else 2 * k,
+                "per_side": k,
                 "audits": audits,
                 "eps_true": eps_true,
                 "eps_lo": eps_lo,
                 "fraction": eps_lo / eps_true,
-                "mu_lo": float(np.mean(mus[bound])) if family == "gdp" else None,
+                "mu_lo": (
+                    float(np.mean(mus[(bound, counts)])) if family == "gdp" else None
+                ),
                 "literature": literature(bound, family, mu, canaries),
             }
         )
@@ -223,8 +234,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         for canaries in sizes:
             for row in simulate(mu, canaries, args.audits, args.seed):
                 rows.append(row)
+                counts = "" if row["counts"] is None else f" ({row['counts']})"
                 table.add(
-                    f"{row['bound']} {row['family']}, mu {mu:g}, {canaries} canaries",
+                    f"{row['bound']} {row['family']}{counts}, mu {mu:g}, "
+                    f"{canaries} canaries",
                     **row,
                 )
             powers += power(mu, canaries, args.power_audits, args.seed)

@@ -21,6 +21,7 @@ KEYS = {"bound", "mu", "canaries", "eps_true", "eps_lo", "fraction"}
 def test_onerun_tightness_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
     rows = json.loads(benchmark_smoke("onerun_tightness.py").read_text())["rows"]
     got = {(r["bound"], r["family"]) for r in rows}
+    assert {r["counts"] for r in rows} == {"planned", "tenth", None}
     assert got == {
         ("steinke", "lines"),
         ("fdp", "lines"),
@@ -35,7 +36,9 @@ def test_onerun_tightness_smoke(benchmark_smoke: Callable[[str], Path]) -> None:
         assert set(r) >= KEYS
         assert 0.0 <= r["eps_lo"] <= r["eps_true"] * 1.5
         assert r["fraction"] == pytest.approx(r["eps_lo"] / r["eps_true"])
-        if r["bound"] != "ceiling":  # the counts the game plans for this bound
+        if r["counts"] == "tenth":  # the counts before planning
+            assert r["per_side"] == max(1, r["canaries"] // 10)
+        elif r["bound"] != "ceiling":  # the counts the game plans for this bound
             planned = plan_counts(
                 canaries=r["canaries"],
                 epsilon=r["eps_true"],
@@ -89,7 +92,9 @@ def test_doc_quotes_the_tightness_record() -> None:
     record = json.loads((RECORDS / "onerun_tightness.json").read_text())
     figures = record["figures"]
     by_key = {
-        (r["bound"], r["family"], r["mu"], r["canaries"]): r for r in figures["rows"]
+        (r["bound"], r["family"], r["mu"], r["canaries"]): r
+        for r in figures["rows"]
+        if r["counts"] != "tenth"
     }
     table = _doc_table("<!-- onerun_tightness record -->")
     assert len(table) == len(by_key)
@@ -100,6 +105,59 @@ def test_doc_quotes_the_tightness_record() -> None:
         assert fraction == f"{row['fraction']:.3f}"
     text = (ROOT / "docs" / "onerun.md").read_text()
     assert record["command"] in text
+
+
+def test_doc_comparisons_are_the_records() -> None:
+    """docs/onerun.md's sentences comparing the planned counts with a tenth per side,
+    the lines, Steinke's bound and the ceiling quote the record's rows."""
+    rows = json.loads((RECORDS / "onerun_tightness.json").read_text())["figures"]
+    by_key = {
+        (r["bound"], r["family"], r["mu"], r["canaries"], r["counts"]): r["fraction"]
+        for r in rows["rows"]
+    }
+
+    def f(bound: str, family: str, mu: float, n: int, counts: str | None) -> str:
+        return f"{by_key[(bound, family, mu, n, counts)]:.3f}"
+
+    p, t = "planned", "tenth"
+    sentences = [
+        "the default (`fdp`, gdp, planned counts) reaches {} and {}. With the counts "
+        "used before they were planned (a tenth per side, `auto` = `order` from 10,000 "
+        "canaries) the same simulated audits give {} and {}".format(
+            f("fdp", "gdp", 1.0, 1000, p),
+            f("fdp", "gdp", 1.0, 10000, p),
+            f("fdp", "gdp", 1.0, 1000, t),
+            f("order", "gdp", 1.0, 10000, t),
+        ),
+        "(mu 0.5, 1, 2: {}, {}, {} against {}, {}, {})".format(
+            *(f("fdp", "gdp", mu, 10000, p) for mu in (0.5, 1.0, 2.0)),
+            *(f("order", "gdp", mu, 10000, t) for mu in (0.5, 1.0, 2.0)),
+        ),
+        "at mu 0.5 and 1,000 ({} against {}), is level at mu 2 and 1,000 ({}, the "
+        "same 100 per side)".format(
+            f("fdp", "gdp", 0.5, 1000, p),
+            f("fdp", "gdp", 0.5, 1000, t),
+            f("fdp", "gdp", 2.0, 1000, p),
+        ),
+        "any mechanism, reach {} and {} (`fdp`); Steinke's bound, with counts planned "
+        "for it, {} and {} (at a tenth per side {} and {}:".format(
+            f("fdp", "lines", 1.0, 1000, p),
+            f("fdp", "lines", 1.0, 10000, p),
+            f("steinke", "lines", 1.0, 1000, p),
+            f("steinke", "lines", 1.0, 10000, p),
+            f("steinke", "lines", 1.0, 1000, t),
+            f("steinke", "lines", 1.0, 10000, t),
+        ),
+        "the `ceiling` rows ({} and {})".format(
+            f("ceiling", "gdp", 1.0, 1000, None), f("ceiling", "gdp", 1.0, 10000, None)
+        ),
+        "planned for Steinke's bound give {} and {} at mu 1 and 2".format(
+            f("steinke", "lines", 1.0, 10000, p), f("steinke", "lines", 2.0, 10000, p)
+        ),
+    ]
+    text = " ".join((ROOT / "docs" / "onerun.md").read_text().split())
+    for sentence in sentences:
+        assert sentence in text, sentence
 
 
 def test_doc_quotes_the_zoo_record() -> None:
