@@ -88,12 +88,18 @@ _SLACK = 1e-9
 _MARGIN = 1e-6
 
 
+def upper_bounds_at(n: int, method: str, level: float) -> NDArray[np.float64]:
+    """The one-sided upper bounds of ``k = 0..n`` errors out of ``n`` at the
+    per-rate ``level`` (any float in (0, 1); the audit uses :func:`corner`)."""
+    k = np.arange(n + 1)
+    return rate_upper_bounds(k, np.full(n + 1, n), level, method)
+
+
 @functools.lru_cache(maxsize=1024)
 def corner(n: int, method: str, level: int) -> NDArray[np.float64]:
     """The one-sided upper bounds of ``k = 0..n`` errors out of ``n`` at
     ``LEVELS[level]`` (read-only)."""
-    k = np.arange(n + 1)
-    out = rate_upper_bounds(k, np.full(n + 1, n), float(LEVELS[level]), method)
+    out = upper_bounds_at(n, method, float(LEVELS[level]))
     out.setflags(write=False)
     return out
 

@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpaudit.audit.stats import calibrated, exact
-from dpaudit.audit.stats.estimators import rate_upper_bounds
+from dpaudit.audit.stats import calibrated, exact, levels
 from dpaudit.audit.stats.profile import ClaimedProfile
 
 __all__ = ["LevelGap", "level_gap", "rejection_at"]
@@ -31,8 +30,7 @@ def rejection_at(
     """``g`` of the test at a per-rate ``level`` (any float in (0, 1)) with ``n``
     test rounds per world: the corners computed as :func:`exact.corner` computes
     them at a grid level."""
-    k = np.arange(n + 1)
-    u = rate_upper_bounds(k, np.full(n + 1, n), level, method)
+    u = exact.upper_bounds_at(n, method, level)
     return np.asarray(exact.boundary_counts(u, u, outside), np.int64)
 
 
@@ -66,18 +64,14 @@ def level_gap(
 ) -> LevelGap:
     """The claim's test with ``n`` test rounds per world at ``alpha`` (one
     attack's share) on the grid and between grid levels (:class:`LevelGap`). The
-    pass check is the audit's (``levels``: the size bound at most ``alpha`` less
-    its rounding slack); the sets grow with the level, so the bisection in
-    ``log(level)`` finds the end of the passing interval."""
+    pass check is the audit's (:func:`levels.passes`: the size bound at most
+    ``alpha`` less its rounding slack); the sets grow with the level, so the
+    bisection in ``log(level)`` finds the end of the passing interval."""
     found = calibrated._claim_test(claim, n, n, alpha, method)
     assert found is not None  # LEVELS[0] = 1e-9 always passes
     grid, g_grid = int(found[0]), np.asarray(found[1], np.int64)
     outside = calibrated._claim_outside(claim)
     boundary = calibrated._claim_boundary(claim)
-    limit = alpha * (1.0 - exact._SLACK)
-
-    def passes(g: NDArray[np.int64]) -> bool:
-        return bool(g[0] < 0 or exact.size(g, boundary, n, limit=limit) <= limit)
 
     lo = math.log(exact.LEVELS[grid])
     g_lo = g_grid
@@ -88,7 +82,7 @@ def level_gap(
         while hi - lo > log_width:
             mid = 0.5 * (lo + hi)
             g = rejection_at(math.exp(mid), n, outside, method)
-            if passes(g):
+            if levels.passes(g, boundary, n, alpha):
                 lo, g_lo = mid, g
             else:
                 hi, g_hi = mid, g

@@ -87,17 +87,25 @@ def _tester(
     boundary: exact.Boundary,
     guess: exact.Guess | None,
 ) -> Test:
-    """The test at a level: whether it passes (empty at zero FPs, or its size at
-    most ``alpha``), and its ``g``."""
-    limit = alpha * (1.0 - exact._SLACK)
+    """The test at a level: whether it passes (:func:`passes`), and its ``g``."""
 
     def test(level: int) -> tuple[bool, NDArray[np.int64]]:
         u0 = exact.corner(n0, method, level)
         u1 = exact.corner(n1, method, level)
         g = exact.boundary_counts(u0, u1, outside, guess)
-        return (g[0] < 0 or exact.size(g, boundary, n1, limit=limit) <= limit), g
+        return passes(g, boundary, n1, alpha), g
 
     return test
+
+
+def passes(
+    g: NDArray[np.int64], boundary: exact.Boundary, n1: int, alpha: float
+) -> bool:
+    """Whether the rejection set ``{k1 <= g[k0]}`` is a valid test at ``alpha``:
+    empty at zero FPs, or its size bound on ``boundary`` at most ``alpha`` (less
+    the rounding slack)."""
+    limit = alpha * (1.0 - exact._SLACK)
+    return bool(g[0] < 0 or exact.size(g, boundary, n1, limit=limit) <= limit)
 
 
 def is_largest_level(
