@@ -1,6 +1,7 @@
-"""Shared by the one-run calibration tests (test_onerun_fdp, test_onerun_counts,
-test_onerun_profile): simulated releases of whole canary sets, and the game's own
-verdict (:func:`apply_rules` then :func:`decide_bound`) counted over them."""
+"""Shared by the one-run tests (test_onerun_fdp, test_onerun_counts,
+test_onerun_profile): simulated releases of whole canary sets, the game's own
+verdict (:func:`apply_rules` then :func:`decide_bound`) counted over them, and the
+linear program that checks the f-DP bound's greedy."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scipy import optimize
 
 from dpaudit.audit.games.one_run.rules import apply_rules, decide_bound
 
 Releases = Callable[..., tuple[np.ndarray, np.ndarray]]
 FalseAlarms = Callable[..., int]
+LpTail = Callable[..., float]
 
 
 def _releases(
@@ -84,6 +87,41 @@ def _false_alarms(
         else:
             alarms += decided.refuted
     return alarms
+
+
+def _lp_tail(m: int, r: int, v: int, lines: list[tuple[float, float]]) -> float:
+    """The largest ``P[W >= v]`` over laws of ``W`` on ``0 .. r`` that satisfy every
+    constraint ``C_u`` of the minimum of the ``lines`` (each (eps, delta)), by linear
+    programming (the curve is piecewise linear, so the program is exact): the check
+    of the greedy."""
+    w = np.arange(r + 1)
+    rows, rhs = [], []
+    for u in range(1, r + 1):
+        y = np.where(w >= u, w, 0).astype(float)
+        x = np.where(w >= u - 1, r - w, 0).astype(float)
+        for eps, delta in lines:
+            # Y_u <= m delta + e^eps X_u, Y_u <= m - e^-eps (m (1 - delta) - X_u)
+            rows.append(y - math.exp(eps) * x)
+            rhs.append(m * delta)
+            rows.append(y - math.exp(-eps) * x)
+            rhs.append(m - math.exp(-eps) * m * (1 - delta))
+    res = optimize.linprog(
+        -np.where(w >= v, 1.0, 0.0),
+        A_ub=np.array(rows),
+        b_ub=np.array(rhs),
+        A_eq=np.ones((1, r + 1)),
+        b_eq=[1.0],
+        bounds=(0, None),
+        method="highs",
+    )
+    assert res.status == 0
+    return float(-res.fun)
+
+
+@pytest.fixture
+def onerun_lp_tail() -> LpTail:
+    """:func:`_lp_tail`."""
+    return _lp_tail
 
 
 @pytest.fixture

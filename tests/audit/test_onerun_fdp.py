@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import stats
 
 from dpaudit.audit.games.one_run.rules import (
     order_counts,
@@ -23,45 +23,17 @@ from dpaudit.audit.stats.tradeoff import eps_of_gdp
 from dpaudit.errors import InvalidParameterError
 
 
-def _lp_tail(m: int, r: int, v: int, eps: float, delta: float) -> float:
-    """The largest ``P[W >= v]`` over laws of ``W`` on ``0 .. r`` that satisfy every
-    constraint ``C_u`` of the (eps, delta) lines, by linear programming (the lines
-    are piecewise linear, so the program is exact): the check of the greedy."""
-    w = np.arange(r + 1)
-    rows, rhs = [], []
-    for u in range(1, r + 1):
-        y = np.where(w >= u, w, 0).astype(float)
-        x = np.where(w >= u - 1, r - w, 0).astype(float)
-        # Y_u <= m delta + e^eps X_u, Y_u <= m - e^-eps (m (1 - delta) - X_u), Y_u <= m
-        rows.append(y - math.exp(eps) * x)
-        rhs.append(m * delta)
-        rows.append(y - math.exp(-eps) * x)
-        rhs.append(m - math.exp(-eps) * m * (1 - delta))
-    cost = -np.where(w >= v, 1.0, 0.0)
-    res = optimize.linprog(
-        cost,
-        A_ub=np.array(rows),
-        b_ub=np.array(rhs),
-        A_eq=np.ones((1, r + 1)),
-        b_eq=[1.0],
-        bounds=(0, None),
-        method="highs",
-    )
-    assert res.status == 0
-    return float(-res.fun)
-
-
 @pytest.mark.parametrize(
     ("m", "r", "v", "eps", "delta"),
     [(40, 12, 10, 0.5, 0.0), (40, 12, 11, 1.0, 1e-3), (60, 20, 17, 0.8, 1e-2)],
 )
 def test_greedy_is_the_optimum_of_the_constraints(
-    m: int, r: int, v: int, eps: float, delta: float
+    m: int, r: int, v: int, eps: float, delta: float, onerun_lp_tail: Any
 ) -> None:
     greedy = onerun_fdp.tail_bound(
         canaries=m, guesses=r, correct=v, epsilon=eps, delta=delta
     )
-    lp = _lp_tail(m, r, v, eps, delta)
+    lp = onerun_lp_tail(m, r, v, [(eps, delta)])
     # The greedy returns the first infeasible beta of its scan: at or just above.
     assert lp - 1e-7 <= greedy <= lp + 1e-4
 

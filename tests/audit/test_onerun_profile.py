@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import stats
 
 from dpaudit.audit.stats import onerun_fdp
 from dpaudit.audit.stats.onerun_curves import (
@@ -111,39 +111,17 @@ def test_the_inverse_of_the_pairs_is_the_direct_one() -> None:
     assert np.all(_h_pairs(got, eps, deltas) >= y - 1e-9)
 
 
-def _lp_tail(m: int, r: int, v: int, lines: list[tuple[float, float]]) -> float:
-    """The largest ``P[W >= v]`` over laws of ``W`` meeting every ``C_u`` of the
-    minimum of the ``lines`` (each (eps, delta)), by linear programming (exact: the
-    curve is piecewise linear)."""
-    w = np.arange(r + 1)
-    rows, rhs = [], []
-    for u in range(1, r + 1):
-        y = np.where(w >= u, w, 0).astype(float)
-        x = np.where(w >= u - 1, r - w, 0).astype(float)
-        for eps, delta in lines:
-            rows.append(y - math.exp(eps) * x)
-            rhs.append(m * delta)
-            rows.append(y - math.exp(-eps) * x)
-            rhs.append(m - math.exp(-eps) * m * (1 - delta))
-    res = optimize.linprog(
-        -np.where(w >= v, 1.0, 0.0),
-        A_ub=np.array(rows),
-        b_ub=np.array(rhs),
-        A_eq=np.ones((1, r + 1)),
-        b_eq=[1.0],
-        bounds=(0, None),
-        method="highs",
-    )
-    assert res.status == 0
-    return float(-res.fun)
-
-
 @pytest.mark.parametrize(
     ("m", "r", "v", "rho", "claim"),
     [(40, 12, 10, 0.05, None), (40, 12, 11, 0.1, (1.0, 1e-3)), (60, 20, 17, 0.2, None)],
 )
 def test_greedy_with_pairs_is_the_optimum(
-    m: int, r: int, v: int, rho: float, claim: tuple[float, float] | None
+    m: int,
+    r: int,
+    v: int,
+    rho: float,
+    claim: tuple[float, float] | None,
+    onerun_lp_tail: Any,
 ) -> None:
     eps, deltas = profile_pairs(zcdp_rho=rho) or (None, None)
     assert eps is not None and deltas is not None
@@ -157,7 +135,7 @@ def test_greedy_with_pairs_is_the_optimum(
         delta=0.0 if claim is None else claim[1],
         pairs=(eps, deltas),
     )
-    lp = _lp_tail(m, r, v, lines)
+    lp = onerun_lp_tail(m, r, v, lines)
     assert lp - 1e-7 <= greedy <= lp + 1e-4
 
 
